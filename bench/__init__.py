@@ -1,0 +1,1 @@
+"""scheduler_perf-style workloads and their runner."""

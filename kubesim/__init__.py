@@ -1,0 +1,1 @@
+"""kubesim: an embedded, Kubernetes-API-compatible server with simulated nodes."""

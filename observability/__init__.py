@@ -1,0 +1,1 @@
+"""Tracing, metrics, structured logs, and the HTTP endpoints /metrics /healthz /readyz /debug."""

@@ -1,0 +1,1 @@
+"""KubeSchedulerConfiguration v1: parsing, defaults, validation, resolved profiles, reload."""

@@ -1,0 +1,1 @@
+"""Read-only, slotted views of API objects and the matching rules plugins share."""

@@ -1,0 +1,1 @@
+"""The scheduler cache (nodes, bound and assumed pods) and the per-cycle snapshot."""

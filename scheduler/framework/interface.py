@@ -1,0 +1,316 @@
+"""Extension-point protocols, CycleState and the values plugins exchange with the runtime.
+
+Mirrors upstream's pkg/scheduler/framework/interface.go and cycle_state.go. A plugin is a small
+class with a `name` and the methods of the extension points it implements; the runtime finds them
+by `isinstance` against these runtime-checkable protocols. Calls on the scheduling cycle's hot path
+(Filter, Score, ...) are plain methods; calls that talk to the API server (PostFilter, PreBind,
+Bind, PostBind) are coroutines.
+
+Plugin construction: `PluginClass(args, handle)` where `args` is what the plugin's registry entry
+decoded from pluginConfig (or its defaults) and `handle` is the framework `Handle`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from scheduler.framework.events import ClusterEventWithHint
+from scheduler.framework.status import Status
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.queue.types import QueuedPodInfo
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+# Extension point names as upstream's configuration spells them → the method that implements it.
+EXTENSION_POINT_METHODS: Mapping[str, str] = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+}
+
+
+class CycleState:
+    """Per-attempt scratch space plugins share (upstream's CycleState).
+
+    Keys are strings (by convention "PreFilter" + plugin name). `clone` is shallow per key but
+    calls `clone()` on values that have one, as upstream's StateData.Clone does; preemption uses
+    clones to try removing pods without disturbing the real state.
+    """
+
+    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.record_plugin_metrics = False
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+
+    def read(self, key: str) -> Any:
+        """The value stored under `key`; KeyError if none (upstream's ErrNotFound)."""
+        return self._data[key]
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        copy = CycleState()
+        for key, value in self._data.items():
+            clone = getattr(value, "clone", None)
+            copy._data[key] = clone() if callable(clone) else value
+        copy.record_plugin_metrics = self.record_plugin_metrics
+        copy.skip_filter_plugins = set(self.skip_filter_plugins)
+        copy.skip_score_plugins = set(self.skip_score_plugins)
+        return copy
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Nodes a PreFilter plugin restricts the pod to; `None` means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominated_node_name: str = ""
+
+
+@dataclass(slots=True)
+class NodeToStatus:
+    """Why each node was rejected in one attempt (upstream's NodeToStatus / Diagnosis input).
+
+    `absent` is the status of nodes that are not in the map (e.g. when a PreFilter result or a
+    PreFilter rejection excluded every node): UnschedulableAndUnresolvable by default.
+    """
+
+    statuses: dict[str, Status] = field(default_factory=dict)
+    absent: Status = field(default_factory=lambda: Status.unresolvable())
+
+    def get(self, node_name: str) -> Status:
+        return self.statuses.get(node_name, self.absent)
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodView) -> Status: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    """Plugins that reject pods say which cluster events could make those pods schedulable."""
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]: ...
+
+
+class PreFilterExtensions(Protocol):
+    """Incremental updates of PreFilter state when preemption adds or removes pods."""
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: PodView, pod_to_add: PodView, node_info: NodeInfo
+    ) -> Status: ...
+
+    def remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: PodView,
+        pod_to_remove: PodView,
+        node_info: NodeInfo,
+    ) -> Status: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(FilterPlugin, Protocol):
+    """Optional fast path: answer for many nodes at once, exactly as `filter` would per node.
+
+    Returns one entry per node, `None` meaning Success (avoids allocating a Status per node).
+    """
+
+    def filter_batch(
+        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
+    ) -> list[Status | None]: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    async def post_filter(
+        self, state: CycleState, pod: PodView, filtered: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status: ...
+
+
+class ScoreExtensions(Protocol):
+    def normalize_score(
+        self, state: CycleState, pod: PodView, scores: list[NodeScore]
+    ) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(ScorePlugin, Protocol):
+    """Optional fast path: scores for many nodes at once, exactly as `score` would per node."""
+
+    def score_batch(
+        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status]: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodView, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: PodView, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodView, node_name: str) -> tuple[Status, float]:
+        """Status Success, Wait (with the timeout in seconds, the second value) or a rejection."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: PodView, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    async def bind(self, state: CycleState, pod: PodView, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    async def post_bind(self, state: CycleState, pod: PodView, node_name: str) -> None: ...
+
+
+class WaitingPod(Protocol):
+    """A pod parked in WaitOnPermit; other plugins may allow or reject it."""
+
+    @property
+    def pod(self) -> PodView: ...
+
+    def pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class SnapshotLister(Protocol):
+    """Read access to the current cycle's snapshot."""
+
+    def list(self) -> Sequence[NodeInfo]: ...
+
+    def get(self, node_name: str) -> NodeInfo | None: ...
+
+    def have_pods_with_affinity_list(self) -> Sequence[NodeInfo]: ...
+
+    def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]: ...
+
+
+class ApiClient(Protocol):
+    """The slice of the API client plugins may use (raw JSON in and out)."""
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any]:
+        """(HTTP status, decoded JSON body). Never raises for HTTP error statuses."""
+        ...
+
+
+class Handle(Protocol):
+    """What the framework offers plugins (upstream's framework.Handle)."""
+
+    @property
+    def profile_name(self) -> str: ...
+
+    def snapshot(self) -> SnapshotLister: ...
+
+    @property
+    def client(self) -> ApiClient: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool: ...
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]: ...
+
+    @property
+    def parallelism(self) -> int: ...

@@ -1,0 +1,1 @@
+"""The scheduling queue: activeQ, backoffQ, unschedulable pods, nominated pods."""

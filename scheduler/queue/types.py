@@ -1,0 +1,32 @@
+"""What the queue hands out: a pod plus its queueing history (upstream's QueuedPodInfo)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scheduler.api.objects import PodView
+
+
+@dataclass(slots=True, eq=False)
+class QueuedPodInfo:
+    pod: PodView
+    # When the pod was last added to activeQ / backoffQ (PrioritySort's tie-breaker).
+    timestamp: float
+    # When the pod was first seen by the queue (the start of pod_scheduling_sli_duration).
+    initial_attempt_timestamp: float | None = None
+    # Scheduling attempts so far; drives the backoff (initial * 2**(attempts-1), capped).
+    attempts: int = 0
+    # Plugins that rejected the pod in its last attempt (Unschedulable / Unresolvable).
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    # Plugins that answered Pending in its last attempt.
+    pending_plugins: set[str] = field(default_factory=set)
+    # Set while a PreEnqueue plugin (e.g. SchedulingGates) keeps the pod out of activeQ.
+    gated: bool = False
+    # The plugin whose PreEnqueue gated it, with its message.
+    gating_plugin: str = ""
+    # Consecutive attempts that failed with an error rather than a rejection.
+    consecutive_errors: int = 0
+
+    @property
+    def uid(self) -> str:
+        return self.pod.uid
