@@ -1,0 +1,229 @@
+"""The scheduler's HTTP endpoints: /metrics, /healthz, /readyz, /livez and /debug/… routes.
+
+Health endpoints answer like upstream's k8s.io/apiserver healthz handlers: ``ok`` when every check
+passes, ``?verbose`` lists ``[+]name ok`` lines, a failure answers 500 listing every check with
+``[-]name failed: detail``, ``?exclude=name`` skips a check and ``/healthz/name`` runs one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import orjson
+from aiohttp import ClientSession, ClientTimeout, web
+
+from observability.explain import ExplainStore, render_text
+from observability.metrics import EXPOSITION_CONTENT_TYPE, SchedulerMetrics
+
+#: A health check: (healthy, detail shown when it is not).
+HealthCheck = Callable[[], tuple[bool, str]]
+#: One check (named "scheduler") or several by name.
+HealthChecks = HealthCheck | Mapping[str, HealthCheck]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+EXPLAIN_ROUTE = "/debug/explain/{namespace}/{name}"
+_TEXT = "text/plain"
+
+
+def _ping() -> tuple[bool, str]:
+    return True, ""
+
+
+def _named(checks: HealthChecks | None) -> dict[str, HealthCheck]:
+    named: dict[str, HealthCheck] = {"ping": _ping}
+    if checks is None:
+        return named
+    if callable(checks):
+        named["scheduler"] = checks
+    else:
+        named.update(checks)
+    return named
+
+
+def _text(body: str, status: int = 200) -> web.Response:
+    return web.Response(
+        text=body,
+        status=status,
+        content_type=_TEXT,
+        charset="utf-8",
+        headers={"X-Content-Type-Options": "nosniff"},
+    )
+
+
+def _run(check: HealthCheck) -> tuple[bool, str]:
+    try:
+        return check()
+    except Exception as error:  # a crashing check is a failing check, not a crashing server
+        return False, f"check raised {error!r}"
+
+
+def health_handler(endpoint: str, checks: Mapping[str, HealthCheck]) -> Handler:
+    """The /healthz-style handler for ``checks`` (endpoint is e.g. "readyz", used in messages)."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        excluded = set(request.query.getall("exclude", []))
+        lines: list[str] = []
+        failed = False
+        for name, check in checks.items():
+            if name in excluded:
+                lines.append(f"[+]{name} excluded: ok")
+                continue
+            ok, detail = _run(check)
+            if ok:
+                lines.append(f"[+]{name} ok")
+            else:
+                failed = True
+                lines.append(f"[-]{name} failed: {detail or 'reason withheld'}")
+        if failed:
+            return _text("\n".join([*lines, f"{endpoint} check failed"]) + "\n", status=500)
+        if "verbose" in request.query:
+            return _text("\n".join([*lines, f"{endpoint} check passed"]) + "\n")
+        return _text("ok")
+
+    return handle
+
+
+def single_check_handler(check: HealthCheck) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        ok, detail = _run(check)
+        if ok:
+            return _text("ok")
+        return _text(f"internal server error: {detail}\n", status=500)
+
+    return handle
+
+
+def metrics_handler(metrics: SchedulerMetrics) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return web.Response(
+            body=metrics.exposition(), headers={"Content-Type": EXPOSITION_CONTENT_TYPE}
+        )
+
+    return handle
+
+
+def explain_routes(store: ExplainStore) -> dict[str, Handler]:
+    """``GET /debug/explain/{namespace}/{name}``: JSON, or text with ``?format=text``."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        namespace, name = request.match_info["namespace"], request.match_info["name"]
+        data = store.get(namespace, name)
+        if data is None:
+            message = (
+                f"no scheduling attempt recorded for pod {namespace}/{name} (it may be bound, "
+                "deleted, not yet attempted, or owned by another scheduler)"
+            )
+            if request.query.get("format") == "text":
+                return _text(message + "\n", status=404)
+            return _json({"error": message}, status=404)
+        if request.query.get("format") == "text":
+            return _text(render_text(data))
+        return _json(data)
+
+    return {EXPLAIN_ROUTE: handle}
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        body=orjson.dumps(data, option=orjson.OPT_INDENT_2),
+        status=status,
+        content_type="application/json",
+    )
+
+
+async def fetch_explanation(
+    base_url: str, namespace: str, name: str, timeout: float = 10.0
+) -> dict[str, Any] | None:
+    """Client side of ``aiosched explain``: the JSON for a pod, or None when none is kept."""
+    url = f"{base_url.rstrip('/')}/debug/explain/{namespace}/{name}"
+    async with (
+        ClientSession(timeout=ClientTimeout(total=timeout)) as session,
+        session.get(url) as response,
+    ):
+        if response.status == 404:
+            return None
+        response.raise_for_status()
+        data: dict[str, Any] = orjson.loads(await response.read())
+        return data
+
+
+class ObservabilityServer:
+    """aiohttp server for the endpoints; ``await start()`` returns the bound port."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 10259,
+        metrics: SchedulerMetrics | None = None,
+        health: HealthChecks | None = None,
+        ready: HealthChecks | None = None,
+        debug_routes: Mapping[str, Handler] | None = None,
+        live: HealthChecks | None = None,
+    ) -> None:
+        self.host = host
+        self.requested_port = port
+        self._app = self._build_app(metrics, health, ready, live, debug_routes or {})
+        self._runner: web.AppRunner | None = None
+        self._port: int | None = None
+
+    @staticmethod
+    def _build_app(
+        metrics: SchedulerMetrics | None,
+        health: HealthChecks | None,
+        ready: HealthChecks | None,
+        live: HealthChecks | None,
+        debug_routes: Mapping[str, Handler],
+    ) -> web.Application:
+        app = web.Application()
+        if metrics is not None:
+            app.router.add_get("/metrics", metrics_handler(metrics))
+        # livez defaults to the health checks: both mean "the process is not wedged".
+        for endpoint, checks in (
+            ("healthz", health),
+            ("livez", live if live is not None else health),
+            ("readyz", ready),
+        ):
+            named = _named(checks)
+            app.router.add_get(f"/{endpoint}", health_handler(endpoint, named))
+            for name, check in named.items():
+                app.router.add_get(f"/{endpoint}/{name}", single_check_handler(check))
+        for path, handler in debug_routes.items():
+            app.router.add_get(path, handler)
+        return app
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("server not started")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> int:
+        runner = web.AppRunner(self._app, access_log=None)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.host, self.requested_port)
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        self._port = int(runner.addresses[0][1])
+        return self._port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> ObservabilityServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()

@@ -1,0 +1,288 @@
+"""Prometheus metrics under upstream kube-scheduler's names, labels and buckets.
+
+Facts (names, label sets, bucket layouts) follow upstream pkg/scheduler/metrics/metrics.go.
+Every instance owns its own CollectorRegistry, so tests and several schedulers in one process never
+share state. Hot-path methods look their label child up in a plain dict (one hash lookup) instead of
+going through prometheus_client's locked ``labels()`` on every call.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+
+#: Content type of :meth:`SchedulerMetrics.exposition` (Prometheus text format 0.0.4).
+EXPOSITION_CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
+
+#: Upstream samples plugin execution durations in 10 % of scheduling cycles
+#: (pkg/scheduler/schedule_one.go, pluginMetricsSamplePercent).
+PLUGIN_METRICS_SAMPLE_PERCENT: Final = 10
+
+#: Values of the ``result`` label of the attempt metrics.
+SCHEDULED: Final = "scheduled"
+UNSCHEDULABLE: Final = "unschedulable"
+ERROR: Final = "error"
+
+#: Values of the ``queue`` label of scheduler_pending_pods.
+PENDING_QUEUES: Final = ("active", "backoff", "unschedulable", "gated")
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """The same layout as component-base's ExponentialBuckets (``count`` finite upper bounds)."""
+    return tuple(start * factor**i for i in range(count))
+
+
+_ATTEMPT_BUCKETS: Final = exponential_buckets(0.001, 2, 15)
+_SLI_BUCKETS: Final = exponential_buckets(0.01, 2, 20)
+_ATTEMPTS_COUNT_BUCKETS: Final = exponential_buckets(1, 2, 5)
+_EXTENSION_POINT_BUCKETS: Final = exponential_buckets(0.0001, 2, 12)
+_PLUGIN_BUCKETS: Final = exponential_buckets(0.00001, 1.5, 20)
+_VICTIM_BUCKETS: Final = exponential_buckets(1, 2, 7)
+
+
+class _Children:
+    """Memoises label children of one metric family: the first call per label tuple pays."""
+
+    __slots__ = ("_children", "_family")
+
+    def __init__(self, family: Any) -> None:
+        self._family = family
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def get(self, *labels: str) -> Any:
+        child = self._children.get(labels)
+        if child is None:
+            child = self._family.labels(*labels)
+            self._children[labels] = child
+        return child
+
+
+class SchedulerMetrics:
+    """The scheduler's metrics; call the methods named for what happened."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        reg = self.registry
+        self._schedule_attempts = Counter(
+            "scheduler_schedule_attempts_total",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
+            "not be scheduled, while 'error' means an internal scheduler problem.",
+            ("result", "profile"),
+            registry=reg,
+        )
+        self._attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ("result", "profile"),
+            buckets=_ATTEMPT_BUCKETS,
+            registry=reg,
+        )
+        self._algorithm_duration = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds",
+            buckets=_ATTEMPT_BUCKETS,
+            registry=reg,
+        )
+        self._preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            buckets=_VICTIM_BUCKETS,
+            registry=reg,
+        )
+        self._preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total",
+            "Total preemption attempts in the cluster till now",
+            registry=reg,
+        )
+        self._pending_pods = Gauge(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+            "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+            "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+            "number of unschedulable pods that the scheduler never attempted to schedule because "
+            "they are gated.",
+            ("queue",),
+            registry=reg,
+        )
+        self._sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+            "queue and might involve multiple scheduling attempts.",
+            ("attempts",),
+            buckets=_SLI_BUCKETS,
+            registry=reg,
+        )
+        self._pod_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            buckets=_ATTEMPTS_COUNT_BUCKETS,
+            registry=reg,
+        )
+        self._extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ("extension_point", "status", "profile"),
+            buckets=_EXTENSION_POINT_BUCKETS,
+            registry=reg,
+        )
+        self._plugin_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ("plugin", "extension_point", "status"),
+            buckets=_PLUGIN_BUCKETS,
+            registry=reg,
+        )
+        self._incoming_pods = Counter(
+            "scheduler_queue_incoming_pods_total",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ("queue", "event"),
+            registry=reg,
+        )
+        self._permit_wait_duration = Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ("result",),
+            buckets=_ATTEMPT_BUCKETS,
+            registry=reg,
+        )
+        # Upstream registers Name "scheduler_cache_size" under Subsystem "scheduler", so the
+        # exported name really is scheduler_scheduler_cache_size; dashboards use that name.
+        self._cache_size = Gauge(
+            "scheduler_scheduler_cache_size",
+            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ("type",),
+            registry=reg,
+        )
+        self._unschedulable_pods = Gauge(
+            "scheduler_unschedulable_pods",
+            "The number of unschedulable pods broken down by plugin name. A pod will increment "
+            "the gauge for all plugins that caused it to not schedule and so this metric have "
+            "meaning only when broken down by plugin.",
+            ("plugin", "profile"),
+            registry=reg,
+        )
+        self._plugin_evaluations = Counter(
+            "scheduler_plugin_evaluation_total",
+            "Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter and Filter.).",
+            ("plugin", "extension_point", "profile"),
+            registry=reg,
+        )
+        self._config_reloads = Counter(
+            "aiosched_config_reloads_total",
+            "Number of scheduler configuration reloads, by result (success or failure).",
+            ("result",),
+            registry=reg,
+        )
+        self._config_last_reload_success = Gauge(
+            "aiosched_config_last_reload_success",
+            "1 if the last configuration reload succeeded (or none was attempted yet), else 0.",
+            registry=reg,
+        )
+        self._config_last_reload_success.set(1)
+
+        self._attempts_c = _Children(self._schedule_attempts)
+        self._attempt_duration_c = _Children(self._attempt_duration)
+        self._pending_c = _Children(self._pending_pods)
+        self._sli_c = _Children(self._sli_duration)
+        self._point_c = _Children(self._extension_point_duration)
+        self._plugin_c = _Children(self._plugin_duration)
+        self._incoming_c = _Children(self._incoming_pods)
+        self._permit_c = _Children(self._permit_wait_duration)
+        self._cache_c = _Children(self._cache_size)
+        self._unschedulable_c = _Children(self._unschedulable_pods)
+        self._evaluations_c = _Children(self._plugin_evaluations)
+        for queue in PENDING_QUEUES:  # upstream exports all four queues from the start
+            self._pending_c.get(queue).set(0)
+
+    # --- scheduling attempts (upstream metric_recorder.go / metrics.go helpers) ---
+
+    def pod_scheduled(self, profile: str, seconds: float) -> None:
+        self._attempt(SCHEDULED, profile, seconds)
+
+    def pod_unschedulable(self, profile: str, seconds: float) -> None:
+        self._attempt(UNSCHEDULABLE, profile, seconds)
+
+    def pod_schedule_error(self, profile: str, seconds: float) -> None:
+        self._attempt(ERROR, profile, seconds)
+
+    def _attempt(self, result: str, profile: str, seconds: float) -> None:
+        self._attempts_c.get(result, profile).inc()
+        self._attempt_duration_c.get(result, profile).observe(seconds)
+
+    def scheduling_algorithm(self, seconds: float) -> None:
+        self._algorithm_duration.observe(seconds)
+
+    def pod_scheduling_sli(self, attempts: int, seconds: float) -> None:
+        """A pod got bound: end-to-end latency since first enqueue and how many attempts it took."""
+        self._sli_c.get(str(attempts)).observe(seconds)
+        self._pod_attempts.observe(attempts)
+
+    # --- framework ---
+
+    def observe_extension_point(
+        self, extension_point: str, status: str, profile: str, seconds: float
+    ) -> None:
+        self._point_c.get(extension_point, status, profile).observe(seconds)
+
+    def observe_plugin(
+        self, plugin: str, extension_point: str, status: str, seconds: float
+    ) -> None:
+        self._plugin_c.get(plugin, extension_point, status).observe(seconds)
+
+    def plugin_evaluated(self, plugin: str, extension_point: str, profile: str) -> None:
+        self._evaluations_c.get(plugin, extension_point, profile).inc()
+
+    @staticmethod
+    def sample_plugin_metrics(rand: Callable[[], float] = random.random) -> bool:
+        """Whether this cycle records per-plugin durations, at upstream's 10 % rate."""
+        return rand() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
+
+    def permit_wait(self, result: str, seconds: float) -> None:
+        self._permit_c.get(result).observe(seconds)
+
+    def preemption_attempted(self, victims: int | None = None) -> None:
+        """One PostFilter preemption attempt; ``victims`` when it selected some."""
+        self._preemption_attempts.inc()
+        if victims is not None:
+            self._preemption_victims.observe(victims)
+
+    # --- queue and cache ---
+
+    def set_pending(self, counts: Mapping[str, int]) -> None:
+        for queue, count in counts.items():
+            self._pending_c.get(queue).set(count)
+
+    def incoming(self, queue: str, event: str) -> None:
+        self._incoming_c.get(queue, event).inc()
+
+    def unschedulable_added(self, plugins: Iterable[str], profile: str) -> None:
+        """A pod entered the unschedulable pool, rejected by ``plugins``."""
+        for plugin in plugins:
+            self._unschedulable_c.get(plugin, profile).inc()
+
+    def unschedulable_removed(self, plugins: Iterable[str], profile: str) -> None:
+        """A pod previously rejected by ``plugins`` left the unschedulable pool."""
+        for plugin in plugins:
+            self._unschedulable_c.get(plugin, profile).dec()
+
+    def set_cache_size(self, nodes: int, pods: int, assumed: int) -> None:
+        self._cache_c.get("nodes").set(nodes)
+        self._cache_c.get("pods").set(pods)
+        self._cache_c.get("assumed_pods").set(assumed)
+
+    # --- configuration ---
+
+    def config_reload(self, ok: bool) -> None:
+        self._config_reloads.labels("success" if ok else "failure").inc()
+        self._config_last_reload_success.set(1 if ok else 0)
+
+    # --- exposition ---
+
+    def exposition(self) -> bytes:
+        """The registry in Prometheus text format (see :data:`EXPOSITION_CONTENT_TYPE`)."""
+        return generate_latest(self.registry)

@@ -1,0 +1,82 @@
+"""Entry points: text or file -> validated ResolvedConfig (raises ConfigInvalidError)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from profiles.config import ConfigSpec, ResolvedConfig, ResolvedProfile
+from profiles.defaults import apply_defaults, default_client_connection, default_leader_election
+from profiles.errors import ConfigError, ConfigInvalidError, ErrorSink, child, index
+from profiles.load import parse_text
+from profiles.resolve import resolve_profile
+from profiles.spec import PluginRegistry
+from profiles.validate import validate_config
+
+
+def load_config(path: str | Path | None, registry: PluginRegistry) -> ResolvedConfig:
+    """Load a KubeSchedulerConfiguration file; None gives upstream's defaults."""
+    if path is None:
+        return resolve_config(ConfigSpec(), registry)
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigInvalidError([ConfigError(source, "", f"cannot read file: {exc}")]) from exc
+    return load_config_text(text, registry, source=source)
+
+
+def load_config_text(
+    text: str, registry: PluginRegistry, source: str = "<string>"
+) -> ResolvedConfig:
+    return resolve_config(parse_text(text, source), registry)
+
+
+def resolve_config(spec: ConfigSpec, registry: PluginRegistry) -> ResolvedConfig:
+    sink = ErrorSink(spec.source)
+    spec = apply_defaults(spec)
+    leader_election = default_leader_election(spec)
+    client_connection = default_client_connection(spec)
+    validate_config(spec, leader_election, client_connection, sink)
+    global_pct = spec.percentage_of_nodes_to_score or 0
+    resolved = [
+        resolve_profile(profile, i, global_pct, registry, sink)
+        for i, profile in enumerate(spec.profiles)
+    ]
+    profiles = tuple(p for p in resolved if p is not None)
+    if len(profiles) == len(resolved):
+        _check_same_queue_sort(profiles, sink)
+    if sink.errors:
+        raise ConfigInvalidError(dict.fromkeys(sink.errors))  # drop exact duplicates
+    return ResolvedConfig(
+        source=spec.source,
+        parallelism=spec.parallelism or 0,
+        percentage_of_nodes_to_score=global_pct,
+        pod_initial_backoff_seconds=spec.pod_initial_backoff_seconds or 0,
+        pod_max_backoff_seconds=spec.pod_max_backoff_seconds or 0,
+        leader_election=leader_election,
+        client_connection=client_connection,
+        extenders=spec.extenders,
+        delay_cache_until_active=spec.delay_cache_until_active,
+        enable_profiling=bool(spec.enable_profiling),
+        enable_contention_profiling=bool(spec.enable_contention_profiling),
+        profiles=profiles,
+        notes=spec.notes,
+    )
+
+
+def _check_same_queue_sort(profiles: tuple[ResolvedProfile, ...], sink: ErrorSink) -> None:
+    """profile.Map's cfgValidator: one queue for all profiles needs one ordering."""
+    first = profiles[0]
+    for i, profile in enumerate(profiles[1:], start=1):
+        path = index("profiles", i)
+        if profile.queue_sort != first.queue_sort:
+            sink.add(
+                child(path, "plugins.queueSort"),
+                "must be the same for all profiles "
+                f"(got {profile.queue_sort!r}, profiles[0] uses {first.queue_sort!r})",
+            )
+        elif profile.args.get(profile.queue_sort) != first.args.get(first.queue_sort):
+            sink.add(
+                child(path, "pluginConfig"),
+                f"args of queueSort plugin {first.queue_sort!r} must be the same for all profiles",
+            )

@@ -1,0 +1,149 @@
+"""Upstream v1 defaults: the default plugin set, mergePlugins, and the scalar defaults.
+
+Ported from pkg/scheduler/apis/config/v1/{default_plugins.go,defaults.go} and component-base's
+RecommendedDefaultLeaderElectionConfiguration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from profiles.config import (
+    DEFAULT_SCHEDULER_NAME,
+    ClientConnection,
+    ConfigSpec,
+    LeaderElection,
+    PluginRef,
+    Plugins,
+    PluginSet,
+    ProfileSpec,
+    frozen_mapping,
+)
+from profiles.spec import PLUGIN_SET_KEYS
+
+DEFAULT_PARALLELISM = 16
+DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0  # 0 = adaptive
+DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
+DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
+
+# getDefaultPlugins() with the DynamicResources feature gate off (its upstream default before
+# v1.34). Order matters: it is the order plugins run in at every point they implement.
+DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
+    PluginRef("SchedulingGates"),
+    PluginRef("PrioritySort"),
+    PluginRef("NodeUnschedulable"),
+    PluginRef("NodeName"),
+    PluginRef("TaintToleration", 3),
+    PluginRef("NodeAffinity", 2),
+    PluginRef("NodePorts"),
+    PluginRef("NodeResourcesFit", 1),
+    PluginRef("VolumeRestrictions"),
+    PluginRef("NodeVolumeLimits"),
+    PluginRef("VolumeBinding"),
+    PluginRef("VolumeZone"),
+    PluginRef("PodTopologySpread", 2),
+    PluginRef("InterPodAffinity", 2),
+    PluginRef("DefaultPreemption"),
+    PluginRef("NodeResourcesBalancedAllocation", 1),
+    PluginRef("ImageLocality", 1),
+    PluginRef("DefaultBinder"),
+)
+DEFAULT_PLUGIN_NAMES = frozenset(p.name for p in DEFAULT_MULTI_POINT)
+
+
+def default_plugins() -> Plugins:
+    return Plugins(frozen_mapping({"multiPoint": PluginSet(enabled=DEFAULT_MULTI_POINT)}))
+
+
+def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
+    """mergePluginSet: defaults minus disabled ("*" = all), with user entries replacing the
+    default of the same name in place; other user entries appended in their order."""
+    disabled = (*custom.disabled, *default.disabled)
+    disabled_names = {p.name for p in disabled}
+    # Last occurrence wins the in-place replacement, earlier duplicates get appended (upstream
+    # keeps them so framework construction reports "already registered").
+    last_index = {p.name: i for i, p in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled_names:
+        for plugin in default.enabled:
+            if plugin.name in disabled_names:
+                continue
+            i = last_index.get(plugin.name)
+            if i is not None:
+                plugin = custom.enabled[i]
+                replaced.add(i)
+            enabled.append(plugin)
+    enabled.extend(p for i, p in enumerate(custom.enabled) if i not in replaced)
+    return PluginSet(enabled=tuple(enabled), disabled=tuple(disabled))
+
+
+def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
+    if custom is None:
+        return default
+    merged = {key: merge_plugin_set(default[key], custom[key]) for key in PLUGIN_SET_KEYS}
+    return Plugins(frozen_mapping({k: v for k, v in merged.items() if v.enabled or v.disabled}))
+
+
+def default_profiles(profiles: tuple[ProfileSpec, ...]) -> tuple[ProfileSpec, ...]:
+    """No profile -> one empty; a single unnamed profile -> default-scheduler; plugins merged."""
+    if not profiles:
+        profiles = (ProfileSpec(),)
+    if len(profiles) == 1 and profiles[0].scheduler_name is None:
+        profiles = (replace(profiles[0], scheduler_name=DEFAULT_SCHEDULER_NAME),)
+    return tuple(replace(p, plugins=merge_plugins(default_plugins(), p.plugins)) for p in profiles)
+
+
+def default_leader_election(spec: ConfigSpec) -> LeaderElection:
+    le = spec.leader_election
+    base = LeaderElection()
+    return LeaderElection(
+        leader_elect=base.leader_elect if le.leader_elect is None else le.leader_elect,
+        lease_duration=le.lease_duration or base.lease_duration,
+        renew_deadline=le.renew_deadline or base.renew_deadline,
+        retry_period=le.retry_period or base.retry_period,
+        resource_lock=le.resource_lock or base.resource_lock,
+        resource_name=le.resource_name or base.resource_name,
+        resource_namespace=le.resource_namespace or base.resource_namespace,
+    )
+
+
+def default_client_connection(spec: ConfigSpec) -> ClientConnection:
+    cc = spec.client_connection
+    base = ClientConnection()
+    return replace(
+        cc,
+        content_type=cc.content_type or base.content_type,
+        qps=cc.qps or base.qps,
+        burst=cc.burst or base.burst,
+    )
+
+
+def apply_defaults(spec: ConfigSpec) -> ConfigSpec:
+    """SetDefaults_KubeSchedulerConfiguration for the fields that stay in ConfigSpec."""
+    enable_profiling = True if spec.enable_profiling is None else spec.enable_profiling
+    contention = spec.enable_contention_profiling
+    if contention is None and enable_profiling:
+        contention = True
+    return replace(
+        spec,
+        parallelism=DEFAULT_PARALLELISM if spec.parallelism is None else spec.parallelism,
+        percentage_of_nodes_to_score=(
+            DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE
+            if spec.percentage_of_nodes_to_score is None
+            else spec.percentage_of_nodes_to_score
+        ),
+        pod_initial_backoff_seconds=(
+            DEFAULT_POD_INITIAL_BACKOFF_SECONDS
+            if spec.pod_initial_backoff_seconds is None
+            else spec.pod_initial_backoff_seconds
+        ),
+        pod_max_backoff_seconds=(
+            DEFAULT_POD_MAX_BACKOFF_SECONDS
+            if spec.pod_max_backoff_seconds is None
+            else spec.pod_max_backoff_seconds
+        ),
+        profiles=default_profiles(spec.profiles),
+        enable_profiling=enable_profiling,
+        enable_contention_profiling=bool(contention),
+    )

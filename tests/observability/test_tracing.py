@@ -1,0 +1,313 @@
+"""Span tree, attributes and OTEL_* resolution of observability.tracing."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, ParentBased, Sampler
+from opentelemetry.trace import StatusCode
+
+from observability.tracing import (
+    NOOP_ATTEMPT,
+    NOOP_TRACING,
+    OtelTracing,
+    TracingConfigError,
+    resolve_tracing_config,
+    setup_tracing,
+    tracing_with_processor,
+)
+
+BASE = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}
+TRACES = "http://c:4318/v1/traces"
+
+
+def make_tracing(sampler: Sampler | None = None) -> tuple[OtelTracing, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    tracing = tracing_with_processor(SimpleSpanProcessor(exporter), sampler=sampler)
+    return tracing, exporter
+
+
+def by_name(spans: tuple[ReadableSpan, ...], name: str) -> list[ReadableSpan]:
+    return [s for s in spans if s.name == name]
+
+
+def parent_id(span: ReadableSpan) -> int | None:
+    return span.parent.span_id if span.parent is not None else None
+
+
+async def test_scheduled_pod_span_tree_with_concurrent_binding_task() -> None:
+    tracing, exporter = make_tracing()
+    pod = tracing.pod_span("default/web", "uid-1", "default", "web")
+
+    attempt = tracing.attempt(pod, "default-scheduler", 1)
+    for point in ("PreFilter", "Filter", "PreScore", "Score", "NormalizeScore"):
+        with attempt.extension_point(point) as span:
+            span.plugin("NodeResourcesFit", "Success", 0.0001)
+    attempt.set(evaluated_nodes=3, feasible_nodes=2)
+    with attempt.extension_point("Reserve"):
+        pass
+    with attempt.extension_point("Permit"):
+        pass
+
+    async def binding_cycle() -> None:
+        # A fresh task with its own (empty) contextvars; the attempt object carries the parent.
+        for point in ("WaitOnPermit", "PreBind", "Bind", "PostBind"):
+            with attempt.extension_point(point) as span:
+                span.status("Success")
+        attempt.end("scheduled", node="node-2")
+        pod.bound("node-2", attempts=1)
+
+    await asyncio.create_task(binding_cycle())
+
+    spans = exporter.get_finished_spans()
+    [root] = by_name(spans, "PodScheduling")
+    [attempt_span] = by_name(spans, "SchedulingAttempt")
+    assert root.parent is None
+    assert parent_id(attempt_span) == root.context.span_id
+    points = [s for s in spans if s.name not in ("PodScheduling", "SchedulingAttempt")]
+    assert [s.name for s in points] == [
+        "PreFilter",
+        "Filter",
+        "PreScore",
+        "Score",
+        "NormalizeScore",
+        "Reserve",
+        "Permit",
+        "WaitOnPermit",
+        "PreBind",
+        "Bind",
+        "PostBind",
+    ]
+    for finished in points:
+        assert parent_id(finished) == attempt_span.context.span_id
+        assert finished.context.trace_id == root.context.trace_id
+    assert dict(attempt_span.attributes or {}) == {
+        "k8s.pod.name": "web",
+        "k8s.namespace.name": "default",
+        "k8s.pod.uid": "uid-1",
+        "aiosched.profile": "default-scheduler",
+        "aiosched.attempt": 1,
+        "aiosched.evaluated_nodes": 3,
+        "aiosched.feasible_nodes": 2,
+        "aiosched.result": "scheduled",
+        "k8s.node.name": "node-2",
+    }
+    assert attempt_span.status.status_code is StatusCode.OK
+    assert (root.attributes or {})["k8s.node.name"] == "node-2"
+    assert (root.attributes or {})["aiosched.outcome"] == "bound"
+    [event] = by_name(spans, "Filter")[0].events
+    assert event.name == "plugin"
+    assert (event.attributes or {})["aiosched.plugin"] == "NodeResourcesFit"
+
+
+def test_pending_pod_exports_each_attempt_before_the_pod_span_ends() -> None:
+    tracing, exporter = make_tracing()
+    pod = tracing.pod_span("ns/p", "u", "ns", "p")
+    message = "0/3 nodes are available: 3 Insufficient cpu."
+    for n in (1, 2):
+        attempt = tracing.attempt(pod, "default-scheduler", n)
+        with attempt.extension_point("Filter") as point:
+            point.status("Unschedulable", message)
+        attempt.end("unschedulable", message)
+    finished = exporter.get_finished_spans()
+    attempts = by_name(finished, "SchedulingAttempt")
+    assert [a.attributes["aiosched.attempt"] for a in attempts if a.attributes] == [1, 2]
+    assert not by_name(finished, "PodScheduling")  # the pod is still pending
+    assert attempts[0].status.status_code is StatusCode.ERROR
+    assert (attempts[0].attributes or {})["aiosched.failure_message"] == message
+    assert by_name(finished, "Filter")[0].status.status_code is StatusCode.ERROR
+
+    tracing.shutdown()  # ends open pod spans so they are exported
+    [root] = by_name(exporter.get_finished_spans(), "PodScheduling")
+    assert (root.attributes or {})["aiosched.outcome"] == "shutdown"
+
+
+def test_pod_span_is_one_handle_per_uid_and_ends_once() -> None:
+    tracing, exporter = make_tracing()
+    first = tracing.pod_span("ns/p", "u", "ns", "p")
+    assert tracing.pod_span("ns/p", "u", "ns", "p") is first
+    first.deleted(attempts=2)
+    first.bound("n", attempts=3)  # ignored: already ended
+    [root] = exporter.get_finished_spans()
+    assert (root.attributes or {})["aiosched.outcome"] == "deleted"
+    assert (root.attributes or {})["aiosched.attempts"] == 2
+    assert tracing.pod_span("ns/p", "u", "ns", "p") is not first
+
+
+def test_record_extension_point_uses_given_times_and_exception_marks_error() -> None:
+    tracing, exporter = make_tracing()
+    attempt = tracing.attempt(tracing.pod_span("ns/p", "u", "ns", "p"), "p", 1)
+    attempt.record_extension_point("Bind", 1_000, 5_000, "Error", "409 conflict")
+    with pytest.raises(RuntimeError), attempt.extension_point("PreBind"):
+        raise RuntimeError("boom")
+    bind, prebind = exporter.get_finished_spans()
+    assert (bind.start_time, bind.end_time) == (1_000, 5_000)
+    assert bind.status.status_code is StatusCode.ERROR
+    assert bind.status.description == "409 conflict"
+    assert prebind.status.status_code is StatusCode.ERROR
+    assert [e.name for e in prebind.events] == ["exception"]
+
+
+def test_unsampled_pod_gets_noop_attempts() -> None:
+    tracing, exporter = make_tracing(ParentBased(ALWAYS_OFF))
+    pod = tracing.pod_span("ns/p", "u", "ns", "p")
+    assert tracing.attempt(pod, "p", 1) is NOOP_ATTEMPT
+    tracing.shutdown()
+    assert exporter.get_finished_spans() == ()
+
+
+def test_noop_tracing_allocates_nothing_per_call() -> None:
+    pod = NOOP_TRACING.pod_span("ns/p", "u", "ns", "p")
+    attempt = NOOP_TRACING.attempt(pod, "p", 1)
+    assert attempt is NOOP_ATTEMPT
+    assert attempt.extension_point("Filter") is attempt.extension_point("Score")
+    with attempt.extension_point("Filter") as point:
+        point.plugin("X")
+    attempt.end("scheduled")
+    pod.bound("n", 1)
+    assert not NOOP_TRACING.enabled and not attempt.recording
+
+
+# --- OTEL_* resolution ---
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "environ", "expected"),
+    [
+        ({}, {}, None),
+        ({}, {"OTEL_SERVICE_NAME": "x"}, None),
+        ({}, BASE, (TRACES, "aiosched")),
+        ({}, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"}, (TRACES, "aiosched")),
+        (
+            {},
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://b:2/t",
+            },
+            ("http://b:2/t", "aiosched"),
+        ),
+        ({"endpoint": "http://e:4318"}, {}, ("http://e:4318/v1/traces", "aiosched")),
+        ({"endpoint": "http://e:4318/custom"}, {}, ("http://e:4318/custom", "aiosched")),
+        (
+            {"service_name": "flag"},
+            {**BASE, "OTEL_SERVICE_NAME": "env"},
+            (TRACES, "flag"),
+        ),
+        (
+            {},
+            {**BASE, "OTEL_SERVICE_NAME": "env"},
+            (TRACES, "env"),
+        ),
+        (
+            {},
+            {**BASE, "OTEL_RESOURCE_ATTRIBUTES": "service.name=res"},
+            (TRACES, "res"),
+        ),
+        ({}, {**BASE, "OTEL_SDK_DISABLED": "true"}, None),
+        ({}, {**BASE, "OTEL_TRACES_EXPORTER": "none"}, None),
+    ],
+)
+def test_resolve_endpoint_and_service_name(
+    kwargs: dict[str, str], environ: Mapping[str, str], expected: tuple[str, str] | None
+) -> None:
+    config = resolve_tracing_config(environ=environ, **kwargs)
+    if expected is None:
+        assert config is None
+    else:
+        assert config is not None
+        assert (config.endpoint, config.service_name) == expected
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "environ", "sampler", "arg"),
+    [
+        ({}, {}, "parentbased_always_on", None),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25"},
+            "traceidratio",
+            0.25,
+        ),
+        ({"sampler": "always_on"}, {"OTEL_TRACES_SAMPLER": "always_off"}, "always_on", None),
+        ({"sampler_arg": 0.5}, {"OTEL_TRACES_SAMPLER_ARG": "0.1"}, "parentbased_always_on", 0.5),
+    ],
+)
+def test_resolve_sampler(
+    kwargs: dict[str, object], environ: dict[str, str], sampler: str, arg: float | None
+) -> None:
+    config = resolve_tracing_config(
+        environ={**BASE, **environ},
+        **kwargs,  # type: ignore[arg-type]
+    )
+    assert config is not None
+    assert (config.sampler, config.sampler_arg) == (sampler, arg)
+
+
+@pytest.mark.parametrize(
+    ("environ", "fragment"),
+    [
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "opentelemetry-exporter-otlp-proto-grpc"),
+        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "unsupported OTLP protocol"),
+        ({"OTEL_TRACES_SAMPLER": "jaeger_remote"}, "unsupported sampler"),
+        ({"OTEL_TRACES_SAMPLER_ARG": "abc"}, "not a number"),
+        ({"OTEL_TRACES_SAMPLER_ARG": "1.5"}, "outside [0, 1]"),
+        ({"OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, "expected key=value"),
+        ({"OTEL_BSP_MAX_QUEUE_SIZE": "lots"}, "not an integer"),
+    ],
+)
+def test_bad_settings_give_clear_errors(environ: dict[str, str], fragment: str) -> None:
+    with pytest.raises(TracingConfigError, match=re.escape(fragment)):
+        resolve_tracing_config(environ={**BASE, **environ})
+
+
+@pytest.mark.parametrize(
+    ("environ", "size"), [({}, 32768), ({"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, 100)]
+)
+def test_span_queue_size(environ: dict[str, str], size: int) -> None:
+    config = resolve_tracing_config(environ={**BASE, **environ})
+    assert config is not None and config.max_queue_size == size
+
+
+def test_headers_are_url_decoded() -> None:
+    config = resolve_tracing_config(
+        environ={
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
+            "OTEL_EXPORTER_OTLP_HEADERS": "api-key=a%20b,x=1",
+        }
+    )
+    assert config is not None and dict(config.headers) == {"api-key": "a b", "x": "1"}
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {},
+        {**BASE, "OTEL_TRACES_SAMPLER": "always_off"},
+    ],
+)
+def test_setup_tracing_off_is_the_noop(environ: dict[str, str]) -> None:
+    assert setup_tracing(environ=environ) is NOOP_TRACING
+
+
+def test_setup_tracing_on_returns_recording_tracing() -> None:
+    tracing = setup_tracing(environ={"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"})
+    try:
+        assert tracing.enabled
+        pod = tracing.pod_span("ns/p", "u", "ns", "p")
+        assert pod.recording
+    finally:
+        # Nothing listens on port 9: stop without ending (so without exporting) the pod span.
+        assert isinstance(tracing, OtelTracing)
+        tracing.provider.shutdown()
+
+
+def test_always_on_sampler_is_used() -> None:
+    tracing, exporter = make_tracing(ALWAYS_ON)
+    tracing.attempt(tracing.pod_span("ns/p", "u", "ns", "p"), "p", 1).end()
+    assert len(exporter.get_finished_spans()) == 1

@@ -1,0 +1,9 @@
+"""Makes the shared test kit (fake plugin registry) importable as ``profiles_testkit``;
+pytest runs with --import-mode=importlib, which does not put test dirs on sys.path."""
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)

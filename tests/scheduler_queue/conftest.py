@@ -1,0 +1,111 @@
+"""Builders shared by the queue tests: pods, a fake clock, PrioritySort, SchedulingGates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from scheduler.api.objects import PodView
+from scheduler.framework.events import ClusterEventWithHint
+from scheduler.framework.status import Status
+from scheduler.queue.hints import make_hint_fn
+from scheduler.queue.scheduling_queue import SchedulingQueue
+from scheduler.queue.types import QueuedPodInfo
+
+
+class FakeClock:
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def make_pod(
+    name: str,
+    *,
+    priority: int = 0,
+    gates: Sequence[str] = (),
+    labels: Mapping[str, str] | None = None,
+    nominated: str = "",
+    node: str = "",
+    cpu: str = "100m",
+    tolerations: Sequence[Mapping[str, Any]] = (),
+    namespace: str = "ns",
+    rv: str = "1",
+) -> PodView:
+    return PodView.from_dict(
+        {
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "uid": f"uid-{name}",
+                "resourceVersion": rv,
+                "labels": dict(labels or {}),
+            },
+            "spec": {
+                "priority": priority,
+                "nodeName": node,
+                "schedulingGates": [{"name": g} for g in gates],
+                "tolerations": list(tolerations),
+                "containers": [
+                    {"name": "c", "image": "img", "resources": {"requests": {"cpu": cpu}}}
+                ],
+            },
+            "status": {"nominatedNodeName": nominated} if nominated else {},
+        }
+    )
+
+
+def priority_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    """PrioritySort: higher priority first, then earlier timestamp."""
+    if a.pod.priority != b.pod.priority:
+        return a.pod.priority > b.pod.priority
+    return a.timestamp < b.timestamp
+
+
+def scheduling_gates(pod: PodView) -> Status:
+    if pod.scheduling_gates:
+        return Status.unresolvable("waiting for scheduling gates", plugin="SchedulingGates")
+    return Status.OK
+
+
+QueueFactory = Callable[..., SchedulingQueue]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def new_queue(clock: FakeClock) -> QueueFactory:
+    """A queue with PrioritySort, SchedulingGates and hints from `registered` (plugin → events)."""
+
+    def build(
+        registered: Mapping[str, Sequence[ClusterEventWithHint]] | None = None,
+        *,
+        no_hints: bool = False,
+        **kwargs: Any,
+    ) -> SchedulingQueue:
+        plugins = dict(registered or {})
+        hints = None if no_hints else make_hint_fn(lambda _name: plugins)
+        return SchedulingQueue(
+            less=kwargs.pop("less", priority_less),
+            pre_enqueue=kwargs.pop("pre_enqueue", scheduling_gates),
+            hints=hints,
+            clock=clock,
+            **kwargs,
+        )
+
+    return build
+
+
+@pytest.fixture(name="make_pod")
+def make_pod_fixture() -> Callable[..., PodView]:
+    return make_pod
