@@ -1,0 +1,431 @@
+"""Defaulting and create-time admission, as the API server applies them before storing.
+
+Defaults follow pkg/apis/core/v1/defaults.go (plus apps/v1, scheduling/v1 defaults and the
+create-time strategies that fill pod and namespace status). Admission follows upstream's
+NamespaceLifecycle, Priority and DefaultTolerationSeconds plugins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from fractions import Fraction
+from typing import Any
+
+from kubesim.quantity import format_quantity, parse_quantity_with_format
+from kubesim.resources import RESOURCES
+
+Lookup = Callable[[str, str, str], "dict[str, Any] | None"]
+ListAll = Callable[[str], "Iterable[dict[str, Any]]"]
+
+SYSTEM_PRIORITY_CLASSES = {
+    "system-node-critical": 2_000_001_000,
+    "system-cluster-critical": 2_000_000_000,
+}
+PRIORITY_CLASSES_KEY = "scheduling.k8s.io/priorityclasses"
+DEFAULT_TOLERATION_SECONDS = 300
+_MILLI = Fraction(1, 1000)
+
+
+class AdmissionError(Exception):
+    """An admission rejection; the server turns it into a Status with this code and reason."""
+
+    def __init__(self, code: int, reason: str, message: str,
+                 details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details or {}
+
+
+# --- defaulting --------------------------------------------------------------------------------
+
+
+def _canonical_resources(resources: Any, round_to_milli: bool) -> None:
+    """Quantities as the server re-serializes them ("0.5" -> "500m"), rounded up to milli."""
+    if not isinstance(resources, dict):
+        return
+    for name, value in list(resources.items()):
+        try:
+            amount, fmt = parse_quantity_with_format(value)
+        except (ValueError, TypeError):
+            continue  # left for validation to report with the field path
+        if round_to_milli and (amount / _MILLI).denominator != 1:
+            sign = 1 if amount > 0 else -1
+            amount = sign * Fraction(-(-abs(amount) // _MILLI)) * _MILLI
+        resources[name] = format_quantity(amount, fmt)
+
+
+def _image_pull_policy(image: str) -> str:
+    # Always for ":latest" or no tag at all (a digest counts as pinned), as SetDefaults_Container.
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return "Always"
+    return "Always" if last.rsplit(":", 1)[1] == "latest" else "IfNotPresent"
+
+
+def _default_probe(probe: Any) -> None:
+    if not isinstance(probe, dict):
+        return
+    probe.setdefault("timeoutSeconds", 1)
+    probe.setdefault("periodSeconds", 10)
+    probe.setdefault("successThreshold", 1)
+    probe.setdefault("failureThreshold", 3)
+    http_get = probe.get("httpGet")
+    if isinstance(http_get, dict):
+        http_get.setdefault("path", "/")
+        http_get.setdefault("scheme", "HTTP")
+
+
+def _default_container(container: Any, host_network: bool) -> None:
+    if not isinstance(container, dict):
+        return
+    if "imagePullPolicy" not in container and isinstance(container.get("image"), str):
+        container["imagePullPolicy"] = _image_pull_policy(container["image"])
+    container.setdefault("terminationMessagePath", "/dev/termination-log")
+    container.setdefault("terminationMessagePolicy", "File")
+    for port in container.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if host_network and not port.get("hostPort") and "containerPort" in port:
+                port["hostPort"] = port["containerPort"]
+    for env in container.get("env") or []:
+        field_ref = (env.get("valueFrom") or {}).get("fieldRef") if isinstance(env, dict) else None
+        if isinstance(field_ref, dict):
+            field_ref.setdefault("apiVersion", "v1")
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        _default_probe(container.get(probe))
+    resources = container.setdefault("resources", {})
+    if isinstance(resources, dict):
+        limits, requests = resources.get("limits"), resources.get("requests")
+        _canonical_resources(limits, round_to_milli=True)
+        _canonical_resources(requests, round_to_milli=True)
+        # SetDefaults_Pod: a resource with only a limit gets the limit as its request.
+        if isinstance(limits, dict) and limits:
+            requests = resources.setdefault("requests", {})
+            if isinstance(requests, dict):
+                for name, value in limits.items():
+                    requests.setdefault(name, value)
+
+
+def _default_volume(volume: Any) -> None:
+    if not isinstance(volume, dict):
+        return
+    sources = [k for k in volume if k != "name"]
+    if not sources:
+        volume["emptyDir"] = {}
+    for source in ("configMap", "secret", "downwardAPI", "projected"):
+        if isinstance(volume.get(source), dict):
+            volume[source].setdefault("defaultMode", 420)
+
+
+def default_pod_spec(spec: dict[str, Any]) -> None:
+    """SetDefaults_PodSpec and the container/volume defaults it implies (also for templates)."""
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = "default-scheduler"
+    spec.setdefault("enableServiceLinks", True)
+    host_network = bool(spec.get("hostNetwork"))
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for container in spec.get(key) or []:
+            _default_container(container, host_network)
+    for volume in spec.get("volumes") or []:
+        _default_volume(volume)
+    _canonical_resources(spec.get("overhead"), round_to_milli=True)
+
+
+def _sum_positive(containers: Iterable[Any], part: str) -> dict[str, Fraction]:
+    totals: dict[str, Fraction] = {}
+    for container in containers:
+        resources = (container.get("resources") or {}) if isinstance(container, dict) else {}
+        for name, value in (resources.get(part) or {}).items():
+            if name not in ("cpu", "memory"):
+                continue
+            try:
+                amount, _ = parse_quantity_with_format(value)
+            except (ValueError, TypeError):
+                continue
+            if amount > 0:
+                totals[name] = totals.get(name, Fraction(0)) + amount
+    return totals
+
+
+def pod_qos_class(spec: dict[str, Any]) -> str:
+    """Upstream's GetPodQOS over cpu and memory of all (init) containers."""
+    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
+    requests = _sum_positive(containers, "requests")
+    limits = _sum_positive(containers, "limits")
+    if not requests and not limits:
+        return "BestEffort"
+    guaranteed = all(
+        {"cpu", "memory"} <= set(_sum_positive([c], "limits")) for c in containers
+    )
+    if guaranteed and requests.keys() == limits.keys() and all(
+        requests[k] == limits[k] for k in requests
+    ):
+        return "Guaranteed"
+    return "Burstable"
+
+
+def _default_pod(pod: dict[str, Any]) -> None:
+    spec = pod.setdefault("spec", {})
+    if isinstance(spec, dict):
+        default_pod_spec(spec)
+    status = pod.setdefault("status", {})
+    if isinstance(status, dict) and isinstance(spec, dict):
+        status.setdefault("phase", "Pending")
+        status["qosClass"] = pod_qos_class(spec)
+
+
+def _default_template(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    template = spec.get("template") if isinstance(spec, dict) else None
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        default_pod_spec(template["spec"])
+
+
+def _default_node(node: dict[str, Any]) -> None:
+    status = node.get("status")
+    if not isinstance(status, dict):
+        return
+    _canonical_resources(status.get("capacity"), round_to_milli=False)
+    _canonical_resources(status.get("allocatable"), round_to_milli=False)
+    if "allocatable" not in status and isinstance(status.get("capacity"), dict):
+        status["allocatable"] = dict(status["capacity"])
+
+
+def _default_namespace(ns: dict[str, Any]) -> None:
+    meta = ns.setdefault("metadata", {})
+    name = meta.get("name")
+    if name:
+        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
+    finalizers = ns.setdefault("spec", {}).setdefault("finalizers", [])
+    if "kubernetes" not in finalizers:
+        finalizers.append("kubernetes")
+    ns.setdefault("status", {}).setdefault("phase", "Active")
+
+
+def _default_service(svc: dict[str, Any]) -> None:
+    spec = svc.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec["type"] in ("ClusterIP", "NodePort", "LoadBalancer"):
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if "targetPort" not in port and "port" in port:
+                port["targetPort"] = port["port"]
+
+
+def _default_replicated(obj: dict[str, Any], kind: str) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    if kind == "ReplicationController":
+        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+        if labels and not spec.get("selector"):
+            spec["selector"] = dict(labels)
+    if kind == "StatefulSet":
+        spec.setdefault("podManagementPolicy", "OrderedReady")
+        spec.setdefault("updateStrategy", {"type": "RollingUpdate",
+                                           "rollingUpdate": {"partition": 0}})
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault("persistentVolumeClaimRetentionPolicy",
+                        {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    _default_template(obj)
+
+
+def apply_defaults(kind: str, obj: dict[str, Any]) -> None:
+    """Fill the defaults the API server would, in place."""
+    if kind == "Pod":
+        _default_pod(obj)
+    elif kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+        _default_replicated(obj, kind)
+    elif kind == "Node":
+        _default_node(obj)
+    elif kind == "Namespace":
+        _default_namespace(obj)
+    elif kind == "Service":
+        _default_service(obj)
+    elif kind == "PriorityClass":
+        obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    elif kind == "PersistentVolumeClaim":
+        obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+
+
+# --- admission ---------------------------------------------------------------------------------
+
+
+def _resource_of(kind: str) -> tuple[str, str, bool]:
+    """(plural, group, namespaced) of a kind; the core group wins for "Event"."""
+    for resource in RESOURCES:
+        if resource.kind == kind:
+            return resource.plural, resource.group, resource.namespaced
+    return kind.lower() + "s", "", True
+
+
+def _forbidden(kind: str, obj: dict[str, Any], reason: str) -> AdmissionError:
+    plural, group, _ = _resource_of(kind)
+    name = (obj.get("metadata") or {}).get("name") or ""
+    qualified = f"{plural}.{group}" if group else plural
+    return AdmissionError(
+        403,
+        "Forbidden",
+        f"{qualified} {json.dumps(name)} is forbidden: {reason}",
+        {"name": name, "group": group, "kind": plural},
+    )
+
+
+def _admit_namespace(kind: str, obj: dict[str, Any], lookup: Lookup) -> None:
+    namespace = (obj.get("metadata") or {}).get("namespace") or ""
+    if not namespace:
+        return
+    ns = lookup("namespaces", "", namespace)
+    if ns is None:
+        raise AdmissionError(
+            404,
+            "NotFound",
+            f'namespaces "{namespace}" not found',
+            {"name": namespace, "kind": "namespaces"},
+        )
+    terminating = (ns.get("status") or {}).get("phase") == "Terminating" or (
+        ns.get("metadata") or {}
+    ).get("deletionTimestamp")
+    if terminating:
+        raise _forbidden(
+            kind,
+            obj,
+            f"unable to create new content in namespace {namespace} because it is being "
+            "terminated",
+        )
+
+
+def _builtin_priority_class(name: str) -> dict[str, Any] | None:
+    if name not in SYSTEM_PRIORITY_CLASSES:
+        return None
+    return {"metadata": {"name": name}, "value": SYSTEM_PRIORITY_CLASSES[name],
+            "preemptionPolicy": "PreemptLowerPriority"}
+
+
+def _global_default(list_all: ListAll | None) -> dict[str, Any] | None:
+    """The globalDefault PriorityClass with the lowest value, as upstream picks among several."""
+    if list_all is None:
+        return None
+    defaults = [pc for pc in list_all(PRIORITY_CLASSES_KEY) if pc.get("globalDefault")]
+    if not defaults:
+        return None
+    return min(defaults, key=lambda pc: int(pc.get("value") or 0))
+
+
+def _admit_priority(
+    obj: dict[str, Any], lookup: Lookup, list_all: ListAll | None
+) -> None:
+    spec = obj.setdefault("spec", {})
+    class_name = spec.get("priorityClassName") or ""
+    preemption: str | None = None
+    if not class_name:
+        default = _global_default(list_all)
+        priority = 0
+        if default is not None:
+            spec["priorityClassName"] = (default.get("metadata") or {}).get("name", "")
+            priority = int(default.get("value") or 0)
+            preemption = default.get("preemptionPolicy")
+    else:
+        pc = lookup(PRIORITY_CLASSES_KEY, "", class_name) or _builtin_priority_class(class_name)
+        if pc is None:
+            raise _forbidden("Pod", obj, f"no PriorityClass with name {class_name} was found")
+        priority = int(pc.get("value") or 0)
+        preemption = pc.get("preemptionPolicy") or "PreemptLowerPriority"
+    given = spec.get("priority")
+    if given is not None and given != priority:
+        raise _forbidden(
+            "Pod",
+            obj,
+            f"the integer value of priority ({given}) must not be provided in pod spec; priority "
+            f"admission controller computed {priority} from the given PriorityClass name",
+        )
+    spec["priority"] = priority
+    if preemption is not None:
+        given_policy = spec.get("preemptionPolicy")
+        if given_policy is not None and given_policy != preemption:
+            raise _forbidden(
+                "Pod",
+                obj,
+                f"the string value of PreemptionPolicy ({given_policy}) must not be provided in "
+                f"pod spec; priority admission controller computed {preemption} from the given "
+                "PriorityClass name",
+            )
+        spec["preemptionPolicy"] = preemption
+
+
+def _admit_default_tolerations(obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    tolerations = spec.get("tolerations") or []
+
+    def tolerated(taint_key: str) -> bool:
+        return any(
+            isinstance(t, dict)
+            and (t.get("key") in (taint_key, "", None))
+            and (t.get("effect") in ("NoExecute", "", None))
+            for t in tolerations
+        )
+
+    added = [
+        {"key": key, "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
+        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+        if not tolerated(key)
+    ]
+    if added:
+        spec["tolerations"] = [*tolerations, *added]
+
+
+def _admit_priority_class(obj: dict[str, Any], list_all: ListAll | None) -> None:
+    if not obj.get("globalDefault"):
+        return
+    current = _global_default(list_all)
+    if current is not None:
+        current_name = (current.get("metadata") or {}).get("name")
+        raise _forbidden(
+            "PriorityClass",
+            obj,
+            f"PriorityClass {current_name} is already marked as default. Only one default can "
+            "exist",
+        )
+
+
+def admit_create(
+    kind: str,
+    obj: dict[str, Any],
+    lookup: Lookup,
+    list_all: ListAll | None = None,
+) -> None:
+    """Run create-time admission in place; raises AdmissionError to reject.
+
+    lookup(resource_key, namespace, name) fetches one stored object; list_all(resource_key),
+    when given, lists a resource (needed for the globalDefault PriorityClass).
+    """
+    _, _, namespaced = _resource_of(kind)
+    if namespaced:
+        _admit_namespace(kind, obj, lookup)
+    if kind == "Pod":
+        _admit_default_tolerations(obj)
+        _admit_priority(obj, lookup, list_all)
+    elif kind == "PriorityClass":
+        _admit_priority_class(obj, list_all)
+
+
+def admit_update(kind: str, obj: dict[str, Any], old: dict[str, Any]) -> None:
+    """Priority admission on update: keep the priority fields computed at create."""
+    if kind != "Pod":
+        return
+    spec, old_spec = obj.setdefault("spec", {}), old.get("spec") or {}
+    for key in ("priority", "preemptionPolicy"):
+        if spec.get(key) is None and old_spec.get(key) is not None:
+            spec[key] = old_spec[key]

@@ -1,0 +1,568 @@
+"""Object validation with the API server's field paths and messages (pkg/apis/core/validation).
+
+validate() returns field errors as `Cause`s, the entries of a 422 Status's details.causes, and
+format_invalid_message() builds that Status's message, e.g.
+`Pod "x" is invalid: spec.containers[0].image: Required value`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from kubesim.names import (
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
+)
+from kubesim.quantity import format_quantity, parse_quantity_with_format
+from kubesim.resources import RESOURCES
+
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000,
+                           "system-cluster-critical": 2_000_000_000}
+_NEGATIVE = "must be greater than or equal to 0"
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """One field error: a StatusCause {type: reason, field, message}."""
+
+    field: str
+    reason: str  # FieldValueInvalid, FieldValueRequired, FieldValueNotSupported...
+    message: str  # upstream's ErrorBody: `Invalid value: "x": detail`
+
+    def error(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+# --- field error constructors (k8s.io/apimachinery/pkg/util/validation/field) -------------------
+
+
+def go_value(value: Any) -> str:
+    """A bad value as upstream prints it: strings quoted (%q), numbers and bools bare."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def invalid(path: str, value: Any, detail: str) -> Cause:
+    message = f"Invalid value: {go_value(value)}"
+    return Cause(path, "FieldValueInvalid", f"{message}: {detail}" if detail else message)
+
+
+def required(path: str, detail: str = "") -> Cause:
+    return Cause(path, "FieldValueRequired", f"Required value: {detail}" if detail
+                 else "Required value")
+
+
+def forbidden(path: str, detail: str) -> Cause:
+    return Cause(path, "FieldValueForbidden", f"Forbidden: {detail}")
+
+
+def duplicate(path: str, value: Any, detail: str = "") -> Cause:
+    message = f"Duplicate value: {go_value(value)}"
+    return Cause(path, "FieldValueDuplicate", f"{message}: {detail}" if detail else message)
+
+
+def not_supported(path: str, value: Any, supported: Iterable[str]) -> Cause:
+    listed = ", ".join(json.dumps(s) for s in supported)
+    return Cause(
+        path,
+        "FieldValueNotSupported",
+        f"Unsupported value: {go_value(value)}: supported values: {listed}",
+    )
+
+
+def too_long(path: str, limit: int) -> Cause:
+    return Cause(path, "FieldValueTooLong", f"Too long: must have at most {limit} bytes")
+
+
+def _invalid_each(path: str, value: Any, messages: list[str]) -> list[Cause]:
+    return [invalid(path, value, msg) for msg in messages]
+
+
+# --- messages ----------------------------------------------------------------------------------
+
+
+def _qualified_kind(kind: str) -> str:
+    if "." in kind:
+        return kind
+    for resource in RESOURCES:
+        if resource.kind == kind:
+            return f"{kind}.{resource.group}" if resource.group else kind
+    return kind
+
+
+def format_invalid_message(kind: str, name: str, causes: Iterable[Cause]) -> str:
+    """The 422 Status message: `Kind "name" is invalid: [a: ..., b: ...]` (one error: no [])."""
+    errors: list[str] = []
+    for cause in causes:
+        text = cause.error()
+        if text not in errors:  # upstream's aggregate drops repeated messages
+            errors.append(text)
+    head = f"{_qualified_kind(kind)} {json.dumps(name)} is invalid"
+    if not errors:
+        return head
+    if len(errors) == 1:
+        return f"{head}: {errors[0]}"
+    return f"{head}: [{', '.join(errors)}]"
+
+
+# --- metadata ----------------------------------------------------------------------------------
+
+_NAME_CHECKS = {"Namespace": is_dns1123_label, "Service": is_dns1035_label}
+
+
+def _namespaced(kind: str) -> bool | None:
+    for resource in RESOURCES:
+        if resource.kind == kind:
+            return resource.namespaced
+    return None
+
+
+def _validate_name(kind: str, name: str, prefix: bool) -> list[str]:
+    check = _NAME_CHECKS.get(kind, is_dns1123_subdomain)
+    if prefix and name.endswith("-"):
+        name = name[:-1] + "a"  # upstream's maskTrailingDash: generateName may end in "-"
+    return check(name)
+
+
+def validate_labels(labels: Any, path: str) -> list[Cause]:
+    if labels is None:
+        return []
+    if not isinstance(labels, Mapping):
+        return [invalid(path, labels, "must be a map of string keys to string values")]
+    causes: list[Cause] = []
+    for key, value in labels.items():
+        causes += _invalid_each(path, key, is_qualified_name(key))
+        if not isinstance(value, str):
+            causes.append(invalid(path, value, "must be a string"))
+            continue
+        causes += _invalid_each(path, value, is_valid_label_value(value))
+    return causes
+
+
+def validate_annotations(annotations: Any, path: str) -> list[Cause]:
+    if annotations is None:
+        return []
+    if not isinstance(annotations, Mapping):
+        return [invalid(path, annotations, "must be a map of string keys to string values")]
+    causes: list[Cause] = []
+    size = 0
+    for key, value in annotations.items():
+        causes += _invalid_each(path, key, is_qualified_name(key.lower()))
+        size += len(key.encode()) + len(str(value).encode())
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        causes.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
+    return causes
+
+
+def validate_object_meta(kind: str, meta: Mapping[str, Any]) -> list[Cause]:
+    causes: list[Cause] = []
+    generate_name = meta.get("generateName") or ""
+    if generate_name:
+        causes += _invalid_each(
+            "metadata.generateName", generate_name, _validate_name(kind, generate_name, True)
+        )
+    name = meta.get("name") or ""
+    if not name:
+        causes.append(required("metadata.name", "name or generateName is required"))
+    else:
+        causes += _invalid_each("metadata.name", name, _validate_name(kind, name, False))
+    namespaced = _namespaced(kind)
+    namespace = meta.get("namespace") or ""
+    if namespaced:
+        if not namespace:
+            causes.append(required("metadata.namespace"))
+        else:
+            causes += _invalid_each("metadata.namespace", namespace, is_dns1123_label(namespace))
+    elif namespaced is False and namespace:
+        causes.append(forbidden("metadata.namespace", "not allowed on this type"))
+    causes += validate_labels(meta.get("labels"), "metadata.labels")
+    causes += validate_annotations(meta.get("annotations"), "metadata.annotations")
+    for i, finalizer in enumerate(meta.get("finalizers") or []):
+        causes += _invalid_each(f"metadata.finalizers[{i}]", finalizer,
+                                is_qualified_name(str(finalizer)))
+    return causes
+
+
+def validate_object_meta_update(meta: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    causes: list[Cause] = []
+    for key in ("name", "namespace", "uid", "creationTimestamp"):
+        if old.get(key) and meta.get(key) != old.get(key):
+            causes.append(invalid(f"metadata.{key}", meta.get(key), "field is immutable"))
+    return causes
+
+
+# --- resources ---------------------------------------------------------------------------------
+
+
+def _is_native_resource(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _overcommit_allowed(name: str) -> bool:
+    return _is_native_resource(name) and not name.startswith("hugepages-")
+
+
+def _quantity(value: Any, path: str, causes: list[Cause]) -> tuple[Fraction, str] | None:
+    """Parse a quantity, recording a field error; (value, canonical string) when it parses."""
+    try:
+        parsed, fmt = parse_quantity_with_format(value)
+    except (ValueError, TypeError) as err:
+        causes.append(invalid(path, value if isinstance(value, str) else str(value), str(err)))
+        return None
+    return parsed, format_quantity(parsed, fmt)
+
+
+def validate_resource_quantity(name: str, value: Any, path: str) -> list[Cause]:
+    """Upstream's ValidateResourceQuantityValue: parsable, >= 0, whole for extended resources."""
+    causes: list[Cause] = []
+    parsed = _quantity(value, path, causes)
+    if parsed is None:
+        return causes
+    amount, text = parsed
+    if amount < 0:
+        causes.append(invalid(path, text, _NEGATIVE))
+    if not _is_native_resource(name) and amount.denominator != 1:
+        causes.append(invalid(path, text, "must be an integer"))
+    return causes
+
+
+def validate_resource_requirements(resources: Any, path: str) -> list[Cause]:
+    if not isinstance(resources, Mapping):
+        return []
+    causes: list[Cause] = []
+    limits = resources.get("limits") or {}
+    requests = resources.get("requests") or {}
+    parsed_limits: dict[str, tuple[Fraction, str]] = {}
+    for name, value in limits.items():
+        res_path = f"{path}.limits[{name}]"
+        causes += _invalid_each(res_path, name, is_qualified_name(name))
+        errs = validate_resource_quantity(name, value, res_path)
+        causes += errs
+        if not errs:
+            parsed_limits[name] = _quantity(value, res_path, []) or (Fraction(0), "0")
+    for name, value in requests.items():
+        res_path = f"{path}.requests[{name}]"
+        causes += _invalid_each(res_path, name, is_qualified_name(name))
+        errs = validate_resource_quantity(name, value, res_path)
+        causes += errs
+        if errs:
+            continue
+        amount, text = _quantity(value, res_path, []) or (Fraction(0), "0")
+        if name in parsed_limits:
+            limit, limit_text = parsed_limits[name]
+            if amount != limit and not _overcommit_allowed(name):
+                causes.append(invalid(f"{path}.requests", text,
+                                      f"must be equal to {name} limit of {limit_text}"))
+            elif amount > limit:
+                detail = f"must be less than or equal to {name} limit of {limit_text}"
+                causes.append(invalid(f"{path}.requests", text, detail))
+        elif not _overcommit_allowed(name) and name not in limits:
+            causes.append(required(f"{path}.limits",
+                                   "Limit must be set for non overcommitable resources"))
+    return causes
+
+
+# --- pods --------------------------------------------------------------------------------------
+
+_PORT_RANGE = "must be between 1 and 65535, inclusive"
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _valid_port(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+
+
+def _validate_container(
+    container: Any, path: str, names: set[str], host_ports: set[str]
+) -> list[Cause]:
+    if not isinstance(container, Mapping):
+        return [invalid(path, container, "must be an object")]
+    causes: list[Cause] = []
+    name = container.get("name") or ""
+    if not name:
+        causes.append(required(f"{path}.name"))
+    else:
+        causes += _invalid_each(f"{path}.name", name, is_dns1123_label(name))
+        if name in names:
+            causes.append(duplicate(f"{path}.name", name))
+        names.add(name)
+    if not container.get("image"):
+        causes.append(required(f"{path}.image"))
+    for i, port in enumerate(container.get("ports") or []):
+        port_path = f"{path}.ports[{i}]"
+        if not isinstance(port, Mapping):
+            causes.append(invalid(port_path, port, "must be an object"))
+            continue
+        if not _valid_port(port.get("containerPort")):
+            causes.append(invalid(f"{port_path}.containerPort", port.get("containerPort"),
+                                  _PORT_RANGE))
+        host_port = port.get("hostPort", 0)
+        if host_port and not _valid_port(host_port):
+            causes.append(invalid(f"{port_path}.hostPort", host_port, _PORT_RANGE))
+        protocol = port.get("protocol") or ""
+        if not protocol:
+            causes.append(required(f"{port_path}.protocol"))
+        elif protocol not in _PROTOCOLS:
+            causes.append(not_supported(f"{port_path}.protocol", protocol, _PROTOCOLS))
+        if host_port:
+            key = f"{port.get('hostIP', '')}/{protocol}/{host_port}"
+            if key in host_ports:
+                causes.append(duplicate(f"{port_path}.hostPort", key))
+            host_ports.add(key)
+    causes += validate_resource_requirements(container.get("resources"), f"{path}.resources")
+    return causes
+
+
+def validate_tolerations(tolerations: Any, path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    for i, tol in enumerate(tolerations or []):
+        idx = f"{path}[{i}]"
+        if not isinstance(tol, Mapping):
+            causes.append(invalid(idx, tol, "must be an object"))
+            continue
+        key, operator = tol.get("key") or "", tol.get("operator") or ""
+        value, effect = tol.get("value") or "", tol.get("effect") or ""
+        if key:
+            causes += _invalid_each(f"{idx}.key", key, is_qualified_name(key))
+        if not key and operator != "Exists":
+            causes.append(invalid(
+                f"{idx}.operator", operator,
+                'operator must be Exists when `key` is empty, which means "match all values and '
+                'all keys"',
+            ))
+        if tol.get("tolerationSeconds") is not None and effect != "NoExecute":
+            causes.append(invalid(f"{idx}.effect", effect,
+                                  "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+        if operator in ("Equal", ""):
+            errs = is_valid_label_value(value)
+            if errs:
+                causes.append(invalid(f"{idx}.operator", value, ";".join(errs)))
+        elif operator == "Exists":
+            if value:
+                causes.append(invalid(f"{idx}.operator", dict(tol),
+                                      "value must be empty when `operator` is 'Exists'"))
+        else:
+            causes.append(not_supported(f"{idx}.operator", operator, ("Equal", "Exists")))
+        if effect and effect not in _TAINT_EFFECTS:
+            causes.append(not_supported(f"{idx}.effect", effect, _TAINT_EFFECTS))
+    return causes
+
+
+def _enum(spec: Mapping[str, Any], key: str, path: str, allowed: tuple[str, ...]) -> list[Cause]:
+    value = spec.get(key)
+    if value is None:
+        return []
+    if value == "":
+        return [required(f"{path}.{key}")]
+    return [] if value in allowed else [not_supported(f"{path}.{key}", value, allowed)]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_pod_spec(spec: Any, path: str = "spec") -> list[Cause]:
+    if not isinstance(spec, Mapping):
+        return [required(path)]
+    causes: list[Cause] = []
+    names: set[str] = set()
+    host_ports: set[str] = set()
+    containers = spec.get("containers") or []
+    if not containers:
+        causes.append(required(f"{path}.containers"))
+    for field_name in ("initContainers", "containers"):
+        for i, container in enumerate(spec.get(field_name) or []):
+            causes += _validate_container(container, f"{path}.{field_name}[{i}]", names,
+                                          host_ports)
+    causes += _enum(spec, "restartPolicy", path, ("Always", "OnFailure", "Never"))
+    causes += _enum(spec, "dnsPolicy", path,
+                    ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"))
+    causes += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    causes += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
+    for key in ("nodeName", "schedulerName", "priorityClassName"):
+        value = spec.get(key)
+        if value:
+            causes += _invalid_each(f"{path}.{key}", value, is_dns1123_subdomain(str(value)))
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is not None and _is_int(grace) and grace < 0 and grace != -1:
+        causes.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, _NEGATIVE))
+    deadline = spec.get("activeDeadlineSeconds")
+    if deadline is not None and (not _is_int(deadline) or not 1 <= deadline <= 2**31 - 1):
+        causes.append(invalid(f"{path}.activeDeadlineSeconds", deadline,
+                              "must be between 1 and 2147483647, inclusive"))
+    priority = spec.get("priority")
+    if priority is not None and not _is_int(priority):
+        causes.append(invalid(f"{path}.priority", priority, "must be an integer"))
+    return causes
+
+
+_POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+    "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+    "(allow it to be set to 1 if it was previously negative)"
+)
+
+
+def _tolerations_only_added(new: list[Any], old: list[Any]) -> bool:
+    def strip(tol: Any) -> Any:
+        return {k: v for k, v in tol.items() if k != "tolerationSeconds"} \
+            if isinstance(tol, Mapping) else tol
+
+    stripped_new = [strip(t) for t in new]
+    return all(strip(t) in stripped_new for t in old)
+
+
+def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """Upstream's ValidatePodUpdate: the spec is immutable except a few fields."""
+    causes: list[Cause] = []
+    new_spec = dict(new.get("spec") or {})
+    old_spec = dict(old.get("spec") or {})
+    new_tols = list(new_spec.get("tolerations") or [])
+    old_tols = list(old_spec.get("tolerations") or [])
+    if not _tolerations_only_added(new_tols, old_tols):
+        causes.append(forbidden("spec.tolerations",
+                                "existing toleration can not be modified except its "
+                                "tolerationSeconds"))
+    old_deadline = old_spec.get("activeDeadlineSeconds")
+    new_deadline = new_spec.get("activeDeadlineSeconds")
+    if old_deadline is not None and (new_deadline is None or new_deadline > old_deadline):
+        causes.append(invalid("spec.activeDeadlineSeconds", new_deadline,
+                              "must be less than or equal to previous value"))
+    # Blank out what may change, then any remaining difference is forbidden.
+    for spec in (new_spec, old_spec):
+        for key in ("activeDeadlineSeconds", "tolerations"):
+            spec.pop(key, None)
+        for field_name in ("containers", "initContainers"):
+            spec[field_name] = [
+                {k: v for k, v in c.items() if k != "image"} if isinstance(c, Mapping) else c
+                for c in spec.get(field_name) or []
+            ]
+    old_grace = old_spec.get("terminationGracePeriodSeconds")
+    if isinstance(old_grace, int) and old_grace < 0 and new_spec.get(
+        "terminationGracePeriodSeconds"
+    ) == 1:
+        new_spec["terminationGracePeriodSeconds"] = old_grace
+    if new_spec != old_spec:
+        causes.append(forbidden("spec", _POD_UPDATE_FORBIDDEN))
+    return causes
+
+
+# --- other kinds -------------------------------------------------------------------------------
+
+
+def _validate_resource_list(values: Any, path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    for name, value in (values or {}).items():
+        causes += validate_resource_quantity(name, value, f"{path}.{name}")
+    return causes
+
+
+def validate_node(node: Mapping[str, Any]) -> list[Cause]:
+    status = node.get("status") or {}
+    causes = _validate_resource_list(status.get("capacity"), "status.capacity")
+    causes += _validate_resource_list(status.get("allocatable"), "status.allocatable")
+    seen: set[tuple[str, str]] = set()
+    for i, taint in enumerate((node.get("spec") or {}).get("taints") or []):
+        idx = f"spec.taints[{i}]"
+        if not isinstance(taint, Mapping):
+            causes.append(invalid(idx, taint, "must be an object"))
+            continue
+        key, effect = taint.get("key") or "", taint.get("effect") or ""
+        causes += _invalid_each(f"{idx}.key", key, is_qualified_name(key))
+        value = taint.get("value") or ""
+        causes += _invalid_each(f"{idx}.value", value, is_valid_label_value(value))
+        if not effect:
+            causes.append(required(f"{idx}.effect"))
+        elif effect not in _TAINT_EFFECTS:
+            causes.append(not_supported(f"{idx}.effect", effect, _TAINT_EFFECTS))
+        if (key, effect) in seen:
+            detail = "taints must be unique by key and effect pair"
+            causes.append(duplicate(idx, dict(taint), detail))
+        seen.add((key, effect))
+    return causes
+
+
+def validate_priority_class(pc: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+    causes: list[Cause] = []
+    name = (pc.get("metadata") or {}).get("name") or ""
+    value = pc.get("value")
+    if not _is_int(value):
+        causes.append(required("value") if value is None else invalid("value", value,
+                                                                       "must be an integer"))
+    elif name.startswith("system-"):
+        if SYSTEM_PRIORITY_CLASSES.get(name) != value:
+            causes.append(forbidden(
+                "metadata.name",
+                "priority class names with 'system-' prefix are reserved for system use only. "
+                f"error: {name!s} is not a known system priority class",
+            ))
+    elif isinstance(value, int) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        causes.append(forbidden(
+            "value",
+            f"maximum allowed value of a user defined priority is "
+            f"{HIGHEST_USER_DEFINABLE_PRIORITY}",
+        ))
+    policy = pc.get("preemptionPolicy")
+    if policy is not None and policy not in ("Never", "PreemptLowerPriority"):
+        causes.append(not_supported("preemptionPolicy", policy, ("Never", "PreemptLowerPriority")))
+    if old is not None:
+        if value != old.get("value"):
+            causes.append(forbidden("value", "may not be changed in an update."))
+        if policy != old.get("preemptionPolicy"):
+            causes.append(invalid("preemptionPolicy", policy, "field is immutable"))
+    return causes
+
+
+def validate_lease(lease: Mapping[str, Any]) -> list[Cause]:
+    spec = lease.get("spec") or {}
+    causes: list[Cause] = []
+    duration = spec.get("leaseDurationSeconds")
+    if duration is not None and (not _is_int(duration) or duration <= 0):
+        causes.append(invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if transitions is not None and (not _is_int(transitions) or transitions < 0):
+        causes.append(invalid("spec.leaseTransitions", transitions, _NEGATIVE))
+    return causes
+
+
+def validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """Field errors for creating (old is None) or updating `obj` of `kind`; empty when valid."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return [required("metadata.name", "name or generateName is required")]
+    causes = validate_object_meta(kind, meta)
+    if old is not None:
+        causes += validate_object_meta_update(meta, old.get("metadata") or {})
+    if kind == "Pod":
+        causes += validate_pod_spec(obj.get("spec"))
+        if old is not None:
+            causes += validate_pod_update(obj, old)
+    elif kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+        template = (obj.get("spec") or {}).get("template")
+        if isinstance(template, Mapping) and template.get("spec") is not None:
+            causes += validate_pod_spec(template.get("spec"), "spec.template.spec")
+    elif kind == "Node":
+        causes += validate_node(obj)
+    elif kind == "PriorityClass":
+        causes += validate_priority_class(obj, old)
+    elif kind == "Lease":
+        causes += validate_lease(obj)
+    return causes

@@ -1,0 +1,232 @@
+"""Pick a node for one pod: PreFilter, sampled Filter, PreScore/Score, selectHost.
+
+Upstream: pkg/scheduler/schedule_one.go (schedulePod, findNodesThatFitPod,
+findNodesThatPassFilters, numFeasibleNodesToFind, prioritizeNodes, selectHost). Filtering is
+serial, so "stop once enough feasible nodes are found" is exact: the nodes after the stop point
+are neither evaluated nor reported.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scheduler.framework.interface import CycleState, SnapshotLister
+from scheduler.framework.results import (
+    Diagnosis,
+    FitError,
+    NodePluginScores,
+    NoNodesAvailable,
+    ScheduleResult,
+    SchedulingError,
+)
+from scheduler.framework.runtime import Framework
+from scheduler.framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
+    from scheduler.cache.node_info import NodeInfo
+
+__all__ = [
+    "FitError",
+    "NoNodesAvailable",
+    "ScheduleResult",
+    "SchedulingError",
+    "StartIndex",
+    "find_nodes_that_fit_pod",
+    "num_feasible_nodes_to_find",
+    "prioritize_nodes",
+    "schedule_pod",
+    "select_host",
+]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+# Nodes filtered per batch call: big enough for the batch fast path to pay off, small enough
+# not to evaluate many nodes past the point where sampling stops.
+MIN_FILTER_CHUNK = 64
+
+
+@dataclass(slots=True)
+class StartIndex:
+    """Where the next cycle starts scanning nodes (upstream's nextStartNodeIndex).
+
+    Owned by the scheduling loop and shared by its profiles, so every node gets the same chance
+    of being examined across pods.
+    """
+
+    value: int = 0
+
+
+def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (0 / None: adaptive percentage)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = percentage_of_nodes_to_score or 0
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num_nodes = num_all_nodes * percentage // 100
+    return max(num_nodes, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def schedule_pod(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    snapshot: SnapshotLister,
+    *,
+    percentage_of_nodes_to_score: int | None,
+    next_start_index: StartIndex,
+    rng: random.Random,
+) -> ScheduleResult:
+    """The node to bind `pod` to; raises FitError (nothing fits), SchedulingError (a plugin
+    failed) or NoNodesAvailable (the snapshot has no nodes)."""
+    all_nodes = snapshot.list()
+    if not all_nodes:
+        raise NoNodesAvailable()
+    feasible, diagnosis = find_nodes_that_fit_pod(
+        fwk, state, pod, snapshot, percentage_of_nodes_to_score, next_start_index
+    )
+    if not feasible:
+        raise FitError(pod, len(all_nodes), diagnosis)
+    rejected = len(diagnosis.node_to_status.statuses)
+    if len(feasible) == 1:
+        return ScheduleResult(feasible[0].node_name, 1 + rejected, 1)
+    scores = prioritize_nodes(fwk, state, pod, feasible)
+    return ScheduleResult(select_host(scores, rng), len(feasible) + rejected, len(feasible))
+
+
+def find_nodes_that_fit_pod(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    snapshot: SnapshotLister,
+    percentage_of_nodes_to_score: int | None,
+    next_start_index: StartIndex,
+) -> tuple[list[NodeInfo], Diagnosis]:
+    diagnosis = Diagnosis()
+    all_nodes = snapshot.list()
+    pre_result, status, unschedulable_plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+    diagnosis.unschedulable_plugins = set(unschedulable_plugins)
+    if not status.is_success:
+        if not status.is_rejected:
+            raise SchedulingError(status)
+        # Every node gets the same status, so preemption sees them all as rejected by it.
+        diagnosis.node_to_status.absent = status
+        diagnosis.pre_filter_msg = status.message
+        diagnosis.add_plugin_status(status)
+        return [], diagnosis
+
+    # A node nominated by an earlier preemption is likely the only one that fits: try it first.
+    if pod.nominated_node_name:
+        nominated = snapshot.get(pod.nominated_node_name)
+        if nominated is not None:
+            feasible_nominated: list[NodeInfo] = []
+            _find_nodes_that_pass_filters(
+                fwk, state, pod, diagnosis, [nominated], 0, 1, feasible_nominated
+            )
+            if feasible_nominated:
+                return feasible_nominated, diagnosis
+
+    nodes: Sequence[NodeInfo] = all_nodes
+    if pre_result is not None and pre_result.node_names is not None:
+        wanted = pre_result.node_names
+        nodes = [info for info in all_nodes if info.node_name in wanted]
+        names = " ".join(sorted(unschedulable_plugins))
+        diagnosis.node_to_status.absent = Status.unresolvable(
+            f"node(s) didn't satisfy plugin(s) [{names}]"
+        )
+    if not nodes:
+        return [], diagnosis
+    num_to_find = num_feasible_nodes_to_find(percentage_of_nodes_to_score, len(nodes))
+    start = next_start_index.value
+    feasible: list[NodeInfo] = []
+    try:
+        _find_nodes_that_pass_filters(
+            fwk, state, pod, diagnosis, nodes, start, num_to_find, feasible
+        )
+    finally:
+        # Always move on, errors included, so every node gets its turn.
+        processed = len(diagnosis.node_to_status.statuses) + len(feasible)
+        next_start_index.value = (start + processed) % len(all_nodes)
+    return feasible, diagnosis
+
+
+def _find_nodes_that_pass_filters(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    diagnosis: Diagnosis,
+    nodes: Sequence[NodeInfo],
+    start: int,
+    num_to_find: int,
+    feasible: list[NodeInfo],
+) -> None:
+    """Append up to `num_to_find` feasible nodes, scanning from `start`; record rejections."""
+    count = len(nodes)
+    if not fwk.has_filter_plugins():
+        feasible.extend(nodes[(start + i) % count] for i in range(num_to_find))
+        return
+    begin = fwk.now()
+    outcome = Status.OK
+    failed: list[tuple[str, Status]] = []
+    try:
+        offset = 0
+        while offset < count and len(feasible) < num_to_find:
+            size = min(count - offset, max(num_to_find - len(feasible), MIN_FILTER_CHUNK))
+            chunk = [nodes[(start + offset + k) % count] for k in range(size)]
+            offset += size
+            results = fwk.run_filter_plugins_batch(state, pod, chunk)
+            for info, result in zip(chunk, results, strict=True):
+                if fwk.needs_nominated_pods_pass(pod, info.node_name):
+                    status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info)
+                else:
+                    status = result or Status.OK
+                if status.code == Code.ERROR:
+                    outcome = status
+                    raise SchedulingError(status)
+                if status.is_success:
+                    feasible.append(info)
+                    if len(feasible) == num_to_find:
+                        break
+                else:
+                    failed.append((info.node_name, status))
+    finally:
+        for node_name, status in failed:
+            diagnosis.node_to_status.statuses[node_name] = status
+            diagnosis.add_plugin_status(status)
+        fwk.observer.on_extension_point("Filter", outcome, fwk.now() - begin)
+
+
+def prioritize_nodes(
+    fwk: Framework, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+) -> list[NodePluginScores]:
+    """Weighted scores per node; every node scores 1 when the profile has no Score plugin."""
+    if not fwk.has_score_plugins():
+        return [NodePluginScores(info.node_name, total_score=1) for info in nodes]
+    status = fwk.run_pre_score_plugins(state, pod, nodes)
+    if not status.is_success:
+        raise SchedulingError(status)
+    scores, status = fwk.run_score_plugins(state, pod, nodes)
+    if not status.is_success:
+        raise SchedulingError(status)
+    return scores
+
+
+def select_host(scores: Sequence[NodePluginScores], rng: random.Random) -> str:
+    """A node with the highest total, ties broken uniformly at random (reservoir sampling)."""
+    if not scores:
+        raise SchedulingError(Status.error("empty priorityList"))
+    selected = scores[0].name
+    best = scores[0].total_score
+    ties = 1
+    for candidate in scores[1:]:
+        if candidate.total_score > best:
+            best, selected, ties = candidate.total_score, candidate.name, 1
+        elif candidate.total_score == best:
+            ties += 1
+            if rng.randrange(ties) == 0:
+                selected = candidate.name
+    return selected

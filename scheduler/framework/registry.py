@@ -1,0 +1,119 @@
+"""The plugin registry: plugin name → class and args decoder (upstream's runtime.Registry).
+
+In-tree plugins come from `in_tree_registry()`; out-of-tree plugins are Python entry points in
+the group "aiosched.plugins", each naming a `PluginEntry` or a plugin class (a class may carry a
+static `decode_args`). Names are unique: registering one twice raises.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.framework.interface import EXTENSION_POINT_METHODS
+
+ArgsDecoder = Callable[[Mapping[str, Any] | None], Any]
+
+
+class ArgsError(ValueError):
+    """Bad plugin args; `path` is relative to the args object ("scoringStrategy.type")."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.message = message
+
+
+def extension_points(cls: type) -> frozenset[str]:
+    """The extension points (configuration names) a plugin class implements."""
+    return frozenset(
+        point
+        for point, method in EXTENSION_POINT_METHODS.items()
+        if callable(getattr(cls, method, None))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PluginEntry:
+    name: str
+    cls: type
+    decode_args: ArgsDecoder | None = None
+
+    @property
+    def extension_points(self) -> frozenset[str]:
+        return extension_points(self.cls)
+
+    def decode(self, raw: Mapping[str, Any] | None) -> Any:
+        """Defaulted, validated args; `None` for plugins that take none (raw must be empty)."""
+        if self.decode_args is not None:
+            return self.decode_args(raw)
+        if raw:
+            raise ArgsError("", f"plugin {self.name} does not take args")
+        return None
+
+
+class Registry(Mapping[str, PluginEntry]):
+    def __init__(self, entries: Mapping[str, PluginEntry] | None = None) -> None:
+        self._entries: dict[str, PluginEntry] = {}
+        for entry in (entries or {}).values():
+            self.register(entry)
+
+    def register(self, entry: PluginEntry) -> None:
+        if entry.name in self._entries:
+            raise ValueError(f"a plugin named {entry.name} already exists")
+        self._entries[entry.name] = entry
+
+    def merge(self, other: Mapping[str, PluginEntry]) -> None:
+        for entry in other.values():
+            self.register(entry)
+
+    def __getitem__(self, name: str) -> PluginEntry:
+        return self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def in_tree_registry() -> Registry:
+    """Every in-tree plugin this scheduler ships."""
+    from scheduler.plugins.defaultbinder import DefaultBinder
+    from scheduler.plugins.noderesources.args import decode_node_resources_fit_args
+    from scheduler.plugins.noderesources.fit import NodeResourcesFit
+    from scheduler.plugins.nodeunschedulable import NodeUnschedulable
+    from scheduler.plugins.prioritysort import PrioritySort
+    from scheduler.plugins.schedulinggates import SchedulingGates
+
+    registry = Registry()
+    registry.register(PluginEntry(PrioritySort.name, PrioritySort))
+    registry.register(PluginEntry(SchedulingGates.name, SchedulingGates))
+    registry.register(PluginEntry(NodeUnschedulable.name, NodeUnschedulable))
+    registry.register(
+        PluginEntry(NodeResourcesFit.name, NodeResourcesFit, decode_node_resources_fit_args)
+    )
+    registry.register(PluginEntry(DefaultBinder.name, DefaultBinder))
+    return registry
+
+
+def entry_from_object(name: str, obj: object) -> PluginEntry:
+    """An entry point's target as a PluginEntry (a PluginEntry, or a plugin class)."""
+    if isinstance(obj, PluginEntry):
+        return obj
+    if isinstance(obj, type):
+        decoder = getattr(obj, "decode_args", None)
+        return PluginEntry(getattr(obj, "name", name), obj, decoder if callable(decoder) else None)
+    raise TypeError(f"entry point {name} is neither a PluginEntry nor a plugin class")
+
+
+def load_entry_point_plugins(registry: Registry, group: str = "aiosched.plugins") -> list[str]:
+    """Register out-of-tree plugins from installed entry points; returns their names."""
+    loaded = []
+    for entry_point in importlib.metadata.entry_points(group=group):
+        entry = entry_from_object(entry_point.name, entry_point.load())
+        registry.register(entry)
+        loaded.append(entry.name)
+    return loaded

@@ -1,0 +1,786 @@
+"""The framework runtime for one profile (upstream's frameworkImpl, runtime/framework.go).
+
+A `Framework` owns one instance of each enabled plugin (shared across the extension points it
+implements), runs them in configured order with upstream's status semantics, and implements the
+`Handle` plugins receive. Messages of wrapped errors follow upstream's wording so logs and
+conditions read the same.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scheduler.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from scheduler.framework.interface import (
+    EXTENSION_POINT_METHODS,
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    MIN_NODE_SCORE,
+    ApiClient,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeScore,
+    NodeToStatus,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    SnapshotLister,
+)
+from scheduler.framework.registry import Registry
+from scheduler.framework.results import NodePluginScores, PluginScore
+from scheduler.framework.status import Code, Status
+from scheduler.framework.waiting_pods import WaitingPod, WaitingPods
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.queue.types import QueuedPodInfo
+
+# Upstream caps a Permit Wait at 15 minutes.
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+# Plugins that do not say which events could help get every event (upstream's allClusterEvents).
+ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL)),)
+
+
+class Nominator(Protocol):
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]: ...
+
+
+class FrameworkObserver(Protocol):
+    """Timing hooks for metrics and tracing (point names as upstream's metric labels)."""
+
+    def on_extension_point(self, point: str, status: Status, seconds: float) -> None: ...
+
+    def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None: ...
+
+
+class NoopObserver:
+    def on_extension_point(self, point: str, status: Status, seconds: float) -> None:
+        pass
+
+    def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None:
+        pass
+
+
+class _NoNominations:
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]:
+        return ()
+
+
+@dataclass(slots=True)
+class HandleDeps:
+    """What the framework needs from the scheduler to serve plugins."""
+
+    snapshot: Callable[[], SnapshotLister]
+    client: ApiClient
+    nominator: Nominator = field(default_factory=_NoNominations)
+    parallelism: int = 16
+    clock: Callable[[], float] = time.perf_counter  # for durations only
+    observer: FrameworkObserver = field(default_factory=NoopObserver)
+
+
+class FrameworkError(ValueError):
+    """The profile cannot be built (unknown plugin, plugin lacking a point, weights...)."""
+
+
+def _error(message: str, plugin: str = "") -> Status:
+    return Status.error(message, plugin=plugin)
+
+
+class Framework:
+    """One profile's plugins and the logic that runs them."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        plugins_by_point: Mapping[str, Sequence[tuple[Plugin, int]]],
+        deps: HandleDeps,
+    ) -> None:
+        self._profile_name = profile_name
+        self._deps = deps
+        self.observer = deps.observer
+        self.waiting_pods = WaitingPods()
+
+        def at(point: str) -> list[Any]:
+            return [plugin for plugin, _ in plugins_by_point.get(point, ())]
+
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = at("preEnqueue")
+        self.queue_sort_plugins: list[QueueSortPlugin] = at("queueSort")
+        self.pre_filter_plugins: list[PreFilterPlugin] = at("preFilter")
+        self.filter_plugins: list[FilterPlugin] = at("filter")
+        self.post_filter_plugins: list[PostFilterPlugin] = at("postFilter")
+        self.pre_score_plugins: list[PreScorePlugin] = at("preScore")
+        self.score_plugins: list[ScorePlugin] = at("score")
+        self.reserve_plugins: list[ReservePlugin] = at("reserve")
+        self.permit_plugins: list[PermitPlugin] = at("permit")
+        self.pre_bind_plugins: list[PreBindPlugin] = at("preBind")
+        self.bind_plugins: list[BindPlugin] = at("bind")
+        self.post_bind_plugins: list[PostBindPlugin] = at("postBind")
+
+        # Upstream: weight 0 means 1; the total must not overflow MaxTotalScore.
+        self.score_weights: dict[str, int] = {
+            plugin.name: weight or 1 for plugin, weight in plugins_by_point.get("score", ())
+        }
+        if MAX_NODE_SCORE * sum(self.score_weights.values()) > MAX_TOTAL_SCORE:
+            raise FrameworkError("total score of Score plugins could overflow")
+
+        self.plugins: dict[str, Plugin] = {}
+        for entries in plugins_by_point.values():
+            for plugin, _ in entries:
+                self.plugins.setdefault(plugin.name, plugin)
+
+    @classmethod
+    def build(
+        cls,
+        profile_name: str,
+        registry: Registry,
+        enabled: Mapping[str, Sequence[tuple[str, int]]],
+        args: Mapping[str, Any],
+        deps: HandleDeps,
+    ) -> Framework:
+        """Instantiate each enabled plugin once, as `PluginClass(args, handle)`.
+
+        `enabled` maps configuration point names ("filter", "score", ...) to (plugin, weight)
+        in order. `args` holds each plugin's decoded args; a raw mapping is decoded through the
+        registry entry, and a plugin with no entry gets its defaults (`decode(None)`).
+        """
+        framework = cls.__new__(cls)
+        instances: dict[str, Plugin] = {}
+        by_point: dict[str, list[tuple[Plugin, int]]] = {}
+        for point, names in enabled.items():
+            if point not in EXTENSION_POINT_METHODS:
+                raise FrameworkError(f"unknown extension point {point!r}")
+            for name, weight in names:
+                entry = registry.get(name)
+                if entry is None:
+                    raise FrameworkError(f"plugin {name!r} does not exist")
+                if point not in entry.extension_points:
+                    raise FrameworkError(f"plugin {name!r} does not extend {point} plugin")
+                if name not in instances:
+                    plugin_args = args.get(name)
+                    if plugin_args is None or isinstance(plugin_args, Mapping):
+                        plugin_args = entry.decode(plugin_args)
+                    instances[name] = entry.cls(plugin_args, framework)
+                by_point.setdefault(point, []).append((instances[name], weight))
+        framework.__init__(profile_name, by_point, deps)  # type: ignore[misc]
+        return framework
+
+    # ---- Handle -------------------------------------------------------------------------
+
+    @property
+    def profile_name(self) -> str:
+        return self._profile_name
+
+    def snapshot(self) -> SnapshotLister:
+        return self._deps.snapshot()
+
+    @property
+    def client(self) -> ApiClient:
+        return self._deps.client
+
+    @property
+    def parallelism(self) -> int:
+        return self._deps.parallelism
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]:
+        return self._deps.nominator.nominated_pods_for_node(node_name)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]:
+        return iter(self.waiting_pods)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        waiting_pod = self.waiting_pods.get(uid)
+        if waiting_pod is None:
+            return False
+        waiting_pod.reject("", "removed")
+        return True
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def list_plugins(self) -> dict[str, list[str]]:
+        """Plugin names per configuration point, as configured (for /debug and logs)."""
+        points: dict[str, Sequence[Plugin]] = {
+            "preEnqueue": self.pre_enqueue_plugins,
+            "queueSort": self.queue_sort_plugins,
+            "preFilter": self.pre_filter_plugins,
+            "filter": self.filter_plugins,
+            "postFilter": self.post_filter_plugins,
+            "preScore": self.pre_score_plugins,
+            "score": self.score_plugins,
+            "reserve": self.reserve_plugins,
+            "permit": self.permit_plugins,
+            "preBind": self.pre_bind_plugins,
+            "bind": self.bind_plugins,
+            "postBind": self.post_bind_plugins,
+        }
+        return {point: [p.name for p in plugins] for point, plugins in points.items() if plugins}
+
+    # ---- timing -------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """The injected clock (seconds), for timing extension points."""
+        return self._deps.clock()
+
+    def _now(self) -> float:
+        return self._deps.clock()
+
+    def _point_done(self, point: str, status: Status, start: float) -> None:
+        self.observer.on_extension_point(point, status, self._now() - start)
+
+    def _plugin_done(self, point: str, plugin: str, status: Status, start: float) -> None:
+        self.observer.on_plugin(point, plugin, status, self._now() - start)
+
+    # ---- queueing -----------------------------------------------------------------------
+
+    def run_pre_enqueue_plugins(self, pod: PodView) -> Status:
+        for plugin in self.pre_enqueue_plugins:
+            status = plugin.pre_enqueue(pod)
+            if status.is_success:
+                continue
+            if status.is_rejected:
+                return status.with_plugin(plugin.name)
+            return _error(
+                f'running PreEnqueue plugin "{plugin.name}": {status.message}', plugin.name
+            )
+        return Status.OK
+
+    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return self.queue_sort_plugins[0].less(a, b)
+
+    def events_to_register(self) -> dict[str, tuple[ClusterEventWithHint, ...]]:
+        """Events each plugin wants, by plugin name; plugins that don't say get every event."""
+        registered: dict[str, tuple[ClusterEventWithHint, ...]] = {}
+        for name, plugin in self.plugins.items():
+            if isinstance(plugin, EnqueueExtensions):
+                registered[name] = tuple(plugin.events_to_register())
+            else:
+                registered[name] = ALL_EVENTS
+        return registered
+
+    def queueing_hint(
+        self, pod_info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any
+    ) -> QueueingHint:
+        """Whether `event` may make an unschedulable pod schedulable (isPodWorthRequeuing).
+
+        Only events registered by the plugins that rejected the pod count; a hint that raises
+        counts as Queue, as upstream treats a hint error.
+        """
+        rejectors = pod_info.unschedulable_plugins | pod_info.pending_plugins
+        if not rejectors or event.resource == EventResource.WILDCARD:
+            return QueueingHint.QUEUE
+        for name in rejectors:
+            plugin = self.plugins.get(name)
+            if plugin is None:
+                continue
+            if isinstance(plugin, EnqueueExtensions):
+                registrations: Sequence[ClusterEventWithHint] = plugin.events_to_register()
+            else:
+                registrations = ALL_EVENTS
+            for registration in registrations:
+                if not event.matches(registration.event):
+                    continue
+                if registration.hint is None:
+                    return QueueingHint.QUEUE
+                try:
+                    hint = registration.hint(pod_info.pod, old, new)
+                except Exception:
+                    return QueueingHint.QUEUE
+                if hint == QueueingHint.QUEUE:
+                    return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    # ---- PreFilter / Filter -------------------------------------------------------------
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """(merged node subset or None for all, status, plugins that restricted the nodes).
+
+        Skip puts the plugin in state.skip_filter_plugins. UnschedulableAndUnresolvable stops at
+        once; Unschedulable is remembered while the others run (so preemption can use their
+        state). A merged subset that is empty rejects the pod as upstream words it.
+        """
+        start = self._now()
+        skip: set[str] = set()
+        result: PreFilterResult | None = None
+        plugins_with_nodes: list[str] = []
+        returned = Status.OK
+        try:
+            for plugin in self.pre_filter_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                plugin_result, status = plugin.pre_filter(state, pod, nodes)
+                if state.record_plugin_metrics:
+                    self._plugin_done("PreFilter", plugin.name, status, plugin_start)
+                if status.is_skip:
+                    skip.add(plugin.name)
+                    continue
+                if not status.is_success:
+                    status = status.with_plugin(plugin.name)
+                    if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                        returned = status
+                        return None, status, set()
+                    if status.code == Code.UNSCHEDULABLE:
+                        returned = status
+                        continue
+                    returned = _error(
+                        f'running PreFilter plugin "{plugin.name}": {status.message}', plugin.name
+                    )
+                    return None, returned, set()
+                if plugin_result is not None and not plugin_result.all_nodes():
+                    plugins_with_nodes.append(plugin.name)
+                result = plugin_result if result is None else result.merge(plugin_result)
+                if result is not None and result.node_names is not None and not result.node_names:
+                    if len(plugins_with_nodes) == 1:
+                        message = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
+                    else:
+                        names = " ".join(plugins_with_nodes)
+                        message = f"node(s) didn't satisfy plugin(s) [{names}] simultaneously"
+                    returned = Status.unresolvable(message)
+                    return result, returned, set(plugins_with_nodes)
+            return result, returned, set(plugins_with_nodes)
+        finally:
+            state.skip_filter_plugins = skip
+            self._point_done("PreFilter", returned, start)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodView, pod_to_add: PodView, node_info: NodeInfo
+    ) -> Status:
+        return self._run_pre_filter_extension("AddPod", state, pod, pod_to_add, node_info)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodView, pod_to_remove: PodView, node_info: NodeInfo
+    ) -> Status:
+        return self._run_pre_filter_extension("RemovePod", state, pod, pod_to_remove, node_info)
+
+    def _run_pre_filter_extension(
+        self, op: str, state: CycleState, pod: PodView, other: PodView, node_info: NodeInfo
+    ) -> Status:
+        for plugin in self.pre_filter_plugins:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            extensions = plugin.pre_filter_extensions()
+            if extensions is None:
+                continue
+            plugin_start = self._now() if state.record_plugin_metrics else 0.0
+            if op == "AddPod":
+                status = extensions.add_pod(state, pod, other, node_info)
+            else:
+                status = extensions.remove_pod(state, pod, other, node_info)
+            if state.record_plugin_metrics:
+                self._plugin_done(f"PreFilterExtension{op}", plugin.name, status, plugin_start)
+            if not status.is_success:
+                return _error(f'running {op} on PreFilter plugin "{plugin.name}": {status.message}')
+        return Status.OK
+
+    def run_filter_plugins(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
+        """The first non-success Filter status, attributed to its plugin; non-rejections → Error."""
+        skip = state.skip_filter_plugins
+        record = state.record_plugin_metrics
+        for plugin in self.filter_plugins:
+            if plugin.name in skip:
+                continue
+            if record:
+                plugin_start = self._now()
+                status = plugin.filter(state, pod, node_info)
+                self._plugin_done("Filter", plugin.name, status, plugin_start)
+            else:
+                status = plugin.filter(state, pod, node_info)
+            if not status.is_success:
+                return self._filter_failure(plugin.name, status)
+        return Status.OK
+
+    @staticmethod
+    def _filter_failure(plugin: str, status: Status) -> Status:
+        if not status.is_rejected:
+            return _error(f'running "{plugin}" filter plugin: {status.message}', plugin)
+        return status.with_plugin(plugin)
+
+    def run_filter_plugins_batch(
+        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        """`run_filter_plugins` for many nodes (None = Success), using batch plugins' fast path.
+
+        Each node gets exactly what run_filter_plugins would return for it: plugins run in
+        order and a node leaves the batch at its first failure.
+        """
+        results: list[Status | None] = [None] * len(node_infos)
+        alive = list(range(len(node_infos)))
+        record = state.record_plugin_metrics
+        for plugin in self.filter_plugins:
+            if not alive:
+                break
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            plugin_start = self._now() if record else 0.0
+            batch_nodes = [node_infos[i] for i in alive]
+            if isinstance(plugin, BatchFilterPlugin):
+                statuses = plugin.filter_batch(state, pod, batch_nodes)
+            else:
+                statuses = [plugin.filter(state, pod, info) for info in batch_nodes]
+            if record:
+                self._plugin_done("Filter", plugin.name, Status.OK, plugin_start)
+            still_alive = []
+            for index, status in zip(alive, statuses, strict=True):
+                if status is None or status.is_success:
+                    still_alive.append(index)
+                else:
+                    results[index] = self._filter_failure(plugin.name, status)
+            alive = still_alive
+        return results
+
+    def needs_nominated_pods_pass(self, pod: PodView, node_name: str) -> bool:
+        """Whether filtering on this node must consider pods nominated to it."""
+        return any(
+            nominated.priority >= pod.priority and nominated.uid != pod.uid
+            for nominated in self._deps.nominator.nominated_pods_for_node(node_name)
+        )
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo
+    ) -> Status:
+        """Filters with equal-or-higher priority nominated pods added, then (if that passed and
+        any were added) without them: the pod must fit both ways, as upstream decides."""
+        status = Status.OK
+        pods_added = False
+        for attempt in range(2):
+            state_to_use, info_to_use = state, node_info
+            if attempt == 0:
+                added = self._add_nominated_pods(state, pod, node_info)
+                if isinstance(added, Status):
+                    return added
+                pods_added, state_to_use, info_to_use = added
+            elif not pods_added or not status.is_success:
+                break
+            status = self.run_filter_plugins(state_to_use, pod, info_to_use)
+            if not status.is_success and not status.is_rejected:
+                return status
+        return status
+
+    def _add_nominated_pods(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo
+    ) -> tuple[bool, CycleState, NodeInfo] | Status:
+        node_name = node_info.node_name
+        nominated = [
+            other
+            for other in self._deps.nominator.nominated_pods_for_node(node_name)
+            if other.priority >= pod.priority and other.uid != pod.uid
+        ]
+        if not nominated:
+            return False, state, node_info
+        info_out = node_info.snapshot()
+        state_out = state.clone()
+        for other in nominated:
+            info_out.add_pod(other)
+            status = self.run_pre_filter_extension_add_pod(state_out, pod, other, info_out)
+            if not status.is_success:
+                return status
+        return True, state_out, info_out
+
+    async def run_post_filter_plugins(
+        self, state: CycleState, pod: PodView, filtered: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Until the first Success / Unresolvable / Error; otherwise the rejections combined."""
+        start = self._now()
+        returned = Status.OK
+        try:
+            result: PostFilterResult | None = None
+            reasons: list[str] = []
+            rejector = ""
+            for plugin in self.post_filter_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                plugin_result, status = await plugin.post_filter(state, pod, filtered)
+                if state.record_plugin_metrics:
+                    self._plugin_done("PostFilter", plugin.name, status, plugin_start)
+                if status.is_success:
+                    returned = status
+                    return plugin_result, status
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    returned = status.with_plugin(plugin.name)
+                    return plugin_result, returned
+                if not status.is_rejected:
+                    returned = _error(status.message, plugin.name)
+                    return None, returned
+                if plugin_result is not None:
+                    result = plugin_result
+                reasons.extend(status.reasons)
+                rejector = rejector or plugin.name
+            returned = Status.unschedulable(*reasons, plugin=rejector)
+            return result, returned
+        finally:
+            self._point_done("PostFilter", returned, start)
+
+    # ---- Score --------------------------------------------------------------------------
+
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> Status:
+        start = self._now()
+        skip: set[str] = set()
+        returned = Status.OK
+        try:
+            for plugin in self.pre_score_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                status = plugin.pre_score(state, pod, nodes)
+                if state.record_plugin_metrics:
+                    self._plugin_done("PreScore", plugin.name, status, plugin_start)
+                if status.is_skip:
+                    skip.add(plugin.name)
+                    continue
+                if not status.is_success:
+                    returned = _error(f'running PreScore plugin "{plugin.name}": {status.message}')
+                    return returned
+            return returned
+        finally:
+            state.skip_score_plugins = skip
+            self._point_done("PreScore", returned, start)
+
+    def run_score_plugins(
+        self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodePluginScores], Status]:
+        """Per-node weighted plugin scores and totals; scores outside [0, 100] after
+        normalizing are an error, as upstream."""
+        start = self._now()
+        returned = Status.OK
+        try:
+            plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
+            per_plugin: list[list[NodeScore]] = []
+            for plugin in plugins:
+                scores, status = self._score_one_plugin(state, pod, plugin, nodes)
+                if not status.is_success:
+                    returned = _error(
+                        f'running Score plugins: plugin "{plugin.name}" failed with: '
+                        f"{status.message}"
+                    )
+                    return [], returned
+                per_plugin.append(scores)
+            for plugin, scores in zip(plugins, per_plugin, strict=True):
+                extensions = plugin.score_extensions()
+                if extensions is None:
+                    continue
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                status = extensions.normalize_score(state, pod, scores)
+                if state.record_plugin_metrics:
+                    self._plugin_done("ScoreExtensionNormalize", plugin.name, status, plugin_start)
+                if not status.is_success:
+                    returned = _error(
+                        f'running Normalize on Score plugins: plugin "{plugin.name}" failed '
+                        f"with: {status.message}"
+                    )
+                    return [], returned
+            results = [NodePluginScores(info.node_name) for info in nodes]
+            for plugin, scores in zip(plugins, per_plugin, strict=True):
+                weight = self.score_weights.get(plugin.name, 1)
+                for node_scores, node_score in zip(results, scores, strict=True):
+                    score = node_score.score
+                    if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
+                        returned = _error(
+                            "applying score defaultWeights on Score plugins: "
+                            f'plugin "{plugin.name}" returns an invalid score {score}, it should '
+                            f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
+                            "normalizing"
+                        )
+                        return [], returned
+                    weighted = score * weight
+                    node_scores.scores.append(PluginScore(plugin.name, weighted))
+                    node_scores.total_score += weighted
+            return results, returned
+        finally:
+            self._point_done("Score", returned, start)
+
+    def _score_one_plugin(
+        self, state: CycleState, pod: PodView, plugin: ScorePlugin, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodeScore], Status]:
+        record = state.record_plugin_metrics
+        plugin_start = self._now() if record else 0.0
+        if isinstance(plugin, BatchScorePlugin):
+            values, status = plugin.score_batch(state, pod, nodes)
+            if not status.is_success:
+                return [], status
+            scores = [
+                NodeScore(info.node_name, value) for info, value in zip(nodes, values, strict=True)
+            ]
+        else:
+            scores = []
+            for info in nodes:
+                value, status = plugin.score(state, pod, info)
+                if not status.is_success:
+                    return [], status
+                scores.append(NodeScore(info.node_name, value))
+        if record:
+            self._plugin_done("Score", plugin.name, Status.OK, plugin_start)
+        return scores, Status.OK
+
+    # ---- Reserve / Permit ---------------------------------------------------------------
+
+    def run_reserve_plugins_reserve(
+        self, state: CycleState, pod: PodView, node_name: str
+    ) -> Status:
+        start = self._now()
+        returned = Status.OK
+        try:
+            for plugin in self.reserve_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                status = plugin.reserve(state, pod, node_name)
+                if state.record_plugin_metrics:
+                    self._plugin_done("Reserve", plugin.name, status, plugin_start)
+                if not status.is_success:
+                    if status.is_rejected:
+                        returned = status.with_plugin(plugin.name)
+                    else:
+                        returned = _error(
+                            f'running Reserve plugin "{plugin.name}": {status.message}'
+                        )
+                    return returned
+            return returned
+        finally:
+            self._point_done("Reserve", returned, start)
+
+    def run_reserve_plugins_unreserve(
+        self, state: CycleState, pod: PodView, node_name: str
+    ) -> None:
+        """Unreserve in the reverse order of Reserve."""
+        start = self._now()
+        for plugin in reversed(self.reserve_plugins):
+            plugin_start = self._now() if state.record_plugin_metrics else 0.0
+            plugin.unreserve(state, pod, node_name)
+            if state.record_plugin_metrics:
+                self._plugin_done("Unreserve", plugin.name, Status.OK, plugin_start)
+        self._point_done("Unreserve", Status.OK, start)
+
+    def run_permit_plugins(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        """Success, a rejection (attributed), an Error, or Wait: the pod is then parked in
+        `waiting_pods` with one timer per waiting plugin (call inside the event loop)."""
+        start = self._now()
+        returned = Status.OK
+        try:
+            waits: dict[str, float] = {}
+            for plugin in self.permit_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                status, timeout = plugin.permit(state, pod, node_name)
+                if state.record_plugin_metrics:
+                    self._plugin_done("Permit", plugin.name, status, plugin_start)
+                if status.is_success:
+                    continue
+                if status.is_rejected:
+                    returned = status.with_plugin(plugin.name)
+                    return returned
+                if status.is_wait:
+                    waits[plugin.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                    continue
+                returned = _error(
+                    f'running Permit plugin "{plugin.name}": {status.message}', plugin.name
+                )
+                return returned
+            if waits:
+                self.waiting_pods.add(WaitingPod(pod, waits))
+                returned = Status.wait(
+                    f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+                )
+            return returned
+        finally:
+            self._point_done("Permit", returned, start)
+
+    async def wait_on_permit(self, pod: PodView) -> Status:
+        """Block while the pod waits on Permit; Success, the rejection, or an Error."""
+        waiting_pod = self.waiting_pods.get(pod.uid)
+        if waiting_pod is None:
+            return Status.OK
+        try:
+            status = await waiting_pod.wait()
+        finally:
+            self.waiting_pods.remove(pod.uid)
+        if status.is_success or status.is_rejected:
+            return status
+        return _error(f"waiting on permit for pod: {status.message}", status.plugin)
+
+    # ---- binding cycle ------------------------------------------------------------------
+
+    async def run_pre_bind_plugins(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        start = self._now()
+        returned = Status.OK
+        try:
+            for plugin in self.pre_bind_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                status = await plugin.pre_bind(state, pod, node_name)
+                if state.record_plugin_metrics:
+                    self._plugin_done("PreBind", plugin.name, status, plugin_start)
+                if not status.is_success:
+                    if status.is_rejected:
+                        returned = status.with_plugin(plugin.name)
+                    else:
+                        returned = _error(
+                            f'running PreBind plugin "{plugin.name}": {status.message}'
+                        )
+                    return returned
+            return returned
+        finally:
+            self._point_done("PreBind", returned, start)
+
+    async def run_bind_plugins(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        """The first bind plugin that does not Skip decides; Skip when all skip (the caller
+        treats that as an error, as upstream's bind does)."""
+        start = self._now()
+        returned = Status.skip()
+        try:
+            for plugin in self.bind_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                status = await plugin.bind(state, pod, node_name)
+                if state.record_plugin_metrics:
+                    self._plugin_done("Bind", plugin.name, status, plugin_start)
+                if status.is_skip:
+                    continue
+                if status.is_success:
+                    returned = status
+                elif status.is_rejected:
+                    returned = status.with_plugin(plugin.name)
+                else:
+                    returned = _error(
+                        f'running Bind plugin "{plugin.name}": {status.message}', plugin.name
+                    )
+                return returned
+            return returned
+        finally:
+            self._point_done("Bind", returned, start)
+
+    async def run_post_bind_plugins(self, state: CycleState, pod: PodView, node_name: str) -> None:
+        start = self._now()
+        for plugin in self.post_bind_plugins:
+            plugin_start = self._now() if state.record_plugin_metrics else 0.0
+            await plugin.post_bind(state, pod, node_name)
+            if state.record_plugin_metrics:
+                self._plugin_done("PostBind", plugin.name, Status.OK, plugin_start)
+        self._point_done("PostBind", Status.OK, start)

@@ -1,0 +1,1 @@
+"""NodeResourcesFit: resource fit filtering and allocation-based scoring."""

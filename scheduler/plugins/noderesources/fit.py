@@ -1,0 +1,293 @@
+"""NodeResourcesFit: Filter nodes without room for the pod's requests; Score by allocation.
+
+Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go and resource_allocation.go
+(queueing hints and in-place pod resize enabled, as upstream's current defaults).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scheduler.api.objects import NodeView, PodView, Resource
+from scheduler.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from scheduler.framework.interface import CycleState, Handle, PreFilterResult, ScoreExtensions
+from scheduler.framework.status import Status
+from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
+from scheduler.plugins.noderesources.scoring import scorer_for
+
+if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.framework.interface import PreFilterExtensions
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+_NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """Upstream's IsExtendedResourceName: namespaced, outside kubernetes.io, not "requests."."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def fits_request(
+    request: Resource,
+    node_info: NodeInfo,
+    ignored_resources: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """Every resource the node lacks for `request`, in upstream's order and words."""
+    insufficient = []
+    allocatable = node_info.allocatable
+    requested = node_info.requested
+    pod_count = len(node_info.pods)
+    if pod_count + 1 > allocatable.allowed_pod_number:
+        insufficient.append(
+            InsufficientResource(
+                "pods", "Too many pods", 1, pod_count, allocatable.allowed_pod_number
+            )
+        )
+    if (
+        request.milli_cpu == 0
+        and request.memory == 0
+        and request.ephemeral_storage == 0
+        and not any(request.scalar.values())
+    ):
+        return insufficient
+    if request.milli_cpu > 0 and request.milli_cpu > allocatable.milli_cpu - requested.milli_cpu:
+        insufficient.append(
+            InsufficientResource(
+                "cpu",
+                "Insufficient cpu",
+                request.milli_cpu,
+                requested.milli_cpu,
+                allocatable.milli_cpu,
+            )
+        )
+    if request.memory > 0 and request.memory > allocatable.memory - requested.memory:
+        insufficient.append(
+            InsufficientResource(
+                "memory",
+                "Insufficient memory",
+                request.memory,
+                requested.memory,
+                allocatable.memory,
+            )
+        )
+    if (
+        request.ephemeral_storage > 0
+        and request.ephemeral_storage > allocatable.ephemeral_storage - requested.ephemeral_storage
+    ):
+        insufficient.append(
+            InsufficientResource(
+                "ephemeral-storage",
+                "Insufficient ephemeral-storage",
+                request.ephemeral_storage,
+                requested.ephemeral_storage,
+                allocatable.ephemeral_storage,
+            )
+        )
+    for name, amount in request.scalar.items():
+        if amount == 0:
+            continue
+        if is_extended_resource_name(name) and (
+            name in ignored_resources or name.split("/", 1)[0] in ignored_groups
+        ):
+            continue
+        free = allocatable.scalar.get(name, 0) - requested.scalar.get(name, 0)
+        if amount > free:
+            insufficient.append(
+                InsufficientResource(
+                    name,
+                    f"Insufficient {name}",
+                    amount,
+                    requested.scalar.get(name, 0),
+                    allocatable.scalar.get(name, 0),
+                )
+            )
+    return insufficient
+
+
+def fits(pod: PodView, node_info: NodeInfo) -> list[InsufficientResource]:
+    """Whether the pod fits the node, ignoring nothing (for preemption and hints)."""
+    return fits_request(pod.requests, node_info)
+
+
+class _BareNode:
+    """A node with no pods: enough of NodeInfo for fits_request in queueing hints."""
+
+    def __init__(self, node: NodeView) -> None:
+        self.node = node
+        self.pods: list[PodView] = []
+        self.allocatable = node.allocatable
+        self.requested = Resource()
+
+
+def _fits_empty_node(pod: PodView, node: NodeView) -> bool:
+    return not fits_request(pod.requests, _BareNode(node))  # type: ignore[arg-type]
+
+
+def _requested_resources_increased(pod: PodView, old: NodeView, new: NodeView) -> bool:
+    if new.allocatable.allowed_pod_number > old.allocatable.allowed_pod_number:
+        return True
+    request = pod.requests
+    for name in ("cpu", "memory", "ephemeral-storage", *request.scalar):
+        if request.get(name) > 0 and new.allocatable.get(name) > old.allocatable.get(name):
+            return True
+    return False
+
+
+def _pod_request_for_scoring(pod: PodView, name: str) -> int:
+    """Non-zero requests for cpu / memory (100m / 200Mi per container without one)."""
+    if name == "cpu":
+        return pod.non_zero_milli_cpu
+    if name == "memory":
+        return pod.non_zero_memory
+    return pod.requests.get(name)
+
+
+def allocatable_and_requested(node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
+    """(allocatable, requested incl. the pod) as upstream's calculateResourceAllocatableRequest."""
+    if name == "cpu":
+        return node_info.allocatable.milli_cpu, node_info.non_zero_requested.milli_cpu + pod_request
+    if name == "memory":
+        return node_info.allocatable.memory, node_info.non_zero_requested.memory + pod_request
+    if name == "ephemeral-storage":
+        return (
+            node_info.allocatable.ephemeral_storage,
+            node_info.requested.ephemeral_storage + pod_request,
+        )
+    # An extended resource the pod doesn't request is left out of the score.
+    if pod_request == 0 or name not in node_info.allocatable.scalar:
+        return 0, 0
+    return (
+        node_info.allocatable.scalar[name],
+        node_info.requested.scalar.get(name, 0) + pod_request,
+    )
+
+
+class NodeResourcesFit:
+    name = NAME
+
+    def __init__(self, args: NodeResourcesFitArgs | None, handle: Handle | None = None) -> None:
+        self.args = args or NodeResourcesFitArgs()
+        self._ignored = frozenset(self.args.ignored_resources)
+        self._ignored_groups = frozenset(self.args.ignored_resource_groups)
+        self._resources = tuple(spec.name for spec in self.args.scoring_strategy.resources)
+        self._scorer = scorer_for(self.args.scoring_strategy)
+
+    # PreFilter / Filter
+
+    def pre_filter(
+        self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
+        state.write(PRE_FILTER_STATE_KEY, pod.requests)
+        return None, Status.OK
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
+        try:
+            request: Resource = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return Status.error(
+                f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
+            )
+        insufficient = fits_request(request, node_info, self._ignored, self._ignored_groups)
+        if insufficient:
+            return Status.unschedulable(*(item.reason for item in insufficient))
+        return Status.OK
+
+    # PreScore / Score
+
+    def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
+        state.write(PRE_SCORE_STATE_KEY, self._pod_requests(pod))
+        return Status.OK
+
+    def _pod_requests(self, pod: PodView) -> tuple[int, ...]:
+        return tuple(_pod_request_for_scoring(pod, name) for name in self._resources)
+
+    def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
+        try:
+            pod_requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            pod_requests = self._pod_requests(pod)
+        return self._score(node_info, pod_requests), Status.OK
+
+    def _score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
+        allocatable: list[int] = []
+        requested: list[int] = []
+        for name, pod_request in zip(self._resources, pod_requests, strict=True):
+            alloc, req = allocatable_and_requested(node_info, name, pod_request)
+            allocatable.append(alloc)
+            requested.append(req)
+        return self._scorer(requested, allocatable)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+    # Queueing
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
+                ),
+                self._schedulable_after_pod_event,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
+                ),
+                self._schedulable_after_node_change,
+            ),
+        )
+
+    @staticmethod
+    def _schedulable_after_pod_event(pod: Any, old: Any, new: Any) -> QueueingHint:
+        if new is None:
+            # Only a deleted pod that held resources on a node can free them.
+            bound = isinstance(old, PodView) and old.is_bound
+            return QueueingHint.QUEUE if bound else QueueingHint.SKIP
+        if not isinstance(old, PodView) or not isinstance(new, PodView):
+            return QueueingHint.QUEUE
+        if new.uid == pod.uid:
+            return QueueingHint.QUEUE
+        if not new.is_bound:
+            return QueueingHint.SKIP
+        wanted = pod.requests
+        for name in ("cpu", "memory", "ephemeral-storage", *wanted.scalar):
+            if wanted.get(name) and old.requests.get(name) > new.requests.get(name):
+                return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def _schedulable_after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, NodeView):
+            return QueueingHint.QUEUE
+        if not _fits_empty_node(pod, new):
+            return QueueingHint.SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if isinstance(old, NodeView) and not _requested_resources_increased(pod, old, new):
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE

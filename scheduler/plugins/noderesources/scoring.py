@@ -1,0 +1,114 @@
+"""Allocation scorers for NodeResourcesFit (integer arithmetic exactly as upstream's Go).
+
+Upstream: plugins/noderesources/least_allocated.go, most_allocated.go,
+requested_to_capacity_ratio.go and plugins/helper/shape_score.go. Go's integer division
+truncates toward zero; `_div` does the same (Python's // floors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from scheduler.framework.interface import MAX_NODE_SCORE
+from scheduler.plugins.noderesources.args import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MOST_ALLOCATED,
+    ResourceSpec,
+    ScoringStrategy,
+    UtilizationShapePoint,
+)
+
+# (requested per resource, allocatable per resource) → node score in [0, 100]
+Scorer = Callable[[Sequence[int], Sequence[int]], int]
+
+
+def _div(a: int, b: int) -> int:
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b > 0) else -quotient
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0 or requested > capacity:
+        return 0
+    return _div((capacity - requested) * MAX_NODE_SCORE, capacity)
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    if capacity == 0:
+        return 0
+    # A node over-committed by requests of pods that were bound without this check scores
+    # as fully used rather than beyond.
+    requested = min(requested, capacity)
+    return _div(requested * MAX_NODE_SCORE, capacity)
+
+
+def _weighted_average(
+    per_resource: Callable[[int, int], int], resources: Sequence[ResourceSpec]
+) -> Scorer:
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for spec, req, alloc in zip(resources, requested, allocatable, strict=True):
+            if alloc == 0:
+                continue
+            node_score += per_resource(req, alloc) * spec.weight
+            weight_sum += spec.weight
+        return _div(node_score, weight_sum) if weight_sum else 0
+
+    return score
+
+
+def broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """Piecewise linear through (utilization, score) points; flat outside them."""
+
+    def evaluate(p: int) -> int:
+        for i, (utilization, score) in enumerate(shape):
+            if p <= utilization:
+                if i == 0:
+                    return score
+                prev_u, prev_s = shape[i - 1]
+                return prev_s + _div((score - prev_s) * (p - prev_u), utilization - prev_u)
+        return shape[-1][1]
+
+    return evaluate
+
+
+def requested_to_capacity_ratio_scorer(
+    resources: Sequence[ResourceSpec], shape: Sequence[UtilizationShapePoint]
+) -> Scorer:
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    raw = broken_linear_function([(p.utilization, p.score * scale) for p in shape])
+
+    def resource_score(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return raw(100)
+        return raw(_div(requested * 100, capacity))
+
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for spec, req, alloc in zip(resources, requested, allocatable, strict=True):
+            if alloc == 0:
+                continue
+            value = resource_score(req, alloc)
+            if value > 0:
+                node_score += value * spec.weight
+                weight_sum += spec.weight
+        if weight_sum == 0:
+            return 0
+        return _go_round(node_score / weight_sum)
+
+    return score
+
+
+def _go_round(value: float) -> int:
+    """math.Round: halves away from zero (Python's round() rounds halves to even)."""
+    whole = int(abs(value) + 0.5)
+    return whole if value >= 0 else -whole
+
+
+def scorer_for(strategy: ScoringStrategy) -> Scorer:
+    if strategy.type == LEAST_ALLOCATED:
+        return _weighted_average(least_requested_score, strategy.resources)
+    if strategy.type == MOST_ALLOCATED:
+        return _weighted_average(most_requested_score, strategy.resources)
+    return requested_to_capacity_ratio_scorer(strategy.resources, strategy.shape)

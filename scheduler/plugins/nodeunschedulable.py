@@ -1,0 +1,78 @@
+"""NodeUnschedulable (Filter): nodes with spec.unschedulable reject pods that don't tolerate
+the node.kubernetes.io/unschedulable:NoSchedule taint.
+
+Upstream: pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go (queueing
+hints enabled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from scheduler.api.objects import NodeView, PodView, Taint
+from scheduler.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from scheduler.framework.interface import CycleState, Handle
+from scheduler.framework.status import Status
+
+if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
+
+ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+def tolerates_unschedulable(pod: PodView) -> bool:
+    return any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations)
+
+
+class NodeUnschedulable:
+    name = "NodeUnschedulable"
+
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
+        node = node_info.node
+        if node is None:
+            return Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)
+        if node.unschedulable and not tolerates_unschedulable(pod):
+            return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+        return Status.OK
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self._schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+                self._schedulable_after_toleration_change,
+            ),
+        )
+
+    @staticmethod
+    def _schedulable_after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, NodeView):
+            return QueueingHint.QUEUE  # unexpected object: be safe, as upstream on errors
+        became_schedulable = isinstance(old, NodeView) and old.unschedulable
+        added_schedulable = old is None
+        if (became_schedulable or added_schedulable) and not new.unschedulable:
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def _schedulable_after_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(old, PodView) or not isinstance(new, PodView):
+            return QueueingHint.QUEUE
+        if new.uid == pod.uid and not tolerates_unschedulable(old) and tolerates_unschedulable(new):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
