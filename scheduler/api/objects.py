@@ -14,11 +14,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler.api.errors import MalformedObject
 from scheduler.api.selectors import NodeSelector
 
-
-class MalformedObject(ValueError):
-    """An API object this scheduler cannot interpret; the message names the field path."""
+__all__ = [
+    "HostPort",
+    "ImageState",
+    "MalformedObject",
+    "NodeView",
+    "OwnerReference",
+    "PodView",
+    "PreferredSchedulingTerm",
+    "Resource",
+    "Taint",
+    "Toleration",
+]
 
 
 class Resource:

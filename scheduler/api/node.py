@@ -1,0 +1,84 @@
+"""Build a `NodeView` from a node's decoded JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.api.fields import as_bool, as_int, as_list, as_mapping, as_str, as_str_map
+from scheduler.api.objects import ImageState, NodeView, Taint
+from scheduler.api.resources import parse_resource_list, resource_from_nanos
+
+
+def node_view_from_dict(obj: Mapping[str, Any]) -> NodeView:
+    """The view of one node; raises MalformedObject naming the field that cannot be read.
+
+    Allocatable is status.allocatable; a node that reports none (some test clusters only fill
+    capacity) falls back to status.capacity.
+    """
+    raw = as_mapping(obj, "node")
+    meta = as_mapping(raw.get("metadata"), "metadata")
+    spec = as_mapping(raw.get("spec"), "spec")
+    status = as_mapping(raw.get("status"), "status")
+    allocatable = status.get("allocatable")
+    if allocatable:
+        amounts = parse_resource_list(allocatable, "status.allocatable")
+    else:
+        amounts = parse_resource_list(status.get("capacity"), "status.capacity")
+    return NodeView(
+        raw=raw,
+        uid=as_str(meta.get("uid"), "metadata.uid"),
+        name=as_str(meta.get("name"), "metadata.name"),
+        resource_version=as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        labels=as_str_map(meta.get("labels"), "metadata.labels"),
+        annotations=as_str_map(meta.get("annotations"), "metadata.annotations"),
+        allocatable=resource_from_nanos(amounts),
+        unschedulable=as_bool(spec.get("unschedulable"), "spec.unschedulable"),
+        taints=_taints(spec.get("taints")),
+        images=_images(status.get("images")),
+        conditions=_conditions(status.get("conditions")),
+    )
+
+
+def _taints(value: Any) -> tuple[Taint, ...]:
+    if not value:
+        return ()
+    result: list[Taint] = []
+    for index, item in enumerate(as_list(value, "spec.taints")):
+        path = f"spec.taints[{index}]"
+        item = as_mapping(item, path)
+        result.append(
+            Taint(
+                key=as_str(item.get("key"), f"{path}.key"),
+                value=as_str(item.get("value"), f"{path}.value"),
+                effect=as_str(item.get("effect"), f"{path}.effect"),
+            )
+        )
+    return tuple(result)
+
+
+def _images(value: Any) -> tuple[ImageState, ...]:
+    if not value:
+        return ()
+    result: list[ImageState] = []
+    for index, item in enumerate(as_list(value, "status.images")):
+        path = f"status.images[{index}]"
+        item = as_mapping(item, path)
+        names = as_list(item.get("names"), f"{path}.names")
+        for name_index, name in enumerate(names):
+            as_str(name, f"{path}.names[{name_index}]")
+        result.append(ImageState(tuple(names), as_int(item.get("sizeBytes"), f"{path}.sizeBytes")))
+    return tuple(result)
+
+
+def _conditions(value: Any) -> Mapping[str, str]:
+    if not value:
+        return {}
+    result: dict[str, str] = {}
+    for index, item in enumerate(as_list(value, "status.conditions")):
+        path = f"status.conditions[{index}]"
+        item = as_mapping(item, path)
+        result[as_str(item.get("type"), f"{path}.type")] = as_str(
+            item.get("status"), f"{path}.status"
+        )
+    return result

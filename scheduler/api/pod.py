@@ -1,0 +1,352 @@
+"""Build a `PodView` from a pod's decoded JSON.
+
+Resource requests follow k8s.io/component-helpers/resource PodRequests and
+pkg/scheduler/framework/types.go calculateResource:
+- regular containers are summed;
+- each init container runs alone, so the pod needs at least the largest of them; a restartable
+  init container (restartPolicy Always, a sidecar) keeps running, so it is added to the sum and
+  to every later init container's requirement;
+- spec.overhead is added;
+- the non-zero variant (used for scoring only) counts a container without a cpu / memory request
+  as 100m / 200Mi (a request present but "0" stays 0, as upstream's NonMissingContainerRequests).
+Sums and maxima are taken on exact quantities (nano units) before rounding, as upstream adds
+Quantities before taking MilliValue / Value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.api.fields import (
+    EMPTY,
+    as_bool,
+    as_int,
+    as_list,
+    as_mapping,
+    as_str,
+    as_str_map,
+)
+from scheduler.api.objects import (
+    HostPort,
+    OwnerReference,
+    PodView,
+    PreferredSchedulingTerm,
+    Toleration,
+)
+from scheduler.api.resources import CPU, MEMORY, parse_resource_list, resource_from_nanos
+from scheduler.api.selectors import NodeSelector, parse_node_selector_term
+
+# Upstream's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest, in nano units.
+DEFAULT_CPU_NANOS = 100 * 10**6
+DEFAULT_MEMORY_NANOS = 200 * 1024 * 1024 * 10**9
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+_NO_REQUESTS: dict[str, int] = {}
+
+
+def pod_view_from_dict(obj: Mapping[str, Any]) -> PodView:
+    """The view of one pod; raises MalformedObject naming the field that cannot be read."""
+    raw = as_mapping(obj, "pod")
+    meta = as_mapping(raw.get("metadata"), "metadata")
+    spec = as_mapping(raw.get("spec"), "spec")
+    status = as_mapping(raw.get("status"), "status")
+
+    containers = as_list(spec.get("containers"), "spec.containers")
+    init_containers = as_list(spec.get("initContainers"), "spec.initContainers")
+    requests, non_zero_cpu, non_zero_memory, host_ports, images = _containers(
+        containers, init_containers
+    )
+    overhead = spec.get("overhead")
+    if overhead is not None:
+        for name, nanos in parse_resource_list(overhead, "spec.overhead").items():
+            requests[name] = requests.get(name, 0) + nanos
+            if name == CPU:
+                non_zero_cpu += nanos
+            elif name == MEMORY:
+                non_zero_memory += nanos
+
+    node_affinity = as_mapping(
+        as_mapping(spec.get("affinity"), "spec.affinity").get("nodeAffinity"),
+        "spec.affinity.nodeAffinity",
+    )
+    required, preferred = _node_affinity(node_affinity)
+    name = as_str(meta.get("name"), "metadata.name")
+    priority = spec.get("priority")
+    return PodView(
+        raw=raw,
+        uid=as_str(meta.get("uid"), "metadata.uid"),
+        namespace=as_str(meta.get("namespace"), "metadata.namespace", "default"),
+        name=name,
+        resource_version=as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        labels=as_str_map(meta.get("labels"), "metadata.labels"),
+        annotations=as_str_map(meta.get("annotations"), "metadata.annotations"),
+        owner_references=_owner_references(meta.get("ownerReferences")),
+        creation_timestamp=as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        deletion_timestamp=_optional_str(
+            meta.get("deletionTimestamp"), "metadata.deletionTimestamp"
+        ),
+        node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
+        nominated_node_name=as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        scheduler_name=as_str(spec.get("schedulerName"), "spec.schedulerName", "default-scheduler"),
+        phase=as_str(status.get("phase"), "status.phase"),
+        priority=0 if priority is None else as_int(priority, "spec.priority"),
+        preemption_policy=as_str(
+            spec.get("preemptionPolicy"), "spec.preemptionPolicy", "PreemptLowerPriority"
+        ),
+        scheduling_gates=_scheduling_gates(spec.get("schedulingGates")),
+        requests=resource_from_nanos(requests),
+        non_zero_milli_cpu=-(-non_zero_cpu // 10**6),
+        non_zero_memory=-(-non_zero_memory // 10**9),
+        host_ports=host_ports,
+        tolerations=_tolerations(spec.get("tolerations")),
+        node_selector=as_str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
+        required_node_affinity=required,
+        preferred_node_affinity=preferred,
+        images=images,
+        pvc_names=_pvc_names(spec.get("volumes"), name),
+    )
+
+
+def pod_view_with_node(view: PodView, node_name: str) -> PodView:
+    """A copy of `view` bound to `node_name`; `raw` shows spec.nodeName too."""
+    raw = dict(view.raw)
+    raw["spec"] = {**as_mapping(raw.get("spec"), "spec"), "nodeName": node_name}
+    return dataclasses.replace(view, raw=raw, node_name=node_name)
+
+
+def pod_has_affinity(view: PodView) -> bool:
+    """Upstream's podWithAffinity: spec.affinity has podAffinity or podAntiAffinity."""
+    affinity = _affinity(view)
+    return affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None
+
+
+def pod_has_required_anti_affinity(view: PodView) -> bool:
+    """Upstream's podWithRequiredAntiAffinity."""
+    anti = _affinity(view).get("podAntiAffinity")
+    return isinstance(anti, Mapping) and bool(
+        anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+    )
+
+
+def _affinity(view: PodView) -> Mapping[str, Any]:
+    spec = view.raw.get("spec")
+    affinity = spec.get("affinity") if isinstance(spec, Mapping) else None
+    return affinity if isinstance(affinity, Mapping) else EMPTY
+
+
+def normalized_image_name(name: str) -> str:
+    """Upstream ImageLocality's normalizedImageName: add ":latest" when there is no tag."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def _containers(
+    containers: list[Any], init_containers: list[Any]
+) -> tuple[dict[str, int], int, int, tuple[HostPort, ...], tuple[str, ...]]:
+    """(requests in nanos, non-zero cpu nanos, non-zero memory nanos, host ports, images)."""
+    requests: dict[str, int] = {}
+    non_zero_cpu = 0
+    non_zero_memory = 0
+    ports: list[HostPort] = []
+    init_images: list[str] = []
+    images: list[str] = []
+
+    for index, container in enumerate(containers):
+        path = f"spec.containers[{index}]"
+        container = as_mapping(container, path)
+        own = _requests(container, path)
+        for name, nanos in own.items():
+            requests[name] = requests.get(name, 0) + nanos
+        non_zero_cpu += own.get(CPU, DEFAULT_CPU_NANOS)
+        non_zero_memory += own.get(MEMORY, DEFAULT_MEMORY_NANOS)
+        if "ports" in container:
+            ports.extend(_host_ports(container.get("ports"), path))
+        images.append(_image(container, path))
+
+    if init_containers:
+        init_max: dict[str, int] = {}
+        sidecars: dict[str, int] = {}
+        sidecar_cpu = sidecar_memory = 0
+        init_max_cpu = init_max_memory = 0
+        for index, container in enumerate(init_containers):
+            path = f"spec.initContainers[{index}]"
+            container = as_mapping(container, path)
+            own = _requests(container, path)
+            own_cpu = own.get(CPU, DEFAULT_CPU_NANOS)
+            own_memory = own.get(MEMORY, DEFAULT_MEMORY_NANOS)
+            restart = as_str(container.get("restartPolicy"), f"{path}.restartPolicy")
+            if restart == "Always":
+                for name, nanos in own.items():
+                    requests[name] = requests.get(name, 0) + nanos
+                    sidecars[name] = sidecars.get(name, 0) + nanos
+                non_zero_cpu += own_cpu
+                non_zero_memory += own_memory
+                sidecar_cpu += own_cpu
+                sidecar_memory += own_memory
+                needed = sidecars
+                needed_cpu, needed_memory = sidecar_cpu, sidecar_memory
+                # Sidecars hold their host ports for the pod's lifetime (upstream GetHostPorts).
+                if "ports" in container:
+                    ports.extend(_host_ports(container.get("ports"), path))
+            else:
+                needed = dict(sidecars)
+                for name, nanos in own.items():
+                    needed[name] = needed.get(name, 0) + nanos
+                needed_cpu, needed_memory = own_cpu + sidecar_cpu, own_memory + sidecar_memory
+            for name, nanos in needed.items():
+                if name not in init_max or nanos > init_max[name]:
+                    init_max[name] = nanos
+            init_max_cpu = max(init_max_cpu, needed_cpu)
+            init_max_memory = max(init_max_memory, needed_memory)
+            init_images.append(_image(container, path))
+        for name, nanos in init_max.items():
+            if name not in requests or nanos > requests[name]:
+                requests[name] = nanos
+        non_zero_cpu = max(non_zero_cpu, init_max_cpu)
+        non_zero_memory = max(non_zero_memory, init_max_memory)
+        # Upstream's ImageLocality walks init containers first.
+        images = init_images + images
+
+    return requests, non_zero_cpu, non_zero_memory, tuple(ports), tuple(images)
+
+
+def _requests(container: Mapping[str, Any], path: str) -> dict[str, int]:
+    resources = container.get("resources")
+    if resources is None:
+        return _NO_REQUESTS
+    requests = as_mapping(resources, f"{path}.resources").get("requests")
+    if requests is None:
+        return _NO_REQUESTS
+    return parse_resource_list(requests, f"{path}.resources.requests")
+
+
+def _host_ports(value: Any, path: str) -> list[HostPort]:
+    result: list[HostPort] = []
+    for index, port in enumerate(as_list(value, f"{path}.ports")):
+        port_path = f"{path}.ports[{index}]"
+        port = as_mapping(port, port_path)
+        host_port = as_int(port.get("hostPort"), f"{port_path}.hostPort")
+        if host_port <= 0:
+            continue
+        result.append(
+            HostPort(
+                ip=as_str(port.get("hostIP"), f"{port_path}.hostIP") or "0.0.0.0",
+                protocol=as_str(port.get("protocol"), f"{port_path}.protocol") or "TCP",
+                port=host_port,
+            )
+        )
+    return result
+
+
+def _image(container: Mapping[str, Any], path: str) -> str:
+    return normalized_image_name(as_str(container.get("image"), f"{path}.image"))
+
+
+def _tolerations(value: Any) -> tuple[Toleration, ...]:
+    if not value:
+        return ()
+    result: list[Toleration] = []
+    for index, item in enumerate(as_list(value, "spec.tolerations")):
+        path = f"spec.tolerations[{index}]"
+        item = as_mapping(item, path)
+        seconds = item.get("tolerationSeconds")
+        result.append(
+            Toleration(
+                key=as_str(item.get("key"), f"{path}.key"),
+                operator=as_str(item.get("operator"), f"{path}.operator") or "Equal",
+                value=as_str(item.get("value"), f"{path}.value"),
+                effect=as_str(item.get("effect"), f"{path}.effect"),
+                toleration_seconds=None
+                if seconds is None
+                else as_int(seconds, f"{path}.tolerationSeconds"),
+            )
+        )
+    return tuple(result)
+
+
+def _node_affinity(
+    node_affinity: Mapping[str, Any],
+) -> tuple[NodeSelector | None, tuple[PreferredSchedulingTerm, ...]]:
+    if not node_affinity:
+        return None, ()
+    base = "spec.affinity.nodeAffinity"
+    required_raw = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    required = (
+        None
+        if required_raw is None
+        else NodeSelector.from_dict(
+            required_raw, f"{base}.requiredDuringSchedulingIgnoredDuringExecution"
+        )
+    )
+    preferred: list[PreferredSchedulingTerm] = []
+    preferred_path = f"{base}.preferredDuringSchedulingIgnoredDuringExecution"
+    raw_preferred = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+    for index, item in enumerate(as_list(raw_preferred, preferred_path)):
+        path = f"{preferred_path}[{index}]"
+        item = as_mapping(item, path)
+        weight = as_int(item.get("weight"), f"{path}.weight")
+        term = parse_node_selector_term(item.get("preference"), f"{path}.preference")
+        # Upstream's PreferredSchedulingTerms skips zero weights and empty preferences.
+        if weight == 0 or term is None:
+            continue
+        preferred.append(PreferredSchedulingTerm(weight, NodeSelector((term,))))
+    return required, tuple(preferred)
+
+
+def _owner_references(value: Any) -> tuple[OwnerReference, ...]:
+    if not value:
+        return ()
+    result: list[OwnerReference] = []
+    for index, item in enumerate(as_list(value, "metadata.ownerReferences")):
+        path = f"metadata.ownerReferences[{index}]"
+        item = as_mapping(item, path)
+        result.append(
+            OwnerReference(
+                api_version=as_str(item.get("apiVersion"), f"{path}.apiVersion"),
+                kind=as_str(item.get("kind"), f"{path}.kind"),
+                name=as_str(item.get("name"), f"{path}.name"),
+                uid=as_str(item.get("uid"), f"{path}.uid"),
+                controller=as_bool(item.get("controller"), f"{path}.controller"),
+            )
+        )
+    return tuple(result)
+
+
+def _scheduling_gates(value: Any) -> tuple[str, ...]:
+    if not value:
+        return ()
+    return tuple(
+        as_str(
+            as_mapping(gate, f"spec.schedulingGates[{i}]").get("name"),
+            f"spec.schedulingGates[{i}].name",
+        )
+        for i, gate in enumerate(as_list(value, "spec.schedulingGates"))
+    )
+
+
+def _pvc_names(value: Any, pod_name: str) -> tuple[str, ...]:
+    """Claims the pod uses: persistentVolumeClaim volumes, and generic ephemeral volumes
+    (whose claim is named "<pod>-<volume>", upstream's ephemeral.VolumeClaimName)."""
+    if not value:
+        return ()
+    names: list[str] = []
+    for index, volume in enumerate(as_list(value, "spec.volumes")):
+        path = f"spec.volumes[{index}]"
+        volume = as_mapping(volume, path)
+        claim = volume.get("persistentVolumeClaim")
+        if claim is not None:
+            claim_path = f"{path}.persistentVolumeClaim"
+            names.append(
+                as_str(as_mapping(claim, claim_path).get("claimName"), f"{claim_path}.claimName")
+            )
+        elif volume.get("ephemeral") is not None:
+            names.append(f"{pod_name}-{as_str(volume.get('name'), f'{path}.name')}")
+    return tuple(names)
+
+
+def _optional_str(value: Any, path: str) -> str | None:
+    return None if value is None else as_str(value, path)

@@ -1,0 +1,258 @@
+"""Per-node aggregate the plugins read (upstream framework.NodeInfo, framework/types.go).
+
+Every change takes a fresh number from the `Generations` counter the NodeInfo was built with (one
+per cache), so the cache can tell which nodes changed since a snapshot was last updated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from scheduler.api.objects import HostPort, NodeView, PodView, Resource
+from scheduler.api.pod import pod_has_affinity, pod_has_required_anti_affinity
+
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+DEFAULT_PROTOCOL = "TCP"
+
+
+class Generations:
+    """A monotonic counter shared by the NodeInfos of one cache (upstream's nextGeneration)."""
+
+    __slots__ = ("current",)
+
+    def __init__(self, start: int = 0) -> None:
+        self.current = start
+
+    def next(self) -> int:
+        self.current += 1
+        return self.current
+
+
+class ImageStateSummary(NamedTuple):
+    """An image on a node: its size and how many nodes in the cluster have it (ImageLocality)."""
+
+    size: int
+    num_nodes: int
+
+
+class UsedPorts:
+    """Host ports in use on a node: ip → {(protocol, port): number of pods using it}.
+
+    Upstream's HostPortInfo is a set; counting users keeps a port in use while any pod still
+    holds it (two pods can end up on one port when a kubelet admits them despite the Filter).
+    """
+
+    __slots__ = ("_by_ip",)
+
+    def __init__(self, by_ip: dict[str, dict[tuple[str, int], int]] | None = None) -> None:
+        self._by_ip: dict[str, dict[tuple[str, int], int]] = by_ip if by_ip is not None else {}
+
+    def add(self, port: HostPort) -> None:
+        ip, key = _sanitize(port)
+        entries = self._by_ip.setdefault(ip, {})
+        entries[key] = entries.get(key, 0) + 1
+
+    def remove(self, port: HostPort) -> None:
+        ip, key = _sanitize(port)
+        entries = self._by_ip.get(ip)
+        if entries is None or key not in entries:
+            return
+        if entries[key] <= 1:
+            del entries[key]
+            if not entries:
+                del self._by_ip[ip]
+        else:
+            entries[key] -= 1
+
+    def conflicts(self, port: HostPort) -> bool:
+        """Upstream's HostPortInfo.CheckConflict: 0.0.0.0 conflicts with every ip."""
+        if port.port <= 0:
+            return False
+        ip, key = _sanitize(port)
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
+            return any(key in entries for entries in self._by_ip.values())
+        for candidate in (ip, DEFAULT_BIND_ALL_HOST_IP):
+            entries = self._by_ip.get(candidate)
+            if entries is not None and key in entries:
+                return True
+        return False
+
+    def copy(self) -> UsedPorts:
+        return UsedPorts({ip: dict(entries) for ip, entries in self._by_ip.items()})
+
+    def as_set(self) -> set[tuple[str, str, int]]:
+        """(ip, protocol, port) triples in use."""
+        return {(ip, proto, port) for ip, entries in self._by_ip.items() for proto, port in entries}
+
+    def __len__(self) -> int:
+        return sum(len(entries) for entries in self._by_ip.values())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UsedPorts):
+            return NotImplemented
+        return self._by_ip == other._by_ip
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"UsedPorts({sorted(self.as_set())})"
+
+
+def _sanitize(port: HostPort) -> tuple[str, tuple[str, int]]:
+    return (port.ip or DEFAULT_BIND_ALL_HOST_IP, (port.protocol or DEFAULT_PROTOCOL, port.port))
+
+
+class NodeInfo:
+    """Aggregated information about one node and the (bound or assumed) pods on it."""
+
+    __slots__ = (
+        "_generations",
+        "allocatable",
+        "generation",
+        "image_states",
+        "node",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "pvc_ref_counts",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(
+        self,
+        node: NodeView | None = None,
+        pods: Iterable[PodView] = (),
+        *,
+        generations: Generations | None = None,
+    ) -> None:
+        self._generations = generations if generations is not None else Generations()
+        self.node: NodeView | None = None
+        self.pods: list[PodView] = []
+        self.pods_with_affinity: list[PodView] = []
+        self.pods_with_required_anti_affinity: list[PodView] = []
+        self.used_ports = UsedPorts()
+        self.requested = Resource()
+        # Only cpu and memory, with upstream's defaults for containers that request none.
+        self.non_zero_requested = Resource()
+        self.allocatable = Resource()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        # "namespace/claim" → number of pods on this node using it.
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = self._generations.next()
+        if node is not None:
+            self.set_node(node)
+        for pod in pods:
+            self.add_pod(pod)
+
+    @property
+    def node_name(self) -> str:
+        return self.node.name if self.node is not None else ""
+
+    def set_node(self, node: NodeView) -> None:
+        self.node = node
+        self.allocatable = node.allocatable.clone()
+        self.generation = self._generations.next()
+
+    def remove_node(self) -> None:
+        """Forget the node object; pods stay (upstream keeps them until their delete events)."""
+        self.node = None
+        self.allocatable = Resource()
+        self.generation = self._generations.next()
+
+    def add_pod(self, pod: PodView) -> None:
+        self.pods.append(pod)
+        if pod_has_affinity(pod):
+            self.pods_with_affinity.append(pod)
+        if pod_has_required_anti_affinity(pod):
+            self.pods_with_required_anti_affinity.append(pod)
+        self._update(pod, 1)
+
+    def remove_pod(self, pod: PodView) -> None:
+        """Remove the pod with `pod.uid`; KeyError if it is not on this node."""
+        uid = pod.uid
+        _remove_by_uid(self.pods_with_affinity, uid)
+        _remove_by_uid(self.pods_with_required_anti_affinity, uid)
+        index = _index_by_uid(self.pods, uid)
+        if index < 0:
+            raise KeyError(f"no pod {pod.key} ({uid}) on node {self.node_name!r}")
+        stored = self.pods.pop(index)
+        # Undo what the stored view added: the caller's view may be a newer version.
+        self._update(stored, -1)
+
+    def ports_conflict(self, host_ports: Iterable[HostPort]) -> bool:
+        """Whether any of `host_ports` is already in use on this node (NodePorts' fitsPorts)."""
+        used = self.used_ports
+        return any(used.conflicts(port) for port in host_ports)
+
+    def snapshot(self) -> NodeInfo:
+        """A copy whose containers can change without touching this one (pods are shared)."""
+        copy = NodeInfo.__new__(NodeInfo)
+        self.copy_into(copy)
+        return copy
+
+    clone = snapshot
+
+    def copy_into(self, target: NodeInfo) -> None:
+        """Make `target` a snapshot of this NodeInfo, keeping `target`'s identity."""
+        target._generations = self._generations
+        target.node = self.node
+        target.pods = list(self.pods)
+        target.pods_with_affinity = list(self.pods_with_affinity)
+        target.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        target.used_ports = self.used_ports.copy()
+        target.requested = self.requested.clone()
+        target.non_zero_requested = self.non_zero_requested.clone()
+        target.allocatable = self.allocatable.clone()
+        target.image_states = dict(self.image_states)
+        target.pvc_ref_counts = dict(self.pvc_ref_counts)
+        target.generation = self.generation
+
+    def _update(self, pod: PodView, sign: int) -> None:
+        requests = pod.requests
+        requested = self.requested
+        if sign > 0:
+            requested.add(requests)
+        else:
+            requested.subtract(requests)
+            # Drop scalar entries that went back to zero so equal NodeInfos compare equal.
+            for name in [n for n, amount in requested.scalar.items() if amount == 0]:
+                del requested.scalar[name]
+        self.non_zero_requested.milli_cpu += sign * pod.non_zero_milli_cpu
+        self.non_zero_requested.memory += sign * pod.non_zero_memory
+        for port in pod.host_ports:
+            if sign > 0:
+                self.used_ports.add(port)
+            else:
+                self.used_ports.remove(port)
+        if pod.pvc_names:
+            counts = self.pvc_ref_counts
+            for claim in pod.pvc_names:
+                key = f"{pod.namespace}/{claim}"
+                count = counts.get(key, 0) + sign
+                if count > 0:
+                    counts[key] = count
+                else:
+                    counts.pop(key, None)
+        self.generation = self._generations.next()
+
+    def __repr__(self) -> str:
+        return (
+            f"NodeInfo(node={self.node_name!r}, pods={[p.key for p in self.pods]}, "
+            f"requested={self.requested!r}, generation={self.generation})"
+        )
+
+
+def _index_by_uid(pods: list[PodView], uid: str) -> int:
+    for index, pod in enumerate(pods):
+        if pod.uid == uid:
+            return index
+    return -1
+
+
+def _remove_by_uid(pods: list[PodView], uid: str) -> None:
+    index = _index_by_uid(pods, uid)
+    if index >= 0:
+        pods.pop(index)
