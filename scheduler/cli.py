@@ -1,0 +1,84 @@
+"""`aiosched`: the command line.
+
+    aiosched run [--config FILE] [--kubeconfig PATH | --embedded] ...   the scheduler
+    aiosched cluster --port P --nodes N --kubeconfig-out PATH            the embedded cluster alone
+    aiosched bench WORKLOAD... [--json PATH]                              scheduler_perf workloads
+    aiosched check-config FILE                                            validate, resolve profiles
+    aiosched explain NAMESPACE/POD --http-address HOST:PORT              why a pod is (not) placed
+
+Subcommands that live outside the scheduler package (the embedded cluster, the benchmarks) are
+found through the `aiosched.commands` entry point group: the scheduler never imports them, it
+only reaches clusters over HTTP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Protocol, cast
+
+
+class Command(Protocol):
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def main(self, args: argparse.Namespace) -> int: ...
+
+
+def _external_commands() -> dict[str, ModuleType]:
+    commands: dict[str, ModuleType] = {}
+    for entry in entry_points(group="aiosched.commands"):
+        try:
+            commands[entry.name] = entry.load()
+        except ImportError as exc:  # a broken optional command must not break the others
+            print(f"aiosched: command {entry.name!r} unavailable: {exc}", file=sys.stderr)
+    return commands
+
+
+def _summary(module: ModuleType) -> str:
+    doc = (module.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
+    from scheduler import commands as builtin
+
+    parser = argparse.ArgumentParser(
+        prog="aiosched",
+        description="A Kubernetes scheduler on asyncio, compatible with kube-scheduler's "
+        "KubeSchedulerConfiguration, with several profiles per process, OpenTelemetry tracing "
+        "and hot-reloaded profiles.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    handlers: dict[str, Command] = {}
+    modules: dict[str, ModuleType] = {**builtin.COMMANDS, **_external_commands()}
+    for name in ("run", "cluster", "bench", "check-config", "explain"):
+        module = modules.pop(name, None)
+        if module is not None:
+            modules[name] = module  # keep the documented order first
+    for name, module in modules.items():
+        summary = _summary(module)
+        sub = subparsers.add_parser(
+            name,
+            help=summary,
+            description=(module.__doc__ or "").strip(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command = cast(Command, module)
+        command.add_arguments(sub)
+        handlers[name] = command
+    return parser, handlers
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, handlers = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return handlers[args.command].main(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

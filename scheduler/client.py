@@ -1,0 +1,189 @@
+"""The scheduler's API client: kubernetes-asyncio's configuration and transport, raw JSON bodies.
+
+kubernetes-asyncio resolves kubeconfig / in-cluster config (tokens, exec plugins, client
+certificates, CA bundles) and builds the aiohttp session with the right TLS context. Its generated
+models are far too slow for the hot path (~100 µs per pod), so requests and responses here are
+raw JSON through orjson.
+
+Client-side rate limiting follows client-go: a token bucket of `qps` refilled continuously with
+room for `burst` requests (clientConnection.qps / burst in KubeSchedulerConfiguration). Watches are
+long-running and are not rate limited, as in client-go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import orjson
+from kubernetes_asyncio import config as kube_config
+from kubernetes_asyncio.client import Configuration
+from kubernetes_asyncio.client.rest import RESTClientObject
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+
+class ApiError(Exception):
+    """A request that failed without an HTTP answer (connection refused, reset, timeout)."""
+
+
+class TokenBucket:
+    """client-go's flowcontrol token bucket: `qps` tokens per second, at most `burst` banked."""
+
+    def __init__(self, qps: float, burst: int, clock: Callable[[], float] = time.monotonic):
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._clock = clock
+        self._last = clock()
+
+    def delay(self) -> float:
+        """Take one token; return how long the caller must wait before using it."""
+        if self.qps <= 0:
+            return 0.0
+        now = self._clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+        self._last = now
+        self._tokens -= 1.0
+        if self._tokens >= 0:
+            return 0.0
+        return -self._tokens / self.qps
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    kubeconfig: str | None = None  # None: in-cluster config, else ~/.kube/config
+    context: str | None = None
+    qps: float = 50.0
+    burst: int = 100
+    user_agent: str = "aiosched"
+    max_connections: int = 64
+
+
+async def load_configuration(settings: ClientSettings) -> Configuration:
+    """Resolve a kubeconfig path or in-cluster service account into kubernetes-asyncio config."""
+    configuration = Configuration()
+    if settings.kubeconfig is None:
+        try:
+            kube_config.load_incluster_config(  # type: ignore[no-untyped-call]
+                client_configuration=configuration
+            )
+            return configuration
+        except kube_config.ConfigException:
+            pass  # not in a pod: fall back to the default kubeconfig like kubectl
+    await kube_config.load_kube_config(
+        config_file=settings.kubeconfig,
+        context=settings.context,
+        client_configuration=configuration,
+    )
+    return configuration
+
+
+class KubeClient:
+    """Raw-JSON access to one API server. Implements framework.interface.ApiClient."""
+
+    def __init__(self, configuration: Configuration, settings: ClientSettings) -> None:
+        configuration.connection_pool_maxsize = settings.max_connections
+        self._configuration = configuration
+        self._rest = RESTClientObject(configuration)
+        self._session: aiohttp.ClientSession = self._rest.pool_manager
+        self._host = (configuration.host or "").rstrip("/")
+        self._user_agent = settings.user_agent
+        self._limiter = TokenBucket(settings.qps, settings.burst)
+
+    @classmethod
+    async def connect(cls, settings: ClientSettings) -> KubeClient:
+        return cls(await load_configuration(settings), settings)
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    async def close(self) -> None:
+        await self._rest.close()
+
+    async def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": JSON, "User-Agent": self._user_agent}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        for setting in (await self._configuration.auth_settings()).values():
+            headers[setting["key"]] = setting["value"]
+        return headers
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = JSON,
+    ) -> tuple[int, Any]:
+        """Send one request; return (status, decoded body). HTTP errors are returned, not raised.
+
+        Raises ApiError when there is no HTTP answer at all.
+        """
+        wait = self._limiter.delay()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        data = None if body is None else orjson.dumps(body)
+        headers = await self._headers(content_type if data is not None else None)
+        try:
+            async with self._session.request(
+                method,
+                self._host + path,
+                params=params,
+                data=data,
+                headers=headers,
+                server_hostname=self._configuration.tls_server_name,
+            ) as response:
+                raw = await response.read()
+                status = response.status
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise ApiError(f"{method} {path}: {exc or type(exc).__name__}") from exc
+        if not raw:
+            return status, None
+        try:
+            return status, orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return status, {"message": raw[:500].decode("utf-8", "replace")}
+
+    @asynccontextmanager
+    async def stream(
+        self, path: str, params: Mapping[str, str]
+    ) -> AsyncIterator[tuple[int, aiohttp.StreamReader]]:
+        """Open a streaming GET (a watch); yields (status, body reader) until the caller exits."""
+        headers = await self._headers(None)
+        try:
+            async with self._session.get(
+                self._host + path,
+                params=params,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=None),
+                server_hostname=self._configuration.tls_server_name,
+            ) as response:
+                yield response.status, response.content
+        except (aiohttp.ClientError, OSError) as exc:
+            raise ApiError(f"watch {path}: {exc or type(exc).__name__}") from exc
+
+
+def status_message(body: Any) -> str:
+    """The human part of an API error body (a Status object, or whatever came back)."""
+    if isinstance(body, dict):
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+        reason = body.get("reason")
+        if isinstance(reason, str):
+            return reason
+    return str(body)[:500]

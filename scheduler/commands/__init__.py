@@ -1,0 +1,11 @@
+"""The scheduler package's own subcommands (others come from the aiosched.commands group)."""
+
+from types import ModuleType
+
+from scheduler.commands import check_config, explain, run
+
+COMMANDS: dict[str, ModuleType] = {
+    "run": run,
+    "check-config": check_config,
+    "explain": explain,
+}

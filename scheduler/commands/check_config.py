@@ -1,0 +1,21 @@
+"""Validate a KubeSchedulerConfiguration file and print the resolved profiles.
+
+Prints every profile's extension points with their plugins in order, weights and args, exactly
+as `aiosched run --config FILE` would use them. Exits 1 and names the file, the field path and
+what was expected when the file is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from profiles.render import check_config_main
+from scheduler.profile_set import registry_for_config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="KubeSchedulerConfiguration (YAML or JSON)")
+
+
+def main(args: argparse.Namespace) -> int:
+    return check_config_main(args.file, registry_for_config())

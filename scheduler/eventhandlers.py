@@ -1,0 +1,114 @@
+"""Route informer events to the cache and the scheduling queue (upstream's eventhandlers.go).
+
+Bound pods belong to the cache; pending pods of a schedulerName we own belong to the queue. Node
+changes and pod deletions are cluster events that may make unschedulable pods schedulable, so
+they are forwarded to the queue classified by what changed, as upstream classifies them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from scheduler.api.objects import NodeView, PodView
+from scheduler.cache.cache import Cache
+from scheduler.framework.events import (
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+)
+from scheduler.queue.scheduling_queue import SchedulingQueue
+
+log = logging.getLogger(__name__)
+
+
+def node_update_action(old: NodeView, new: NodeView) -> ActionType:
+    """Which scheduling-relevant properties changed (upstream's nodeSchedulingPropertiesChange)."""
+    action = ActionType(0)
+    if old.unschedulable != new.unschedulable or old.taints != new.taints:
+        action |= ActionType.UPDATE_NODE_TAINT
+    if old.allocatable != new.allocatable:
+        action |= ActionType.UPDATE_NODE_ALLOCATABLE
+    if old.labels != new.labels:
+        action |= ActionType.UPDATE_NODE_LABEL
+    if old.conditions != new.conditions:
+        action |= ActionType.UPDATE_NODE_CONDITION
+    if old.annotations != new.annotations:
+        action |= ActionType.UPDATE_NODE_ANNOTATION
+    return action
+
+
+class PodEventHandler:
+    def __init__(
+        self,
+        cache: Cache,
+        queue: SchedulingQueue,
+        responsible: Callable[[PodView], bool],
+        on_pod_gone: Callable[[PodView], None],
+    ) -> None:
+        self._cache = cache
+        self._queue = queue
+        self._responsible = responsible
+        self._on_pod_gone = on_pod_gone
+
+    def on_add(self, pod: PodView) -> None:
+        if pod.is_bound:
+            self._cache.add_pod(pod)
+            self._queue.assigned_pod_added(pod)
+        elif self._responsible(pod):
+            self._queue.add(pod)
+
+    def on_update(self, old: PodView, new: PodView) -> None:
+        if new.is_bound:
+            if old.is_bound:
+                self._cache.update_pod(old, new)
+                self._queue.assigned_pod_updated(old, new)
+            else:
+                # Bound since we last saw it: by us (confirming the assumed pod) or by someone
+                # else. Either way it leaves the queue and joins the cache.
+                self._queue.delete(old)
+                self._cache.add_pod(new)
+                self._queue.assigned_pod_added(new)
+            return
+        if old.is_bound:
+            # An unbinding is not something the API allows; treat it as delete + add.
+            self.on_delete(old)
+            self.on_add(new)
+            return
+        if not self._responsible(new):
+            if self._responsible(old):
+                self._queue.delete(old)  # its schedulerName changed away from us
+            return
+        if self._cache.is_assumed_pod(new):
+            return  # we are binding it; the bound update will follow
+        self._queue.update(old, new)
+
+    def on_delete(self, pod: PodView) -> None:
+        self._on_pod_gone(pod)
+        if pod.is_bound or self._cache.is_assumed_pod(pod):
+            self._cache.remove_pod(pod)
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+        else:
+            self._queue.delete(pod)
+
+
+class NodeEventHandler:
+    def __init__(self, cache: Cache, queue: SchedulingQueue) -> None:
+        self._cache = cache
+        self._queue = queue
+
+    def on_add(self, node: NodeView) -> None:
+        self._cache.add_node(node)
+        self._queue.move_all_to_active_or_backoff(NODE_ADD, None, node)
+
+    def on_update(self, old: NodeView, new: NodeView) -> None:
+        self._cache.update_node(old, new)
+        action = node_update_action(old, new)
+        if action:
+            event = ClusterEvent(EventResource.NODE, action, "NodeUpdate")
+            self._queue.move_all_to_active_or_backoff(event, old, new)
+
+    def on_delete(self, node: NodeView) -> None:
+        self._cache.remove_node(node)

@@ -1,0 +1,178 @@
+"""TaintToleration (Filter, PreScore, Score): NoSchedule / NoExecute taints the pod does not
+tolerate reject the node; untolerated PreferNoSchedule taints lower its score.
+
+Upstream: pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go (queueing hints
+enabled). The Filter reason names the first untolerated taint as upstream v1.30-v1.34 do:
+"node(s) had untolerated taint {key: value}" ("{key: }" for a taint without value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from scheduler.api.objects import NodeView, PodView, Taint, Toleration
+from scheduler.api.taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    find_matching_untolerated_taint,
+    tolerations_tolerate_taint,
+)
+from scheduler.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
+from scheduler.framework.registry import PluginEntry
+from scheduler.framework.status import Status
+from scheduler.plugins.normalize_score import default_normalize_score
+
+if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
+
+NAME = "TaintToleration"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+DO_NOT_SCHEDULE_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
+
+
+def untolerated_taint_reason(taint: Taint) -> str:
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def _untolerated(node: NodeView, tolerations: Sequence[Toleration]) -> Taint | None:
+    if not node.taints:
+        return None
+    return find_matching_untolerated_taint(node.taints, tolerations, DO_NOT_SCHEDULE_EFFECTS)
+
+
+def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
+    """Tolerations that can tolerate a PreferNoSchedule taint (an empty effect means all)."""
+    return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
+
+
+def count_intolerable_prefer_no_schedule(
+    taints: Sequence[Taint], tolerations: Sequence[Toleration]
+) -> int:
+    return sum(
+        1
+        for taint in taints
+        if taint.effect == PREFER_NO_SCHEDULE
+        and not tolerations_tolerate_taint(tolerations, taint)
+    )
+
+
+class TaintToleration:
+    name = NAME
+
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
+        pass
+
+    # Filter
+
+    def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
+        node = node_info.node
+        if node is None:
+            return Status.error("node not found")
+        taint = _untolerated(node, pod.tolerations)
+        if taint is None:
+            return Status.OK
+        return Status.unresolvable(untolerated_taint_reason(taint))
+
+    def filter_batch(
+        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
+    ) -> list[Status | None]:
+        out: list[Status | None] = []
+        for info in node_infos:
+            node = info.node
+            if node is not None and not node.taints:
+                out.append(None)
+            else:
+                status = self.filter(state, pod, info)
+                out.append(None if status.is_success else status)
+        return out
+
+    # Score
+
+    def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
+        state.write(PRE_SCORE_STATE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
+        return Status.OK
+
+    def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
+        try:
+            tolerations: tuple[Toleration, ...] = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return 0, _state_missing()
+        node = node_info.node
+        if node is None:
+            return 0, Status.error("node not found")
+        return count_intolerable_prefer_no_schedule(node.taints, tolerations), Status.OK
+
+    def score_batch(
+        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status]:
+        try:
+            tolerations: tuple[Toleration, ...] = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return [], _state_missing()
+        values: list[int] = []
+        for info in node_infos:
+            node = info.node
+            if node is None:
+                return [], Status.error("node not found")
+            taints = node.taints
+            values.append(
+                count_intolerable_prefer_no_schedule(taints, tolerations) if taints else 0
+            )
+        return values, Status.OK
+
+    def score_extensions(self) -> TaintToleration:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodView, scores: list[NodeScore]) -> Status:
+        return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    # Queueing
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self._schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+                self._schedulable_after_toleration_change,
+            ),
+        )
+
+    @staticmethod
+    def _schedulable_after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, NodeView) or not isinstance(pod, PodView):
+            return QueueingHint.QUEUE
+        if old is not None and not isinstance(old, NodeView):
+            return QueueingHint.QUEUE
+        was_untolerated = old is None or _untolerated(old, pod.tolerations) is not None
+        is_untolerated = _untolerated(new, pod.tolerations) is not None
+        if was_untolerated and not is_untolerated:
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def _schedulable_after_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, PodView) or not isinstance(pod, PodView):
+            return QueueingHint.QUEUE
+        if old is not None and not isinstance(old, PodView):
+            return QueueingHint.QUEUE
+        # Only the rejected pod's own tolerations matter.
+        return QueueingHint.QUEUE if new.uid == pod.uid else QueueingHint.SKIP
+
+
+def _state_missing() -> Status:
+    return Status.error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+
+
+PLUGIN_ENTRY = PluginEntry(NAME, TaintToleration)

@@ -1,0 +1,497 @@
+"""The scheduler service: informers → cache + queue; one serial scheduling loop; binding tasks.
+
+This is upstream's scheduler.go + schedule_one.go on asyncio. Every background task belongs to
+the TaskGroup that `run()` owns, binding tasks included, so shutdown is structured: cancelling
+`run()` stops informers, the queue's flushers, the event writers, the loop and in-flight
+bindings together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from observability.metrics import SchedulerMetrics
+from profiles.config import ResolvedConfig
+from scheduler.algorithm import FitError, ScheduleResult, StartIndex, schedule_pod
+from scheduler.api.objects import NodeView, PodView
+from scheduler.cache.cache import Cache
+from scheduler.cache.snapshot import Snapshot
+from scheduler.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
+from scheduler.eventhandlers import NodeEventHandler, PodEventHandler
+from scheduler.framework.events import (
+    ASSIGNED_POD_DELETE,
+    ClusterEvent,
+    QueueingHint,
+)
+from scheduler.framework.interface import CycleState
+from scheduler.framework.registry import Registry
+from scheduler.framework.runtime import HandleDeps
+from scheduler.framework.status import Code, Status
+from scheduler.informers import Informer, ResourceWatch
+from scheduler.profile_set import ProfileSet, SchedulingProfile
+from scheduler.queue.scheduling_queue import SchedulingQueue
+from scheduler.queue.types import QueuedPodInfo
+from scheduler.recorder import EventRecorder, rfc3339
+
+log = logging.getLogger(__name__)
+
+# Upstream samples plugin execution metrics in 10% of cycles (pluginMetricsSamplePercent).
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+# Pods the scheduler still cares about: upstream's field selector for its pod informer.
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+MAX_MESSAGE_LENGTH = 1024  # upstream truncates event notes to this
+
+
+@dataclass(slots=True)
+class SchedulerOptions:
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+    max_unschedulable_seconds: float = 300.0
+    seed: int | None = None
+
+
+@dataclass(slots=True)
+class LoopStats:
+    """Counters the CLI, tests and /readyz read; metrics proper live in observability."""
+
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    bind_failures: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        client: KubeClient,
+        config: ResolvedConfig,
+        registry: Registry,
+        options: SchedulerOptions | None = None,
+        *,
+        metrics: SchedulerMetrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.client = client
+        self.registry = registry
+        self.options = options or SchedulerOptions(
+            pod_initial_backoff_seconds=config.pod_initial_backoff_seconds,
+            pod_max_backoff_seconds=config.pod_max_backoff_seconds,
+        )
+        self.metrics = metrics or SchedulerMetrics()
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.rng = random.Random(self.options.seed)
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.start_index = StartIndex()
+        self.queue = SchedulingQueue(
+            less=self._less,
+            pre_enqueue=self._pre_enqueue,
+            hints=self._queueing_hint,
+            clock=clock,
+            initial_backoff=self.options.pod_initial_backoff_seconds,
+            max_backoff=self.options.pod_max_backoff_seconds,
+            max_unschedulable_duration=self.options.max_unschedulable_seconds,
+        )
+        self.profiles = self.build_profiles(config)
+        self._pending_profiles: ProfileSet | None = None
+        self.recorder = EventRecorder(client, clock, wall_clock)
+        self.stats = LoopStats()
+        self._group: asyncio.TaskGroup | None = None
+        self.pod_informer: Informer[PodView] = Informer(
+            client,
+            ResourceWatch("/api/v1/pods", field_selector=POD_FIELD_SELECTOR),
+            PodView.from_dict,
+            PodEventHandler(self.cache, self.queue, self._responsible, self._on_pod_gone),
+            name="pods",
+            rng=self.rng,
+        )
+        self.node_informer: Informer[NodeView] = Informer(
+            client,
+            ResourceWatch("/api/v1/nodes"),
+            NodeView.from_dict,
+            NodeEventHandler(self.cache, self.queue),
+            name="nodes",
+            rng=self.rng,
+        )
+
+    def build_profiles(self, config: ResolvedConfig) -> ProfileSet:
+        """Frameworks for `config`'s profiles, wired to this scheduler's snapshot and queue."""
+        deps = HandleDeps(
+            snapshot=lambda: self.snapshot,
+            client=self.client,
+            nominator=self.queue,
+            parallelism=config.parallelism,
+        )
+        return ProfileSet.build(config, self.registry, deps)
+
+    # ----------------------------------------------------------------------------- lifecycle
+
+    async def run(self) -> None:
+        """Run until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            self._group = group
+            group.create_task(self.node_informer.run(), name="informer-nodes")
+            group.create_task(self.pod_informer.run(), name="informer-pods")
+            group.create_task(self.recorder.run(), name="event-recorder")
+            group.create_task(self.queue.run(), name="queue-flush")
+            await self.wait_for_cache_sync()
+            log.info(
+                "caches synced; scheduling",
+                extra={"nodes": len(self.node_informer.store), "profiles": self.profiles.names()},
+            )
+            group.create_task(self._scheduling_loop(), name="scheduling-loop")
+
+    async def wait_for_cache_sync(self) -> None:
+        await self.node_informer.synced.wait()
+        await self.pod_informer.synced.wait()
+
+    def synced(self) -> bool:
+        return self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
+
+    def swap_profiles(self, profiles: ProfileSet) -> None:
+        """Install new profiles; they take effect between two scheduling cycles."""
+        self._pending_profiles = profiles
+
+    # -------------------------------------------------------------------------- queue glue
+
+    def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return self.profiles.queue_sort_less(a, b)
+
+    def _responsible(self, pod: PodView) -> bool:
+        return pod.scheduler_name in self.profiles
+
+    def _pre_enqueue(self, pod: PodView) -> Status:
+        profile = self.profiles.get(pod.scheduler_name)
+        if profile is None:
+            return Status.unresolvable(f"no profile for schedulerName {pod.scheduler_name!r}")
+        return profile.framework.run_pre_enqueue_plugins(pod)
+
+    def _queueing_hint(
+        self, pinfo: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any
+    ) -> QueueingHint:
+        profile = self.profiles.get(pinfo.pod.scheduler_name)
+        if profile is None:
+            return QueueingHint.SKIP
+        return profile.queueing_hint(pinfo, event, old, new)
+
+    def _on_pod_gone(self, pod: PodView) -> None:
+        for profile in self.profiles.values():
+            profile.framework.reject_waiting_pod(pod.uid)
+
+    # --------------------------------------------------------------------- scheduling cycle
+
+    async def _scheduling_loop(self) -> None:
+        while True:
+            if self._pending_profiles is not None:
+                self._apply_profiles(self._pending_profiles)
+            pinfo = await self.queue.pop()
+            if pinfo is None:
+                return
+            try:
+                self._schedule_one(pinfo)
+            except Exception:
+                log.exception("scheduling cycle crashed", extra={"pod": pinfo.pod.key})
+                self.queue.done(pinfo.uid)
+            # Let informers, binding tasks and event writers run between cycles.
+            await asyncio.sleep(0)
+
+    def _apply_profiles(self, profiles: ProfileSet) -> None:
+        old_names = set(self.profiles.names())
+        self.profiles = profiles
+        self._pending_profiles = None
+        self.queue.set_less(self._less)
+        dropped = self.queue.drop_if(lambda pod: pod.scheduler_name not in profiles)
+        added = 0
+        for pod in self.pod_informer.store.values():
+            if (
+                not pod.is_bound
+                and pod.scheduler_name in profiles
+                and pod.scheduler_name not in old_names
+            ):
+                self.queue.add(pod)
+                added += 1
+        log.info(
+            "profiles swapped",
+            extra={"profiles": profiles.names(), "dropped": len(dropped), "added": added},
+        )
+
+    def _skip_pod_schedule(self, pod: PodView) -> bool:
+        if pod.deletion_timestamp:
+            return True
+        return self.cache.is_assumed_pod(pod)
+
+    def _schedule_one(self, pinfo: QueuedPodInfo) -> None:
+        pod = pinfo.pod
+        profile = self.profiles.get(pod.scheduler_name)
+        if profile is None or self._skip_pod_schedule(pod):
+            self.queue.done(pod.uid)
+            return
+        fwk = profile.framework
+        self.stats.attempts += 1
+        start = self.clock()
+        state = CycleState()
+        state.record_plugin_metrics = self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        self.cache.update_snapshot(self.snapshot)
+        cycle = self.queue.scheduling_cycle
+        try:
+            result = self._find_host(profile, state, pod)
+        except FitError as fit:
+            self._post_filter_then_fail(profile, state, pinfo, fit, start)
+            return
+        except Exception as exc:
+            log.exception("scheduling algorithm failed", extra={"pod": pod.key})
+            self._fail(profile, pinfo, Status.error(str(exc)), cycle, start)
+            return
+        host = result.suggested_host
+        assumed = pod.with_node(host)
+        self.cache.assume_pod(assumed)
+        status = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if not status.is_success:
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            self._fail(profile, pinfo, status, cycle, start)
+            return
+        status = fwk.run_permit_plugins(state, assumed, host)
+        if not (status.is_success or status.is_wait):
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            self._fail(profile, pinfo, status, cycle, start)
+            return
+        assert self._group is not None
+        self._group.create_task(
+            self._binding_cycle(profile, state, pinfo, assumed, host, start),
+            name=f"bind-{pod.key}",
+        )
+
+    def _find_host(
+        self, profile: SchedulingProfile, state: CycleState, pod: PodView
+    ) -> ScheduleResult:
+        return schedule_pod(
+            profile.framework,
+            state,
+            pod,
+            self.snapshot,
+            percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+            next_start_index=self.start_index,
+            rng=self.rng,
+        )
+
+    def _post_filter_then_fail(
+        self,
+        profile: SchedulingProfile,
+        state: CycleState,
+        pinfo: QueuedPodInfo,
+        fit: FitError,
+        start: float,
+    ) -> None:
+        """PostFilter (preemption) is a coroutine; run it off the loop, then handle failure."""
+        cycle = self.queue.scheduling_cycle
+        fwk = profile.framework
+        if not fwk.has_post_filter_plugins():
+            self._fail_unschedulable(profile, pinfo, fit, "", cycle, start)
+            return
+
+        async def post_filter() -> None:
+            nominated = ""
+            try:
+                result, status = await fwk.run_post_filter_plugins(
+                    state, pinfo.pod, fit.diagnosis.node_to_status
+                )
+                if status.is_success and result is not None:
+                    nominated = result.nominated_node_name
+                fit.diagnosis.post_filter_msg = status.message
+            except Exception:
+                log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
+            self._fail_unschedulable(profile, pinfo, fit, nominated, cycle, start)
+
+        assert self._group is not None
+        self._group.create_task(post_filter(), name=f"postfilter-{pinfo.pod.key}")
+
+    def _fail_unschedulable(
+        self,
+        profile: SchedulingProfile,
+        pinfo: QueuedPodInfo,
+        fit: FitError,
+        nominated_node: str,
+        cycle: int,
+        start: float,
+    ) -> None:
+        pinfo.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
+        pinfo.pending_plugins = set(fit.diagnosis.pending_plugins)
+        status = Status(Code.UNSCHEDULABLE, fit.message())
+        self._fail(profile, pinfo, status, cycle, start, nominated_node=nominated_node)
+
+    def _fail(
+        self,
+        profile: SchedulingProfile,
+        pinfo: QueuedPodInfo,
+        status: Status,
+        cycle: int,
+        start: float,
+        nominated_node: str = "",
+    ) -> None:
+        """Upstream's handleSchedulingFailure: requeue, record an event, patch the condition."""
+        pod = pinfo.pod
+        rejected = status.is_rejected
+        if rejected:
+            self.stats.unschedulable += 1
+            if status.plugin and not pinfo.unschedulable_plugins:
+                pinfo.unschedulable_plugins = {status.plugin}
+        else:
+            self.stats.errors += 1
+            pinfo.consecutive_errors += 1
+        reason = "Unschedulable" if rejected else "SchedulerError"
+        message = status.message or reason
+        current = self.pod_informer.store.get(pod.key)
+        if current is None or current.uid != pod.uid:
+            log.info("pod is gone; not requeueing", extra={"pod": pod.key})
+            self.queue.done(pod.uid)
+        elif current.is_bound:
+            log.info("pod is already bound; not requeueing", extra={"pod": pod.key})
+            self.queue.done(pod.uid)
+        else:
+            pinfo.pod = current
+            # Also ends the pod's in-flight state (the queue's Done).
+            self.queue.add_unschedulable_if_not_present(pinfo, cycle)
+            if nominated_node:
+                self.queue.add_nominated_pod(current, nominated_node)
+        log.info(
+            "unable to schedule pod" if rejected else "error scheduling pod",
+            extra={"pod": pod.key, "profile": profile.name, "reason": message},
+        )
+        self.recorder.record(
+            pod,
+            "Warning",
+            "FailedScheduling",
+            "Scheduling",
+            message[:MAX_MESSAGE_LENGTH],
+            profile.name,
+        )
+        if current is not None and not current.is_bound:
+            self._spawn_status_update(current, reason, message, nominated_node)
+
+    def _spawn_status_update(
+        self, pod: PodView, reason: str, message: str, nominated_node: str
+    ) -> None:
+        condition = pod_scheduled_condition(pod)
+        if (
+            condition is not None
+            and condition.get("status") == "False"
+            and condition.get("reason") == reason
+            and condition.get("message") == message
+            and pod.nominated_node_name == nominated_node
+        ):
+            return  # nothing would change (upstream skips no-op updates too)
+        now = rfc3339(self.wall_clock())
+        new_condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": (
+                condition.get("lastTransitionTime", now)
+                if condition is not None and condition.get("status") == "False"
+                else now
+            ),
+        }
+        status_patch: dict[str, Any] = {"conditions": [new_condition]}
+        if nominated_node or pod.nominated_node_name:
+            status_patch["nominatedNodeName"] = nominated_node or None
+        if self._group is not None:
+            self._group.create_task(self._patch_status(pod, {"status": status_patch}))
+
+    async def _patch_status(self, pod: PodView, patch: Mapping[str, Any]) -> None:
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+        try:
+            status, body = await self.client.request(
+                "PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH
+            )
+        except ApiError as exc:
+            log.warning("pod status update failed", extra={"pod": pod.key, "error": str(exc)})
+            return
+        if status >= 300 and status != 404:
+            log.warning(
+                "pod status update refused",
+                extra={"pod": pod.key, "status": status, "error": status_message(body)},
+            )
+
+    # ------------------------------------------------------------------------ binding cycle
+
+    async def _binding_cycle(
+        self,
+        profile: SchedulingProfile,
+        state: CycleState,
+        pinfo: QueuedPodInfo,
+        assumed: PodView,
+        host: str,
+        start: float,
+    ) -> None:
+        fwk = profile.framework
+        cycle = self.queue.scheduling_cycle
+        try:
+            status = await fwk.wait_on_permit(assumed)
+            if status.is_success:
+                status = await fwk.run_pre_bind_plugins(state, assumed, host)
+            if status.is_success:
+                status = await fwk.run_bind_plugins(state, assumed, host)
+            if not status.is_success:
+                self._binding_failed(profile, state, pinfo, assumed, host, status, cycle, start)
+                return
+            self.cache.finish_binding(assumed)
+            self.stats.scheduled += 1
+            self.recorder.record(
+                assumed,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {assumed.key} to {host}",
+                profile.name,
+            )
+            await fwk.run_post_bind_plugins(state, assumed, host)
+            self.queue.done(assumed.uid)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("binding cycle crashed", extra={"pod": assumed.key})
+            self._binding_failed(
+                profile, state, pinfo, assumed, host, Status.error(str(exc)), cycle, start
+            )
+
+    def _binding_failed(
+        self,
+        profile: SchedulingProfile,
+        state: CycleState,
+        pinfo: QueuedPodInfo,
+        assumed: PodView,
+        host: str,
+        status: Status,
+        cycle: int,
+        start: float,
+    ) -> None:
+        """Upstream's handleBindingCycleError: unreserve, forget, wake others, requeue."""
+        self.stats.bind_failures += 1
+        profile.framework.run_reserve_plugins_unreserve(state, assumed, host)
+        self.cache.forget_pod(assumed)
+        # The resources the assumed pod held are free again: others may fit now.
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
+        self._fail(profile, pinfo, status, cycle, start)
+
+
+def pod_scheduled_condition(pod: PodView) -> dict[str, Any] | None:
+    status = pod.raw.get("status") or {}
+    for condition in status.get("conditions") or ():
+        if isinstance(condition, dict) and condition.get("type") == "PodScheduled":
+            return condition
+    return None

@@ -1,0 +1,157 @@
+"""The scheduler as a service: configuration and hot reload, HTTP endpoints, metrics.
+
+`aiosched run` builds one SchedulerService. It owns the Scheduler, the /metrics + health HTTP
+server, the config file watcher (and SIGHUP), and the periodic gauges. A reload validates the new
+file first; an invalid file is logged, counted (aiosched_config_reloads_total{result="failure"})
+and shown in /readyz, and the running profiles stay untouched. A valid one is handed to the
+scheduling loop, which swaps it in between two cycles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+from observability.explain import ExplainStore
+from observability.http import ObservabilityServer, explain_routes
+from observability.metrics import SchedulerMetrics
+from observability.tracing import NOOP_TRACING, Tracing, setup_tracing
+from profiles.api import load_config
+from profiles.config import ResolvedConfig
+from profiles.errors import ConfigInvalidError
+from profiles.reload import ConfigWatcher
+from scheduler.client import KubeClient
+from scheduler.framework.registry import Registry
+from scheduler.framework.runtime import FrameworkError
+from scheduler.profile_set import full_registry, registry_for_config
+from scheduler.scheduler import Scheduler, SchedulerOptions
+
+log = logging.getLogger(__name__)
+
+GAUGE_PERIOD_SECONDS = 1.0
+
+
+class SchedulerService:
+    def __init__(
+        self,
+        *,
+        config_path: Path | None,
+        http_host: str,
+        http_port: int,
+        seed: int | None = None,
+        tracing_overrides: Mapping[str, str | None] | None = None,
+        registry: Registry | None = None,
+    ) -> None:
+        self.config_path = config_path
+        self.http_host = http_host
+        self.http_port = http_port
+        self.seed = seed
+        self.tracing_overrides = dict(tracing_overrides or {})
+        self.registry = registry if registry is not None else full_registry()
+        self.metrics = SchedulerMetrics()
+        self.explain = ExplainStore()
+        self.tracing: Tracing = NOOP_TRACING
+        self.scheduler: Scheduler | None = None
+        self.last_reload_error = ""
+        self._watcher: ConfigWatcher | None = None
+
+    def load_config(self) -> ResolvedConfig:
+        """Load and validate the config file (all defaults without one)."""
+        return load_config(self.config_path, registry_for_config(self.registry))
+
+    def load_initial_config(self) -> ResolvedConfig:
+        config = self.load_config()
+        for note in config.notes:
+            log.info("config note", extra={"note": note})
+        return config
+
+    def request_reload(self) -> None:
+        """SIGHUP: re-read the config file now."""
+        if self._watcher is not None:
+            self._watcher.trigger()
+
+    async def reload(self) -> bool:
+        """Validate and swap in the config file's current content; False if it was refused."""
+        scheduler = self.scheduler
+        if scheduler is None:
+            return False
+        try:
+            config = self.load_config()
+            profiles = scheduler.build_profiles(config)
+        except (ConfigInvalidError, FrameworkError, OSError) as exc:
+            self.last_reload_error = str(exc)
+            self.metrics.config_reload(False)
+            log.error(
+                "config reload refused; keeping the running profiles", extra={"error": str(exc)}
+            )
+            return False
+        scheduler.swap_profiles(profiles)
+        self.last_reload_error = ""
+        self.metrics.config_reload(True)
+        log.info("config reloaded", extra={"profiles": profiles.names()})
+        return True
+
+    async def _reload_from_watcher(self) -> None:
+        await self.reload()
+
+    # ------------------------------------------------------------------------------ health
+
+    def _informers_synced(self) -> tuple[bool, str]:
+        if self.scheduler is not None and self.scheduler.synced():
+            return True, "ok"
+        return False, "informers have not synced yet"
+
+    def _config_ok(self) -> tuple[bool, str]:
+        if self.last_reload_error:
+            return False, f"last config reload failed: {self.last_reload_error}"
+        return True, "ok"
+
+    # ----------------------------------------------------------------------------- running
+
+    async def run(self, client: KubeClient, config: ResolvedConfig) -> None:
+        self.tracing = setup_tracing(**self.tracing_overrides)  # type: ignore[arg-type]
+        scheduler = Scheduler(
+            client,
+            config,
+            self.registry,
+            SchedulerOptions(
+                pod_initial_backoff_seconds=config.pod_initial_backoff_seconds,
+                pod_max_backoff_seconds=config.pod_max_backoff_seconds,
+                seed=self.seed,
+            ),
+            metrics=self.metrics,
+        )
+        self.scheduler = scheduler
+        server = ObservabilityServer(
+            self.http_host,
+            self.http_port,
+            metrics=self.metrics,
+            health={"ping": lambda: (True, "ok")},
+            ready={"informer-sync": self._informers_synced, "config": self._config_ok},
+            debug_routes=explain_routes(self.explain),
+        )
+        port = await server.start()
+        print(
+            f"aiosched: serving /metrics and /healthz on http://{self.http_host}:{port}", flush=True
+        )
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(scheduler.run(), name="scheduler")
+                group.create_task(self._update_gauges(scheduler), name="gauges")
+                if self.config_path is not None:
+                    self._watcher = ConfigWatcher(self.config_path, self._reload_from_watcher)
+                    group.create_task(self._watcher.run(), name="config-watcher")
+        finally:
+            await server.stop()
+            await self.tracing.aclose()
+
+    async def _update_gauges(self, scheduler: Scheduler) -> None:
+        while True:
+            self.metrics.set_pending(scheduler.queue.counts())
+            cache = scheduler.cache
+            self.metrics.set_cache_size(
+                cache.node_count(), cache.pod_count(), cache.assumed_pod_count()
+            )
+            await asyncio.sleep(GAUGE_PERIOD_SECONDS)
