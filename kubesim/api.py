@@ -1,0 +1,448 @@
+"""The REST semantics of kubesim, independent of HTTP: create, get, list, update, patch, delete.
+
+Every method takes and returns plain JSON dicts and raises errors.ApiError for what a client is
+told. HTTP parsing lives in server.py; binding/eviction in subresources.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from kubesim import defaults, errors, patch, selectors, validation
+from kubesim.meta import Clock, Obj, generate_name, new_uid, rfc3339
+from kubesim.resources import RESOURCES, ResourceType
+from kubesim.store import Store
+from kubesim.watch import Predicate
+
+NAMESPACES = next(r for r in RESOURCES if r.key == "namespaces")
+PODS = next(r for r in RESOURCES if r.key == "pods")
+SERVER_OWNED_META = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
+PATCH_TYPES = {
+    "application/merge-patch+json": "merge",
+    "application/json-patch+json": "json",
+    "application/strategic-merge-patch+json": "strategic",
+}
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class ListOptions:
+    label_selector: str = ""
+    field_selector: str = ""
+    limit: int = 0
+    continue_token: str = ""
+
+
+@dataclass(slots=True)
+class _Snapshot:
+    rv: int
+    items: list[Obj]
+    created: float
+
+
+def _meta(obj: Obj) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        obj["metadata"] = meta
+    return meta
+
+
+def _without_rv(obj: Obj) -> Obj:
+    meta = dict(obj.get("metadata") or {})
+    meta.pop("resourceVersion", None)
+    meta.pop("managedFields", None)
+    return {**obj, "metadata": meta}
+
+
+def precondition_failed(kind: str, wanted: str, actual: str) -> str:
+    return f"Precondition failed: {kind} in precondition: {wanted}, {kind} in object meta: {actual}"
+
+
+class Api:
+    """Resource operations over a Store, with upstream's defaulting, admission and validation."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock = time.time,
+        rng: random.Random | None = None,
+        list_snapshots: int = 64,
+        snapshot_ttl: float = 300.0,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
+        self._max_snapshots = list_snapshots
+        self._snapshot_ttl = snapshot_ttl
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def lookup(self, resource_key: str, namespace: str, name: str) -> Obj | None:
+        return self.store.get(resource_key, namespace, name)
+
+    def require(self, resource: ResourceType, namespace: str, name: str) -> Obj:
+        obj = self.store.get(resource.key, namespace, name)
+        if obj is None:
+            raise errors.not_found(resource, name)
+        return obj
+
+    def predicate(self, resource: ResourceType, options: ListOptions) -> Predicate | None:
+        """Compile label and field selectors; 400 BadRequest if either does not parse."""
+        checks: list[Predicate] = []
+        try:
+            if options.label_selector.strip():
+                label = selectors.parse_label_selector(options.label_selector)
+                checks.append(
+                    lambda o: label.matches((o.get("metadata") or {}).get("labels") or {})
+                )
+            if options.field_selector.strip():
+                fields = selectors.parse_field_selector(options.field_selector, resource.kind)
+                checks.append(fields.matches)
+        except selectors.SelectorError as exc:
+            raise errors.bad_request(str(exc)) from exc
+        if not checks:
+            return None
+        if len(checks) == 1:
+            return checks[0]
+        return lambda o: all(check(o) for check in checks)
+
+    def _validate(self, resource: ResourceType, obj: Obj, old: Obj | None) -> None:
+        causes = validation.validate(resource.kind, obj, old)
+        if causes:
+            name = str(_meta(obj).get("name") or "")
+            raise errors.invalid(resource, name, [(c.field, c.reason, c.message) for c in causes])
+
+    def _check_identity(self, resource: ResourceType, obj: Obj, namespace: str) -> None:
+        expected = resource.api_version
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if kind not in (None, "", resource.kind) or api_version not in (None, "", expected):
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API "
+                f"version ({expected})"
+                if api_version not in (None, "", expected)
+                else f"the kind in the data ({kind}) does not match the expected kind "
+                f"({resource.kind})"
+            )
+        obj["apiVersion"], obj["kind"] = expected, resource.kind
+        meta = _meta(obj)
+        if resource.namespaced:
+            given = meta.get("namespace")
+            if given and given != namespace:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
+                )
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+
+    # ---- reads -------------------------------------------------------------------------------
+    def get(self, resource: ResourceType, namespace: str, name: str) -> Obj:
+        return self.require(resource, namespace, name)
+
+    def list_objects(
+        self, resource: ResourceType, namespace: str | None, options: ListOptions
+    ) -> Obj:
+        predicate = self.predicate(resource, options)
+        now = self.clock()
+        if options.continue_token:
+            snapshot, start = self._resume(options.continue_token, now)
+            rv = snapshot.rv
+            items = snapshot.items
+        else:
+            rv = self.store.resource_version
+            items = self.store.items(resource.key, namespace)
+            if predicate is not None:
+                items = [o for o in items if predicate(o)]
+            start = 0
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        end = len(items) if options.limit <= 0 else min(len(items), start + options.limit)
+        page = items[start:end]
+        if end < len(items):
+            token_id = self._remember(rv, items, now, options.continue_token)
+            meta["continue"] = self._token(token_id, rv, end)
+            if predicate is None:
+                meta["remainingItemCount"] = len(items) - end
+        return {
+            "kind": resource.list_kind,
+            "apiVersion": resource.api_version,
+            "metadata": meta,
+            "items": page,
+        }
+
+    @staticmethod
+    def _token(token_id: str, rv: int, offset: int) -> str:
+        raw = orjson.dumps({"id": token_id, "rv": rv, "start": offset})
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def _remember(self, rv: int, items: list[Obj], now: float, token: str) -> str:
+        """Keep the list as it was so later pages are consistent (etcd serves them at `rv`)."""
+        if token:
+            token_id = str(self._decode(token)["id"])
+            if token_id in self._snapshots:
+                return token_id
+        token_id = new_uid(self.rng)
+        self._snapshots[token_id] = _Snapshot(rv, items, now)
+        while len(self._snapshots) > self._max_snapshots:
+            self._snapshots.popitem(last=False)
+        return token_id
+
+    @staticmethod
+    def _decode(token: str) -> dict[str, Any]:
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+            doc = orjson.loads(raw)
+            if not isinstance(doc, dict) or not {"id", "rv", "start"} <= doc.keys():
+                raise ValueError(token)
+            return doc
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            raise errors.bad_request(f"continue key is not valid: {exc}") from exc
+
+    def _resume(self, token: str, now: float) -> tuple[_Snapshot, int]:
+        doc = self._decode(token)
+        snapshot = self._snapshots.get(str(doc["id"]))
+        if snapshot is None or now - snapshot.created > self._snapshot_ttl:
+            self._snapshots.pop(str(doc["id"]), None)
+            raise errors.gone_expired(
+                "The provided continue parameter is too old to display a consistent list "
+                "result. You can start a new list without the continue parameter, or use the "
+                "continue token in this response to retrieve the remainder of the results. "
+                "Continuing with the provided token results in an inconsistent list - objects "
+                "that were created, modified, or deleted between the time the first chunk was "
+                "returned and now may show up in the list."
+            )
+        return snapshot, int(doc["start"])
+
+    # ---- create ------------------------------------------------------------------------------
+    async def create(self, resource: ResourceType, namespace: str, body: Obj) -> Obj:
+        obj = body
+        self._check_identity(resource, obj, namespace)
+        meta = _meta(obj)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = generate_name(str(meta["generateName"]), self.rng)
+        name = str(meta.get("name") or "")
+        for key in (*SERVER_OWNED_META, "resourceVersion", "selfLink", "managedFields"):
+            meta.pop(key, None)
+        defaults.apply_defaults(resource.kind, obj)
+        try:
+            defaults.admit_create(resource.kind, obj, self.lookup)
+        except defaults.AdmissionError as exc:
+            raise errors.ApiError(exc.code, exc.reason, exc.message) from exc
+        if resource.namespaced:
+            ns = self.store.get(NAMESPACES.key, "", namespace)
+            if ns is None:
+                raise errors.not_found(NAMESPACES, namespace)
+            if ns["metadata"].get("deletionTimestamp"):
+                raise errors.ApiError(
+                    403,
+                    "Forbidden",
+                    f'{errors.qualified_resource(resource)} "{name}" is forbidden: unable to '
+                    f"create new content in namespace {namespace} because it is being terminated",
+                    {"name": name, "kind": resource.plural},
+                )
+        self._validate(resource, obj, None)
+        if self.store.get(resource.key, meta.get("namespace", ""), name) is not None:
+            raise errors.already_exists(resource, name)
+        meta["uid"] = new_uid(self.rng)
+        meta["creationTimestamp"] = rfc3339(self.clock())
+        if "spec" in obj:
+            meta["generation"] = 1
+        return await self.store.put(resource.key, obj, None)
+
+    # ---- update / patch ----------------------------------------------------------------------
+    async def update(
+        self, resource: ResourceType, namespace: str, name: str, body: Obj, subresource: str = ""
+    ) -> Obj:
+        old = self.require(resource, namespace, name)
+        self._check_identity(resource, body, namespace)
+        meta = _meta(body)
+        if meta.get("name") != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                f"({name})"
+            )
+        return await self._replace(resource, old, body, subresource)
+
+    async def patch(
+        self,
+        resource: ResourceType,
+        namespace: str,
+        name: str,
+        content_type: str,
+        body: Any,
+        subresource: str = "",
+    ) -> Obj:
+        patch_type = PATCH_TYPES.get(content_type)
+        if patch_type is None:
+            raise errors.unsupported_media_type(content_type)
+        old = self.require(resource, namespace, name)
+        try:
+            if patch_type == "json":
+                if not isinstance(body, list):
+                    raise errors.bad_request("json patch must be a list of operations")
+                new = patch.apply_json_patch(old, body)
+            else:
+                if not isinstance(body, dict):
+                    raise errors.bad_request("patch body must be a JSON object")
+                if patch_type == "merge":
+                    new = patch.apply_merge_patch(old, body)
+                else:
+                    new = patch.apply_strategic_merge_patch(old, body, resource.kind)
+        except patch.PatchError as exc:
+            raise errors.ApiError(422, "Invalid", str(exc)) from exc
+        if not isinstance(new, dict):
+            raise errors.ApiError(422, "Invalid", "the patch did not produce an object")
+        # own the top level and metadata: both are edited below, the stored `old` never is
+        new = {**new, "metadata": dict(new.get("metadata") or {})}
+        self._check_identity(resource, new, namespace)
+        meta = _meta(new)
+        if meta.get("name") != name:
+            raise errors.ApiError(422, "Invalid", "metadata.name: the name cannot be patched")
+        # a resourceVersion set by the patch is a precondition; otherwise the patch is unconditional
+        if isinstance(body, dict) and (body.get("metadata") or {}).get("resourceVersion") is None:
+            meta["resourceVersion"] = old["metadata"].get("resourceVersion")
+        return await self._replace(resource, old, new, subresource)
+
+    async def _replace(self, resource: ResourceType, old: Obj, new: Obj, subresource: str) -> Obj:
+        name = old["metadata"]["name"]
+        old_meta = old["metadata"]
+        meta = _meta(new)
+        wanted_rv = meta.get("resourceVersion")
+        if wanted_rv and wanted_rv != old_meta.get("resourceVersion"):
+            raise errors.conflict(resource, name)
+        wanted_uid = meta.get("uid")
+        if wanted_uid and wanted_uid != old_meta.get("uid"):
+            raise errors.conflict(
+                resource, name, precondition_failed("UID", wanted_uid, old_meta.get("uid", ""))
+            )
+        if subresource == "status":
+            new = {**old, "status": new.get("status")}
+            if new["status"] is None:
+                del new["status"]
+            meta = dict(old_meta)
+            new["metadata"] = meta
+        else:
+            for key in SERVER_OWNED_META:
+                if key in old_meta:
+                    meta[key] = old_meta[key]
+                else:
+                    meta.pop(key, None)
+            if "status" in resource.subresources:
+                if "status" in old:
+                    new["status"] = old["status"]
+                else:
+                    new.pop("status", None)
+            if "spec" in new and new.get("spec") != old.get("spec"):
+                meta["generation"] = int(old_meta.get("generation") or 0) + 1
+        self._validate(resource, new, old)
+        if _without_rv(new) == _without_rv(old):
+            return old  # no-op update: no new resourceVersion, no event (as upstream)
+        # the last finalizer gone: remove now (a pod on a node waits for its kubelet instead)
+        on_node = resource.key == PODS.key and (new.get("spec") or {}).get("nodeName")
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not on_node:
+            return await self.store.delete(resource.key, old)
+        return await self.store.put(resource.key, new, old)
+
+    # ---- delete ------------------------------------------------------------------------------
+    async def delete(
+        self, resource: ResourceType, namespace: str, name: str, options: Obj | None
+    ) -> Obj:
+        old = self.require(resource, namespace, name)
+        options = options or {}
+        old_meta = old["metadata"]
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != old_meta.get("uid"):
+            raise errors.conflict(
+                resource, name, precondition_failed("UID", pre["uid"], old_meta.get("uid", ""))
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != old_meta.get("resourceVersion"):
+            raise errors.conflict(
+                resource,
+                name,
+                precondition_failed(
+                    "ResourceVersion", pre["resourceVersion"], old_meta.get("resourceVersion", "")
+                ),
+            )
+        if resource.key == NAMESPACES.key:
+            return await self._delete_namespace(old)
+        grace = self._grace_period(resource, old, options.get("gracePeriodSeconds"))
+        finalizers = old_meta.get("finalizers") or []
+        if grace > 0 or finalizers:
+            if old_meta.get("deletionTimestamp"):
+                current = old_meta.get("deletionGracePeriodSeconds")
+                if current is None or grace >= current:
+                    return old  # already terminating; a longer grace never extends it
+            meta = {
+                **old_meta,
+                "deletionTimestamp": rfc3339(self.clock() + grace),
+                "deletionGracePeriodSeconds": grace,
+            }
+            if "generation" in meta:
+                meta["generation"] = int(meta["generation"]) + 1
+            return await self.store.put(resource.key, {**old, "metadata": meta}, old)
+        return await self.store.delete(resource.key, old)
+
+    @staticmethod
+    def _grace_period(resource: ResourceType, obj: Obj, requested: Any) -> int:
+        """Only pods on a node terminate gracefully (upstream podStrategy.CheckGracefulDelete)."""
+        if resource.key != PODS.key:
+            return 0
+        spec = obj.get("spec") or {}
+        phase = (obj.get("status") or {}).get("phase")
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0
+        if requested is None:
+            requested = spec.get("terminationGracePeriodSeconds", 30)
+        grace = int(requested)
+        return max(grace, 0)
+
+    async def _delete_namespace(self, ns: Obj) -> Obj:
+        """Remove everything in it, then the namespace itself (the namespace controller's job)."""
+        name = ns["metadata"]["name"]
+        changes: list[tuple[str, Obj | None, Obj | None]] = []
+        for resource in RESOURCES:
+            if resource.namespaced:
+                changes.extend(
+                    (resource.key, None, o) for o in self.store.items(resource.key, name)
+                )
+        changes.append((NAMESPACES.key, None, ns))
+        events = await self.store.commit(changes)
+        return events[-1].obj
+
+    async def delete_collection(
+        self, resource: ResourceType, namespace: str | None, options: ListOptions, body: Obj | None
+    ) -> Obj:
+        predicate = self.predicate(resource, options)
+        deleted: list[Obj] = []
+        for obj in self.store.items(resource.key, namespace):
+            if predicate is not None and not predicate(obj):
+                continue
+            meta = obj["metadata"]
+            try:
+                deleted.append(
+                    await self.delete(resource, meta.get("namespace", ""), meta["name"], body)
+                )
+            except errors.ApiError as exc:
+                if exc.code != 404:
+                    raise
+        return {
+            "kind": resource.list_kind,
+            "apiVersion": resource.api_version,
+            "metadata": {"resourceVersion": str(self.store.resource_version)},
+            "items": deleted,
+        }

@@ -1,0 +1,108 @@
+"""`aiosched cluster`: run kubesim standalone until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+
+from kubesim.cluster import Cluster, ClusterConfig, RemoteBindRefused
+from kubesim.nodes import NodeTemplate
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=0, help="port (0 picks a free one)")
+    parser.add_argument(
+        "--allow-remote-bind",
+        action="store_true",
+        help="allow listening on a non-loopback address (plain http: anyone who can reach it "
+        "and has the token controls the cluster)",
+    )
+    parser.add_argument("--nodes", type=int, default=0, help="simulated nodes to create")
+    parser.add_argument("--kubeconfig-out", type=Path, help="write a kubeconfig here")
+    parser.add_argument("--data-dir", type=Path, help="persist every write here (default: memory)")
+    parser.add_argument(
+        "--pod-start-delay", type=float, default=0.0, help="seconds before a bound pod runs"
+    )
+    parser.add_argument("--node-cpu", default="4")
+    parser.add_argument("--node-memory", default="32Gi")
+    parser.add_argument("--node-pods", default="110")
+    parser.add_argument(
+        "--heartbeat-interval", type=float, default=10.0, help="node lease renewal, seconds"
+    )
+    parser.add_argument(
+        "--watch-history", type=int, default=10_000, help="events kept per resource for watches"
+    )
+    parser.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="serve plain http instead of https (kubectl then sends no token and gets 401)",
+    )
+    parser.add_argument(
+        "--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks"
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> ClusterConfig:
+    return ClusterConfig(
+        host=args.host,
+        port=args.port,
+        allow_remote_bind=args.allow_remote_bind,
+        nodes=args.nodes,
+        node_template=NodeTemplate(cpu=args.node_cpu, memory=args.node_memory, pods=args.node_pods),
+        pod_start_delay=args.pod_start_delay,
+        heartbeat_interval=args.heartbeat_interval,
+        watch_history=args.watch_history,
+        bookmark_interval=args.bookmark_interval,
+        data_dir=args.data_dir,
+        kubeconfig_out=args.kubeconfig_out,
+        tls=not args.insecure_http,
+    )
+
+
+async def serve(config: ClusterConfig) -> None:
+    cluster = Cluster(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await cluster.start()
+    try:
+        shown = cluster.kubeconfig_path or "not written"
+        print(f"kubesim: serving on {cluster.url} (kubeconfig {shown})", flush=True)
+        await stop.wait()
+    finally:
+        await cluster.stop()
+
+
+def _run(config: ClusterConfig) -> None:
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(serve(config))
+        return
+    uvloop.run(serve(config))
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        config = config_from_args(args)
+        _run(config)
+    except RemoteBindRefused as exc:
+        print(f"kubesim: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"kubesim: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="kubesim")
+    add_arguments(parser)
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(main(parser.parse_args()))

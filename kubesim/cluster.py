@@ -1,0 +1,187 @@
+"""Assembles a running kubesim: store (+ data dir), API, HTTP server, simulated nodes."""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import secrets
+import socket
+import ssl
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from kubesim import kubeconfig, persistence, tls
+from kubesim.api import Api
+from kubesim.meta import Clock, Obj, new_uid, rfc3339
+from kubesim.nodes import NodeSimulator, NodeTemplate
+from kubesim.server import ServerOptions, build_app
+from kubesim.store import Store
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# the two PriorityClasses every API server creates (pkg/apis/scheduling: SystemPriorityClasses)
+SYSTEM_PRIORITY_CLASSES = (
+    (
+        "system-node-critical",
+        2000001000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2000000000,
+        "Used for system critical pods that must run in the "
+        "cluster, but can be moved to another node if necessary.",
+    ),
+)
+
+
+class RemoteBindRefused(ValueError):
+    """A non-loopback address was asked for without allow_remote_bind."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    host: str = "127.0.0.1"
+    port: int = 0
+    allow_remote_bind: bool = False
+    nodes: int = 0
+    node_template: NodeTemplate = field(default_factory=NodeTemplate)
+    pod_start_delay: float = 0.0
+    heartbeat_interval: float = 10.0
+    watch_history: int = 10_000
+    bookmark_interval: float = 60.0
+    data_dir: Path | None = None
+    kubeconfig_out: Path | None = None
+    token: str | None = None
+    tls: bool = True  # kubectl sends the token only over TLS
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class Cluster:
+    """One kubesim instance; `await start()` then `await stop()`."""
+
+    def __init__(
+        self, config: ClusterConfig, clock: Clock = time.time, rng: random.Random | None = None
+    ) -> None:
+        if not config.allow_remote_bind and not is_loopback(config.host):
+            raise RemoteBindRefused(
+                f"refusing to listen on non-loopback address {config.host}: the API has no TLS; "
+                "pass --allow-remote-bind to do it anyway"
+            )
+        self.config = config
+        self.token = config.token or secrets.token_urlsafe(32)
+        self.store = Store(history_size=config.watch_history)
+        self.api = Api(self.store, clock=clock, rng=rng or random.Random())
+        self.simulator = NodeSimulator(
+            self.api, config.node_template, config.pod_start_delay, config.heartbeat_interval
+        )
+        self._wal: persistence.WriteAheadLog | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self.cert = tls.self_signed(config.host) if config.tls else None
+
+    @property
+    def url(self) -> str:
+        host = self.config.host
+        shown = f"[{host}]" if ":" in host else host
+        scheme = "https" if self.cert is not None else "http"
+        return f"{scheme}://{shown}:{self.port}"
+
+    def client_ssl(self) -> ssl.SSLContext | bool:
+        """What an aiohttp client needs to verify this server (True: plain http)."""
+        return self.cert.client_context() if self.cert is not None else True
+
+    @property
+    def kubeconfig_path(self) -> Path | None:
+        return self.config.kubeconfig_out
+
+    async def start(self) -> None:
+        if self.config.data_dir is not None:
+            self._wal = persistence.open_data_dir(self.config.data_dir, self.store)
+        await self._bootstrap()
+        app = build_app(
+            self.api,
+            ServerOptions(token=self.token, bookmark_interval=self.config.bookmark_interval),
+        )
+        self._runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=False, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
+        sock = socket.socket(
+            socket.AF_INET6 if ":" in self.config.host else socket.AF_INET, socket.SOCK_STREAM
+        )
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.config.host, self.config.port))
+        self.port = sock.getsockname()[1]
+        context = self.cert.server_context() if self.cert is not None else None
+        site = web.SockSite(self._runner, sock, ssl_context=context)
+        await site.start()
+        if self.config.kubeconfig_out is not None:
+            kubeconfig.write(
+                self.config.kubeconfig_out,
+                self.url,
+                self.token,
+                self.cert.cert_pem if self.cert is not None else None,
+            )
+        await self.simulator.start(self.config.nodes)
+
+    async def stop(self) -> None:
+        await self.simulator.stop()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._wal is not None:
+            self._wal.close()
+            self._wal = None
+
+    async def _bootstrap(self) -> None:
+        """What a fresh API server has: system namespaces and priority classes."""
+        now = rfc3339(self.api.clock())
+        for name in SYSTEM_NAMESPACES:
+            if self.store.get("namespaces", "", name) is None:
+                await self._system_create(
+                    "namespaces",
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Namespace",
+                        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+                        "spec": {"finalizers": ["kubernetes"]},
+                        "status": {"phase": "Active"},
+                    },
+                    now,
+                )
+        for name, value, description in SYSTEM_PRIORITY_CLASSES:
+            key = "scheduling.k8s.io/priorityclasses"
+            if self.store.get(key, "", name) is None:
+                await self._system_create(
+                    key,
+                    {
+                        "apiVersion": "scheduling.k8s.io/v1",
+                        "kind": "PriorityClass",
+                        "metadata": {"name": name},
+                        "value": value,
+                        "globalDefault": False,
+                        "description": description,
+                        "preemptionPolicy": "PreemptLowerPriority",
+                    },
+                    now,
+                )
+
+    async def _system_create(self, key: str, obj: Obj, now: str) -> Any:
+        meta = obj["metadata"]
+        meta["uid"] = new_uid(self.api.rng)
+        meta["creationTimestamp"] = now
+        if "spec" in obj:
+            meta["generation"] = 1
+        return await self.store.put(key, obj, None)

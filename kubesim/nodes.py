@@ -1,0 +1,373 @@
+"""Simulated nodes, as KWOK does: Ready nodes from a template, lease heartbeats, pods that run.
+
+Every node in the store is simulated, whether created at start (--nodes) or through the API. The
+simulator acts as each node's kubelet: it fills in a node's status, renews its lease in
+kube-node-lease, turns pods bound to it Running after a delay, and finishes the graceful
+deletion of its pods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from kubesim.api import Api
+from kubesim.meta import Obj, new_uid, rfc3339
+from kubesim.store import Store
+from kubesim.watch import Event
+
+log = logging.getLogger(__name__)
+
+NODES = "nodes"
+PODS = "pods"
+LEASES = "coordination.k8s.io/leases"
+LEASE_NAMESPACE = "kube-node-lease"
+KUBELET_VERSION = "v1.32.0-kubesim"
+HEARTBEAT_SLICES = 10  # renew a tenth of the leases at a time, so 5000 nodes never burst
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTemplate:
+    cpu: str = "4"
+    memory: str = "32Gi"
+    pods: str = "110"
+    ephemeral_storage: str = "100Gi"
+
+    def capacity(self) -> dict[str, str]:
+        return {
+            "cpu": self.cpu,
+            "memory": self.memory,
+            "pods": self.pods,
+            "ephemeral-storage": self.ephemeral_storage,
+        }
+
+
+def micro_time(timestamp: float) -> str:
+    """metav1.MicroTime, as leases carry."""
+    whole = rfc3339(timestamp)[:-1]
+    return f"{whole}.{int(timestamp % 1 * 1_000_000):06d}Z"
+
+
+def node_manifest(name: str, template: NodeTemplate) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+            },
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+        },
+        "spec": {},
+    }
+
+
+def _ready_conditions(now: str) -> list[dict[str, Any]]:
+    def condition(kind: str, status: str, reason: str, message: str) -> dict[str, Any]:
+        return {
+            "type": kind,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "lastHeartbeatTime": now,
+            "lastTransitionTime": now,
+        }
+
+    return [
+        condition(
+            "MemoryPressure",
+            "False",
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available",
+        ),
+        condition(
+            "DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"
+        ),
+        condition(
+            "PIDPressure",
+            "False",
+            "KubeletHasSufficientPID",
+            "kubelet has sufficient PID available",
+        ),
+        condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+    ]
+
+
+class NodeSimulator:
+    """The kubelets of every node in the store. Owns its background tasks; call start/stop."""
+
+    def __init__(
+        self,
+        api: Api,
+        template: NodeTemplate,
+        pod_start_delay: float = 0.0,
+        heartbeat_interval: float = 10.0,
+    ) -> None:
+        self.api = api
+        self.store: Store = api.store
+        self.template = template
+        self.pod_start_delay = pod_start_delay
+        self.heartbeat_interval = heartbeat_interval
+        self._jobs: deque[tuple[str, str, str]] = deque()
+        self._wakeup = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._ip_counter = 0
+        self._node_ips: dict[str, str] = {}
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+    async def start(self, initial_nodes: int) -> None:
+        self.store.add_listener(self._on_event)
+        for index in range(initial_nodes):
+            name = f"node-{index}"
+            if self.store.get(NODES, "", name) is None:
+                await self._create(NODES, node_manifest(name, self.template))
+        for node in self.store.items(NODES):
+            self._enqueue("node", "", node["metadata"]["name"])
+        for pod in self.store.items(PODS):
+            self._check_pod(pod)
+        self._spawn(self._work())
+        self._spawn(self._heartbeats())
+
+    async def stop(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _spawn(self, coro: Any) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _create(self, key: str, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        meta["uid"] = new_uid(self.api.rng)
+        meta["creationTimestamp"] = rfc3339(self.api.clock())
+        return await self.store.put(key, obj, None)
+
+    # ---- events ------------------------------------------------------------------------------
+    def _on_event(self, key: str, event: Event) -> None:
+        if key == PODS:
+            if event.type != "DELETED":
+                self._check_pod(event.obj)
+        elif key == NODES:
+            name = event.obj["metadata"]["name"]
+            if event.type == "DELETED":
+                self._enqueue("node-gone", "", name)
+            elif event.type == "ADDED" or not self._node_complete(event.obj):
+                self._enqueue("node", "", name)
+
+    def _check_pod(self, pod: Obj) -> None:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node or self.store.get(NODES, "", node) is None:
+            return
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp"):
+            self._enqueue("pod-delete", meta["namespace"], meta["name"])
+        elif (pod.get("status") or {}).get("phase", "Pending") == "Pending":
+            if self.pod_start_delay > 0:
+                timer = asyncio.get_running_loop().call_later(
+                    self.pod_start_delay, self._enqueue, "pod-run", meta["namespace"], meta["name"]
+                )
+                self._timers.add(timer)
+            else:
+                self._enqueue("pod-run", meta["namespace"], meta["name"])
+
+    def _enqueue(self, job: str, namespace: str, name: str) -> None:
+        self._jobs.append((job, namespace, name))
+        self._wakeup.set()
+
+    async def _work(self) -> None:
+        while True:
+            if not self._jobs:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                self._timers = {t for t in self._timers if not t.cancelled()}
+            job, namespace, name = self._jobs.popleft()
+            try:
+                if job == "node":
+                    await self._complete_node(name)
+                elif job == "node-gone":
+                    lease = self.store.get(LEASES, LEASE_NAMESPACE, name)
+                    if lease is not None:
+                        await self.store.delete(LEASES, lease)
+                elif job == "pod-run":
+                    await self._run_pod(namespace, name)
+                elif job == "pod-delete":
+                    await self._finish_deletion(namespace, name)
+            except Exception:  # one bad object must not stop every node's kubelet
+                log.exception("node simulator job %s %s/%s failed", job, namespace, name)
+
+    # ---- nodes -------------------------------------------------------------------------------
+    def _node_complete(self, node: Obj) -> bool:
+        status = node.get("status") or {}
+        return bool(
+            status.get("allocatable")
+            and status.get("conditions")
+            and status.get("nodeInfo")
+            and status.get("addresses")
+        )
+
+    def _node_ip(self, name: str) -> str:
+        ip = self._node_ips.get(name)
+        if ip is None:
+            index = len(self._node_ips) + 1
+            ip = f"10.0.{index // 250}.{index % 250 + 1}"
+            self._node_ips[name] = ip
+        return ip
+
+    async def _complete_node(self, name: str) -> None:
+        node = self.store.get(NODES, "", name)
+        if node is None:
+            return
+        if not self._node_complete(node):
+            now = rfc3339(self.api.clock())
+            status = dict(node.get("status") or {})
+            capacity = status.get("capacity") or self.template.capacity()
+            status.setdefault("capacity", capacity)
+            status.setdefault("allocatable", capacity)
+            if not status.get("conditions"):
+                status["conditions"] = _ready_conditions(now)
+            if not status.get("addresses"):
+                status["addresses"] = [
+                    {"type": "InternalIP", "address": self._node_ip(name)},
+                    {"type": "Hostname", "address": name},
+                ]
+            status.setdefault("daemonEndpoints", {"kubeletEndpoint": {"Port": 10250}})
+            status.setdefault(
+                "nodeInfo",
+                {
+                    "machineID": "",
+                    "systemUUID": "",
+                    "bootID": "",
+                    "kernelVersion": "",
+                    "osImage": "",
+                    "containerRuntimeVersion": "kwok",
+                    "kubeletVersion": KUBELET_VERSION,
+                    "kubeProxyVersion": "",
+                    "operatingSystem": "linux",
+                    "architecture": "amd64",
+                },
+            )
+            status.setdefault("phase", "Running")
+            await self.store.put(NODES, {**node, "status": status}, node)
+            node = self.store.get(NODES, "", name) or node
+        if self.store.get(LEASES, LEASE_NAMESPACE, name) is None:
+            if self.store.get("namespaces", "", LEASE_NAMESPACE) is None:
+                return
+            await self._create(LEASES, self._lease(node))
+
+    def _lease(self, node: Obj) -> Obj:
+        name = node["metadata"]["name"]
+        return {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": name,
+                "namespace": LEASE_NAMESPACE,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Node",
+                        "name": name,
+                        "uid": node["metadata"].get("uid", ""),
+                    }
+                ],
+            },
+            "spec": {
+                "holderIdentity": name,
+                "leaseDurationSeconds": 40,
+                "renewTime": micro_time(self.api.clock()),
+            },
+        }
+
+    async def _heartbeats(self) -> None:
+        """Renew every node's lease once per interval, a slice at a time."""
+        slice_index = 0
+        while True:
+            await asyncio.sleep(self.heartbeat_interval / HEARTBEAT_SLICES)
+            renew = micro_time(self.api.clock())
+            changes: list[tuple[str, Obj | None, Obj | None]] = []
+            for lease in self.store.items(LEASES, LEASE_NAMESPACE):
+                name = lease["metadata"]["name"]
+                if hash(name) % HEARTBEAT_SLICES != slice_index:
+                    continue
+                if self.store.get(NODES, "", name) is None:
+                    continue
+                spec = {**lease.get("spec", {}), "renewTime": renew}
+                changes.append(
+                    (LEASES, {**lease, "metadata": dict(lease["metadata"]), "spec": spec}, lease)
+                )
+            slice_index = (slice_index + 1) % HEARTBEAT_SLICES
+            if changes:
+                try:
+                    await self.store.commit(changes)
+                except Exception:
+                    log.exception("renewing node leases failed")
+
+    # ---- pods --------------------------------------------------------------------------------
+    def _pod_ip(self) -> str:
+        self._ip_counter += 1
+        n = self._ip_counter
+        return f"10.244.{(n >> 8) & 255}.{n & 255}"
+
+    async def _run_pod(self, namespace: str, name: str) -> None:
+        pod = self.store.get(PODS, namespace, name)
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return
+        status = pod.get("status") or {}
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if status.get("phase", "Pending") != "Pending" or not node_name:
+            return
+        now = rfc3339(self.api.clock())
+        host_ip = self._node_ip(node_name)
+        pod_ip = self._pod_ip()
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
+        for kind in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
+            conditions.append(
+                {"type": kind, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+            )
+        containers = (pod.get("spec") or {}).get("containers") or []
+        new_status = {
+            **status,
+            "phase": "Running",
+            "conditions": conditions,
+            "hostIP": host_ip,
+            "hostIPs": [{"ip": host_ip}],
+            "podIP": pod_ip,
+            "podIPs": [{"ip": pod_ip}],
+            "startTime": now,
+            "containerStatuses": [
+                {
+                    "name": c.get("name", ""),
+                    "image": c.get("image", ""),
+                    "imageID": "",
+                    "containerID": f"kwok://{new_uid(self.api.rng)[:8]}",
+                    "ready": True,
+                    "started": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": now}},
+                    "lastState": {},
+                }
+                for c in containers
+            ],
+        }
+        await self.store.put(PODS, {**pod, "status": new_status}, pod)
+
+    async def _finish_deletion(self, namespace: str, name: str) -> None:
+        pod = self.store.get(PODS, namespace, name)
+        if pod is None or not pod["metadata"].get("deletionTimestamp"):
+            return
+        if pod["metadata"].get("finalizers"):
+            return
+        await self.store.delete(PODS, pod)

@@ -1,0 +1,156 @@
+"""The resources kubesim serves: the single table discovery, OpenAPI, routing and storage read.
+
+Names, short names, categories and scopes are upstream's (what `kubectl api-resources` shows
+against a real API server), so kubectl's RESTMapper resolves `po`, `no`, `deploy`... the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VERBS_ALL = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceType:
+    group: str  # "" for the core group
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()  # "status", "binding", "eviction"
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = VERBS_ALL
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def api_version(self) -> str:
+        return self.group_version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def key(self) -> str:
+        """Storage key prefix: "pods", "apps/replicasets", "events.k8s.io/events"."""
+        return f"{self.group}/{self.plural}" if self.group else self.plural
+
+
+_R = ResourceType
+
+RESOURCES: tuple[ResourceType, ...] = (
+    _R(
+        "",
+        "v1",
+        "Namespace",
+        "namespaces",
+        "namespace",
+        False,
+        ("ns",),
+        ("status",),
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+    ),
+    _R("", "v1", "Node", "nodes", "node", False, ("no",), ("status",)),
+    _R(
+        "",
+        "v1",
+        "Pod",
+        "pods",
+        "pod",
+        True,
+        ("po",),
+        ("status", "binding", "eviction"),
+        ("all",),
+    ),
+    _R("", "v1", "Event", "events", "event", True, ("ev",)),
+    _R("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
+    _R("", "v1", "Service", "services", "service", True, ("svc",), ("status",), ("all",)),
+    _R(
+        "",
+        "v1",
+        "ReplicationController",
+        "replicationcontrollers",
+        "replicationcontroller",
+        True,
+        ("rc",),
+        ("status",),
+        ("all",),
+    ),
+    _R(
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        "persistentvolumeclaim",
+        True,
+        ("pvc",),
+        ("status",),
+    ),
+    _R(
+        "",
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        "persistentvolume",
+        False,
+        ("pv",),
+        ("status",),
+    ),
+    _R("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ("rs",), ("status",), ("all",)),
+    _R(
+        "apps",
+        "v1",
+        "StatefulSet",
+        "statefulsets",
+        "statefulset",
+        True,
+        ("sts",),
+        ("status",),
+        ("all",),
+    ),
+    _R("events.k8s.io", "v1", "Event", "events", "event", True, ("ev",)),
+    _R("coordination.k8s.io", "v1", "Lease", "leases", "lease", True),
+    _R("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False, ("pc",)),
+    _R(
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        True,
+        ("pdb",),
+        ("status",),
+    ),
+    _R("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, ("sc",)),
+    _R("storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", False),
+    _R("storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", False),
+    _R(
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        "csistoragecapacities",
+        "csistoragecapacity",
+        True,
+    ),
+)
+
+
+def by_group_version() -> dict[str, list[ResourceType]]:
+    """Resources grouped by "group/version" ("v1" for core), in table order."""
+    grouped: dict[str, list[ResourceType]] = {}
+    for resource in RESOURCES:
+        grouped.setdefault(resource.group_version, []).append(resource)
+    return grouped
+
+
+def lookup(group: str, version: str, plural: str) -> ResourceType | None:
+    for resource in RESOURCES:
+        if resource.group == group and resource.version == version and resource.plural == plural:
+            return resource
+    return None

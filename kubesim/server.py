@@ -1,0 +1,402 @@
+"""The aiohttp application: auth, routing of /api and /apis paths, and HTTP <-> Api mapping."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from kubesim import discovery, errors, openapi, subresources, tables
+from kubesim.api import APPLY_PATCH, NAMESPACES, PODS, Api, ListOptions
+from kubesim.resources import RESOURCES, ResourceType
+from kubesim.watch import WatcherClosed
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+OPEN_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
+JSON_TYPE = "application/json"
+_BY_PATH: dict[tuple[str, str, str], ResourceType] = {
+    (r.group, r.version, r.plural): r for r in RESOURCES
+}
+_TRUE = ("1", "true", "True")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    token: str
+    bookmark_interval: float = 60.0
+    max_watch_seconds: float = 1800.0  # upstream's default upper bound for a watch request
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a path names: a resource, a namespace scope, an optional name and subresource."""
+
+    resource: ResourceType
+    namespace: str | None
+    name: str
+    subresource: str
+
+
+def json_response(body: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type=JSON_TYPE)
+
+
+def error_response(error: errors.ApiError) -> web.Response:
+    return json_response(error.status(), error.code)
+
+
+def parse_target(group: str, version: str, tail: str) -> Target:
+    parts = tail.strip("/").split("/")
+    namespace: str | None = None
+    if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] not in ("status", "finalize"):
+        namespace, parts = parts[1], parts[2:]
+    if not parts or len(parts) > 3 or not all(parts):
+        raise errors.not_acceptable_404(tail)
+    resource = _BY_PATH.get((group, version, parts[0]))
+    if resource is None:
+        raise errors.not_acceptable_404(tail)
+    name = parts[1] if len(parts) > 1 else ""
+    sub = parts[2] if len(parts) > 2 else ""
+    if sub and sub not in resource.subresources:
+        raise errors.not_acceptable_404(tail)
+    if resource.namespaced and name and namespace is None:
+        raise errors.not_acceptable_404(tail)
+    if not resource.namespaced and namespace is not None:
+        raise errors.not_acceptable_404(tail)
+    return Target(resource, namespace, name, sub)
+
+
+def _int_param(request: web.Request, key: str) -> int | None:
+    raw = request.query.get(key)
+    if raw in (None, ""):
+        return None
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise errors.bad_request(f"invalid {key}: {raw!r}") from exc
+
+
+async def read_json(request: web.Request, required: bool = True) -> Any:
+    if request.content_length is not None and request.content_length > errors.MAX_BODY_BYTES:
+        raise errors.entity_too_large()
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge as exc:
+        raise errors.entity_too_large() from exc
+    if not raw:
+        if required:
+            raise errors.bad_request("the body of the request is empty")
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
+
+
+class KubeApiHandler:
+    """Maps HTTP requests to Api calls for every resource path."""
+
+    def __init__(self, api: Api, options: ServerOptions) -> None:
+        self.api = api
+        self.options = options
+        self._pdb_refresh_pending: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ---- entry points ------------------------------------------------------------------------
+    async def core(self, request: web.Request) -> web.StreamResponse:
+        return await self.dispatch(request, parse_target("", "v1", request.match_info["tail"]))
+
+    async def grouped(self, request: web.Request) -> web.StreamResponse:
+        info = request.match_info
+        return await self.dispatch(
+            request, parse_target(info["group"], info["version"], info["tail"])
+        )
+
+    async def dispatch(self, request: web.Request, target: Target) -> web.StreamResponse:
+        method = request.method
+        if not target.name:
+            if method == "GET":
+                if request.query.get("watch") in _TRUE:
+                    return await self.watch(request, target)
+                return self.list_collection(request, target)
+            if method == "POST":
+                return await self.create(request, target)
+            if method == "DELETE":
+                return await self.delete_collection(request, target)
+        elif target.subresource in ("", "status"):
+            if method == "GET":
+                return self.respond(request, target.resource, self.get(target))
+            if method == "PUT":
+                return await self.update(request, target)
+            if method == "PATCH":
+                return await self.patch(request, target)
+            if method == "DELETE" and not target.subresource:
+                return await self.delete(request, target)
+        elif method == "POST":
+            body = await read_json(request)
+            namespace = target.namespace or ""
+            if target.subresource == "binding":
+                result = await subresources.bind(self.api, namespace, target.name, body)
+            else:
+                result = await subresources.evict(self.api, namespace, target.name, body)
+            return json_response(result, 201)
+        raise errors.method_not_allowed(method, target.resource.plural)
+
+    # ---- reads -------------------------------------------------------------------------------
+    def get(self, target: Target) -> dict[str, Any]:
+        return self.api.get(target.resource, target.namespace or "", target.name)
+
+    def respond(
+        self, request: web.Request, resource: ResourceType, obj: dict[str, Any], status: int = 200
+    ) -> web.Response:
+        if tables.wants_table(request.headers.get("Accept", "")):
+            include = request.query.get("includeObject", "Metadata")
+            return json_response(tables.to_table(resource, [obj], include), status)
+        return json_response(obj, status)
+
+    @staticmethod
+    def list_options(request: web.Request) -> ListOptions:
+        query = request.query
+        return ListOptions(
+            label_selector=query.get("labelSelector", ""),
+            field_selector=query.get("fieldSelector", ""),
+            limit=_int_param(request, "limit") or 0,
+            continue_token=query.get("continue", ""),
+        )
+
+    def list_collection(self, request: web.Request, target: Target) -> web.Response:
+        doc = self.api.list_objects(target.resource, target.namespace, self.list_options(request))
+        if tables.wants_table(request.headers.get("Accept", "")):
+            include = request.query.get("includeObject", "Metadata")
+            table = tables.to_table(target.resource, doc["items"], include)
+            table["metadata"] = doc["metadata"]
+            return json_response(table)
+        return json_response(doc)
+
+    async def watch(self, request: web.Request, target: Target) -> web.StreamResponse:
+        resource = target.resource
+        predicate = self.api.predicate(resource, self.list_options(request))
+        raw_rv = request.query.get("resourceVersion", "")
+        initial = request.query.get("sendInitialEvents") in _TRUE
+        since: int | None = None
+        if raw_rv not in ("", "0") and not initial:
+            try:
+                since = int(raw_rv)
+            except ValueError as exc:
+                raise errors.bad_request(f"invalid resource version: {raw_rv}") from exc
+        bookmarks = request.query.get("allowWatchBookmarks") in _TRUE
+        timeout = float(_int_param(request, "timeoutSeconds") or self.options.max_watch_seconds)
+        store = self.api.store
+        response = web.StreamResponse(headers={"Content-Type": JSON_TYPE})
+        response.enable_chunked_encoding()
+        try:
+            watcher = store.watch(resource.key, target.namespace, predicate, since)
+        except errors.ApiError as exc:
+            # upstream answers an expired watch with 200 and an ERROR event carrying the Status
+            await response.prepare(request)
+            await response.write(orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n")
+            await response.write_eof()
+            return response
+        if initial:
+            watcher.push_line(self._bookmark(resource, store.resource_version, True), 0)
+        await response.prepare(request)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            while True:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                wait = min(remaining, self.options.bookmark_interval) if bookmarks else remaining
+                try:
+                    async with asyncio.timeout(wait):
+                        lines = await watcher.next_batch()
+                except TimeoutError:
+                    if bookmarks and loop.time() < deadline:
+                        rv = store.published_resource_version
+                        await response.write(self._bookmark(resource, rv, False))
+                    continue
+                await response.write(b"".join(lines))
+        except (WatcherClosed, ConnectionResetError):
+            pass
+        finally:
+            store.stop_watch(resource.key, watcher)
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
+        return response
+
+    @staticmethod
+    def _bookmark(resource: ResourceType, rv: int, initial_end: bool) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": meta}
+        return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    # ---- writes ------------------------------------------------------------------------------
+    def _field_validation(
+        self, request: web.Request, resource: ResourceType, obj: Any
+    ) -> list[str]:
+        """Unknown fields per ?fieldValidation (Strict: 400; Warn: returned as warnings)."""
+        mode = request.query.get("fieldValidation", "Warn")
+        if mode == "Ignore" or not isinstance(obj, dict):
+            return []
+        unknown = openapi.unknown_fields(resource, obj)
+        if not unknown:
+            return []
+        messages = [f'unknown field "{path}"' for path in unknown]
+        if mode == "Strict":
+            detail = messages[0] if len(messages) == 1 else ", ".join(messages)
+            raise errors.bad_request(f"strict decoding error: {detail}")
+        return messages
+
+    @staticmethod
+    def _with_warnings(response: web.Response, warnings: list[str]) -> web.Response:
+        for warning in warnings:
+            escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
+            response.headers.add("Warning", f'299 - "{escaped}"')
+        return response
+
+    @staticmethod
+    def _dry_run(request: web.Request) -> bool:
+        return bool(request.query.get("dryRun"))
+
+    async def create(self, request: web.Request, target: Target) -> web.Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be a JSON object")
+        resource = target.resource
+        if resource.key == NAMESPACES.key and target.namespace is None:
+            namespace = ""
+        else:
+            namespace = target.namespace or ""
+            if resource.namespaced and not namespace:
+                namespace = str((body.get("metadata") or {}).get("namespace") or "")
+                if not namespace:
+                    raise errors.not_acceptable_404(request.path)
+        warnings = self._field_validation(request, resource, body)
+        created = await self.api.create(resource, namespace, body)
+        self._after_write(resource, created)
+        return self._with_warnings(self.respond(request, resource, created, 201), warnings)
+
+    async def update(self, request: web.Request, target: Target) -> web.Response:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be a JSON object")
+        warnings = self._field_validation(request, target.resource, body)
+        updated = await self.api.update(
+            target.resource, target.namespace or "", target.name, body, target.subresource
+        )
+        self._after_write(target.resource, updated)
+        return self._with_warnings(self.respond(request, target.resource, updated), warnings)
+
+    async def patch(self, request: web.Request, target: Target) -> web.Response:
+        content_type = request.content_type
+        if content_type == APPLY_PATCH:
+            raise errors.unsupported_media_type(content_type)
+        body = await read_json(request)
+        patched = await self.api.patch(
+            target.resource,
+            target.namespace or "",
+            target.name,
+            content_type,
+            body,
+            target.subresource,
+        )
+        self._after_write(target.resource, patched)
+        return self.respond(request, target.resource, patched)
+
+    async def delete(self, request: web.Request, target: Target) -> web.Response:
+        options = await read_json(request, required=False)
+        grace = _int_param(request, "gracePeriodSeconds")
+        if grace is not None:
+            options = {**(options or {}), "gracePeriodSeconds": grace}
+        deleted = await self.api.delete(
+            target.resource, target.namespace or "", target.name, options
+        )
+        self._after_write(target.resource, deleted)
+        return self.respond(request, target.resource, deleted)
+
+    async def delete_collection(self, request: web.Request, target: Target) -> web.Response:
+        options = await read_json(request, required=False)
+        doc = await self.api.delete_collection(
+            target.resource, target.namespace, self.list_options(request), options
+        )
+        return json_response(doc)
+
+    def _after_write(self, resource: ResourceType, obj: dict[str, Any]) -> None:
+        """Keep PDB status current when pods or PDBs change (the disruption controller's job)."""
+        if resource.key not in (PODS.key, subresources.PDBS.key):
+            return
+        namespace = obj["metadata"].get("namespace", "")
+        if namespace in self._pdb_refresh_pending:
+            return
+        if not self.api.store.count(subresources.PDBS.key, namespace):
+            return
+        self._pdb_refresh_pending.add(namespace)
+        task = asyncio.get_running_loop().create_task(self._refresh(namespace))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _refresh(self, namespace: str) -> None:
+        await asyncio.sleep(0)
+        self._pdb_refresh_pending.discard(namespace)
+        try:
+            await subresources.refresh_pdbs(self.api, namespace)
+        except errors.ApiError as exc:
+            log.warning("refreshing PodDisruptionBudgets in %s failed: %s", namespace, exc.message)
+
+
+def auth_middleware(token: str) -> Middleware:
+    expected = f"Bearer {token}".encode()
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path not in OPEN_PATHS:
+            given = request.headers.get("Authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return error_response(errors.unauthorized())
+        try:
+            return await handler(request)
+        except errors.ApiError as exc:
+            return error_response(exc)
+        except web.HTTPNotFound:
+            return error_response(errors.not_acceptable_404(request.path))
+        except web.HTTPMethodNotAllowed:
+            return error_response(errors.method_not_allowed(request.method, request.path))
+        except web.HTTPException:
+            raise
+        except Exception as exc:  # an unexpected bug must still answer a Status, not a traceback
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return error_response(errors.internal(f"{type(exc).__name__}: {exc}"))
+
+    return middleware
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+def build_app(api: Api, options: ServerOptions) -> web.Application:
+    app = web.Application(
+        middlewares=[auth_middleware(options.token)],
+        client_max_size=errors.MAX_BODY_BYTES + 1,
+    )
+    handler = KubeApiHandler(api, options)
+    for path in OPEN_PATHS:
+        app.router.add_get(path, _healthz)
+    discovery.add_routes(app)
+    openapi.add_routes(app)
+    app.router.add_route("*", "/api/v1/{tail:.+}", handler.core)
+    app.router.add_route("*", "/apis/{group}/{version}/{tail:.+}", handler.grouped)
+    return app

@@ -1,0 +1,238 @@
+"""In-memory object storage with one monotonic resourceVersion, watch history and fan-out.
+
+Stored objects are treated as immutable: a write stores a new dict and never mutates one that
+readers, watch history or list snapshots may still hold. That is what lets reads and events
+share objects without deep copies.
+
+With a journal (--data-dir), a write is applied in memory at once (so the next write sees it and
+resourceVersions stay ordered), acknowledged only once fsynced, and published to watchers in
+resourceVersion order when its batch is durable. If the disk fails, every write not yet durable is
+rolled back, newest first, so memory again equals what is on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from kubesim import errors
+from kubesim.watch import Event, Predicate, Watcher
+
+Obj = dict[str, Any]
+
+
+class Journal(Protocol):
+    def append(self, records: list[bytes]) -> asyncio.Future[None]: ...
+
+
+@dataclass(slots=True)
+class _ResourceLog:
+    history: deque[Event]
+    oldest_valid_rv: int  # a watch may start at any RV >= this one
+    watchers: set[Watcher] = field(default_factory=set)
+
+
+class StoreListener(Protocol):
+    def __call__(self, key: str, event: Event) -> None: ...
+
+
+def record_bytes(key: str, event: Event) -> bytes:
+    """The journal line for one event (see persistence.replay)."""
+    if event.type == "DELETED":
+        meta = event.obj["metadata"]
+        return orjson.dumps(
+            {"rv": event.rv, "k": key, "ns": meta.get("namespace", ""), "n": meta["name"]}
+        )
+    return b'{"rv":%d,"k":%s,"o":%s}' % (event.rv, orjson.dumps(key), event.object_bytes())
+
+
+class Store:
+    def __init__(self, history_size: int = 10_000, watcher_buffer: int = 100_000) -> None:
+        self._objects: dict[str, dict[str, dict[str, Obj]]] = {}
+        self._logs: dict[str, _ResourceLog] = {}
+        self._history_size = history_size
+        self._watcher_buffer = watcher_buffer
+        self._rv = 0
+        self._published_rv = 0
+        self._start_rv = 0
+        self._journal: Journal | None = None
+        self._pending: deque[tuple[str, Event]] = deque()
+        self._listeners: list[StoreListener] = []
+
+    # ---- setup -------------------------------------------------------------------------------
+    def attach_journal(self, journal: Journal) -> None:
+        self._journal = journal
+
+    def load(self, key: str, obj: Obj) -> None:
+        """Put a recovered object without an event (replay at start)."""
+        meta = obj["metadata"]
+        self._objects.setdefault(key, {}).setdefault(meta.get("namespace", ""), {})[
+            meta["name"]
+        ] = obj
+
+    def unload(self, key: str, namespace: str, name: str) -> None:
+        self._objects.get(key, {}).get(namespace, {}).pop(name, None)
+
+    def set_resource_version(self, rv: int) -> None:
+        """After replay: continue the counter; older history is gone, so watches before it 410."""
+        self._rv = self._published_rv = self._start_rv = rv
+        for log in self._logs.values():
+            log.oldest_valid_rv = rv
+
+    def add_listener(self, listener: StoreListener) -> None:
+        """In-process subscribers (simulated nodes) called for every published event."""
+        self._listeners.append(listener)
+
+    # ---- reads -------------------------------------------------------------------------------
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    @property
+    def published_resource_version(self) -> int:
+        return self._published_rv
+
+    def get(self, key: str, namespace: str, name: str) -> Obj | None:
+        by_ns = self._objects.get(key)
+        if by_ns is None:
+            return None
+        names = by_ns.get(namespace)
+        return None if names is None else names.get(name)
+
+    def items(self, key: str, namespace: str | None = None) -> list[Obj]:
+        """Objects sorted by (namespace, name), as etcd's key order."""
+        by_ns = self._objects.get(key, {})
+        if namespace is not None:
+            names = by_ns.get(namespace, {})
+            return [names[n] for n in sorted(names)]
+        return [by_ns[ns][n] for ns in sorted(by_ns) for n in sorted(by_ns[ns])]
+
+    def iter_all(self) -> Iterator[tuple[str, Obj]]:
+        for key, by_ns in self._objects.items():
+            for names in by_ns.values():
+                for obj in names.values():
+                    yield key, obj
+
+    def count(self, key: str, namespace: str | None = None) -> int:
+        by_ns = self._objects.get(key, {})
+        if namespace is not None:
+            return len(by_ns.get(namespace, {}))
+        return sum(len(names) for names in by_ns.values())
+
+    # ---- writes ------------------------------------------------------------------------------
+    def _log(self, key: str) -> _ResourceLog:
+        log = self._logs.get(key)
+        if log is None:
+            # no log yet means no event for this resource since start: all of it is retained
+            log = _ResourceLog(deque(), self._start_rv)
+            self._logs[key] = log
+        return log
+
+    def _apply(self, key: str, new: Obj | None, old: Obj | None) -> Event:
+        """Apply one change in memory, stamping the next resourceVersion on `new`."""
+        self._rv += 1
+        rv = self._rv
+        if new is not None:
+            meta = new["metadata"]
+            meta["resourceVersion"] = str(rv)
+            namespace = meta.get("namespace", "")
+            self._objects.setdefault(key, {}).setdefault(namespace, {})[meta["name"]] = new
+            return Event("ADDED" if old is None else "MODIFIED", new, old, rv, namespace)
+        assert old is not None
+        meta = old["metadata"]
+        namespace = meta.get("namespace", "")
+        by_ns = self._objects[key]
+        names = by_ns[namespace]
+        del names[meta["name"]]
+        if not names:
+            del by_ns[namespace]
+        # the DELETED event carries the last state with a new resourceVersion, as upstream
+        gone = {**old, "metadata": {**meta, "resourceVersion": str(rv)}}
+        return Event("DELETED", gone, old, rv, namespace)
+
+    async def commit(self, changes: list[tuple[str, Obj | None, Obj | None]]) -> list[Event]:
+        """Apply (key, new, old) changes atomically: new=None deletes old, old=None creates."""
+        events = [(key, self._apply(key, new, old)) for key, new, old in changes]
+        if self._journal is None:
+            for key, event in events:
+                self._publish(key, event)
+            return [event for _, event in events]
+        self._pending.extend(events)
+        try:
+            await self._journal.append([record_bytes(key, event) for key, event in events])
+        except OSError as exc:
+            raise errors.internal(f"writing to the data directory failed: {exc}") from exc
+        return [event for _, event in events]
+
+    async def put(self, key: str, new: Obj, old: Obj | None) -> Obj:
+        return (await self.commit([(key, new, old)]))[0].obj
+
+    async def delete(self, key: str, old: Obj) -> Obj:
+        return (await self.commit([(key, None, old)]))[0].obj
+
+    def on_durable(self, count: int) -> None:
+        """Journal callback: the oldest `count` pending events are on disk; publish them."""
+        for _ in range(count):
+            key, event = self._pending.popleft()
+            self._publish(key, event)
+
+    def on_failed(self) -> None:
+        """Journal callback: nothing pending reached disk; undo it all, newest first."""
+        while self._pending:
+            key, event = self._pending.pop()
+            meta = event.obj["metadata"]
+            namespace, name = meta.get("namespace", ""), meta["name"]
+            if event.old is None:
+                self.unload(key, namespace, name)
+            else:
+                self.load(key, event.old)
+
+    def _publish(self, key: str, event: Event) -> None:
+        self._published_rv = event.rv
+        log = self._log(key)
+        history = log.history
+        if len(history) >= self._history_size:
+            log.oldest_valid_rv = history.popleft().rv
+        history.append(event)
+        for watcher in log.watchers:
+            watcher.offer(event)
+        if log.watchers:
+            log.watchers = {w for w in log.watchers if not w.closed}
+        for listener in self._listeners:
+            listener(key, event)
+
+    # ---- watch -------------------------------------------------------------------------------
+    def watch(
+        self,
+        key: str,
+        namespace: str | None,
+        predicate: Predicate | None,
+        since: int | None,
+    ) -> Watcher:
+        """Start a watch: since=None sends the current state as ADDED first, else history after it.
+
+        Raises 410 Expired if events after `since` are no longer retained.
+        """
+        log = self._log(key)
+        if since is None:
+            watcher = Watcher(namespace, predicate, self._rv, self._watcher_buffer)
+            for obj in self.items(key, namespace):
+                if predicate is None or predicate(obj):
+                    watcher.push_line(Event("ADDED", obj, None, 0, "").line(), 0)
+        else:
+            if since < log.oldest_valid_rv:
+                raise errors.too_old_resource_version(since, log.oldest_valid_rv)
+            watcher = Watcher(namespace, predicate, since, self._watcher_buffer)
+            for event in log.history:
+                watcher.offer(event)
+        log.watchers.add(watcher)
+        return watcher
+
+    def stop_watch(self, key: str, watcher: Watcher) -> None:
+        watcher.close()
+        self._log(key).watchers.discard(watcher)

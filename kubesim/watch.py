@@ -1,0 +1,116 @@
+"""Watch events and watchers: each event is serialized once and its bytes shared by every watcher.
+
+A watcher with selectors sees upstream's transitions: an object that stops matching arrives as
+DELETED, one that starts matching as ADDED (as the apiserver's watch cache does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+Predicate = Callable[[dict[str, Any]], bool]
+
+_TYPES = {t: b'{"type":"' + t.encode() + b'","object":' for t in ("ADDED", "MODIFIED", "DELETED")}
+
+
+class Event:
+    """One committed change; `old` is the previous version (None for ADDED)."""
+
+    __slots__ = ("_bytes", "namespace", "obj", "old", "rv", "type")
+
+    def __init__(
+        self, type_: str, obj: dict[str, Any], old: dict[str, Any] | None, rv: int, namespace: str
+    ) -> None:
+        self.type = type_
+        self.obj = obj
+        self.old = old
+        self.rv = rv
+        self.namespace = namespace
+        self._bytes: bytes | None = None
+
+    def object_bytes(self) -> bytes:
+        if self._bytes is None:
+            self._bytes = orjson.dumps(self.obj)
+        return self._bytes
+
+    def line(self, type_: str | None = None) -> bytes:
+        return _TYPES[type_ or self.type] + self.object_bytes() + b"}\n"
+
+
+def event_line(type_: str, obj: dict[str, Any]) -> bytes:
+    return orjson.dumps({"type": type_, "object": obj}) + b"\n"
+
+
+class WatcherClosed(Exception):
+    """The watcher fell too far behind (or was stopped); the client must re-watch."""
+
+
+class Watcher:
+    """A queue of encoded event lines for one watch request."""
+
+    def __init__(
+        self,
+        namespace: str | None,
+        predicate: Predicate | None,
+        after_rv: int,
+        max_pending: int,
+    ) -> None:
+        self.namespace = namespace
+        self.predicate = predicate
+        self.after_rv = after_rv  # events at or below this were already delivered (or listed)
+        self.last_rv = after_rv
+        self._max_pending = max_pending
+        self._lines: deque[bytes] = deque()
+        self._ready = asyncio.Event()
+        self.closed = False
+
+    def push_line(self, line: bytes, rv: int) -> None:
+        if self.closed:
+            return
+        if len(self._lines) >= self._max_pending:
+            self.close()
+            return
+        self._lines.append(line)
+        self.last_rv = max(self.last_rv, rv)
+        self._ready.set()
+
+    def offer(self, event: Event) -> None:
+        if event.rv <= self.after_rv:
+            return
+        if self.namespace is not None and event.namespace != self.namespace:
+            return
+        predicate = self.predicate
+        if predicate is None:
+            self.push_line(event.line(), event.rv)
+            return
+        now = predicate(event.obj)
+        if event.type == "MODIFIED" and event.old is not None:
+            before = predicate(event.old)
+            if now and not before:
+                self.push_line(event.line("ADDED"), event.rv)
+            elif before and not now:
+                self.push_line(event.line("DELETED"), event.rv)
+            elif now:
+                self.push_line(event.line(), event.rv)
+        elif now:
+            self.push_line(event.line(), event.rv)
+
+    def close(self) -> None:
+        self.closed = True
+        self._ready.set()
+
+    async def next_batch(self) -> list[bytes]:
+        """Wait for lines and return all queued; raises WatcherClosed once drained and closed."""
+        while not self._lines:
+            if self.closed:
+                raise WatcherClosed
+            self._ready.clear()
+            await self._ready.wait()
+        lines = list(self._lines)
+        self._lines.clear()
+        return lines

@@ -1,0 +1,36 @@
+"""The kubesim benchmark runs end to end and reports its figures as JSON (tiny workload)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_reports_json() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.kubesim_bench",
+            "--pods",
+            "40",
+            "--nodes",
+            "4",
+            "--concurrency",
+            "8",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    result = orjson.loads(out)
+    assert result["pods"] == 40 and result["watchers"] == 3
+    assert result["watch_events_delivered"] == 3 * 40 * 3
+    for key in ("creates_per_s", "binds_per_s", "watch_events_per_s"):
+        assert result[key] > 0
