@@ -25,8 +25,10 @@ from kubesim.resources import RESOURCES
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
-SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000,
-                           "system-cluster-critical": 2_000_000_000}
+SYSTEM_PRIORITY_CLASSES = {
+    "system-node-critical": 2_000_001_000,
+    "system-cluster-critical": 2_000_000_000,
+}
 _NEGATIVE = "must be greater than or equal to 0"
 
 
@@ -64,8 +66,9 @@ def invalid(path: str, value: Any, detail: str) -> Cause:
 
 
 def required(path: str, detail: str = "") -> Cause:
-    return Cause(path, "FieldValueRequired", f"Required value: {detail}" if detail
-                 else "Required value")
+    return Cause(
+        path, "FieldValueRequired", f"Required value: {detail}" if detail else "Required value"
+    )
 
 
 def forbidden(path: str, detail: str) -> Cause:
@@ -194,8 +197,9 @@ def validate_object_meta(kind: str, meta: Mapping[str, Any]) -> list[Cause]:
     causes += validate_labels(meta.get("labels"), "metadata.labels")
     causes += validate_annotations(meta.get("annotations"), "metadata.annotations")
     for i, finalizer in enumerate(meta.get("finalizers") or []):
-        causes += _invalid_each(f"metadata.finalizers[{i}]", finalizer,
-                                is_qualified_name(str(finalizer)))
+        causes += _invalid_each(
+            f"metadata.finalizers[{i}]", finalizer, is_qualified_name(str(finalizer))
+        )
     return causes
 
 
@@ -267,14 +271,18 @@ def validate_resource_requirements(resources: Any, path: str) -> list[Cause]:
         if name in parsed_limits:
             limit, limit_text = parsed_limits[name]
             if amount != limit and not _overcommit_allowed(name):
-                causes.append(invalid(f"{path}.requests", text,
-                                      f"must be equal to {name} limit of {limit_text}"))
+                causes.append(
+                    invalid(
+                        f"{path}.requests", text, f"must be equal to {name} limit of {limit_text}"
+                    )
+                )
             elif amount > limit:
                 detail = f"must be less than or equal to {name} limit of {limit_text}"
                 causes.append(invalid(f"{path}.requests", text, detail))
         elif not _overcommit_allowed(name) and name not in limits:
-            causes.append(required(f"{path}.limits",
-                                   "Limit must be set for non overcommitable resources"))
+            causes.append(
+                required(f"{path}.limits", "Limit must be set for non overcommitable resources")
+            )
     return causes
 
 
@@ -311,8 +319,9 @@ def _validate_container(
             causes.append(invalid(port_path, port, "must be an object"))
             continue
         if not _valid_port(port.get("containerPort")):
-            causes.append(invalid(f"{port_path}.containerPort", port.get("containerPort"),
-                                  _PORT_RANGE))
+            causes.append(
+                invalid(f"{port_path}.containerPort", port.get("containerPort"), _PORT_RANGE)
+            )
         host_port = port.get("hostPort", 0)
         if host_port and not _valid_port(host_port):
             causes.append(invalid(f"{port_path}.hostPort", host_port, _PORT_RANGE))
@@ -342,22 +351,35 @@ def validate_tolerations(tolerations: Any, path: str) -> list[Cause]:
         if key:
             causes += _invalid_each(f"{idx}.key", key, is_qualified_name(key))
         if not key and operator != "Exists":
-            causes.append(invalid(
-                f"{idx}.operator", operator,
-                'operator must be Exists when `key` is empty, which means "match all values and '
-                'all keys"',
-            ))
+            causes.append(
+                invalid(
+                    f"{idx}.operator",
+                    operator,
+                    "operator must be Exists when `key` is empty, which means "
+                    '"match all values and all keys"',
+                )
+            )
         if tol.get("tolerationSeconds") is not None and effect != "NoExecute":
-            causes.append(invalid(f"{idx}.effect", effect,
-                                  "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+            causes.append(
+                invalid(
+                    f"{idx}.effect",
+                    effect,
+                    "effect must be 'NoExecute' when `tolerationSeconds` is set",
+                )
+            )
         if operator in ("Equal", ""):
             errs = is_valid_label_value(value)
             if errs:
                 causes.append(invalid(f"{idx}.operator", value, ";".join(errs)))
         elif operator == "Exists":
             if value:
-                causes.append(invalid(f"{idx}.operator", dict(tol),
-                                      "value must be empty when `operator` is 'Exists'"))
+                causes.append(
+                    invalid(
+                        f"{idx}.operator",
+                        dict(tol),
+                        "value must be empty when `operator` is 'Exists'",
+                    )
+                )
         else:
             causes.append(not_supported(f"{idx}.operator", operator, ("Equal", "Exists")))
         if effect and effect not in _TAINT_EFFECTS:
@@ -389,11 +411,11 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[Cause]:
         causes.append(required(f"{path}.containers"))
     for field_name in ("initContainers", "containers"):
         for i, container in enumerate(spec.get(field_name) or []):
-            causes += _validate_container(container, f"{path}.{field_name}[{i}]", names,
-                                          host_ports)
+            causes += _validate_container(container, f"{path}.{field_name}[{i}]", names, host_ports)
     causes += _enum(spec, "restartPolicy", path, ("Always", "OnFailure", "Never"))
-    causes += _enum(spec, "dnsPolicy", path,
-                    ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"))
+    causes += _enum(
+        spec, "dnsPolicy", path, ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
+    )
     causes += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
     causes += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
     for key in ("nodeName", "schedulerName", "priorityClassName"):
@@ -405,8 +427,13 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[Cause]:
         causes.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, _NEGATIVE))
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and (not _is_int(deadline) or not 1 <= deadline <= 2**31 - 1):
-        causes.append(invalid(f"{path}.activeDeadlineSeconds", deadline,
-                              "must be between 1 and 2147483647, inclusive"))
+        causes.append(
+            invalid(
+                f"{path}.activeDeadlineSeconds",
+                deadline,
+                "must be between 1 and 2147483647, inclusive",
+            )
+        )
     priority = spec.get("priority")
     if priority is not None and not _is_int(priority):
         causes.append(invalid(f"{path}.priority", priority, "must be an integer"))
@@ -423,11 +450,38 @@ _POD_UPDATE_FORBIDDEN = (
 
 def _tolerations_only_added(new: list[Any], old: list[Any]) -> bool:
     def strip(tol: Any) -> Any:
-        return {k: v for k, v in tol.items() if k != "tolerationSeconds"} \
-            if isinstance(tol, Mapping) else tol
+        return (
+            {k: v for k, v in tol.items() if k != "tolerationSeconds"}
+            if isinstance(tol, Mapping)
+            else tol
+        )
 
     stripped_new = [strip(t) for t in new]
     return all(strip(t) in stripped_new for t in old)
+
+
+def _gate_names(spec: Mapping[str, Any]) -> list[str]:
+    return [g.get("name", "") for g in spec.get("schedulingGates") or [] if isinstance(g, Mapping)]
+
+
+def _scheduling_gates_update(new_spec: dict[str, Any], old_spec: dict[str, Any]) -> list[Cause]:
+    """Gates may only be removed; while gated, nodeSelector may gain keys (upstream rules)."""
+    old_gates = _gate_names(old_spec)
+    causes = [
+        forbidden(
+            "spec.schedulingGates",
+            f"only deletion is allowed, but found new scheduling gate '{gate}'",
+        )
+        for gate in _gate_names(new_spec)
+        if gate not in old_gates
+    ]
+    if old_gates:
+        old_selector = dict(old_spec.get("nodeSelector") or {})
+        new_selector = dict(new_spec.get("nodeSelector") or {})
+        if all(new_selector.get(key) == value for key, value in old_selector.items()):
+            new_spec.pop("nodeSelector", None)
+            old_spec.pop("nodeSelector", None)
+    return causes
 
 
 def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
@@ -438,17 +492,26 @@ def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[
     new_tols = list(new_spec.get("tolerations") or [])
     old_tols = list(old_spec.get("tolerations") or [])
     if not _tolerations_only_added(new_tols, old_tols):
-        causes.append(forbidden("spec.tolerations",
-                                "existing toleration can not be modified except its "
-                                "tolerationSeconds"))
+        causes.append(
+            forbidden(
+                "spec.tolerations",
+                "existing toleration can not be modified except its tolerationSeconds",
+            )
+        )
     old_deadline = old_spec.get("activeDeadlineSeconds")
     new_deadline = new_spec.get("activeDeadlineSeconds")
     if old_deadline is not None and (new_deadline is None or new_deadline > old_deadline):
-        causes.append(invalid("spec.activeDeadlineSeconds", new_deadline,
-                              "must be less than or equal to previous value"))
+        causes.append(
+            invalid(
+                "spec.activeDeadlineSeconds",
+                new_deadline,
+                "must be less than or equal to previous value",
+            )
+        )
+    causes += _scheduling_gates_update(new_spec, old_spec)
     # Blank out what may change, then any remaining difference is forbidden.
     for spec in (new_spec, old_spec):
-        for key in ("activeDeadlineSeconds", "tolerations"):
+        for key in ("activeDeadlineSeconds", "tolerations", "schedulingGates"):
             spec.pop(key, None)
         for field_name in ("containers", "initContainers"):
             spec[field_name] = [
@@ -456,9 +519,11 @@ def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[
                 for c in spec.get(field_name) or []
             ]
     old_grace = old_spec.get("terminationGracePeriodSeconds")
-    if isinstance(old_grace, int) and old_grace < 0 and new_spec.get(
-        "terminationGracePeriodSeconds"
-    ) == 1:
+    if (
+        isinstance(old_grace, int)
+        and old_grace < 0
+        and new_spec.get("terminationGracePeriodSeconds") == 1
+    ):
         new_spec["terminationGracePeriodSeconds"] = old_grace
     if new_spec != old_spec:
         causes.append(forbidden("spec", _POD_UPDATE_FORBIDDEN))
@@ -505,21 +570,26 @@ def validate_priority_class(pc: Mapping[str, Any], old: Mapping[str, Any] | None
     name = (pc.get("metadata") or {}).get("name") or ""
     value = pc.get("value")
     if not _is_int(value):
-        causes.append(required("value") if value is None else invalid("value", value,
-                                                                       "must be an integer"))
+        causes.append(
+            required("value") if value is None else invalid("value", value, "must be an integer")
+        )
     elif name.startswith("system-"):
         if SYSTEM_PRIORITY_CLASSES.get(name) != value:
-            causes.append(forbidden(
-                "metadata.name",
-                "priority class names with 'system-' prefix are reserved for system use only. "
-                f"error: {name!s} is not a known system priority class",
-            ))
+            causes.append(
+                forbidden(
+                    "metadata.name",
+                    "priority class names with 'system-' prefix are reserved for system use only. "
+                    f"error: {name!s} is not a known system priority class",
+                )
+            )
     elif isinstance(value, int) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
-        causes.append(forbidden(
-            "value",
-            f"maximum allowed value of a user defined priority is "
-            f"{HIGHEST_USER_DEFINABLE_PRIORITY}",
-        ))
+        causes.append(
+            forbidden(
+                "value",
+                f"maximum allowed value of a user defined priority is "
+                f"{HIGHEST_USER_DEFINABLE_PRIORITY}",
+            )
+        )
     policy = pc.get("preemptionPolicy")
     if policy is not None and policy not in ("Never", "PreemptLowerPriority"):
         causes.append(not_supported("preemptionPolicy", policy, ("Never", "PreemptLowerPriority")))

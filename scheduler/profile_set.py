@@ -6,7 +6,7 @@ registry adapter below gives it; this module turns its ResolvedConfig into runni
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +79,13 @@ class ProfileSet(Mapping[str, SchedulingProfile]):
         self._less_framework = next(iter(self._profiles.values())).framework
 
     @classmethod
-    def build(cls, config: ResolvedConfig, registry: Registry, deps: HandleDeps) -> ProfileSet:
+    def build(
+        cls,
+        config: ResolvedConfig,
+        registry: Registry,
+        deps_for: Callable[[str], HandleDeps],
+    ) -> ProfileSet:
+        """Frameworks for every profile; `deps_for(schedulerName)` wires each to the scheduler."""
         built: dict[str, SchedulingProfile] = {}
         for profile in config.profiles:
             enabled = {
@@ -88,7 +94,11 @@ class ProfileSet(Mapping[str, SchedulingProfile]):
                 if plugins
             }
             framework = Framework.build(
-                profile.scheduler_name, registry, enabled, dict(profile.args), deps
+                profile.scheduler_name,
+                registry,
+                enabled,
+                dict(profile.args),
+                deps_for(profile.scheduler_name),
             )
             built[profile.scheduler_name] = SchedulingProfile(
                 profile.scheduler_name, framework, profile.percentage_of_nodes_to_score, profile

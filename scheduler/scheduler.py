@@ -127,13 +127,17 @@ class Scheduler:
 
     def build_profiles(self, config: ResolvedConfig) -> ProfileSet:
         """Frameworks for `config`'s profiles, wired to this scheduler's snapshot and queue."""
-        deps = HandleDeps(
-            snapshot=lambda: self.snapshot,
-            client=self.client,
-            nominator=self.queue,
-            parallelism=config.parallelism,
-        )
-        return ProfileSet.build(config, self.registry, deps)
+
+        def deps_for(profile: str) -> HandleDeps:
+            return HandleDeps(
+                snapshot=lambda: self.snapshot,
+                client=self.client,
+                nominator=self.queue,
+                parallelism=config.parallelism,
+                observer=MetricsObserver(profile, self.metrics),
+            )
+
+        return ProfileSet.build(config, self.registry, deps_for)
 
     # ----------------------------------------------------------------------------- lifecycle
 
@@ -246,6 +250,7 @@ class Scheduler:
         cycle = self.queue.scheduling_cycle
         try:
             result = self._find_host(profile, state, pod)
+            self.metrics.scheduling_algorithm(self.clock() - start)
         except FitError as fit:
             self._post_filter_then_fail(profile, state, pinfo, fit, start)
             return
@@ -345,10 +350,12 @@ class Scheduler:
         pod = pinfo.pod
         rejected = status.is_rejected
         if rejected:
+            self.metrics.pod_unschedulable(profile.name, self.clock() - start)
             self.stats.unschedulable += 1
             if status.plugin and not pinfo.unschedulable_plugins:
                 pinfo.unschedulable_plugins = {status.plugin}
         else:
+            self.metrics.pod_schedule_error(profile.name, self.clock() - start)
             self.stats.errors += 1
             pinfo.consecutive_errors += 1
         reason = "Unschedulable" if rejected else "SchedulerError"
@@ -451,6 +458,11 @@ class Scheduler:
                 return
             self.cache.finish_binding(assumed)
             self.stats.scheduled += 1
+            now = self.clock()
+            self.metrics.pod_scheduled(profile.name, now - start)
+            first_seen = pinfo.initial_attempt_timestamp
+            if first_seen is not None:
+                self.metrics.pod_scheduling_sli(pinfo.attempts, now - first_seen)
             self.recorder.record(
                 assumed,
                 "Normal",
@@ -487,6 +499,22 @@ class Scheduler:
         # The resources the assumed pod held are free again: others may fit now.
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
         self._fail(profile, pinfo, status, cycle, start)
+
+
+class MetricsObserver:
+    """Framework timing hooks → upstream's extension point and plugin duration histograms."""
+
+    __slots__ = ("_metrics", "_profile")
+
+    def __init__(self, profile: str, metrics: SchedulerMetrics) -> None:
+        self._profile = profile
+        self._metrics = metrics
+
+    def on_extension_point(self, point: str, status: Status, seconds: float) -> None:
+        self._metrics.observe_extension_point(point, status.code_name, self._profile, seconds)
+
+    def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None:
+        self._metrics.observe_plugin(plugin, point, status.code_name, seconds)
 
 
 def pod_scheduled_condition(pod: PodView) -> dict[str, Any] | None:

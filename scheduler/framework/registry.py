@@ -81,6 +81,14 @@ class Registry(Mapping[str, PluginEntry]):
 
 def in_tree_registry() -> Registry:
     """Every in-tree plugin this scheduler ships."""
+    from scheduler.plugins import (
+        balancedallocation,
+        imagelocality,
+        nodeaffinity,
+        nodename,
+        nodeports,
+        tainttoleration,
+    )
     from scheduler.plugins.defaultbinder import DefaultBinder
     from scheduler.plugins.noderesources.args import decode_node_resources_fit_args
     from scheduler.plugins.noderesources.fit import NodeResourcesFit
@@ -96,6 +104,15 @@ def in_tree_registry() -> Registry:
         PluginEntry(NodeResourcesFit.name, NodeResourcesFit, decode_node_resources_fit_args)
     )
     registry.register(PluginEntry(DefaultBinder.name, DefaultBinder))
+    for entry in (
+        nodename.PLUGIN_ENTRY,
+        nodeports.PLUGIN_ENTRY,
+        nodeaffinity.PLUGIN_ENTRY,
+        tainttoleration.PLUGIN_ENTRY,
+        imagelocality.PLUGIN_ENTRY,
+        balancedallocation.PLUGIN_ENTRY,
+    ):
+        registry.register(entry)
     return registry
 
 

@@ -98,6 +98,11 @@ class Status:
         )
 
     @property
+    def code_name(self) -> str:
+        """Upstream's Code.String(): the `status` label of framework metrics."""
+        return _CODE_NAMES[self.code]
+
+    @property
     def message(self) -> str:
         return ", ".join(self.reasons)
 

@@ -251,9 +251,7 @@ class NodeAffinity:
             state.write(PRE_SCORE_STATE_KEY, terms)
         return status
 
-    def _preferred_terms(
-        self, pod: PodView
-    ) -> tuple[tuple[PreferredSchedulingTerm, ...], Status]:
+    def _preferred_terms(self, pod: PodView) -> tuple[tuple[PreferredSchedulingTerm, ...], Status]:
         errors = [e for t in pod.preferred_node_affinity for e in t.preference.parse_errors]
         if errors:
             return (), Status.error("; ".join(errors))

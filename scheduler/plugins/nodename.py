@@ -52,10 +52,14 @@ class NodeName:
     ) -> list[Status | None]:
         wanted = pod.node_name
         if not wanted:
-            return [None if info.node is not None else Status.error("node not found")
-                    for info in node_infos]
-        return [self.filter(state, pod, info) if info.node_name != wanted else None
-                for info in node_infos]
+            return [
+                None if info.node is not None else Status.error("node not found")
+                for info in node_infos
+            ]
+        return [
+            self.filter(state, pod, info) if info.node_name != wanted else None
+            for info in node_infos
+        ]
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

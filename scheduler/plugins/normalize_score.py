@@ -1,4 +1,4 @@
-"""Upstream's helper.DefaultNormalizeScore (pkg/scheduler/framework/plugins/helper/normalize_score.go).
+"""Upstream's helper.DefaultNormalizeScore (plugins/helper/normalize_score.go).
 
 Scales scores in place so the highest becomes `max_priority` (integer arithmetic, truncating
 as Go does; scores are never negative here), optionally reversed so that the lowest raw score

@@ -60,8 +60,7 @@ def count_intolerable_prefer_no_schedule(
     return sum(
         1
         for taint in taints
-        if taint.effect == PREFER_NO_SCHEDULE
-        and not tolerations_tolerate_taint(tolerations, taint)
+        if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
     )
 
 

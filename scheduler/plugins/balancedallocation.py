@@ -1,0 +1,180 @@
+"""NodeResourcesBalancedAllocation (PreScore, Score): favour nodes whose resource usage
+fractions stay close to each other once the pod is placed.
+
+Upstream: pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go and
+resource_allocation.go (v1.33+: best-effort pods are skipped). Unlike NodeResourcesFit's
+scoring it uses the actual requests (useRequested), not the non-zero defaults, for both the
+pod and the node. score = (1 - std) * 100 over the fractions requested / allocatable (each
+capped at 1); resources the node has none of, or extended resources the pod does not request,
+are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scheduler.api.objects import PodView
+from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, ScoreExtensions
+from scheduler.framework.registry import ArgsError, PluginEntry
+from scheduler.framework.status import Status
+from scheduler.plugins.noderesources.args import DEFAULT_RESOURCES, ResourceSpec
+
+if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
+
+NAME = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResourcesBalancedAllocationArgs:
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+
+
+def decode_balanced_allocation_args(
+    raw: Mapping[str, Any] | None,
+) -> NodeResourcesBalancedAllocationArgs:
+    """v1 defaults (cpu and memory; weight 0 means 1) and ValidateNodeResourcesBalanced-
+    AllocationArgs (no duplicate names, every weight 1); the first problem raises ArgsError."""
+    raw = raw or {}
+    for key in raw:
+        if key not in ("apiVersion", "kind", "resources"):
+            raise ArgsError(str(key), "unknown field")
+    kind = raw.get("kind", "NodeResourcesBalancedAllocationArgs")
+    if kind != "NodeResourcesBalancedAllocationArgs":
+        raise ArgsError("kind", f'expected "NodeResourcesBalancedAllocationArgs", got "{kind}"')
+    items = raw.get("resources") or []
+    if not isinstance(items, list):
+        raise ArgsError("resources", f"expected a list, got {type(items).__name__}")
+    specs: list[ResourceSpec] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        path = f"resources[{index}]"
+        if not isinstance(item, Mapping):
+            raise ArgsError(path, f"expected an object, got {type(item).__name__}")
+        for key in item:
+            if key not in ("name", "weight"):
+                raise ArgsError(f"{path}.{key}", "unknown field")
+        name = item.get("name", "")
+        weight = item.get("weight", 0)
+        if not isinstance(name, str):
+            raise ArgsError(f"{path}.name", "expected a string")
+        if isinstance(weight, bool) or not isinstance(weight, int):
+            raise ArgsError(f"{path}.weight", "expected an integer")
+        weight = weight or 1
+        if name in seen:
+            raise ArgsError(f"{path}.name", f'Duplicate value: "{name}"')
+        seen.add(name)
+        if weight != 1:
+            raise ArgsError(f"{path}.weight", f"Invalid value: {weight}: must be 1")
+        specs.append(ResourceSpec(name, weight))
+    return NodeResourcesBalancedAllocationArgs(tuple(specs) or DEFAULT_RESOURCES)
+
+
+def pod_request(pod: PodView, name: str) -> int:
+    """The pod's actual request (cpu in millicores), overhead and init containers included."""
+    return pod.requests.get(name)
+
+
+def allocatable_and_requested(node_info: NodeInfo, name: str, request: int) -> tuple[int, int]:
+    """(allocatable, requested incl. the pod) with the node's actual requests (useRequested);
+    (0, 0) leaves the resource out of the score."""
+    allocatable = node_info.allocatable
+    requested = node_info.requested
+    if name == "cpu":
+        return allocatable.milli_cpu, requested.milli_cpu + request
+    if name == "memory":
+        return allocatable.memory, requested.memory + request
+    if name == "ephemeral-storage":
+        return allocatable.ephemeral_storage, requested.ephemeral_storage + request
+    if name == "pods" or request == 0:
+        # An extended resource the pod does not request is not scored.
+        return 0, 0
+    capacity = allocatable.scalar.get(name)
+    if capacity is None:
+        return 0, 0
+    return capacity, requested.scalar.get(name, 0) + request
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """Upstream's balancedResourceScorer, in the same float64 operations."""
+    fractions: list[float] = []
+    total = 0.0
+    for req, alloc in zip(requested, allocatable, strict=True):
+        if alloc == 0:
+            continue
+        fraction = float(req) / float(alloc)
+        if fraction > 1:
+            fraction = 1.0
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    if len(fractions) == 2:
+        std = math.fabs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / float(len(fractions))
+        squares = 0.0
+        for fraction in fractions:
+            squares = squares + (fraction - mean) * (fraction - mean)
+        std = math.sqrt(squares / float(len(fractions)))
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+class NodeResourcesBalancedAllocation:
+    name = NAME
+
+    def __init__(
+        self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Handle | None = None
+    ) -> None:
+        self.args = args or NodeResourcesBalancedAllocationArgs()
+        self._resources = tuple(spec.name for spec in self.args.resources)
+
+    def _pod_requests(self, pod: PodView) -> tuple[int, ...]:
+        return tuple(pod_request(pod, name) for name in self._resources)
+
+    def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
+        requests = self._pod_requests(pod)
+        if not any(requests):
+            # Best-effort pods would all pile onto one node otherwise (upstream issue 129138).
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, requests)
+        return Status.OK
+
+    def _state_requests(self, state: CycleState, pod: PodView) -> tuple[int, ...]:
+        try:
+            requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            requests = self._pod_requests(pod)  # PreScore disabled: compute here, as upstream
+        return requests
+
+    def _score(self, node_info: NodeInfo, requests: Sequence[int]) -> int:
+        allocatable: list[int] = []
+        requested: list[int] = []
+        for name, request in zip(self._resources, requests, strict=True):
+            alloc, req = allocatable_and_requested(node_info, name, request)
+            allocatable.append(alloc)
+            requested.append(req if alloc else 0)
+        return balanced_resource_score(requested, allocatable)
+
+    def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
+        requests = self._state_requests(state, pod)
+        if not any(requests):
+            return 0, Status.OK
+        return self._score(node_info, requests), Status.OK
+
+    def score_batch(
+        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status]:
+        requests = self._state_requests(state, pod)
+        if not any(requests):
+            return [0] * len(node_infos), Status.OK
+        return [self._score(info, requests) for info in node_infos], Status.OK
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+
+PLUGIN_ENTRY = PluginEntry(NAME, NodeResourcesBalancedAllocation, decode_balanced_allocation_args)

@@ -1,0 +1,282 @@
+"""TaintToleration, ported from upstream's
+pkg/scheduler/framework/plugins/tainttoleration/taint_toleration_test.go (inputs, expected
+statuses and normalized scores)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from scheduler.api.objects import NodeView, PodView
+from scheduler.cache.node_info import NodeInfo
+from scheduler.framework.events import QueueingHint
+from scheduler.framework.interface import CycleState, NodeScore
+from scheduler.framework.status import Code, Status
+from scheduler.plugins.tainttoleration import TaintToleration
+
+Obj = dict[str, Any]
+
+
+def pod_with(tolerations: Sequence[Obj], uid: str = "uid-1") -> PodView:
+    return PodView.from_dict(
+        {
+            "metadata": {"name": "pod1", "uid": uid},
+            "spec": {
+                "containers": [{"name": "c", "image": "pause"}],
+                "tolerations": list(tolerations),
+            },
+        }
+    )
+
+
+def node_with(name: str, taints: Sequence[Obj]) -> NodeView:
+    return NodeView.from_dict({"metadata": {"name": name}, "spec": {"taints": list(taints)}})
+
+
+def tol(key: str, value: str = "", effect: str = "", op: str = "Equal") -> Obj:
+    return {"key": key, "operator": op, "value": value, "effect": effect}
+
+
+def taint(key: str, value: str, effect: str) -> Obj:
+    return {"key": key, "value": value, "effect": effect}
+
+
+PNS, NS = "PreferNoSchedule", "NoSchedule"
+SCORE_CASES: list[tuple[str, list[Obj], list[list[Obj]], list[int]]] = [
+    (
+        "node with taints tolerated by the pod, gets a higher score than those node with "
+        "intolerable taints",
+        [tol("foo", "bar", PNS)],
+        [[taint("foo", "bar", PNS)], [taint("foo", "blah", PNS)]],
+        [100, 0],
+    ),
+    (
+        "the nodes that all of their taints are tolerated by the pod, get the same score, no "
+        "matter how many tolerable taints a node has",
+        [tol("cpu-type", "arm64", PNS), tol("disk-type", "ssd", PNS)],
+        [
+            [],
+            [taint("cpu-type", "arm64", PNS)],
+            [taint("cpu-type", "arm64", PNS), taint("disk-type", "ssd", PNS)],
+        ],
+        [100, 100, 100],
+    ),
+    (
+        "the more intolerable taints a node has, the lower score it gets.",
+        [tol("foo", "bar", PNS)],
+        [
+            [],
+            [taint("cpu-type", "arm64", PNS)],
+            [taint("cpu-type", "arm64", PNS), taint("disk-type", "ssd", PNS)],
+        ],
+        [100, 50, 0],
+    ),
+    (
+        "only taints and tolerations that have effect PreferNoSchedule are checked by "
+        "taints-tolerations priority function",
+        [tol("cpu-type", "arm64", NS), tol("disk-type", "ssd", NS)],
+        [
+            [],
+            [taint("cpu-type", "arm64", NS)],
+            [taint("cpu-type", "arm64", PNS), taint("disk-type", "ssd", PNS)],
+        ],
+        [100, 100, 0],
+    ),
+    (
+        "Default behaviour No taints and tolerations, lands on node with no taints",
+        [],
+        [[], [taint("cpu-type", "arm64", PNS)]],
+        [100, 0],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "tolerations", "node_taints", "want"),
+    SCORE_CASES,
+    ids=[c[0][:60] for c in SCORE_CASES],
+)
+@pytest.mark.parametrize("batch", [False, True], ids=["per-node", "batch"])
+def test_score(
+    name: str, tolerations: list[Obj], node_taints: list[list[Obj]], want: list[int], batch: bool
+) -> None:
+    plugin = TaintToleration()
+    the_pod = pod_with(tolerations)
+    infos = [NodeInfo(node_with(f"node{i}", t)) for i, t in enumerate(node_taints)]
+    state = CycleState()
+    assert plugin.pre_score(state, the_pod, infos).is_success
+    if batch:
+        raw, status = plugin.score_batch(state, the_pod, infos)
+        assert status.is_success
+    else:
+        raw = []
+        for info in infos:
+            value, status = plugin.score(state, the_pod, info)
+            assert status.is_success
+            raw.append(value)
+    scores = [NodeScore(info.node_name, value) for info, value in zip(infos, raw, strict=True)]
+    assert plugin.score_extensions().normalize_score(state, the_pod, scores).is_success
+    assert [s.score for s in scores] == want
+
+
+def unresolvable(text: str) -> Status:
+    return Status.unresolvable(text)
+
+
+FILTER_CASES: list[tuple[str, list[Obj], list[Obj], Status | None]] = [
+    (
+        "A pod having no tolerations can't be scheduled onto a node with nonempty taints",
+        [],
+        [taint("dedicated", "user1", NS)],
+        unresolvable("node(s) had untolerated taint {dedicated: user1}"),
+    ),
+    (
+        "A pod which can be scheduled on a dedicated node assigned to user1 with effect NoSchedule",
+        [tol("dedicated", "user1", NS)],
+        [taint("dedicated", "user1", NS)],
+        None,
+    ),
+    (
+        "A pod which can't be scheduled on a dedicated node assigned to user2 with effect "
+        "NoSchedule",
+        [tol("dedicated", "user2", NS)],
+        [taint("dedicated", "user1", NS)],
+        unresolvable("node(s) had untolerated taint {dedicated: user1}"),
+    ),
+    (
+        "A pod can be scheduled onto the node, with a toleration uses operator Exists that "
+        "tolerates the taints on the node",
+        [tol("foo", effect=NS, op="Exists")],
+        [taint("foo", "bar", NS)],
+        None,
+    ),
+    (
+        "A pod has multiple tolerations, node has multiple taints, all the taints are "
+        "tolerated, pod can be scheduled onto the node",
+        [tol("dedicated", "user2", NS), tol("foo", effect=NS, op="Exists")],
+        [taint("dedicated", "user2", NS), taint("foo", "bar", NS)],
+        None,
+    ),
+    (
+        "A pod has a toleration that keys and values match the taint on the node, but "
+        "(non-empty) effect doesn't match, can't be scheduled onto the node",
+        [tol("foo", "bar", PNS)],
+        [taint("foo", "bar", NS)],
+        unresolvable("node(s) had untolerated taint {foo: bar}"),
+    ),
+    (
+        "The pod has a toleration that keys and values match the taint on the node, the effect "
+        "of toleration is empty, and the effect of taint is NoSchedule. Pod can be scheduled "
+        "onto the node",
+        [tol("foo", "bar")],
+        [taint("foo", "bar", NS)],
+        None,
+    ),
+    (
+        "The pod has a toleration that key and value don't match the taint on the node, but the "
+        "effect of taint on node is PreferNoSchedule. Pod can be scheduled onto the node",
+        [tol("dedicated", "user2", NS)],
+        [taint("dedicated", "user1", PNS)],
+        None,
+    ),
+    (
+        "The pod has no toleration, but the effect of taint on node is PreferNoSchedule. Pod can "
+        "be scheduled onto the node",
+        [],
+        [taint("dedicated", "user1", PNS)],
+        None,
+    ),
+    # Not in upstream's table: a taint without value, and NoExecute.
+    (
+        "taint without a value is shown with an empty value",
+        [],
+        [taint("node.kubernetes.io/not-ready", "", "NoExecute")],
+        unresolvable("node(s) had untolerated taint {node.kubernetes.io/not-ready: }"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "tolerations", "taints", "want"), FILTER_CASES, ids=[c[0][:60] for c in FILTER_CASES]
+)
+def test_filter(name: str, tolerations: list[Obj], taints: list[Obj], want: Status | None) -> None:
+    plugin = TaintToleration()
+    the_pod = pod_with(tolerations)
+    info = NodeInfo(node_with("nodeA", taints))
+    got = plugin.filter(CycleState(), the_pod, info)
+    assert got == (want or Status.OK)
+    if want is not None:
+        assert got.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert plugin.filter_batch(CycleState(), the_pod, [info]) == [want]
+
+
+TOL_USER2 = [tol("dedicated", "user2", NS)]
+NODE_HINT_CASES: list[tuple[str, Any, Any, QueueingHint]] = [
+    ("backoff-wrong-new-object", None, "not-a-node", QueueingHint.QUEUE),
+    (
+        "backoff-wrong-old-object",
+        "not-a-node",
+        node_with("nodeA", [taint("dedicated", "user1", NS)]),
+        QueueingHint.QUEUE,
+    ),
+    (
+        "skip-queue-on-untoleratedtaint-node-added",
+        None,
+        node_with("nodeA", [taint("dedicated", "user1", NS)]),
+        QueueingHint.SKIP,
+    ),
+    (
+        "queue-on-toleratedtaint-node-added",
+        None,
+        node_with("nodeA", [taint("dedicated", "user2", NS)]),
+        QueueingHint.QUEUE,
+    ),
+    (
+        "skip-unrelated-change",
+        node_with("nodeA", [taint("dedicated", "user1", NS)]),
+        node_with("nodeA", [taint("dedicated", "user1", NS), taint("dedicated", "user3", NS)]),
+        QueueingHint.SKIP,
+    ),
+    (
+        "queue-on-taint-change",
+        node_with("nodeA", [taint("dedicated", "user1", NS)]),
+        node_with("nodeA", [taint("dedicated", "user2", NS)]),
+        QueueingHint.QUEUE,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "want"), NODE_HINT_CASES, ids=[c[0] for c in NODE_HINT_CASES]
+)
+def test_node_change_hint(name: str, old: Any, new: Any, want: QueueingHint) -> None:
+    node_event, _ = TaintToleration().events_to_register()
+    assert node_event.hint is not None
+    assert node_event.hint(pod_with(TOL_USER2), old, new) == want
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "want"),
+    [
+        ("backoff-wrong-new-object", None, "not-a-pod", QueueingHint.QUEUE),
+        ("backoff-wrong-old-object", "not-a-pod", pod_with([]), QueueingHint.QUEUE),
+        (
+            "skip-updates-other-pod",
+            pod_with([], uid="uid1"),
+            pod_with([tol("foo", effect=NS)], uid="uid1"),
+            QueueingHint.SKIP,
+        ),
+        (
+            "queue-on-toleration-added",
+            pod_with([], uid="uid0"),
+            pod_with([tol("foo", effect=NS)], uid="uid0"),
+            QueueingHint.QUEUE,
+        ),
+    ],
+)
+def test_pod_toleration_hint(name: str, old: Any, new: Any, want: QueueingHint) -> None:
+    _, pod_event = TaintToleration().events_to_register()
+    assert pod_event.hint is not None
+    assert pod_event.hint(pod_with([], uid="uid0"), old, new) == want
