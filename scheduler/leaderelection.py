@@ -455,22 +455,37 @@ class LeaderElector:
     async def _release(self) -> bool:
         if not self._observed_is_us():
             return True
-        stamp = format_micro_time(self._wall_clock())
-        released = LeaseRecord(
-            holder_identity="",
-            lease_duration_seconds=1,
-            acquire_time=stamp,
-            renew_time=stamp,
-            lease_transitions=self._observed.lease_transitions,
-        )
-        try:
-            await self._lock.update(released, self._renew_deadline)
-        except LockError as exc:
-            log.error("failed to release lease %s: %s", self.describe(), exc)
-            return False
-        self._set_observed(released)
-        log.info("released lease %s", self.describe())
-        return True
+        for _ in range(2):
+            stamp = format_micro_time(self._wall_clock())
+            released = LeaseRecord(
+                holder_identity="",
+                lease_duration_seconds=1,
+                acquire_time=stamp,
+                renew_time=stamp,
+                lease_transitions=self._observed.lease_transitions,
+            )
+            try:
+                try:
+                    await self._lock.update(released, self._renew_deadline)
+                except LockConflict:
+                    # A renewal cut short by cancellation may still have landed, leaving us with
+                    # a stale resourceVersion: re-read, and retry only while the Lease is ours.
+                    if not await self._still_ours():
+                        return True
+                    continue
+            except LockError as exc:
+                log.error("failed to release lease %s: %s", self.describe(), exc)
+                return False
+            self._set_observed(released)
+            log.info("released lease %s", self.describe())
+            return True
+        log.error("failed to release lease %s: it keeps changing", self.describe())
+        return False
+
+    async def _still_ours(self) -> bool:
+        current = await self._lock.get(self._renew_deadline)
+        self._set_observed(current if current is not None else LeaseRecord())
+        return self._observed_is_us()
 
     async def _release_during_shutdown(self) -> None:
         # Our task is being cancelled; the release is bounded by its own request timeout and a

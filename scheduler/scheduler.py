@@ -19,9 +19,15 @@ from typing import Any
 
 from observability.metrics import SchedulerMetrics
 from profiles.config import ResolvedConfig
-from scheduler.algorithm import FitError, ScheduleResult, StartIndex, schedule_pod
+from scheduler.algorithm import (
+    FitError,
+    NoNodesAvailable,
+    ScheduleResult,
+    StartIndex,
+    schedule_pod,
+)
 from scheduler.api.objects import NodeView, PodView
-from scheduler.cache.cache import Cache
+from scheduler.cache.cache import Cache, CacheError
 from scheduler.cache.snapshot import Snapshot
 from scheduler.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
 from scheduler.eventhandlers import NodeEventHandler, PodEventHandler
@@ -254,6 +260,10 @@ class Scheduler:
         except FitError as fit:
             self._post_filter_then_fail(profile, state, pinfo, fit, start)
             return
+        except NoNodesAvailable as exc:
+            # Upstream counts this as unschedulable (a node add will bring the pod back).
+            self._fail(profile, pinfo, Status.unresolvable(str(exc)), cycle, start)
+            return
         except Exception as exc:
             log.exception("scheduling algorithm failed", extra={"pod": pod.key})
             self._fail(profile, pinfo, Status.error(str(exc)), cycle, start)
@@ -264,13 +274,13 @@ class Scheduler:
         status = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if not status.is_success:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
+            self._forget(assumed)
             self._fail(profile, pinfo, status, cycle, start)
             return
         status = fwk.run_permit_plugins(state, assumed, host)
         if not (status.is_success or status.is_wait):
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
+            self._forget(assumed)
             self._fail(profile, pinfo, status, cycle, start)
             return
         assert self._group is not None
@@ -278,6 +288,16 @@ class Scheduler:
             self._binding_cycle(profile, state, pinfo, assumed, host, start),
             name=f"bind-{pod.key}",
         )
+
+    def _forget(self, assumed: PodView) -> None:
+        """Drop an assumed pod after a failed cycle; the watch may already have replaced it."""
+        try:
+            self.cache.forget_pod(assumed)
+        except CacheError as exc:
+            # Upstream logs and carries on: the informer's view of the pod wins.
+            log.info(
+                "assumed pod already superseded", extra={"pod": assumed.key, "error": str(exc)}
+            )
 
     def _find_host(
         self, profile: SchedulingProfile, state: CycleState, pod: PodView
@@ -495,7 +515,7 @@ class Scheduler:
         """Upstream's handleBindingCycleError: unreserve, forget, wake others, requeue."""
         self.stats.bind_failures += 1
         profile.framework.run_reserve_plugins_unreserve(state, assumed, host)
-        self.cache.forget_pod(assumed)
+        self._forget(assumed)
         # The resources the assumed pod held are free again: others may fit now.
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
         self._fail(profile, pinfo, status, cycle, start)
