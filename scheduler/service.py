@@ -25,10 +25,16 @@ from profiles.reload import ConfigWatcher
 from scheduler.client import KubeClient
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import FrameworkError
+from scheduler.leaderelection import LeaderElector
 from scheduler.profile_set import full_registry, registry_for_config
 from scheduler.scheduler import Scheduler, SchedulerOptions
 
 log = logging.getLogger(__name__)
+
+
+class LeadershipLost(RuntimeError):
+    """The lease was lost: the process must stop scheduling (and exits, as kube-scheduler)."""
+
 
 GAUGE_PERIOD_SECONDS = 1.0
 
@@ -56,6 +62,7 @@ class SchedulerService:
         self.scheduler: Scheduler | None = None
         self.last_reload_error = ""
         self._watcher: ConfigWatcher | None = None
+        self.elector: LeaderElector | None = None
 
     def load_config(self) -> ResolvedConfig:
         """Load and validate the config file (all defaults without one)."""
@@ -129,7 +136,11 @@ class SchedulerService:
             self.http_port,
             metrics=self.metrics,
             health={"ping": lambda: (True, "ok")},
-            ready={"informer-sync": self._informers_synced, "config": self._config_ok},
+            ready={
+                "informer-sync": self._informers_synced,
+                "config": self._config_ok,
+                "leader-election": self._leading,
+            },
             debug_routes=explain_routes(self.explain),
         )
         port = await server.start()
@@ -138,7 +149,10 @@ class SchedulerService:
         )
         try:
             async with asyncio.TaskGroup() as group:
-                group.create_task(scheduler.run(), name="scheduler")
+                if config.leader_election.leader_elect:
+                    group.create_task(self._lead_then_schedule(client, config), name="leading")
+                else:
+                    group.create_task(scheduler.run(), name="scheduler")
                 group.create_task(self._update_gauges(scheduler), name="gauges")
                 if self.config_path is not None:
                     self._watcher = ConfigWatcher(self.config_path, self._reload_from_watcher)
@@ -146,6 +160,25 @@ class SchedulerService:
         finally:
             await server.stop()
             await self.tracing.aclose()
+
+    async def _lead_then_schedule(self, client: KubeClient, config: ResolvedConfig) -> None:
+        """Schedule only while holding the lease; losing it ends the process, as upstream."""
+        assert self.scheduler is not None
+        self.elector = LeaderElector.from_config(
+            client,
+            config.leader_election,
+            on_started_leading=self.scheduler.run,
+            on_stopped_leading=lambda: log.warning("stopped leading"),
+            on_new_leader=lambda leader: log.info("new leader elected", extra={"leader": leader}),
+        )
+        log.info("waiting to acquire the lease", extra={"lease": self.elector.describe()})
+        await self.elector.run()
+        raise LeadershipLost("leader election lost; exiting so a fresh process can campaign")
+
+    def _leading(self) -> tuple[bool, str]:
+        if self.elector is None:
+            return True, "leader election disabled"
+        return self.elector.readiness()
 
     async def _update_gauges(self, scheduler: Scheduler) -> None:
         while True:

@@ -23,7 +23,7 @@ from typing import Any
 
 from profiles.errors import ConfigInvalidError
 from scheduler.client import ClientSettings, KubeClient
-from scheduler.service import SchedulerService
+from scheduler.service import LeadershipLost, SchedulerService
 
 log = logging.getLogger("aiosched")
 
@@ -84,6 +84,17 @@ def main(args: argparse.Namespace) -> int:
     except ConfigInvalidError as exc:
         print(f"aiosched run: {exc}", file=sys.stderr)
         return 1
+    except LeadershipLost as exc:
+        print(f"aiosched run: {exc}", file=sys.stderr)
+        return 1
+
+
+def _first_cause(exc: BaseException | None) -> BaseException:
+    """The exception inside (nested) task-group wrappers, so callers can match its type."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    assert exc is not None
+    return exc
 
 
 def _parse_address(address: str) -> tuple[str, int]:
@@ -155,6 +166,6 @@ async def _run(args: argparse.Namespace) -> int:
         with contextlib.suppress(asyncio.CancelledError):
             await runner
         if runner in done and runner.exception() is not None:
-            raise runner.exception()  # type: ignore[misc]
+            raise _first_cause(runner.exception())
         log.info("stopped")
     return 0
