@@ -1,0 +1,181 @@
+"""Start `aiosched cluster` and `aiosched run` as separate processes and drive them.
+
+The tests talk to them the way users do: kubectl with the kubeconfig the cluster wrote, and
+HTTP to the scheduler's /metrics and /readyz.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STARTUP_TIMEOUT = 30.0
+
+
+def aiosched() -> list[str]:
+    found = shutil.which("aiosched", path=str(Path(sys.executable).parent))
+    return [found] if found else [sys.executable, "-m", "scheduler.cli"]
+
+
+@dataclass
+class Process:
+    proc: subprocess.Popen[bytes]
+    log: Path
+    url: str
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def start(args: Sequence[str], log: Path, pattern: str) -> Process:
+    """Start a process and wait for a stdout line matching `pattern` (its group 1 is the URL)."""
+    handle = log.open("wb")
+    proc = subprocess.Popen(args, stdout=handle, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        match = re.search(pattern, log.read_text(errors="replace"))
+        if match:
+            return Process(proc, log, match.group(1))
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"{args[:3]} did not start:\n{log.read_text(errors='replace')}")
+
+
+def start_cluster(workdir: Path, port: int = 0, nodes: int = 0) -> Process:
+    return start(
+        [
+            *aiosched(),
+            "cluster",
+            "--port",
+            str(port),
+            "--nodes",
+            str(nodes),
+            "--kubeconfig-out",
+            str(workdir / "kubeconfig"),
+            "--data-dir",
+            str(workdir / "data"),
+        ],
+        workdir / f"cluster-{time.monotonic_ns()}.log",
+        r"serving on (https?://[\d.]+:\d+)",
+    )
+
+
+def start_scheduler(workdir: Path, config: str, *extra: str) -> Process:
+    config_path = workdir / "scheduler-config.yaml"
+    if not config_path.exists():
+        config_path.write_text(config)
+    return start(
+        [
+            *aiosched(),
+            "run",
+            "--kubeconfig",
+            str(workdir / "kubeconfig"),
+            "--config",
+            str(config_path),
+            "--http-address",
+            "127.0.0.1:0",
+            *extra,
+        ],
+        workdir / "scheduler.log",
+        r"serving /metrics and /healthz on (http://[\d.]+:\d+)",
+    )
+
+
+class Kubectl:
+    def __init__(self, workdir: Path) -> None:
+        self.kubeconfig = workdir / "kubeconfig"
+        self.env = {**os.environ, "HOME": str(workdir / "home"), "KUBECONFIG": str(self.kubeconfig)}
+
+    def __call__(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
+        result = subprocess.run(
+            ["kubectl", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=60,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self("get", *args, "-o", "json"))
+
+    def apply(self, manifest: str) -> str:
+        return self("apply", "-f", "-", stdin=manifest)
+
+
+def wait_until(predicate: Any, timeout: float = 20.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.1)
+
+
+def http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+@contextlib.contextmanager
+def stopping(*procs: Process) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.stop()
+
+
+def node_manifest(name: str, cpu: str, memory: str = "32Gi", labels: str = "") -> str:
+    return f"""
+apiVersion: v1
+kind: Node
+metadata:
+  name: {name}
+  labels: {{kubernetes.io/hostname: {name}{labels}}}
+status:
+  capacity: {{cpu: "{cpu}", memory: {memory}, pods: "110"}}
+  allocatable: {{cpu: "{cpu}", memory: {memory}, pods: "110"}}
+---"""
+
+
+def pod_manifest(name: str, cpu: str, extra_spec: str = "") -> str:
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec:
+  containers:
+  - name: c
+    image: registry.k8s.io/pause:3.9
+    resources: {{requests: {{cpu: "{cpu}", memory: 100Mi}}}}
+{extra_spec}
+---"""
