@@ -396,7 +396,7 @@ def test_registry_refuses_duplicates_and_reports_points() -> None:
     assert registry["DefaultBinder"].extension_points == frozenset({"bind"})
     with pytest.raises(ValueError, match="already exists"):
         registry.register(PluginEntry("DefaultBinder", object))
-    assert len(Registry(registry)) == 5
+    assert len(Registry(registry)) == len(registry)
 
 
 def test_events_to_register_and_queueing_hints() -> None:
