@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim import kubeconfig, persistence, tls
+from kubesim import identity, kubeconfig, openapi, persistence, tls
 from kubesim.api import Api
 from kubesim.meta import Clock, Obj, new_uid, rfc3339
 from kubesim.nodes import NodeSimulator, NodeTemplate
@@ -89,7 +89,13 @@ class Cluster:
         self._wal: persistence.WriteAheadLog | None = None
         self._runner: web.AppRunner | None = None
         self.port = 0
-        self.cert = tls.self_signed(config.host) if config.tls else None
+        self.cert: tls.ServingCert | None
+        if config.data_dir is not None:  # keep token and certificate across restarts
+            self.token, self.cert = identity.load_or_create(
+                config.data_dir, config.host, config.token, config.tls
+            )
+        else:
+            self.cert = tls.self_signed(config.host) if config.tls else None
 
     @property
     def url(self) -> str:
@@ -110,6 +116,7 @@ class Cluster:
         if self.config.data_dir is not None:
             self._wal = persistence.open_data_dir(self.config.data_dir, self.store)
         await self._bootstrap()
+        openapi.prepare()
         app = build_app(
             self.api,
             ServerOptions(token=self.token, bookmark_interval=self.config.bookmark_interval),
