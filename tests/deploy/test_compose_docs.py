@@ -1,4 +1,4 @@
-"""docs/compose.md describes what compose.yaml and the code really do: files it names exist, the
+"""The README's Docker section describes what compose.yaml and the code really do: files it names exist, the
 command line and OTEL_* settings it quotes are the ones compose.yaml uses, span names are the
 tracing code's."""
 
@@ -13,7 +13,7 @@ import yaml
 from observability.tracing import ATTEMPT_SPAN_NAME, POD_SPAN_NAME
 
 REPO = Path(__file__).resolve().parents[2]
-DOC = (REPO / "docs" / "compose.md").read_text()
+DOC = (REPO / "README.md").read_text().split("## With Docker", 1)[1]
 SERVICES = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]
 
 

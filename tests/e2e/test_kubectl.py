@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,6 @@ Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 def kubectl_env(shared_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """kubectl's environment: the cluster's kubeconfig and a private HOME, so that its discovery
     and OpenAPI caches (~/.kube/cache) start empty."""
-    if shared_cluster.url.startswith("http:") and not os.environ.get("KUBESIM_E2E_COMMAND"):
-        # client-go's clientcmd reads a kubeconfig's credentials only for TLS servers
-        # (tools/clientcmd/client_config.go), so kubectl would arrive without the token: 401.
-        pytest.skip("kubesim serves plain http; kubectl sends no bearer token over http")
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
     env.update({"KUBECONFIG": str(shared_cluster.kubeconfig),
                 "HOME": str(tmp_path_factory.mktemp("home"))})
@@ -159,6 +156,69 @@ def test_create_namespace_imperatively(kubectl: Kubectl) -> None:
     # `kubectl create namespace` posts the typed object as application/vnd.kubernetes.protobuf.
     assert kubectl("create", "namespace", "e2e-imperative").stdout.strip() == (
         "namespace/e2e-imperative created")
+    assert table(kubectl("get", "ns", "e2e-imperative").stdout)[1][:2] == [
+        "e2e-imperative", "Active"]
+
+
+@pytest.mark.parametrize(
+    ("args", "created", "check_path", "expected"),
+    [
+        (("configmap", "e2e-cm", "--from-literal=a=b"), "configmap/e2e-cm",
+         ("configmap", "e2e-cm", "{.data.a}"), "b"),
+        (("priorityclass", "e2e-pc", "--value=1000", "--description=high"),
+         "priorityclass.scheduling.k8s.io/e2e-pc", ("pc", "e2e-pc", "{.value}"), "1000"),
+        (("service", "clusterip", "e2e-svc", "--tcp=80:8080"), "service/e2e-svc",
+         ("svc", "e2e-svc", "{.spec.ports[0].targetPort}"), "8080"),
+        (("pdb", "e2e-pdb", "--selector=app=x", "--min-available=50%"),
+         "poddisruptionbudget.policy/e2e-pdb", ("pdb", "e2e-pdb", "{.spec.minAvailable}"),
+         "50%"),
+    ],
+)
+def test_imperative_creates_send_protobuf(kubectl: Kubectl, args: tuple[str, ...], created: str,
+                                          check_path: tuple[str, str, str], expected: str
+                                          ) -> None:
+    assert kubectl("create", *args).stdout.strip() == f"{created} created"
+    kind, name, path = check_path
+    assert jsonpath(kubectl, kind, name, path=path) == expected
+
+
+def test_describe_pod_lists_events_written_through_events_k8s_io(
+    kubectl: Kubectl, shared_cluster: Any
+) -> None:
+    make_namespace(kubectl, "e2e-events")
+    kubectl("create", "-f", "-", stdin=pod_manifest("pending", "e2e-events",
+                                                   extra_spec={"schedulerName": "nobody"}))
+    pod = json.loads(kubectl("get", "pod", "pending", "-n", "e2e-events", "-o", "json").stdout)
+    event = {  # what a scheduler's events.k8s.io/v1 recorder posts
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "pending.failed", "namespace": "e2e-events"},
+        "eventTime": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()),
+        "reportingController": "default-scheduler",
+        "reportingInstance": "default-scheduler-e2e",
+        "action": "Scheduling",
+        "reason": "FailedScheduling",
+        "type": "Warning",
+        "note": "0/3 nodes are available: 3 Insufficient cpu.",
+        "regarding": {"kind": "Pod", "namespace": "e2e-events", "name": "pending",
+                      "uid": pod["metadata"]["uid"], "apiVersion": "v1"},
+    }
+    request = urllib.request.Request(
+        f"{shared_cluster.url}/apis/events.k8s.io/v1/namespaces/e2e-events/events",
+        data=json.dumps(event).encode(), method="POST",
+        headers={"Authorization": f"Bearer {shared_cluster.token}",
+                 "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, context=shared_cluster.ssl_context()) as response:
+        assert response.status == 201
+    described = kubectl("describe", "pod", "pending", "-n", "e2e-events").stdout
+    events_section = described.split("Events:", 1)[1]
+    row = next(line.split() for line in events_section.splitlines() if "FailedScheduling" in line)
+    assert row[:2] == ["Warning", "FailedScheduling"]
+    assert "default-scheduler" in row
+    assert "0/3 nodes are available: 3 Insufficient cpu." in " ".join(row)
+    listed = table(kubectl("get", "events", "-n", "e2e-events").stdout)
+    assert any("FailedScheduling" in r for r in listed[1:])
 
 
 def test_strict_field_validation(kubectl: Kubectl, tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 from processes import (
     Kubectl,
     http_get,
@@ -17,6 +16,7 @@ from processes import (
     stopping,
     wait_until,
 )
+from prometheus_client.parser import text_string_to_metric_families
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,77 @@
+"""`aiosched bench`: argument handling, and one real run of the smoke workload end to end."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bench import cli
+from bench.processes import aiosched_command
+from bench.runner import scheduler_config
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="aiosched bench")
+    cli.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_list_shows_upstreams_workloads(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(_parse(["--list"])) == 0
+    out = capsys.readouterr().out
+    assert "SchedulingBasic/5000Nodes_10000Pods" in out and "680" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [([], "name at least one workload"), (["SchedulingBasic/7Nodes"], "unknown workload")],
+)
+def test_bad_workload_arguments_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(_parse(argv)) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_scheduler_args_are_collected_in_order() -> None:
+    args = _parse(["SchedulingBasic/Smoke", "--scheduler-arg=--v=0", "--scheduler-arg", "x"])
+    assert args.scheduler_arg == ["--v=0", "x"]
+
+
+def test_generated_scheduler_config_is_accepted_by_the_config_loader() -> None:
+    from profiles.load import parse_text
+
+    spec = parse_text(scheduler_config())
+    assert spec.client_connection.qps == 5000
+    assert spec.client_connection.burst == 5000
+
+
+@pytest.mark.e2e
+def test_smoke_workload_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    argv = ["bench", "SchedulingBasic/Smoke", "--json", str(out), "--timeout", "120"]
+    proc = subprocess.run(
+        [*aiosched_command(), *argv],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (result,) = orjson.loads(out.read_bytes())
+    assert result["workload"] == "SchedulingBasic/Smoke"
+    assert result["error"] is None
+    assert result["scheduled"] == result["pods"] == 200
+    assert set(result["pods_per_second"]) == {"average", "p50", "p90", "p99"}
+    assert result["pods_per_second"]["average"] > 0
+    assert set(result["latency_seconds"]) == {"p50", "p90", "p99"}
+    latency = result["latency_seconds"]
+    assert 0 <= latency["p50"] <= latency["p90"] <= latency["p99"]
+    assert result["peak_rss_bytes"] > 10 * 2**20
+    assert result["scheduler_exit_code"] == 0
+    assert "SchedulingBasic/Smoke" in proc.stdout and "200/200" in proc.stdout

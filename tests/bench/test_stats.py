@@ -1,0 +1,169 @@
+"""bench.stats: upstream's throughput sampling and percentiles, latency and histogram summaries."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bench.stats import (
+    LatencySummary,
+    ThroughputSampler,
+    ThroughputSummary,
+    histogram_quantile,
+    histogram_summary,
+    nearest_rank,
+    parse_histogram,
+    subtract_buckets,
+    summarize_latencies,
+    summarize_throughput,
+)
+
+
+@pytest.mark.parametrize(
+    ("values", "percent", "expected"),
+    [
+        ([5.0], 50, 5.0),
+        ([5.0], 99, 5.0),
+        ([1.0, 2.0], 50, 1.0),  # ceil(2*0.5)=1 -> first
+        ([1.0, 2.0], 90, 2.0),
+        ([float(i) for i in range(1, 11)], 50, 5.0),
+        ([float(i) for i in range(1, 11)], 90, 9.0),
+        ([float(i) for i in range(1, 11)], 99, 10.0),
+        ([float(i) for i in range(1, 101)], 99, 99.0),
+    ],
+)
+def test_nearest_rank_matches_upstreams_index(
+    values: list[float], percent: float, expected: float
+) -> None:
+    assert nearest_rank(values, percent) == expected
+
+
+def test_nearest_rank_refuses_empty() -> None:
+    with pytest.raises(ValueError):
+        nearest_rank([], 50)
+
+
+@pytest.mark.parametrize(
+    ("samples", "expected"),
+    [
+        ([], None),
+        ([300.0], ThroughputSummary(300.0, 300.0, 300.0, 300.0)),
+        ([400.0, 100.0, 300.0, 200.0], ThroughputSummary(250.0, 200.0, 400.0, 400.0)),
+    ],
+)
+def test_summarize_throughput(samples: list[float], expected: ThroughputSummary | None) -> None:
+    assert summarize_throughput(samples) == expected
+
+
+@pytest.mark.parametrize(
+    ("observations", "expected_samples"),
+    [
+        # nothing scheduled yet: no baseline, no samples
+        ([(1.0, 0), (2.0, 0)], []),
+        # the first tick with pods is the baseline only (upstream skips it as an outlier)
+        ([(1.0, 50)], []),
+        ([(1.0, 50), (2.0, 350), (3.0, 650)], [300.0, 300.0]),
+        # a tick with no new pod is merged into the next: its rate repeated once per interval
+        ([(1.0, 10), (2.0, 10), (3.0, 10), (4.0, 310)], [100.0, 100.0, 100.0]),
+        # late ticks are measured by their real duration
+        ([(0.0, 1), (1.5, 301)], [200.0]),
+        # a sample needs some elapsed time
+        ([(1.0, 1), (1.0, 5)], []),
+    ],
+)
+def test_throughput_sampler_follows_upstreams_collector(
+    observations: list[tuple[float, int]], expected_samples: list[float]
+) -> None:
+    sampler = ThroughputSampler()
+    for now, scheduled in observations:
+        sampler.observe(now, scheduled)
+    assert sampler.samples == pytest.approx(expected_samples)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=500), min_size=1, max_size=60))
+def test_sampler_accounts_for_every_pod_after_the_baseline(increments: list[int]) -> None:
+    """Sum of samples (each 1 s long) equals the pods scheduled after the baseline, up to pods
+    still pending in a trailing run of empty intervals (which upstream never records)."""
+    sampler = ThroughputSampler()
+    total = 0
+    baseline: int | None = None
+    last_recorded = 0
+    for second, new in enumerate(increments, start=1):
+        total += new
+        sampler.observe(float(second), total)
+        if total and baseline is None:
+            baseline = total
+            last_recorded = total
+        elif baseline is not None and total != last_recorded:
+            last_recorded = total
+    if baseline is None:
+        assert sampler.samples == []
+    else:
+        assert math.isclose(sum(sampler.samples), last_recorded - baseline, abs_tol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("latencies", "expected"),
+    [
+        ([], None),
+        ([0.5], LatencySummary(0.5, 0.5, 0.5)),
+        ([float(i) / 100 for i in range(100, 0, -1)], LatencySummary(0.5, 0.9, 0.99)),
+    ],
+)
+def test_summarize_latencies(latencies: list[float], expected: LatencySummary | None) -> None:
+    assert summarize_latencies(latencies) == expected
+
+
+METRICS = """\
+# HELP scheduler_pod_scheduling_sli_duration_seconds E2e latency
+# TYPE scheduler_pod_scheduling_sli_duration_seconds histogram
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="1",le="0.01"} 10.0
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="1",le="0.02"} 60.0
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="1",le="0.04"} 90.0
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="1",le="+Inf"} 90.0
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="2",le="0.01"} 0.0
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="2",le="0.02"} 0.0
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="2",le="0.04"} 5.0
+scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts="2",le="+Inf"} 10.0
+scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"} 90.0
+scheduler_pod_scheduling_attempts_bucket{le="1.0"} 3.0
+"""
+
+
+def test_parse_histogram_sums_series_and_ignores_other_metrics() -> None:
+    buckets = parse_histogram(METRICS, "scheduler_pod_scheduling_sli_duration_seconds")
+    assert buckets == {0.01: 10.0, 0.02: 60.0, 0.04: 95.0, math.inf: 100.0}
+    assert parse_histogram(METRICS, "missing_metric") == {}
+
+
+@pytest.mark.parametrize(
+    ("quantile", "expected"),
+    [
+        (0.05, 0.005),  # inside the first bucket, interpolated from 0
+        (0.5, 0.018),  # 50th of 100: 40 into the (0.01, 0.02] bucket of 50
+        (0.9, 0.037143),  # (90-60)/35 of the way through (0.02, 0.04]
+        (0.99, 0.04),  # in +Inf: the highest finite bound, as PromQL answers
+    ],
+)
+def test_histogram_quantile_interpolates_like_promql(quantile: float, expected: float) -> None:
+    buckets = parse_histogram(METRICS, "scheduler_pod_scheduling_sli_duration_seconds")
+    assert histogram_quantile(quantile, buckets) == pytest.approx(expected, rel=1e-3)
+
+
+def test_histogram_of_a_phase_is_the_difference_of_two_scrapes() -> None:
+    before = {0.01: 10.0, 0.02: 10.0, math.inf: 10.0}
+    after = {0.01: 10.0, 0.02: 110.0, math.inf: 110.0}
+    phase = subtract_buckets(after, before)
+    assert phase == {0.01: 0.0, 0.02: 100.0, math.inf: 100.0}
+    summary = histogram_summary(phase)
+    assert summary is not None
+    assert (summary.p50, summary.p90, summary.p99) == pytest.approx((0.015, 0.019, 0.0199))
+
+
+@pytest.mark.parametrize("buckets", [{}, {0.1: 0.0, math.inf: 0.0}])
+def test_histogram_without_observations_has_no_summary(buckets: dict[float, float]) -> None:
+    assert histogram_quantile(0.5, buckets) is None
+    assert histogram_summary(buckets) is None

@@ -1,0 +1,173 @@
+"""Span tree of the scheduling loop on an embedded cluster, exported into memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased
+from opentelemetry.trace import StatusCode
+from tracing_harness import TracedHarness, traced_scheduler
+
+SCHEDULING_POINTS = {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore", "Reserve"}
+SCHEDULING_POINTS |= {"Permit"}
+BINDING_POINTS = {"WaitOnPermit", "PreBind", "Bind", "PostBind"}
+GPU_TAINT = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+
+
+def attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def names(spans: list[ReadableSpan]) -> set[str]:
+    return {s.name for s in spans}
+
+
+def plugin_events(span: ReadableSpan) -> dict[str, str]:
+    return {
+        str(e.attributes["aiosched.plugin"]): str(e.attributes["aiosched.status"])
+        for e in span.events
+        if e.name == "plugin" and e.attributes is not None
+    }
+
+
+async def _unschedulable_cluster(h: TracedHarness) -> None:
+    await h.api.create_node("tainted", cpu="8", taints=GPU_TAINT)
+    await h.api.create_node("small", cpu="1")
+
+
+async def test_scheduled_pod_has_one_trace_from_enqueue_to_bind(tmp_path: Path) -> None:
+    async with traced_scheduler(tmp_path) as h:
+        await h.api.create_node("a", cpu="4")
+        await h.api.create_node("b", cpu="4")
+        created = await h.api.create_pod("web", cpu="1")
+        node = await h.wait_bound("web")
+        pod_span = await h.wait_for(lambda: h.pod_span("web"), what="PodScheduling span")
+
+        assert pod_span.parent is None
+        assert attrs(pod_span) | {"aiosched.pod": "default/web"} == {
+            "k8s.pod.name": "web",
+            "k8s.namespace.name": "default",
+            "k8s.pod.uid": created["metadata"]["uid"],
+            "aiosched.pod": "default/web",
+            "k8s.node.name": node,
+            "aiosched.outcome": "bound",
+            "aiosched.attempts": 1,
+        }
+        (attempt,) = h.attempts("web")
+        assert attempt.parent is not None and pod_span.context is not None
+        assert attempt.parent.span_id == pod_span.context.span_id
+        assert attempt.context is not None
+        assert attempt.context.trace_id == pod_span.context.trace_id
+        assert attrs(attempt) == {
+            "k8s.pod.name": "web",
+            "k8s.namespace.name": "default",
+            "k8s.pod.uid": created["metadata"]["uid"],
+            "aiosched.profile": "default-scheduler",
+            "aiosched.attempt": 1,
+            "k8s.node.name": node,
+            "aiosched.evaluated_nodes": 2,
+            "aiosched.feasible_nodes": 2,
+            "aiosched.result": "scheduled",
+        }
+        assert attempt.status.status_code == StatusCode.OK
+
+        # Scheduling-cycle and binding-task spans are all children of the attempt.
+        children = h.children(attempt)
+        assert names(children) >= SCHEDULING_POINTS | BINDING_POINTS
+        assert "Unreserve" not in names(children)
+        assert all(
+            c.context is not None and c.context.trace_id == attempt.context.trace_id
+            for c in children
+        )
+        by_name = {c.name: c for c in children}
+        assert plugin_events(by_name["Filter"])["NodeResourcesFit"] == "Success"
+        assert plugin_events(by_name["Score"]).keys() >= {"NodeResourcesFit", "TaintToleration"}
+        assert plugin_events(by_name["Bind"]) == {"DefaultBinder": "Success"}
+        assert attrs(by_name["Bind"])["aiosched.status"] == "Success"
+        # The pod span covers the attempt, which covers its extension points.
+        assert pod_span.start_time is not None and attempt.start_time is not None
+        assert pod_span.start_time <= attempt.start_time
+        assert pod_span.end_time is not None and attempt.end_time is not None
+        assert attempt.end_time <= pod_span.end_time
+        assert h.scheduler.instrumentation.open_pod_spans() == 0
+
+
+async def test_unschedulable_pod_shows_each_finished_attempt_then_ends_on_delete(
+    tmp_path: Path,
+) -> None:
+    async with traced_scheduler(tmp_path) as h:
+        await _unschedulable_cluster(h)
+        await h.api.create_pod("huge", cpu="2")
+        (first,) = await h.wait_for(lambda: h.attempts("huge"), what="first attempt")
+        message = (
+            "0/2 nodes are available: 1 Insufficient cpu, "
+            "1 node(s) had untolerated taint {dedicated: gpu}."
+        )
+        assert attrs(first)["aiosched.result"] == "unschedulable"
+        assert attrs(first)["aiosched.failure_message"] == message
+        assert attrs(first)["aiosched.evaluated_nodes"] == 2
+        assert attrs(first)["aiosched.feasible_nodes"] == 0
+        assert first.status.status_code == StatusCode.ERROR
+        children = {c.name: c for c in h.children(first)}
+        assert {"PreFilter", "Filter"} <= children.keys()
+        assert not children.keys() & ({"Score", "Reserve"} | BINDING_POINTS)
+        assert h.pod_span("huge") is None  # still pending: the pod span stays open
+
+        # A node that does not fit either is still an event that retries the pod.
+        await h.api.create_node("small-2", cpu="1")
+        attempts = await h.wait_for(
+            lambda: (found := h.attempts("huge")) and len(found) >= 2 and found,
+            what="second attempt",
+        )
+        assert [attrs(a)["aiosched.attempt"] for a in attempts[:2]] == [1, 2]
+        assert h.pod_span("huge") is None
+
+        status, _ = await h.api.request("DELETE", "/api/v1/namespaces/default/pods/huge")
+        assert status == 200
+        pod_span = await h.wait_for(lambda: h.pod_span("huge"), what="pod span ended")
+        assert attrs(pod_span)["aiosched.outcome"] == "deleted"
+        assert pod_span.context is not None
+        assert all(
+            a.parent is not None and a.parent.span_id == pod_span.context.span_id for a in attempts
+        )
+        assert h.scheduler.instrumentation.open_pod_spans() == 0
+
+
+async def test_binding_failure_traces_unreserve_in_the_same_attempt(tmp_path: Path) -> None:
+    from scheduler.framework.status import Status
+
+    class FailingBinder:
+        name = "DefaultBinder"
+
+        async def bind(self, state: object, pod: object, node_name: str) -> Status:
+            return Status.error("injected bind failure")
+
+    def break_binding(scheduler: Any) -> None:
+        for profile in scheduler.profiles.values():
+            profile.framework.bind_plugins[:] = [FailingBinder()]
+
+    async with traced_scheduler(tmp_path, configure=break_binding) as h:
+        await h.api.create_node("a", cpu="4")
+        await h.api.create_pod("web", cpu="1")
+        (first, *_) = await h.wait_for(lambda: h.attempts("web"), what="failed attempt")
+        assert attrs(first)["aiosched.result"] == "error"
+        assert "injected bind failure" in attrs(first)["aiosched.failure_message"]
+        children = {c.name: c for c in h.children(first)}
+        assert {"Bind", "Unreserve"} <= children.keys()
+        assert children["Bind"].status.status_code == StatusCode.ERROR
+        assert attrs(children["Bind"])["aiosched.status"] == "Error"
+
+
+async def test_unsampled_pods_record_no_spans_and_leave_nothing_open(tmp_path: Path) -> None:
+    async with traced_scheduler(tmp_path, sampler=ParentBased(ALWAYS_OFF)) as h:
+        await h.api.create_node("a", cpu="4")
+        await h.api.create_pod("web", cpu="1")
+        await h.wait_bound("web")
+        await h.wait_for(
+            lambda: h.scheduler.instrumentation.open_pod_spans() == 0, what="pod span closed"
+        )
+        assert h.spans() == []
+        # Explain still works without tracing.
+        assert (h.explain.get("default", "web") or {})["result"] == "scheduled"
