@@ -54,6 +54,7 @@ def test_generated_scheduler_config_is_accepted_by_the_config_loader() -> None:
 def test_smoke_workload_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     argv = ["bench", "SchedulingBasic/Smoke", "--json", str(out), "--timeout", "120"]
+    argv += ["--workdir", str(tmp_path / "work")]  # logs kept for a failure's post-mortem
     proc = subprocess.run(
         [*aiosched_command(), *argv],
         capture_output=True,

@@ -1,0 +1,125 @@
+"""Run scheduler_perf-style workloads against `aiosched run` and report throughput, latency, RSS.
+
+Each workload starts `aiosched cluster` and `aiosched run` as separate processes, creates the
+nodes and init pods, then measures the scheduling of the measured pods as upstream's
+scheduler_perf does: pods/s sampled each second (average, p50, p90, p99), per-pod latency from the
+create request to the pod being seen bound, and the scheduler's peak RSS (VmHWM).
+
+    aiosched bench SchedulingBasic/5000Nodes_10000Pods --json results.json
+    aiosched bench SchedulingBasic/ --scheduler-arg=--v=0     (every SchedulingBasic workload)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.results import format_table, write_json
+from bench.runner import RunOptions, run_workloads
+from bench.workloads import WORKLOADS, UnknownWorkload, resolve
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "workloads",
+        nargs="*",
+        metavar="WORKLOAD",
+        help="workload names as upstream's (e.g. SchedulingBasic/500Nodes); NAME/ runs them all",
+    )
+    parser.add_argument("--list", action="store_true", help="list the workloads and exit")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the results here")
+    parser.add_argument(
+        "--scheduler-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra argument for `aiosched run` (repeat; write --scheduler-arg=--v=0 for flags)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds allowed per workload, setup included (default %(default)s)",
+    )
+    parser.add_argument(
+        "--create-concurrency",
+        type=int,
+        default=32,
+        metavar="N",
+        help="pod create requests in flight (default %(default)s)",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        metavar="DIR",
+        help="keep logs and kubeconfigs here (default: a temporary directory, kept on failure)",
+    )
+    parser.add_argument(
+        "--scheduler-profile",
+        type=Path,
+        metavar="PATH",
+        help="run the scheduler under cProfile and write its stats here (last workload wins)",
+    )
+
+
+def _list_workloads() -> str:
+    lines = []
+    for w in WORKLOADS.values():
+        floor = f"  (upstream floor {w.threshold:g} pods/s)" if w.threshold else ""
+        lines.append(
+            f"{w.name:40} {w.init_nodes:>5} nodes {w.init_pods:>5} init {w.measure_pods:>6} "
+            f"measured{floor}"
+        )
+    return "\n".join(lines)
+
+
+def _run(coro: Any) -> Any:
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.list:
+        print(_list_workloads())
+        return 0
+    if not args.workloads:
+        print("aiosched bench: name at least one workload (see --list)", file=sys.stderr)
+        return 2
+    try:
+        chosen = resolve(args.workloads)
+    except UnknownWorkload as exc:
+        print(f"aiosched bench: {exc}", file=sys.stderr)
+        return 2
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="aiosched-bench-"))
+    options = RunOptions(
+        workdir=workdir,
+        timeout=args.timeout,
+        scheduler_args=tuple(args.scheduler_arg),
+        create_concurrency=max(1, args.create_concurrency),
+        scheduler_profile=args.scheduler_profile,
+    )
+    results = _run(run_workloads(chosen, options))
+    print(format_table(results))
+    if args.json:
+        write_json(args.json, results)
+    all_ok = all(r.ok for r in results)
+    if all_ok and args.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    elif not all_ok:
+        print(f"aiosched bench: logs kept in {workdir}", file=sys.stderr)
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    cli = argparse.ArgumentParser(prog="aiosched bench", description=__doc__)
+    add_arguments(cli)
+    sys.exit(main(cli.parse_args()))

@@ -1,0 +1,105 @@
+"""One workload's result: the JSON object written by --json, and the human table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench.stats import LatencySummary, ThroughputSummary
+from bench.workloads import Workload
+
+
+@dataclass(slots=True)
+class BenchResult:
+    workload: Workload
+    scheduled: int = 0  # measured pods seen bound
+    duration_seconds: float = 0.0  # first measured pod created -> last one seen bound
+    throughput: ThroughputSummary | None = None
+    throughput_samples: list[float] = field(default_factory=list)
+    latency: LatencySummary | None = None
+    sli_latency: LatencySummary | None = None
+    peak_rss_bytes: int | None = None
+    scheduler_exit_code: int | None = None
+    setup_seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.scheduled == self.workload.measure_pods
+
+    def to_json(self) -> dict[str, Any]:
+        w = self.workload
+        return {
+            "workload": w.name,
+            "pods_per_second": self.throughput.to_json() if self.throughput else None,
+            "latency_seconds": self.latency.to_json() if self.latency else None,
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "nodes": w.init_nodes,
+            "init_pods": w.init_pods,
+            "pods": w.measure_pods,
+            "scheduled": self.scheduled,
+            "duration_seconds": round(self.duration_seconds, 3),
+            "throughput_samples": [round(s, 2) for s in self.throughput_samples],
+            "latency_source": "watch: bound observed - create request sent",
+            "sli_latency_seconds": self.sli_latency.to_json() if self.sli_latency else None,
+            "threshold_pods_per_second": w.threshold,
+            "setup_seconds": round(self.setup_seconds, 3),
+            "scheduler_exit_code": self.scheduler_exit_code,
+            "error": self.error,
+        }
+
+
+def write_json(path: Path, results: list[BenchResult]) -> None:
+    path.write_bytes(orjson.dumps([r.to_json() for r in results], option=orjson.OPT_INDENT_2))
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def format_table(results: list[BenchResult]) -> str:
+    header = (
+        "workload",
+        "pods",
+        "avg/s",
+        "p50/s",
+        "p90/s",
+        "p99/s",
+        "lat p50",
+        "lat p90",
+        "lat p99",
+        "peak RSS",
+        "status",
+    )
+    rows: list[tuple[str, ...]] = [header]
+    for r in results:
+        t, lat = r.throughput, r.latency
+        rss = "-" if r.peak_rss_bytes is None else f"{r.peak_rss_bytes / 2**20:.0f} MiB"
+        rows.append(
+            (
+                r.workload.name,
+                f"{r.scheduled}/{r.workload.measure_pods}",
+                _num(t.average if t else None),
+                _num(t.p50 if t else None),
+                _num(t.p90 if t else None),
+                _num(t.p99 if t else None),
+                _num(lat.p50 if lat else None, 3),
+                _num(lat.p90 if lat else None, 3),
+                _num(lat.p99 if lat else None, 3),
+                rss,
+                "ok" if r.ok else f"FAILED: {r.error or 'incomplete'}",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = []
+    for row in rows:
+        last = len(row) - 1
+        cells = [
+            cell.ljust(width) if i in (0, last) else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)

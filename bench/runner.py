@@ -1,0 +1,349 @@
+"""Runs one workload the way scheduler_perf does, against separate processes over HTTP.
+
+1. `aiosched cluster --nodes 0` in its own process; namespaces and nodes created through the API.
+2. `aiosched run` with a generated config (clientConnection qps/burst 5000, as scheduler_perf
+   sets on its client), waited for at /readyz.
+3. Init pods created and waited for until all are bound.
+4. Measured pods created as fast as the API takes them while a watch notes when each is first
+   seen bound; a sampler turns the bound count into one pods/s sample per second.
+5. Both processes stopped (SIGTERM, then SIGKILL), whatever happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import orjson
+
+from bench import workloads as wl
+from bench.kubeapi import ApiError, Endpoint, KubeApi, bulk, read_kubeconfig, wait_http_ok
+from bench.processes import ManagedProcess, aiosched_command, free_port
+from bench.results import BenchResult
+from bench.stats import (
+    ThroughputSampler,
+    histogram_summary,
+    parse_histogram,
+    subtract_buckets,
+    summarize_latencies,
+    summarize_throughput,
+)
+from bench.tracker import PodTracker
+
+SLI_METRIC = "scheduler_pod_scheduling_sli_duration_seconds"
+Clock = Callable[[], float]
+Log = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    workdir: Path
+    timeout: float = 600.0  # per workload, setup included
+    scheduler_args: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()  # how to run aiosched; empty: find it
+    setup_concurrency: int = 64
+    create_concurrency: int = 32
+    startup_timeout: float = 60.0
+    scheduler_profile: Path | None = None  # write a cProfile of the scheduler here
+
+
+def scheduler_config() -> str:
+    """The scheduler's config: a client as fast as scheduler_perf's, no leader election."""
+    return (
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "leaderElection:\n"
+        "  leaderElect: false\n"
+        "clientConnection:\n"
+        "  qps: 5000\n"
+        "  burst: 5000\n"
+    )
+
+
+def workdir_name(workload: wl.Workload) -> str:
+    return workload.name.replace("/", "_")
+
+
+class WorkloadRun:
+    """The processes, client and measurements of one workload run."""
+
+    def __init__(
+        self,
+        workload: wl.Workload,
+        options: RunOptions,
+        clock: Clock = time.monotonic,
+        log: Log = _stderr,
+    ) -> None:
+        self.workload = workload
+        self.options = options
+        self.clock = clock
+        self.log = log
+        self.dir = options.workdir / workdir_name(workload)
+        self.kubeconfig = self.dir / "kubeconfig"
+        self.result = BenchResult(workload)
+        self.command = list(options.command) or aiosched_command()
+        self.metrics_port = free_port()
+        self.cluster = ManagedProcess("cluster", self._cluster_argv(), self.dir / "cluster.log")
+        self.scheduler = ManagedProcess(
+            "scheduler", self._scheduler_argv(), self.dir / "scheduler.log"
+        )
+        self.tracker: PodTracker | None = None  # of the pod phase under way
+        self.created = 0  # pods created in that phase
+        self.phase = "not started"
+
+    # ---- argv ------------------------------------------------------------------------------
+    def _cluster_argv(self) -> list[str]:
+        return [
+            *self.command,
+            "cluster",
+            "--port",
+            "0",
+            "--nodes",
+            "0",
+            "--kubeconfig-out",
+            str(self.kubeconfig),
+        ]
+
+    def _scheduler_argv(self) -> list[str]:
+        config = self.dir / "scheduler-config.yaml"
+        argv = [
+            *self.command,
+            "run",
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--http-address",
+            f"127.0.0.1:{self.metrics_port}",
+            "--config",
+            str(config),
+            *self.options.scheduler_args,
+        ]
+        profile = self.options.scheduler_profile
+        if profile is not None:
+            if argv[0] == sys.executable:
+                raise ValueError("--scheduler-profile needs the aiosched console script")
+            argv = [sys.executable, "-m", "cProfile", "-o", str(profile), *argv]
+        return argv
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}"
+
+    # ---- the run ---------------------------------------------------------------------------
+    async def run(self) -> BenchResult:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "scheduler-config.yaml").write_text(scheduler_config())
+        self.kubeconfig.unlink(missing_ok=True)
+        try:
+            async with asyncio.timeout(self.options.timeout):
+                await self._run()
+        except TimeoutError as exc:
+            detail = str(exc) or f"timed out after {self.options.timeout:.0f}s"
+            self.result.error = f"{detail} while {self.phase}{self._progress()}"
+        except Exception as exc:
+            self.result.error = f"{_describe(exc)} (while {self.phase})"
+        finally:
+            await self._shutdown()
+        if self.result.error:
+            for proc in (self.scheduler, self.cluster):
+                tail = proc.log_tail()
+                if tail:
+                    self.log(f"--- last lines of {proc.log_path}:\n{tail}")
+        return self.result
+
+    def _progress(self) -> str:
+        if self.tracker is None:
+            return ""
+        return f" ({self.created} created, {self.tracker.bound_count} seen bound)"
+
+    async def _shutdown(self) -> None:
+        # the scheduler first: it must not see the API server vanish and log a storm of errors
+        self.result.scheduler_exit_code = await asyncio.shield(self.scheduler.stop())
+        self.result.peak_rss_bytes = self.scheduler.peak_rss_bytes
+        await asyncio.shield(self.cluster.stop())
+
+    async def _run(self) -> None:
+        w = self.workload
+        started = self.clock()
+        self.phase = "starting aiosched cluster"
+        await self.cluster.start()
+        endpoint = await self._wait_for_kubeconfig()
+        api = KubeApi(endpoint, connections=max(self.options.setup_concurrency, 8))
+        try:
+            await wait_http_ok(
+                api.session,
+                f"{api.base_url}/readyz",
+                self.options.startup_timeout,
+                self.cluster.alive,
+            )
+            async with aiohttp.ClientSession() as probe:
+                self.phase = f"creating {w.init_nodes} nodes"
+                await self._create_namespaces(api)
+                await bulk(w.init_nodes, self.options.setup_concurrency, self._node_creator(api))
+                self.log(f"{w.name}: cluster up with {w.init_nodes} nodes")
+                self.phase = "starting aiosched run"
+                await self.scheduler.start()
+                await wait_http_ok(
+                    probe,
+                    f"{self.metrics_url}/readyz",
+                    self.options.startup_timeout,
+                    self.scheduler.alive,
+                )
+                self.scheduler.sample_rss()
+                self.phase = f"scheduling {w.init_pods} init pods"
+                await self._schedule_pods(api, wl.INIT_NAMESPACE, w.init_pods, measure=False)
+                self.result.setup_seconds = self.clock() - started
+                self.log(f"{w.name}: {w.init_pods} init pods scheduled; measuring {w.measure_pods}")
+                before = await self._scrape_metrics(probe)
+                self.phase = f"measuring {w.measure_pods} pods"
+                await self._schedule_pods(api, wl.MEASURE_NAMESPACE, w.measure_pods, measure=True)
+                after = await self._scrape_metrics(probe)
+                if before is not None and after is not None:
+                    (self.dir / "scheduler-metrics.txt").write_text(after)
+                    self.result.sli_latency = histogram_summary(
+                        subtract_buckets(
+                            parse_histogram(after, SLI_METRIC), parse_histogram(before, SLI_METRIC)
+                        )
+                    )
+        finally:
+            self.scheduler.sample_rss()
+            await api.close()
+
+    async def _wait_for_kubeconfig(self) -> Endpoint:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.startup_timeout
+        while not self.kubeconfig.exists():
+            if not self.cluster.alive():
+                raise RuntimeError("aiosched cluster exited during startup")
+            if loop.time() > deadline:
+                raise TimeoutError("aiosched cluster wrote no kubeconfig")
+            await asyncio.sleep(0.05)
+        return read_kubeconfig(self.kubeconfig)
+
+    async def _create_namespaces(self, api: KubeApi) -> None:
+        for name in (wl.INIT_NAMESPACE, wl.MEASURE_NAMESPACE):
+            body = orjson.dumps(wl.namespace_manifest(name))
+            await api.create("/api/v1/namespaces", body, exist_ok=True)
+
+    @staticmethod
+    def _node_creator(api: KubeApi) -> Callable[[int], Awaitable[None]]:
+        async def create(index: int) -> None:
+            body = orjson.dumps(wl.node_manifest(wl.node_name(index)))
+            await api.create("/api/v1/nodes", body)
+
+        return create
+
+    async def _schedule_pods(self, api: KubeApi, namespace: str, count: int, measure: bool) -> None:
+        """Create `count` pods in `namespace` and wait until all are seen bound."""
+        if count <= 0:
+            return
+        tracker = PodTracker(api, namespace, self.clock)
+        self.tracker, self.created = tracker, 0
+        sampler = ThroughputSampler()
+        created_at: dict[str, float] = {}
+        path = f"/api/v1/namespaces/{namespace}/pods"
+
+        async def create(index: int) -> None:
+            name = wl.pod_name(index)
+            body = orjson.dumps(wl.pod_manifest(name, namespace))
+            created_at[name] = self.clock()
+            await api.create(path, body)
+            self.created += 1
+
+        first_created = self.clock()
+        try:
+            async with asyncio.TaskGroup() as group:
+                watcher = group.create_task(tracker.run())
+                await tracker.wait_synced()
+                background = [
+                    watcher,
+                    group.create_task(self._sample_rss()),
+                    group.create_task(self._watchdog()),
+                ]
+                if measure:
+                    background.append(group.create_task(self._sample(tracker, sampler)))
+                first_created = self.clock()
+                await bulk(count, self.options.create_concurrency, create)
+                await tracker.wait_for(count)
+                for task in background:
+                    task.cancel()
+        finally:
+            if measure:  # also on failure: what was measured until then
+                self._record(tracker, sampler, created_at, first_created)
+
+    def _record(
+        self,
+        tracker: PodTracker,
+        sampler: ThroughputSampler,
+        created_at: dict[str, float],
+        first_created: float,
+    ) -> None:
+        r = self.result
+        bound = tracker.bound_at
+        r.scheduled = len(bound)
+        r.duration_seconds = max(bound.values(), default=first_created) - first_created
+        r.throughput_samples = sampler.samples
+        r.throughput = summarize_throughput(r.throughput_samples)
+        if r.throughput is None and r.duration_seconds > 0:
+            # shorter than two samples (upstream then reports nothing): the overall rate
+            r.throughput = summarize_throughput([r.scheduled / r.duration_seconds])
+        r.latency = summarize_latencies(
+            max(0.0, at - created_at[name]) for name, at in bound.items() if name in created_at
+        )
+
+    async def _sample(self, tracker: PodTracker, sampler: ThroughputSampler) -> None:
+        next_tick = self.clock() + 1.0
+        while True:
+            await asyncio.sleep(max(0.0, next_tick - self.clock()))
+            sampler.observe(self.clock(), tracker.bound_count)
+            next_tick += 1.0
+
+    async def _watchdog(self) -> None:
+        """Fail fast when a child dies instead of waiting for pods until the timeout."""
+        while True:
+            for proc in (self.scheduler, self.cluster):
+                if not proc.alive():
+                    raise RuntimeError(f"{proc.name} process exited (code {proc.exit_code()})")
+            await asyncio.sleep(0.5)
+
+    async def _sample_rss(self) -> None:
+        while True:
+            self.scheduler.sample_rss()
+            await asyncio.sleep(1.0)
+
+    async def _scrape_metrics(self, probe: aiohttp.ClientSession) -> str | None:
+        """The scheduler's /metrics text; None if it serves none."""
+        try:
+            async with probe.get(f"{self.metrics_url}/metrics") as resp:
+                return await resp.text() if resp.status == 200 else None
+        except aiohttp.ClientError:
+            return None
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, ApiError | RuntimeError | TimeoutError | ValueError | OSError):
+        return str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def run_workloads(
+    workloads: list[wl.Workload], options: RunOptions, log: Log = _stderr
+) -> list[BenchResult]:
+    results = []
+    for workload in workloads:
+        log(f"{workload.name}: starting (logs in {options.workdir / workdir_name(workload)})")
+        result = await WorkloadRun(workload, options, log=log).run()
+        results.append(result)
+        status = "ok" if result.ok else f"FAILED: {result.error or 'incomplete'}"
+        log(f"{workload.name}: {status}")
+    return results
