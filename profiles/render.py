@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -72,19 +72,81 @@ def _profile(p: ResolvedProfile) -> dict[str, Any]:
     return out
 
 
+# Decoded args keep Python names; check-config shows them as the YAML a user writes. Fields
+# whose upstream place is not simply their camelCased name, by (class name, field): the decoded
+# classes belong to plugins, which profiles/ must not import.
+_UPSTREAM_PATHS: Mapping[tuple[str, str], tuple[str, ...]] = {
+    ("ScoringStrategy", "shape"): ("requestedToCapacityRatio", "shape"),
+    ("NodeAffinityArgs", "added_required"): (
+        "addedAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ),
+    ("NodeAffinityArgs", "added_preferred"): (
+        "addedAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ),
+    ("NodeSelector", "terms"): ("nodeSelectorTerms",),
+    ("NodeSelectorTerm", "label_requirements"): ("matchExpressions",),
+    ("NodeSelectorTerm", "field_requirements"): ("matchFields",),
+}
+_NUMERIC_OPERATORS = ("Gt", "Lt")
+
+
+def camel_case(name: str) -> str:
+    """ignored_resource_groups -> ignoredResourceGroups (upstream's JSON field names)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 def _plain(value: Any) -> Any:
-    """Decoded args (dataclasses, enums, tuples, mappings) as plain YAML-safe data."""
+    """Decoded args (dataclasses, enums, tuples, mappings) as plain YAML-safe data, with
+    upstream's field names. Unset (None) and empty fields are left out, as upstream's
+    `omitempty`; an object may render itself with a ``to_config()`` method."""
+    to_config = getattr(value, "to_config", None)
+    if callable(to_config):
+        return _plain(to_config())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return _plain_dataclass(value)
     if isinstance(value, enum.Enum):
         return _plain(value.value)
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | frozenset | set):
+    if isinstance(value, frozenset | set):
+        return sorted((_plain(v) for v in value), key=str)
+    if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
+
+
+def _plain_dataclass(value: Any) -> dict[str, Any]:
+    kind = type(value).__name__
+    if kind == "Requirement":  # a label selector requirement, as matchExpressions shows it
+        values = (
+            [str(value.bound)] if value.operator in _NUMERIC_OPERATORS else sorted(value.values)
+        )
+        return {
+            "key": value.key,
+            "operator": value.operator,
+            **({"values": values} if values else {}),
+        }
+    if kind == "PreferredSchedulingTerm":  # its preference is held as a one-term selector
+        terms = value.preference.terms
+        return {"weight": value.weight, "preference": _plain(terms[0]) if terms else {}}
+    if kind == "FieldRequirement":
+        return {"key": value.key, "operator": value.operator, "values": [value.value]}
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(value):
+        field_value = getattr(value, f.name)
+        if field_value is None or (isinstance(field_value, Collection) and not field_value):
+            continue
+        path = _UPSTREAM_PATHS.get((kind, f.name), (camel_case(f.name),))
+        target = out
+        for key in path[:-1]:
+            target = target.setdefault(key, {})
+        target[path[-1]] = _plain(field_value)
+    return out
 
 
 def check_config_main(

@@ -121,7 +121,7 @@ def test_check_config_prints_the_plugin(example_on_path: ExampleOnPath) -> None:
     assert "NodeNamePrefix (weight 2)" in profile["plugins"]["score"]
     assert profile["pluginConfig"]["NodeNamePrefix"] == {
         "prefixes": ["node-1", "node-2"],
-        "preferred_prefix": "node-2",
+        "preferredPrefix": "node-2",  # upstream-style camelCase, as written
     }
 
 
