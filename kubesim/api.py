@@ -7,6 +7,7 @@ told. HTTP parsing lives in server.py; binding/eviction in subresources.py.
 from __future__ import annotations
 
 import base64
+import copy
 import random
 import time
 from collections import OrderedDict
@@ -15,7 +16,8 @@ from typing import Any
 
 import orjson
 
-from kubesim import defaults, errors, patch, selectors, validation
+from kubesim import defaults, errors, patch, selectors, validation, views
+from kubesim.dryrun import DryRunStore
 from kubesim.meta import Clock, Obj, generate_name, new_uid, rfc3339
 from kubesim.resources import RESOURCES, ResourceType
 from kubesim.store import Store
@@ -91,12 +93,19 @@ class Api:
         self._max_snapshots = list_snapshots
         self._snapshot_ttl = snapshot_ttl
 
+    def dry_run(self) -> Api:
+        """The same API over a store that computes writes without applying them."""
+        twin = copy.copy(self)
+        twin.store = DryRunStore(self.store)
+        return twin
+
     # ---- helpers -----------------------------------------------------------------------------
     def lookup(self, resource_key: str, namespace: str, name: str) -> Obj | None:
         return self.store.get(resource_key, namespace, name)
 
     def require(self, resource: ResourceType, namespace: str, name: str) -> Obj:
-        obj = self.store.get(resource.key, namespace, name)
+        """The stored object (a view's stored form: see get for the resource's own form)."""
+        obj = self.store.get(resource.storage_key, namespace, name)
         if obj is None:
             raise errors.not_found(resource, name)
         return obj
@@ -111,7 +120,9 @@ class Api:
                     lambda o: label.matches((o.get("metadata") or {}).get("labels") or {})
                 )
             if options.field_selector.strip():
-                fields = selectors.parse_field_selector(options.field_selector, resource.kind)
+                fields = selectors.parse_field_selector(
+                    options.field_selector, resource.kind, views.field_labels(resource)
+                )
                 checks.append(fields.matches)
         except selectors.SelectorError as exc:
             raise errors.bad_request(str(exc)) from exc
@@ -153,7 +164,7 @@ class Api:
 
     # ---- reads -------------------------------------------------------------------------------
     def get(self, resource: ResourceType, namespace: str, name: str) -> Obj:
-        return self.require(resource, namespace, name)
+        return views.to_view(resource, self.require(resource, namespace, name))
 
     def list_objects(
         self, resource: ResourceType, namespace: str | None, options: ListOptions
@@ -166,13 +177,16 @@ class Api:
             items = snapshot.items
         else:
             rv = self.store.resource_version
-            items = self.store.items(resource.key, namespace)
+            items = self.store.items(resource.storage_key, namespace)
             if predicate is not None:
                 items = [o for o in items if predicate(o)]
             start = 0
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         end = len(items) if options.limit <= 0 else min(len(items), start + options.limit)
         page = items[start:end]
+        render = views.renderer(resource)
+        if render is not None:
+            page = [render(o) for o in page]
         if end < len(items):
             token_id = self._remember(rv, items, now, options.continue_token)
             meta["continue"] = self._token(token_id, rv, end)
@@ -256,19 +270,20 @@ class Api:
                     {"name": name, "kind": resource.plural},
                 )
         self._validate(resource, obj, None)
-        if self.store.get(resource.key, meta.get("namespace", ""), name) is not None:
+        if self.store.get(resource.storage_key, meta.get("namespace", ""), name) is not None:
             raise errors.already_exists(resource, name)
         meta["uid"] = new_uid(self.rng)
         meta["creationTimestamp"] = rfc3339(self.clock())
         if "spec" in obj:
             meta["generation"] = 1
-        return await self.store.put(resource.key, obj, None)
+        stored = await self.store.put(resource.storage_key, views.from_view(resource, obj), None)
+        return views.to_view(resource, stored)
 
     # ---- update / patch ----------------------------------------------------------------------
     async def update(
         self, resource: ResourceType, namespace: str, name: str, body: Obj, subresource: str = ""
     ) -> Obj:
-        old = self.require(resource, namespace, name)
+        stored_old = self.require(resource, namespace, name)
         self._check_identity(resource, body, namespace)
         meta = _meta(body)
         if meta.get("name") != name:
@@ -276,7 +291,7 @@ class Api:
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL "
                 f"({name})"
             )
-        return await self._replace(resource, old, body, subresource)
+        return await self._replace(resource, stored_old, body, subresource)
 
     async def patch(
         self,
@@ -290,7 +305,8 @@ class Api:
         patch_type = PATCH_TYPES.get(content_type)
         if patch_type is None:
             raise errors.unsupported_media_type(content_type)
-        old = self.require(resource, namespace, name)
+        stored_old = self.require(resource, namespace, name)
+        old = views.to_view(resource, stored_old)
         try:
             if patch_type == "json":
                 if not isinstance(body, list):
@@ -316,9 +332,14 @@ class Api:
         # a resourceVersion set by the patch is a precondition; otherwise the patch is unconditional
         if isinstance(body, dict) and (body.get("metadata") or {}).get("resourceVersion") is None:
             meta["resourceVersion"] = old["metadata"].get("resourceVersion")
-        return await self._replace(resource, old, new, subresource)
+        return await self._replace(resource, stored_old, new, subresource)
 
-    async def _replace(self, resource: ResourceType, old: Obj, new: Obj, subresource: str) -> Obj:
+    async def _replace(
+        self, resource: ResourceType, stored_old: Obj, new: Obj, subresource: str
+    ) -> Obj:
+        """Write `new` (in the resource's form) over the stored object; returns the result in the
+        resource's form."""
+        old = views.to_view(resource, stored_old)
         name = old["metadata"]["name"]
         old_meta = old["metadata"]
         meta = _meta(new)
@@ -350,13 +371,16 @@ class Api:
             if "spec" in new and new.get("spec") != old.get("spec"):
                 meta["generation"] = int(old_meta.get("generation") or 0) + 1
         self._validate(resource, new, old)
-        if _without_rv(new) == _without_rv(old):
+        stored_new = views.from_view(resource, new)
+        if _without_rv(stored_new) == _without_rv(stored_old):
             return old  # no-op update: no new resourceVersion, no event (as upstream)
         # the last finalizer gone: remove now (a pod on a node waits for its kubelet instead)
         on_node = resource.key == PODS.key and (new.get("spec") or {}).get("nodeName")
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not on_node:
-            return await self.store.delete(resource.key, old)
-        return await self.store.put(resource.key, new, old)
+            stored = await self.store.delete(resource.storage_key, stored_old)
+        else:
+            stored = await self.store.put(resource.storage_key, stored_new, stored_old)
+        return views.to_view(resource, stored)
 
     # ---- delete ------------------------------------------------------------------------------
     async def delete(
@@ -380,6 +404,10 @@ class Api:
             )
         if resource.key == NAMESPACES.key:
             return await self._delete_namespace(old)
+        return views.to_view(resource, await self._delete_stored(resource, old, options))
+
+    async def _delete_stored(self, resource: ResourceType, old: Obj, options: Obj) -> Obj:
+        old_meta = old["metadata"]
         grace = self._grace_period(resource, old, options.get("gracePeriodSeconds"))
         finalizers = old_meta.get("finalizers") or []
         if grace > 0 or finalizers:
@@ -394,8 +422,8 @@ class Api:
             }
             if "generation" in meta:
                 meta["generation"] = int(meta["generation"]) + 1
-            return await self.store.put(resource.key, {**old, "metadata": meta}, old)
-        return await self.store.delete(resource.key, old)
+            return await self.store.put(resource.storage_key, {**old, "metadata": meta}, old)
+        return await self.store.delete(resource.storage_key, old)
 
     @staticmethod
     def _grace_period(resource: ResourceType, obj: Obj, requested: Any) -> int:
@@ -416,7 +444,7 @@ class Api:
         name = ns["metadata"]["name"]
         changes: list[tuple[str, Obj | None, Obj | None]] = []
         for resource in RESOURCES:
-            if resource.namespaced:
+            if resource.namespaced and not views.is_view(resource):
                 changes.extend(
                     (resource.key, None, o) for o in self.store.items(resource.key, name)
                 )
@@ -429,7 +457,7 @@ class Api:
     ) -> Obj:
         predicate = self.predicate(resource, options)
         deleted: list[Obj] = []
-        for obj in self.store.items(resource.key, namespace):
+        for obj in self.store.items(resource.storage_key, namespace):
             if predicate is not None and not predicate(obj):
                 continue
             meta = obj["metadata"]

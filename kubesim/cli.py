@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kubesim.cluster import Cluster, ClusterConfig, RemoteBindRefused
 from kubesim.nodes import NodeTemplate
+from kubesim.store import DEFAULT_HISTORY
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--heartbeat-interval", type=float, default=10.0, help="node lease renewal, seconds"
     )
     parser.add_argument(
-        "--watch-history", type=int, default=10_000, help="events kept per resource for watches"
+        "--watch-history",
+        type=int,
+        default=DEFAULT_HISTORY,
+        help="watch events kept per resource type (older resourceVersions answer 410 Gone)",
     )
     parser.add_argument(
         "--insecure-http",

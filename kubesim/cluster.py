@@ -19,7 +19,7 @@ from kubesim.api import Api
 from kubesim.meta import Clock, Obj, new_uid, rfc3339
 from kubesim.nodes import NodeSimulator, NodeTemplate
 from kubesim.server import ServerOptions, build_app
-from kubesim.store import Store
+from kubesim.store import DEFAULT_HISTORY, Store
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # the two PriorityClasses every API server creates (pkg/apis/scheduling: SystemPriorityClasses)
@@ -51,7 +51,7 @@ class ClusterConfig:
     node_template: NodeTemplate = field(default_factory=NodeTemplate)
     pod_start_delay: float = 0.0
     heartbeat_interval: float = 10.0
-    watch_history: int = 10_000
+    watch_history: int = DEFAULT_HISTORY
     bookmark_interval: float = 60.0
     data_dir: Path | None = None
     kubeconfig_out: Path | None = None

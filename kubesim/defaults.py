@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
-from kubesim.quantity import format_quantity, parse_quantity_with_format
+from kubesim.quantity import format_quantity, parse_canonical, parse_quantity_with_format
 from kubesim.resources import RESOURCES
 
 Lookup = Callable[[str, str, str], "dict[str, Any] | None"]
@@ -48,13 +48,17 @@ def _canonical_resources(resources: Any, round_to_milli: bool) -> None:
         return
     for name, value in list(resources.items()):
         try:
-            amount, fmt = parse_quantity_with_format(value)
+            resources[name] = _canonical_text(value, round_to_milli)
         except (ValueError, TypeError):
             continue  # left for validation to report with the field path
-        if round_to_milli and (amount / _MILLI).denominator != 1:
-            sign = 1 if amount > 0 else -1
-            amount = sign * Fraction(-(-abs(amount) // _MILLI)) * _MILLI
-        resources[name] = format_quantity(amount, fmt)
+
+
+def _canonical_text(value: Any, round_to_milli: bool) -> str:
+    amount, text, fmt = parse_canonical(value)
+    if round_to_milli and (amount / _MILLI).denominator != 1:
+        sign = 1 if amount > 0 else -1
+        return format_quantity(sign * Fraction(-(-abs(amount) // _MILLI)) * _MILLI, fmt)
+    return text
 
 
 def _image_pull_policy(image: str) -> str:

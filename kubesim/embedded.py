@@ -12,6 +12,7 @@ from types import TracebackType
 
 from kubesim.cluster import Cluster, ClusterConfig
 from kubesim.nodes import NodeTemplate
+from kubesim.store import DEFAULT_HISTORY
 
 
 class EmbeddedCluster:
@@ -25,7 +26,7 @@ class EmbeddedCluster:
         data_dir: Path | str | None = None,
         pod_start_delay: float = 0.0,
         heartbeat_interval: float = 10.0,
-        watch_history: int = 10_000,
+        watch_history: int = DEFAULT_HISTORY,
         bookmark_interval: float = 60.0,
         node_template: NodeTemplate | None = None,
         token: str | None = None,

@@ -164,7 +164,8 @@ def _paths(resource: ResourceType, v3: bool) -> dict[str, JSON]:
     if "delete" in verbs:
         item["delete"] = _operation(resource, "delete", f"delete{op_prefix}{kind_id}",
                                     "io.k8s.apimachinery.pkg.apis.meta.v1.Status", [], v3)
-    paths[f"{base}/{{name}}"] = item
+    if len(item) > 1:  # a create-only resource (bindings) has no item path
+        paths[f"{base}/{{name}}"] = item
     if "status" in resource.subresources:
         status: JSON = {"parameters": [name_param, *scope]}
         status["get"] = _operation(resource, "get", f"read{op_prefix}{kind_id}Status",
@@ -302,6 +303,11 @@ def _documents() -> _Documents:
     )
 
 
+def prepare() -> None:
+    """Build the documents now (about half a second) rather than on the first write's clock."""
+    _documents()
+
+
 def definitions() -> dict[str, JSON]:
     """A copy of the v2 definitions (for tests and tools)."""
     return copy.deepcopy(_documents().definitions)
@@ -339,17 +345,17 @@ def _walk(definitions: dict[str, JSON], schema: JSON, value: Any, path: str,
         return
     if "additionalProperties" in schema:
         for key, item in value.items():
-            _walk(definitions, schema["additionalProperties"], item, f"{path}[{key}]", found)
+            if isinstance(item, (dict, list)):
+                _walk(definitions, schema["additionalProperties"], item, f"{path}[{key}]", found)
         return
     properties = schema.get("properties")
     if properties is None:
         return
     for key, item in value.items():
-        child = f"{path}.{key}" if path else key
         if key not in properties:
-            found.append(child)
-        else:
-            _walk(definitions, properties[key], item, child, found)
+            found.append(f"{path}.{key}" if path else key)
+        elif isinstance(item, (dict, list)):  # a scalar has no fields to check
+            _walk(definitions, properties[key], item, f"{path}.{key}" if path else key, found)
 
 
 def _wants_protobuf(accept: str) -> bool:

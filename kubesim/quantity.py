@@ -8,6 +8,7 @@ unit as upstream rounds them, so comparisons (limits >= requests) are exact.
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import re
 from fractions import Fraction
@@ -85,10 +86,26 @@ def _round_up_to_nano(value: Fraction) -> Fraction:
     return Fraction(magnitude if value > 0 else -magnitude) * _NANO
 
 
+# Every pod create parses and prints the same few quantities ("100m", "500Mi") many times over
+# (defaulting, validation, QoS): results are immutable, so they are cached. typed=True keeps
+# True (refused) apart from 1 (accepted); errors are not cached and are raised every time.
+_CACHE_SIZE = 4096
+
+
+def _cacheable(value: object) -> str | int | float:
+    """Only a str, int or float is a quantity (and hashable); anything else is malformed."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(FORMAT_ERROR)
+    return value
+
+
 def parse_quantity_with_format(value: str | int | float) -> tuple[Fraction, QuantityFormat]:
     """Parse a quantity, also returning the format its suffix implies (kept when re-printed)."""
-    if isinstance(value, bool):
-        raise ValueError(FORMAT_ERROR)
+    return _parse(_cacheable(value))
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE, typed=True)
+def _parse(value: str | int | float) -> tuple[Fraction, QuantityFormat]:
     if isinstance(value, int):
         return Fraction(value), QuantityFormat.DECIMAL_SI
     text = repr(value) if isinstance(value, float) else value
@@ -138,5 +155,15 @@ def format_quantity(value: Fraction, fmt: QuantityFormat = QuantityFormat.DECIMA
 
 def canonical_quantity(value: str | int | float) -> str:
     """Parse then print canonically, as the API server echoes a quantity back."""
-    parsed, fmt = parse_quantity_with_format(value)
-    return format_quantity(parsed, fmt)
+    return parse_canonical(value)[1]
+
+
+def parse_canonical(value: str | int | float) -> tuple[Fraction, str, QuantityFormat]:
+    """(value, canonical string, format) of a quantity, cached by its spelling."""
+    return _parse_canonical(_cacheable(value))
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE, typed=True)
+def _parse_canonical(value: str | int | float) -> tuple[Fraction, str, QuantityFormat]:
+    parsed, fmt = _parse(value)
+    return parsed, format_quantity(parsed, fmt), fmt

@@ -23,6 +23,8 @@ class ResourceType:
     subresources: tuple[str, ...] = ()  # "status", "binding", "eviction"
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = VERBS_ALL
+    # the key of another resource whose stored objects this one serves converted (views.py)
+    stored_as: str = ""
 
     @property
     def group_version(self) -> str:
@@ -40,6 +42,11 @@ class ResourceType:
     def key(self) -> str:
         """Storage key prefix: "pods", "apps/replicasets", "events.k8s.io/events"."""
         return f"{self.group}/{self.plural}" if self.group else self.plural
+
+    @property
+    def storage_key(self) -> str:
+        """Where its objects live in the Store: its own key unless it is a view of another."""
+        return self.stored_as or self.key
 
 
 _R = ResourceType
@@ -68,6 +75,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         ("status", "binding", "eviction"),
         ("all",),
     ),
+    # the legacy way to bind: POST namespaces/{ns}/bindings with metadata.name = the pod
+    _R("", "v1", "Binding", "bindings", "binding", True, verbs=("create",)),
     _R("", "v1", "Event", "events", "event", True, ("ev",)),
     _R("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
     _R("", "v1", "Service", "services", "service", True, ("svc",), ("status",), ("all",)),
@@ -124,7 +133,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         ("status",),
         ("all",),
     ),
-    _R("events.k8s.io", "v1", "Event", "events", "event", True, ("ev",)),
+    # one storage, two APIs: upstream keeps events.k8s.io/v1 Events as core Events in etcd
+    _R("events.k8s.io", "v1", "Event", "events", "event", True, ("ev",), stored_as="events"),
     _R("coordination.k8s.io", "v1", "Lease", "leases", "lease", True),
     _R(
         "scheduling.k8s.io",

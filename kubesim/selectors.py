@@ -456,14 +456,23 @@ def _split_term(term: str) -> tuple[str, str, str]:
     return term, "", ""
 
 
-def parse_field_selector(text: str, kind: str) -> FieldSelector:
-    """Parse ?fieldSelector= (=, ==, !=; comma-separated ANDs) and check fields for `kind`."""
+def parse_field_selector(
+    text: str, kind: str, label_map: Mapping[str, str] | None = None
+) -> FieldSelector:
+    """Parse ?fieldSelector= (=, ==, !=; comma-separated ANDs) and check fields for `kind`.
+
+    label_map renames the labels of another API version first (upstream's field label
+    conversion); a label it lacks is not supported."""
     requirements: list[FieldRequirement] = []
     if text.strip():
         for term in _split_terms(text):
             field, op, raw = _split_term(term)
             if not op:
                 raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
+            if label_map is not None:
+                if field not in label_map:
+                    raise SelectorError(f"field label not supported: {field}")
+                field = label_map[field]
             requirements.append(FieldRequirement(field, _unescape_field_value(raw), op == "!="))
     supported = _FIELDS_BY_KIND.get(kind, {})
     for req in requirements:

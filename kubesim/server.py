@@ -14,7 +14,16 @@ import orjson
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from kubesim import discovery, errors, openapi, subresources, tables
+from kubesim import (
+    discovery,
+    dryrun,
+    errors,
+    openapi,
+    protobuf,
+    subresources,
+    tables,
+    views,
+)
 from kubesim.api import APPLY_PATCH, NAMESPACES, PODS, Api, ListOptions
 from kubesim.resources import RESOURCES, ResourceType
 from kubesim.watch import WatcherClosed
@@ -28,6 +37,8 @@ _BY_PATH: dict[tuple[str, str, str], ResourceType] = {
     (r.group, r.version, r.plural): r for r in RESOURCES
 }
 _TRUE = ("1", "true", "True")
+BINDINGS = "bindings"
+_OPTIONS_KIND = {"PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +56,15 @@ class Target:
     namespace: str | None
     name: str
     subresource: str
+
+
+def _verb(method: str, named: bool, watch: bool) -> str:
+    """The API verb a request on a resource (not a subresource) asks for."""
+    if method == "GET":
+        return "get" if named else ("watch" if watch else "list")
+    if method == "DELETE":
+        return "delete" if named else "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
@@ -87,6 +107,7 @@ def _int_param(request: web.Request, key: str) -> int | None:
 
 
 async def read_json(request: web.Request, required: bool = True) -> Any:
+    """The body as JSON (or decoded from protobuf, for the kinds typed clients send so)."""
     if request.content_length is not None and request.content_length > errors.MAX_BODY_BYTES:
         raise errors.entity_too_large()
     try:
@@ -97,10 +118,26 @@ async def read_json(request: web.Request, required: bool = True) -> Any:
         if required:
             raise errors.bad_request("the body of the request is empty")
         return None
+    if request.content_type == protobuf.MEDIA_TYPE:
+        return _decode_protobuf(raw)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
+
+
+def _decode_protobuf(raw: bytes) -> dict[str, Any]:
+    try:
+        return protobuf.decode_object(raw)
+    except protobuf.UnsupportedKind as exc:
+        raise errors.ApiError(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format ({protobuf.MEDIA_TYPE}) for "
+            f"{exc} - send it as application/json",
+        ) from exc
+    except protobuf.ProtobufError as exc:
+        raise errors.bad_request(f"couldn't decode the protobuf body: {exc}") from exc
 
 
 class KubeApiHandler:
@@ -124,6 +161,12 @@ class KubeApiHandler:
 
     async def dispatch(self, request: web.Request, target: Target) -> web.StreamResponse:
         method = request.method
+        if not target.subresource:
+            verb = _verb(method, bool(target.name), request.query.get("watch") in _TRUE)
+            if verb not in target.resource.verbs:
+                raise errors.method_not_allowed(method, target.resource.plural)
+        if target.resource.key == BINDINGS:
+            return await self.legacy_binding(request, target)
         if not target.name:
             if method == "GET":
                 if request.query.get("watch") in _TRUE:
@@ -146,11 +189,43 @@ class KubeApiHandler:
             body = await read_json(request)
             namespace = target.namespace or ""
             if target.subresource == "binding":
-                result = await subresources.bind(self.api, namespace, target.name, body)
+                result = await subresources.bind(
+                    self._writer(request), namespace, target.name, body
+                )
             else:
-                result = await subresources.evict(self.api, namespace, target.name, body)
+                result = await subresources.evict(
+                    self._writer(request), namespace, target.name, body
+                )
             return json_response(result, 201)
         raise errors.method_not_allowed(method, target.resource.plural)
+
+    async def legacy_binding(self, request: web.Request, target: Target) -> web.Response:
+        """POST namespaces/{ns}/bindings: a Binding whose metadata.name is the pod, as
+        pods/{name}/binding (upstream's BindingREST serves both paths)."""
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be a JSON object")
+        name = str((body.get("metadata") or {}).get("name") or "")
+        if not name:
+            raise errors.ApiError(
+                422,
+                "Invalid",
+                'Binding "" is invalid: metadata.name: Required value: name or generateName is '
+                "required",
+                {
+                    "kind": "Binding",
+                    "causes": [
+                        {
+                            "reason": "FieldValueRequired",
+                            "message": "Required value: name or generateName is required",
+                            "field": "metadata.name",
+                        }
+                    ],
+                },
+            )
+        namespace = target.namespace or ""
+        result = await subresources.bind(self._writer(request), namespace, name, body)
+        return json_response(result, 201)
 
     # ---- reads -------------------------------------------------------------------------------
     def get(self, target: Target) -> dict[str, Any]:
@@ -195,12 +270,16 @@ class KubeApiHandler:
             except ValueError as exc:
                 raise errors.bad_request(f"invalid resource version: {raw_rv}") from exc
         bookmarks = request.query.get("allowWatchBookmarks") in _TRUE
+        as_table = tables.wants_table(request.headers.get("Accept", ""))
+        include = request.query.get("includeObject", "Metadata")
         timeout = float(_int_param(request, "timeoutSeconds") or self.options.max_watch_seconds)
         store = self.api.store
         response = web.StreamResponse(headers={"Content-Type": JSON_TYPE})
         response.enable_chunked_encoding()
         try:
-            watcher = store.watch(resource.key, target.namespace, predicate, since)
+            watcher = store.watch(
+                resource.storage_key, target.namespace, predicate, since, views.renderer(resource)
+            )
         except errors.ApiError as exc:
             # upstream answers an expired watch with 200 and an ERROR event carrying the Status
             await response.prepare(request)
@@ -226,11 +305,13 @@ class KubeApiHandler:
                         rv = store.published_resource_version
                         await response.write(self._bookmark(resource, rv, False))
                     continue
+                if as_table:  # `kubectl get -w`: every object as a one-row Table
+                    lines = [tables.watch_event_as_table(resource, line, include) for line in lines]
                 await response.write(b"".join(lines))
         except (WatcherClosed, ConnectionResetError):
             pass
         finally:
-            store.stop_watch(resource.key, watcher)
+            store.stop_watch(resource.storage_key, watcher)
         with contextlib.suppress(ConnectionResetError):
             await response.write_eof()
         return response
@@ -267,9 +348,11 @@ class KubeApiHandler:
             response.headers.add("Warning", f'299 - "{escaped}"')
         return response
 
-    @staticmethod
-    def _dry_run(request: web.Request) -> bool:
-        return bool(request.query.get("dryRun"))
+    def _writer(self, request: web.Request) -> Api:
+        """The Api a write goes through: a dry-running twin for ?dryRun=All."""
+        options_kind = _OPTIONS_KIND.get(request.method, "CreateOptions")
+        dry = dryrun.parse(request.query.getall("dryRun", []), options_kind)
+        return self.api.dry_run() if dry else self.api
 
     async def create(self, request: web.Request, target: Target) -> web.Response:
         body = await read_json(request)
@@ -285,8 +368,9 @@ class KubeApiHandler:
                 if not namespace:
                     raise errors.not_acceptable_404(request.path)
         warnings = self._field_validation(request, resource, body)
-        created = await self.api.create(resource, namespace, body)
-        self._after_write(resource, created)
+        api = self._writer(request)
+        created = await api.create(resource, namespace, body)
+        self._after_write(api, resource, created)
         return self._with_warnings(self.respond(request, resource, created, 201), warnings)
 
     async def update(self, request: web.Request, target: Target) -> web.Response:
@@ -294,10 +378,11 @@ class KubeApiHandler:
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request must be a JSON object")
         warnings = self._field_validation(request, target.resource, body)
-        updated = await self.api.update(
+        api = self._writer(request)
+        updated = await api.update(
             target.resource, target.namespace or "", target.name, body, target.subresource
         )
-        self._after_write(target.resource, updated)
+        self._after_write(api, target.resource, updated)
         return self._with_warnings(self.respond(request, target.resource, updated), warnings)
 
     async def patch(self, request: web.Request, target: Target) -> web.Response:
@@ -305,7 +390,8 @@ class KubeApiHandler:
         if content_type == APPLY_PATCH:
             raise errors.unsupported_media_type(content_type)
         body = await read_json(request)
-        patched = await self.api.patch(
+        api = self._writer(request)
+        patched = await api.patch(
             target.resource,
             target.namespace or "",
             target.name,
@@ -313,7 +399,7 @@ class KubeApiHandler:
             body,
             target.subresource,
         )
-        self._after_write(target.resource, patched)
+        self._after_write(api, target.resource, patched)
         return self.respond(request, target.resource, patched)
 
     async def delete(self, request: web.Request, target: Target) -> web.Response:
@@ -321,22 +407,23 @@ class KubeApiHandler:
         grace = _int_param(request, "gracePeriodSeconds")
         if grace is not None:
             options = {**(options or {}), "gracePeriodSeconds": grace}
-        deleted = await self.api.delete(
+        api = self._writer(request)
+        deleted = await api.delete(
             target.resource, target.namespace or "", target.name, options
         )
-        self._after_write(target.resource, deleted)
+        self._after_write(api, target.resource, deleted)
         return self.respond(request, target.resource, deleted)
 
     async def delete_collection(self, request: web.Request, target: Target) -> web.Response:
         options = await read_json(request, required=False)
-        doc = await self.api.delete_collection(
+        doc = await self._writer(request).delete_collection(
             target.resource, target.namespace, self.list_options(request), options
         )
         return json_response(doc)
 
-    def _after_write(self, resource: ResourceType, obj: dict[str, Any]) -> None:
+    def _after_write(self, api: Api, resource: ResourceType, obj: dict[str, Any]) -> None:
         """Keep PDB status current when pods or PDBs change (the disruption controller's job)."""
-        if resource.key not in (PODS.key, subresources.PDBS.key):
+        if api is not self.api or resource.key not in (PODS.key, subresources.PDBS.key):
             return
         namespace = obj["metadata"].get("namespace", "")
         if namespace in self._pdb_refresh_pending:

@@ -20,7 +20,7 @@ from kubesim.names import (
     is_qualified_name,
     is_valid_label_value,
 )
-from kubesim.quantity import format_quantity, parse_quantity_with_format
+from kubesim.quantity import parse_canonical
 from kubesim.resources import RESOURCES
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
@@ -225,11 +225,11 @@ def _overcommit_allowed(name: str) -> bool:
 def _quantity(value: Any, path: str, causes: list[Cause]) -> tuple[Fraction, str] | None:
     """Parse a quantity, recording a field error; (value, canonical string) when it parses."""
     try:
-        parsed, fmt = parse_quantity_with_format(value)
+        parsed, text, _ = parse_canonical(value)
     except (ValueError, TypeError) as err:
         causes.append(invalid(path, value if isinstance(value, str) else str(value), str(err)))
         return None
-    return parsed, format_quantity(parsed, fmt)
+    return parsed, text
 
 
 def validate_resource_quantity(name: str, value: Any, path: str) -> list[Cause]:

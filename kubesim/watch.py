@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 
 Predicate = Callable[[dict[str, Any]], bool]
+# stored form -> the form a watcher's resource is served in (views.py); None: as stored
+Render = Callable[[dict[str, Any]], dict[str, Any]]
 
 _TYPES = {t: b'{"type":"' + t.encode() + b'","object":' for t in ("ADDED", "MODIFIED", "DELETED")}
 
@@ -21,7 +23,7 @@ _TYPES = {t: b'{"type":"' + t.encode() + b'","object":' for t in ("ADDED", "MODI
 class Event:
     """One committed change; `old` is the previous version (None for ADDED)."""
 
-    __slots__ = ("_bytes", "namespace", "obj", "old", "rv", "type")
+    __slots__ = ("_bytes", "_line", "_view", "namespace", "obj", "old", "rv", "type")
 
     def __init__(
         self, type_: str, obj: dict[str, Any], old: dict[str, Any] | None, rv: int, namespace: str
@@ -32,14 +34,32 @@ class Event:
         self.rv = rv
         self.namespace = namespace
         self._bytes: bytes | None = None
+        self._line: bytes | None = None  # the line of its own type, shared by every watcher
+        self._view: tuple[Render, bytes] | None = None
 
     def object_bytes(self) -> bytes:
+        if self._line is not None:  # keep one encoding per event: history holds many
+            return self._line[len(_TYPES[self.type]) : -2]
         if self._bytes is None:
             self._bytes = orjson.dumps(self.obj)
         return self._bytes
 
     def line(self, type_: str | None = None) -> bytes:
-        return _TYPES[type_ or self.type] + self.object_bytes() + b"}\n"
+        if type_ is None or type_ == self.type:
+            if self._line is None:
+                self._line = _TYPES[self.type] + self.object_bytes() + b"}\n"
+                self._bytes = None
+            return self._line
+        return _TYPES[type_] + self.object_bytes() + b"}\n"
+
+    def view_line(self, render: Render | None, type_: str | None = None) -> bytes:
+        """The line with the object rendered for a view; encoded once per view and event."""
+        if render is None:
+            return self.line(type_)
+        cached = self._view
+        if cached is None or cached[0] is not render:
+            cached = self._view = (render, orjson.dumps(render(self.obj)))
+        return _TYPES[type_ or self.type] + cached[1] + b"}\n"
 
 
 def event_line(type_: str, obj: dict[str, Any]) -> bytes:
@@ -59,8 +79,10 @@ class Watcher:
         predicate: Predicate | None,
         after_rv: int,
         max_pending: int,
+        render: Render | None = None,
     ) -> None:
         self.namespace = namespace
+        self.render = render
         self.predicate = predicate
         self.after_rv = after_rv  # events at or below this were already delivered (or listed)
         self.last_rv = after_rv
@@ -84,21 +106,21 @@ class Watcher:
             return
         if self.namespace is not None and event.namespace != self.namespace:
             return
-        predicate = self.predicate
+        predicate, render = self.predicate, self.render
         if predicate is None:
-            self.push_line(event.line(), event.rv)
+            self.push_line(event.view_line(render), event.rv)
             return
         now = predicate(event.obj)
         if event.type == "MODIFIED" and event.old is not None:
             before = predicate(event.old)
             if now and not before:
-                self.push_line(event.line("ADDED"), event.rv)
+                self.push_line(event.view_line(render, "ADDED"), event.rv)
             elif before and not now:
-                self.push_line(event.line("DELETED"), event.rv)
+                self.push_line(event.view_line(render, "DELETED"), event.rv)
             elif now:
-                self.push_line(event.line(), event.rv)
+                self.push_line(event.view_line(render), event.rv)
         elif now:
-            self.push_line(event.line(), event.rv)
+            self.push_line(event.view_line(render), event.rv)
 
     def close(self) -> None:
         self.closed = True

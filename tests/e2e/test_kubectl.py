@@ -182,6 +182,17 @@ def test_imperative_creates_send_protobuf(kubectl: Kubectl, args: tuple[str, ...
     assert jsonpath(kubectl, kind, name, path=path) == expected
 
 
+def test_server_dry_run_persists_nothing(kubectl: Kubectl, node_names: list[str]) -> None:
+    created = kubectl("create", "configmap", "e2e-dry", "--from-literal=a=b", "--dry-run=server")
+    assert created.stdout.strip() == "configmap/e2e-dry created (server dry run)"
+    gone = kubectl("get", "configmap", "e2e-dry", check=False)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+    node = node_names[0]
+    labeled = kubectl("label", "node", node, "dry=run", "--dry-run=server").stdout.strip()
+    assert labeled == f"node/{node} labeled (server dry run)"
+    assert "dry" not in json.loads(jsonpath(kubectl, "node", node, path="{.metadata.labels}"))
+
+
 def test_describe_pod_lists_events_written_through_events_k8s_io(
     kubectl: Kubectl, shared_cluster: Any
 ) -> None:

@@ -127,7 +127,8 @@ def test_zero_priority_value_is_kept_as_go_writes_it() -> None:
 
 def test_negative_int32_decodes_signed() -> None:
     # int32 -1 on the wire is a ten-byte varint of two's complement
-    value = protobuf.decode_message(bytes.fromhex("10ffffffffffffffffff01"), protobuf.PRIORITY_CLASS)
+    wire = bytes.fromhex("10ffffffffffffffffff01")
+    value = protobuf.decode_message(wire, protobuf.PRIORITY_CLASS)
     assert value["value"] == -1
 
 
