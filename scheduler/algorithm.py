@@ -13,6 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scheduler.algorithm_rows import (
+    find_feasible_rows,
+    prioritize_rows,
+    row_table_for,
+    select_row,
+)
 from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import (
     Diagnosis,
@@ -28,8 +34,12 @@ from scheduler.framework.status import Code, Status
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import NodeTable
+    from scheduler.cache.rows import Rows
+    from scheduler.framework.runtime import RowScores
 
 __all__ = [
+    "AttemptDetails",
     "FitError",
     "NoNodesAvailable",
     "ScheduleResult",
@@ -60,6 +70,19 @@ class StartIndex:
     value: int = 0
 
 
+@dataclass(slots=True)
+class AttemptDetails:
+    """What an attempt computed anyway, handed out for explain: no extra work is done for it."""
+
+    diagnosis: Diagnosis | None = None
+    scores: list[NodePluginScores] | None = None
+    # The row path's scores stay arrays (explain reads only the top rows); `scored_nodes` are
+    # the nodes of those rows, in order.
+    row_scores: RowScores | None = None
+    scored_nodes: Sequence[NodeInfo] | None = None
+    chosen_row: int | None = None
+
+
 def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int | None, num_all_nodes: int) -> int:
     """How many feasible nodes to look for before scoring (0 / None: adaptive percentage)."""
     if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
@@ -80,21 +103,36 @@ def schedule_pod(
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
     rng: random.Random,
+    details: AttemptDetails | None = None,
 ) -> ScheduleResult:
     """The node to bind `pod` to; raises FitError (nothing fits), SchedulingError (a plugin
-    failed) or NoNodesAvailable (the snapshot has no nodes)."""
+    failed) or NoNodesAvailable (the snapshot has no nodes). `details`, when given, receives the
+    diagnosis and the per-node scores (when scoring ran)."""
     all_nodes = snapshot.list()
     if not all_nodes:
         raise NoNodesAvailable()
-    feasible, diagnosis = find_nodes_that_fit_pod(
+    feasible, diagnosis, rows = _find_feasible(
         fwk, state, pod, snapshot, percentage_of_nodes_to_score, next_start_index
     )
+    if details is not None:
+        details.diagnosis = diagnosis
     if not feasible:
         raise FitError(pod, len(all_nodes), diagnosis)
     rejected = len(diagnosis.node_to_status.statuses)
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].node_name, 1 + rejected, 1)
+    if rows is not None:
+        table, feasible_rows = rows
+        row_scores = prioritize_rows(fwk, state, pod, table, feasible_rows, feasible)
+        chosen = select_row(row_scores.total, rng)
+        if details is not None:
+            details.row_scores, details.scored_nodes = row_scores, feasible
+            details.chosen_row = chosen
+        host = feasible[chosen].node_name
+        return ScheduleResult(host, len(feasible) + rejected, len(feasible))
     scores = prioritize_nodes(fwk, state, pod, feasible)
+    if details is not None:
+        details.scores = scores
     return ScheduleResult(select_host(scores, rng), len(feasible) + rejected, len(feasible))
 
 
@@ -106,6 +144,22 @@ def find_nodes_that_fit_pod(
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
 ) -> tuple[list[NodeInfo], Diagnosis]:
+    feasible, diagnosis, _ = _find_feasible(
+        fwk, state, pod, snapshot, percentage_of_nodes_to_score, next_start_index
+    )
+    return feasible, diagnosis
+
+
+def _find_feasible(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    snapshot: SnapshotLister,
+    percentage_of_nodes_to_score: int | None,
+    next_start_index: StartIndex,
+) -> tuple[list[NodeInfo], Diagnosis, tuple[NodeTable, Rows] | None]:
+    """find_nodes_that_fit_pod, plus the table rows of the feasible nodes when the row fast
+    path found them (None: the per-node path ran)."""
     diagnosis = Diagnosis()
     all_nodes = snapshot.list()
     pre_result, status, unschedulable_plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
@@ -117,7 +171,7 @@ def find_nodes_that_fit_pod(
         diagnosis.node_to_status.absent = status
         diagnosis.pre_filter_msg = status.message
         diagnosis.add_plugin_status(status)
-        return [], diagnosis
+        return [], diagnosis, None
 
     # A node nominated by an earlier preemption is likely the only one that fits: try it first.
     if pod.nominated_node_name:
@@ -128,7 +182,7 @@ def find_nodes_that_fit_pod(
                 fwk, state, pod, diagnosis, [nominated], 0, 1, feasible_nominated
             )
             if feasible_nominated:
-                return feasible_nominated, diagnosis
+                return feasible_nominated, diagnosis, None
 
     nodes: Sequence[NodeInfo] = all_nodes
     if pre_result is not None and pre_result.node_names is not None:
@@ -139,9 +193,19 @@ def find_nodes_that_fit_pod(
             f"node(s) didn't satisfy plugin(s) [{names}]"
         )
     if not nodes:
-        return [], diagnosis
+        return [], diagnosis, None
     num_to_find = num_feasible_nodes_to_find(percentage_of_nodes_to_score, len(nodes))
     start = next_start_index.value
+    table = row_table_for(fwk, state, snapshot) if nodes is all_nodes else None
+    if table is not None:
+        found = find_feasible_rows(fwk, state, pod, table, diagnosis, start, num_to_find)
+        if found is not None:
+            feasible_rows = found[0]
+            infos = table.infos
+            feasible_infos = [infos[row] for row in feasible_rows.tolist()]
+            processed = len(diagnosis.node_to_status.statuses) + len(feasible_infos)
+            next_start_index.value = (start + processed) % len(all_nodes)
+            return feasible_infos, diagnosis, (table, feasible_rows)
     feasible: list[NodeInfo] = []
     try:
         _find_nodes_that_pass_filters(
@@ -151,7 +215,7 @@ def find_nodes_that_fit_pod(
         # Always move on, errors included, so every node gets its turn.
         processed = len(diagnosis.node_to_status.statuses) + len(feasible)
         next_start_index.value = (start + processed) % len(all_nodes)
-    return feasible, diagnosis
+    return feasible, diagnosis, None
 
 
 def _find_nodes_that_pass_filters(
@@ -197,7 +261,7 @@ def _find_nodes_that_pass_filters(
         for node_name, status in failed:
             diagnosis.node_to_status.statuses[node_name] = status
             diagnosis.add_plugin_status(status)
-        fwk.observer.on_extension_point("Filter", outcome, fwk.now() - begin)
+        fwk.record_extension_point("Filter", outcome, begin, state)
 
 
 def prioritize_nodes(

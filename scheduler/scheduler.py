@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from observability.explain import ExplainStore
+from observability.logs import pod_keys
 from observability.metrics import SchedulerMetrics
+from observability.tracing import NOOP_TRACING, Tracing
 from profiles.config import ResolvedConfig
 from scheduler.algorithm import (
+    AttemptDetails,
     FitError,
     NoNodesAvailable,
     ScheduleResult,
@@ -38,9 +42,11 @@ from scheduler.framework.events import (
 )
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
-from scheduler.framework.runtime import HandleDeps
+from scheduler.framework.results import Diagnosis
+from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
 from scheduler.informers import Informer, ResourceWatch
+from scheduler.instrumentation import AttemptTrace, Instrumentation
 from scheduler.profile_set import ProfileSet, SchedulingProfile
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
@@ -84,6 +90,8 @@ class Scheduler:
         options: SchedulerOptions | None = None,
         *,
         metrics: SchedulerMetrics | None = None,
+        tracing: Tracing = NOOP_TRACING,
+        explain: ExplainStore | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
@@ -94,6 +102,8 @@ class Scheduler:
             pod_max_backoff_seconds=config.pod_max_backoff_seconds,
         )
         self.metrics = metrics or SchedulerMetrics()
+        # Spans, explain entries and attempt logs; tracing off costs one flag test per attempt.
+        self.instrumentation = Instrumentation(tracing, explain, clock)
         self.clock = clock
         self.wall_clock = wall_clock
         self.rng = random.Random(self.options.seed)
@@ -111,6 +121,10 @@ class Scheduler:
         )
         self.profiles = self.build_profiles(config)
         self._pending_profiles: ProfileSet | None = None
+        # True from pop() returning until the next pop(): profiles must not change meanwhile.
+        self._in_cycle = True
+        # Frameworks replaced by a reload that still hold pods waiting on Permit.
+        self._retired: list[Framework] = []
         self.recorder = EventRecorder(client, clock, wall_clock)
         self.stats = LoopStats()
         self._group: asyncio.TaskGroup | None = None
@@ -141,6 +155,7 @@ class Scheduler:
                 nominator=self.queue,
                 parallelism=config.parallelism,
                 observer=MetricsObserver(profile, self.metrics),
+                trace_cycles=self.instrumentation.tracing_enabled,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)
@@ -172,6 +187,10 @@ class Scheduler:
     def swap_profiles(self, profiles: ProfileSet) -> None:
         """Install new profiles; they take effect between two scheduling cycles."""
         self._pending_profiles = profiles
+        if not self._in_cycle and self._group is not None:
+            # The loop waits in pop() (maybe for good: pods of a new schedulerName are not
+            # queued yet), so no cycle runs now; apply at once rather than at the next pop.
+            self._apply_profiles(profiles)
 
     # -------------------------------------------------------------------------- queue glue
 
@@ -196,8 +215,13 @@ class Scheduler:
         return profile.queueing_hint(pinfo, event, old, new)
 
     def _on_pod_gone(self, pod: PodView) -> None:
+        self.instrumentation.pod_gone(pod.uid)
         for profile in self.profiles.values():
             profile.framework.reject_waiting_pod(pod.uid)
+        # Pods parked on Permit by frameworks a reload replaced wait there, not in the new ones.
+        self._retired = [f for f in self._retired if len(f.waiting_pods)]
+        for framework in self._retired:
+            framework.reject_waiting_pod(pod.uid)
 
     # --------------------------------------------------------------------- scheduling cycle
 
@@ -205,7 +229,9 @@ class Scheduler:
         while True:
             if self._pending_profiles is not None:
                 self._apply_profiles(self._pending_profiles)
+            self._in_cycle = False
             pinfo = await self.queue.pop()
+            self._in_cycle = True
             if pinfo is None:
                 return
             try:
@@ -213,11 +239,16 @@ class Scheduler:
             except Exception:
                 log.exception("scheduling cycle crashed", extra={"pod": pinfo.pod.key})
                 self.queue.done(pinfo.uid)
+            self._in_cycle = False
             # Let informers, binding tasks and event writers run between cycles.
             await asyncio.sleep(0)
 
     def _apply_profiles(self, profiles: ProfileSet) -> None:
         old_names = set(self.profiles.names())
+        self._retired = [f for f in self._retired if len(f.waiting_pods)]
+        self._retired += [
+            p.framework for p in self.profiles.values() if len(p.framework.waiting_pods)
+        ]
         self.profiles = profiles
         self._pending_profiles = None
         self.queue.set_less(self._less)
@@ -252,21 +283,23 @@ class Scheduler:
         start = self.clock()
         state = CycleState()
         state.record_plugin_metrics = self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        trace = self.instrumentation.begin_attempt(pinfo, profile.name, state, fwk.now)
         self.cache.update_snapshot(self.snapshot)
         cycle = self.queue.scheduling_cycle
+        details = AttemptDetails()
         try:
-            result = self._find_host(profile, state, pod)
+            result = self._find_host(profile, state, pod, details)
             self.metrics.scheduling_algorithm(self.clock() - start)
         except FitError as fit:
-            self._post_filter_then_fail(profile, state, pinfo, fit, start)
+            self._post_filter_then_fail(profile, state, pinfo, fit, start, trace)
             return
         except NoNodesAvailable as exc:
             # Upstream counts this as unschedulable (a node add will bring the pod back).
-            self._fail(profile, pinfo, Status.unresolvable(str(exc)), cycle, start)
+            self._fail(profile, pinfo, Status.unresolvable(str(exc)), cycle, start, trace=trace)
             return
         except Exception as exc:
             log.exception("scheduling algorithm failed", extra={"pod": pod.key})
-            self._fail(profile, pinfo, Status.error(str(exc)), cycle, start)
+            self._fail(profile, pinfo, Status.error(str(exc)), cycle, start, trace=trace)
             return
         host = result.suggested_host
         assumed = pod.with_node(host)
@@ -275,17 +308,18 @@ class Scheduler:
         if not status.is_success:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
-            self._fail(profile, pinfo, status, cycle, start)
+            self._fail(profile, pinfo, status, cycle, start, trace=trace)
             return
         status = fwk.run_permit_plugins(state, assumed, host)
         if not (status.is_success or status.is_wait):
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
-            self._fail(profile, pinfo, status, cycle, start)
+            self._fail(profile, pinfo, status, cycle, start, trace=trace)
             return
+        self.instrumentation.scheduled(trace, pinfo, profile.name, result, details)
         assert self._group is not None
         self._group.create_task(
-            self._binding_cycle(profile, state, pinfo, assumed, host, start),
+            self._binding_cycle(profile, state, pinfo, assumed, result, start, trace),
             name=f"bind-{pod.key}",
         )
 
@@ -300,7 +334,11 @@ class Scheduler:
             )
 
     def _find_host(
-        self, profile: SchedulingProfile, state: CycleState, pod: PodView
+        self,
+        profile: SchedulingProfile,
+        state: CycleState,
+        pod: PodView,
+        details: AttemptDetails | None = None,
     ) -> ScheduleResult:
         return schedule_pod(
             profile.framework,
@@ -310,6 +348,7 @@ class Scheduler:
             percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
             next_start_index=self.start_index,
             rng=self.rng,
+            details=details,
         )
 
     def _post_filter_then_fail(
@@ -319,12 +358,13 @@ class Scheduler:
         pinfo: QueuedPodInfo,
         fit: FitError,
         start: float,
+        trace: AttemptTrace | None = None,
     ) -> None:
         """PostFilter (preemption) is a coroutine; run it off the loop, then handle failure."""
         cycle = self.queue.scheduling_cycle
         fwk = profile.framework
         if not fwk.has_post_filter_plugins():
-            self._fail_unschedulable(profile, pinfo, fit, "", cycle, start)
+            self._fail_unschedulable(profile, pinfo, fit, "", cycle, start, trace)
             return
 
         async def post_filter() -> None:
@@ -338,7 +378,7 @@ class Scheduler:
                 fit.diagnosis.post_filter_msg = status.message
             except Exception:
                 log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
-            self._fail_unschedulable(profile, pinfo, fit, nominated, cycle, start)
+            self._fail_unschedulable(profile, pinfo, fit, nominated, cycle, start, trace)
 
         assert self._group is not None
         self._group.create_task(post_filter(), name=f"postfilter-{pinfo.pod.key}")
@@ -351,11 +391,21 @@ class Scheduler:
         nominated_node: str,
         cycle: int,
         start: float,
+        trace: AttemptTrace | None = None,
     ) -> None:
         pinfo.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
         pinfo.pending_plugins = set(fit.diagnosis.pending_plugins)
         status = Status(Code.UNSCHEDULABLE, fit.message())
-        self._fail(profile, pinfo, status, cycle, start, nominated_node=nominated_node)
+        self._fail(
+            profile,
+            pinfo,
+            status,
+            cycle,
+            start,
+            nominated_node=nominated_node,
+            trace=trace,
+            diagnosis=fit.diagnosis,
+        )
 
     def _fail(
         self,
@@ -365,9 +415,15 @@ class Scheduler:
         cycle: int,
         start: float,
         nominated_node: str = "",
+        *,
+        trace: AttemptTrace | None = None,
+        diagnosis: Diagnosis | None = None,
     ) -> None:
         """Upstream's handleSchedulingFailure: requeue, record an event, patch the condition."""
         pod = pinfo.pod
+        self.instrumentation.failed(
+            trace, pinfo, profile.name, status, diagnosis, self._snapshot_node_names
+        )
         rejected = status.is_rejected
         if rejected:
             self.metrics.pod_unschedulable(profile.name, self.clock() - start)
@@ -382,10 +438,11 @@ class Scheduler:
         message = status.message or reason
         current = self.pod_informer.store.get(pod.key)
         if current is None or current.uid != pod.uid:
-            log.info("pod is gone; not requeueing", extra={"pod": pod.key})
+            log.info("pod is gone; not requeueing", extra=pod_keys(pod.key, profile.name))
             self.queue.done(pod.uid)
+            self.instrumentation.pod_gone(pod.uid)
         elif current.is_bound:
-            log.info("pod is already bound; not requeueing", extra={"pod": pod.key})
+            log.info("pod is already bound; not requeueing", extra=pod_keys(pod.key, profile.name))
             self.queue.done(pod.uid)
         else:
             pinfo.pod = current
@@ -393,10 +450,6 @@ class Scheduler:
             self.queue.add_unschedulable_if_not_present(pinfo, cycle)
             if nominated_node:
                 self.queue.add_nominated_pod(current, nominated_node)
-        log.info(
-            "unable to schedule pod" if rejected else "error scheduling pod",
-            extra={"pod": pod.key, "profile": profile.name, "reason": message},
-        )
         self.recorder.record(
             pod,
             "Warning",
@@ -407,6 +460,9 @@ class Scheduler:
         )
         if current is not None and not current.is_bound:
             self._spawn_status_update(current, reason, message, nominated_node)
+
+    def _snapshot_node_names(self) -> list[str]:
+        return [info.node_name for info in self.snapshot.list()]
 
     def _spawn_status_update(
         self, pod: PodView, reason: str, message: str, nominated_node: str
@@ -462,19 +518,26 @@ class Scheduler:
         state: CycleState,
         pinfo: QueuedPodInfo,
         assumed: PodView,
-        host: str,
+        result: ScheduleResult,
         start: float,
+        trace: AttemptTrace | None = None,
     ) -> None:
         fwk = profile.framework
+        host = result.suggested_host
         cycle = self.queue.scheduling_cycle
         try:
+            wait_start = fwk.now()
             status = await fwk.wait_on_permit(assumed)
+            if trace is not None:
+                trace.on_extension_point("WaitOnPermit", status, wait_start, fwk.now())
             if status.is_success:
                 status = await fwk.run_pre_bind_plugins(state, assumed, host)
             if status.is_success:
                 status = await fwk.run_bind_plugins(state, assumed, host)
             if not status.is_success:
-                self._binding_failed(profile, state, pinfo, assumed, host, status, cycle, start)
+                self._binding_failed(
+                    profile, state, pinfo, assumed, host, status, cycle, start, trace
+                )
                 return
             self.cache.finish_binding(assumed)
             self.stats.scheduled += 1
@@ -493,12 +556,13 @@ class Scheduler:
             )
             await fwk.run_post_bind_plugins(state, assumed, host)
             self.queue.done(assumed.uid)
+            self.instrumentation.bound(trace, pinfo, profile.name, host, result)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.exception("binding cycle crashed", extra={"pod": assumed.key})
+            log.exception("binding cycle crashed", extra=pod_keys(assumed.key, profile.name))
             self._binding_failed(
-                profile, state, pinfo, assumed, host, Status.error(str(exc)), cycle, start
+                profile, state, pinfo, assumed, host, Status.error(str(exc)), cycle, start, trace
             )
 
     def _binding_failed(
@@ -511,6 +575,7 @@ class Scheduler:
         status: Status,
         cycle: int,
         start: float,
+        trace: AttemptTrace | None = None,
     ) -> None:
         """Upstream's handleBindingCycleError: unreserve, forget, wake others, requeue."""
         self.stats.bind_failures += 1
@@ -518,7 +583,7 @@ class Scheduler:
         self._forget(assumed)
         # The resources the assumed pod held are free again: others may fit now.
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
-        self._fail(profile, pinfo, status, cycle, start)
+        self._fail(profile, pinfo, status, cycle, start, trace=trace)
 
 
 class MetricsObserver:

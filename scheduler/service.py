@@ -129,6 +129,8 @@ class SchedulerService:
                 seed=self.seed,
             ),
             metrics=self.metrics,
+            tracing=self.tracing,
+            explain=self.explain,
         )
         self.scheduler = scheduler
         server = ObservabilityServer(

@@ -301,6 +301,7 @@ class Cache:
                 snapshot.used_pvc_set = {
                     key for info in snapshot.node_info_list for key in info.pvc_ref_counts
                 }
+        snapshot.nodes_changed(copied, reordered=update_all)
         snapshot.generation = self._generations.current
         return snapshot
 

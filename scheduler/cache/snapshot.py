@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from scheduler.cache.node_info import NodeInfo
+from scheduler.cache.node_table import NodeTable
 
 
 class Snapshot:
     __slots__ = (
+        "_table",
+        "_table_changed",
         "generation",
         "have_pods_with_affinity_node_info_list",
         "have_pods_with_required_anti_affinity_node_info_list",
@@ -34,6 +37,10 @@ class Snapshot:
         self.generation = 0
         # The cache's node tree version node_info_list was built from (-1: never).
         self.tree_version = -1
+        # The columnar copy for fast paths, built on first use; None means rebuild.
+        self._table: NodeTable | None = None
+        # Nodes copied since the table was last brought up to date.
+        self._table_changed: set[str] = set()
 
     @classmethod
     def from_node_infos(cls, node_infos: Iterable[NodeInfo]) -> Snapshot:
@@ -55,6 +62,31 @@ class Snapshot:
             info for info in self.node_info_list if info.pods_with_required_anti_affinity
         ]
         self.used_pvc_set = {key for info in self.node_info_list for key in info.pvc_ref_counts}
+
+    # Columnar table
+
+    def nodes_changed(self, names: Iterable[str], *, reordered: bool) -> None:
+        """The cache copied these nodes into the snapshot (and rebuilt the list if reordered)."""
+        if reordered:
+            self.invalidate_table()
+        elif self._table is not None:
+            self._table_changed.update(names)
+
+    def invalidate_table(self) -> None:
+        """Forget the table (call after changing node_info_list or its NodeInfos directly)."""
+        self._table = None
+        self._table_changed.clear()
+
+    def node_table(self) -> NodeTable:
+        """The NodeTable over node_info_list, brought up to date with the copied nodes."""
+        table = self._table
+        if table is None or len(table) != len(self.node_info_list):
+            table = self._table = NodeTable(self.node_info_list)
+            self._table_changed.clear()
+        elif self._table_changed:
+            table.refresh(self._table_changed)
+            self._table_changed.clear()
+        return table
 
     # SnapshotLister
     def list(self) -> Sequence[NodeInfo]:

@@ -11,8 +11,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.cache.rows import (
+    RowFilterPlugin,
+    RowNormalizePlugin,
+    Rows,
+    RowScorePlugin,
+    RowVerdict,
+    verdict_per_node,
+)
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -57,6 +68,7 @@ from scheduler.framework.waiting_pods import WaitingPod, WaitingPods
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import IntArray, NodeTable
     from scheduler.queue.types import QueuedPodInfo
 
 # Upstream caps a Permit Wait at 15 minutes.
@@ -78,6 +90,26 @@ class FrameworkObserver(Protocol):
     def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None: ...
 
 
+#: CycleState key of the attempt's :class:`CycleTracer` (written by the scheduler when tracing).
+CYCLE_TRACER_KEY = "aiosched.io/cycle-tracer"
+
+
+class CycleTracer(Protocol):
+    """Per-attempt tracing hooks, carried in the attempt's CycleState so that concurrent binding
+    tasks report to their own attempt. Times are the framework clock's seconds.
+
+    While a tracer is present the runtime times every plugin (``record_plugin_metrics`` is set);
+    ``sample_plugin_metrics`` says whether those timings also go to the plugin metrics, which
+    upstream samples.
+    """
+
+    sample_plugin_metrics: bool
+
+    def on_extension_point(self, point: str, status: Status, start: float, end: float) -> None: ...
+
+    def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None: ...
+
+
 class NoopObserver:
     def on_extension_point(self, point: str, status: Status, seconds: float) -> None:
         pass
@@ -90,6 +122,67 @@ class _NoNominations:
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]:
         return ()
 
+    def has_nominated_pods(self) -> bool:
+        return False
+
+
+@dataclass(slots=True)
+class RowRejections:
+    """Rows one Filter plugin rejected in a row pass: `positions` index the rows passed in."""
+
+    plugin: str
+    positions: npt.NDArray[np.intp]
+    verdict: RowVerdict
+
+
+@dataclass(slots=True)
+class RowScores:
+    """Weighted scores of the rows passed to `run_score_plugins_rows`, per plugin and total."""
+
+    plugins: list[str]
+    weighted: list[IntArray]
+    total: IntArray
+
+    def node_plugin_scores(self, names: Sequence[str]) -> list[NodePluginScores]:
+        """The per-node form prioritize_nodes returns (`names` of the rows, in order)."""
+        columns = [
+            (plugin, column.tolist())
+            for plugin, column in zip(self.plugins, self.weighted, strict=True)
+        ]
+        return [
+            NodePluginScores(name, [PluginScore(p, column[i]) for p, column in columns], total)
+            for i, (name, total) in enumerate(zip(names, self.total.tolist(), strict=True))
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Capabilities:
+    """Optional protocols each plugin implements, checked once: isinstance against a
+    runtime-checkable Protocol walks its attributes, too slow for every cycle."""
+
+    batch_filter: frozenset[str]
+    batch_score: frozenset[str]
+    row_filter: frozenset[str]
+    row_score: frozenset[str]
+    row_normalize: frozenset[str]
+    enqueue_extensions: frozenset[str]
+
+    @classmethod
+    def of(cls, plugins: Iterable[Plugin]) -> _Capabilities:
+        plugins = list(plugins)
+
+        def having(protocol: type) -> frozenset[str]:
+            return frozenset(p.name for p in plugins if isinstance(p, protocol))
+
+        return cls(
+            having(BatchFilterPlugin),
+            having(BatchScorePlugin),
+            having(RowFilterPlugin),
+            having(RowScorePlugin),
+            having(RowNormalizePlugin),
+            having(EnqueueExtensions),
+        )
+
 
 @dataclass(slots=True)
 class HandleDeps:
@@ -101,6 +194,8 @@ class HandleDeps:
     parallelism: int = 16
     clock: Callable[[], float] = time.perf_counter  # for durations only
     observer: FrameworkObserver = field(default_factory=NoopObserver)
+    # Whether attempts may carry a CycleTracer; False keeps the untraced path free of lookups.
+    trace_cycles: bool = False
 
 
 class FrameworkError(ValueError):
@@ -123,6 +218,7 @@ class Framework:
         self._profile_name = profile_name
         self._deps = deps
         self.observer = deps.observer
+        self._trace_cycles = deps.trace_cycles
         self.waiting_pods = WaitingPods()
 
         def at(point: str) -> list[Any]:
@@ -152,6 +248,7 @@ class Framework:
         for entries in plugins_by_point.values():
             for plugin, _ in entries:
                 self.plugins.setdefault(plugin.name, plugin)
+        self._capabilities = _Capabilities.of(self.plugins.values())
 
     @classmethod
     def build(
@@ -258,11 +355,43 @@ class Framework:
     def _now(self) -> float:
         return self._deps.clock()
 
-    def _point_done(self, point: str, status: Status, start: float) -> None:
-        self.observer.on_extension_point(point, status, self._now() - start)
+    def cycle_tracer(self, state: CycleState) -> CycleTracer | None:
+        """The attempt's tracer, or None when the attempt is not traced."""
+        if not self._trace_cycles:
+            return None
+        try:
+            tracer: CycleTracer = state.read(CYCLE_TRACER_KEY)
+        except KeyError:
+            return None
+        return tracer
 
-    def _plugin_done(self, point: str, plugin: str, status: Status, start: float) -> None:
-        self.observer.on_plugin(point, plugin, status, self._now() - start)
+    def record_extension_point(
+        self, point: str, status: Status, start: float, state: CycleState | None = None
+    ) -> None:
+        """An extension point ended (``start`` from :meth:`now`): metrics, and the trace."""
+        end = self._now()
+        self.observer.on_extension_point(point, status, end - start)
+        if self._trace_cycles and state is not None:
+            tracer = self.cycle_tracer(state)
+            if tracer is not None:
+                tracer.on_extension_point(point, status, start, end)
+
+    def _point_done(
+        self, point: str, status: Status, start: float, state: CycleState | None = None
+    ) -> None:
+        self.record_extension_point(point, status, start, state)
+
+    def _plugin_done(
+        self, point: str, plugin: str, status: Status, start: float, state: CycleState
+    ) -> None:
+        seconds = self._now() - start
+        tracer = self.cycle_tracer(state) if self._trace_cycles else None
+        if tracer is None:
+            self.observer.on_plugin(point, plugin, status, seconds)
+            return
+        tracer.on_plugin(point, plugin, status, seconds)
+        if tracer.sample_plugin_metrics:
+            self.observer.on_plugin(point, plugin, status, seconds)
 
     # ---- queueing -----------------------------------------------------------------------
 
@@ -285,8 +414,8 @@ class Framework:
         """Events each plugin wants, by plugin name; plugins that don't say get every event."""
         registered: dict[str, tuple[ClusterEventWithHint, ...]] = {}
         for name, plugin in self.plugins.items():
-            if isinstance(plugin, EnqueueExtensions):
-                registered[name] = tuple(plugin.events_to_register())
+            if name in self._capabilities.enqueue_extensions:
+                registered[name] = tuple(cast(EnqueueExtensions, plugin).events_to_register())
             else:
                 registered[name] = ALL_EVENTS
         return registered
@@ -306,8 +435,10 @@ class Framework:
             plugin = self.plugins.get(name)
             if plugin is None:
                 continue
-            if isinstance(plugin, EnqueueExtensions):
-                registrations: Sequence[ClusterEventWithHint] = plugin.events_to_register()
+            if name in self._capabilities.enqueue_extensions:
+                registrations: Sequence[ClusterEventWithHint] = cast(
+                    EnqueueExtensions, plugin
+                ).events_to_register()
             else:
                 registrations = ALL_EVENTS
             for registration in registrations:
@@ -344,7 +475,7 @@ class Framework:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
                 plugin_result, status = plugin.pre_filter(state, pod, nodes)
                 if state.record_plugin_metrics:
-                    self._plugin_done("PreFilter", plugin.name, status, plugin_start)
+                    self._plugin_done("PreFilter", plugin.name, status, plugin_start, state)
                 if status.is_skip:
                     skip.add(plugin.name)
                     continue
@@ -374,7 +505,7 @@ class Framework:
             return result, returned, set(plugins_with_nodes)
         finally:
             state.skip_filter_plugins = skip
-            self._point_done("PreFilter", returned, start)
+            self._point_done("PreFilter", returned, start, state)
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodView, pod_to_add: PodView, node_info: NodeInfo
@@ -401,7 +532,9 @@ class Framework:
             else:
                 status = extensions.remove_pod(state, pod, other, node_info)
             if state.record_plugin_metrics:
-                self._plugin_done(f"PreFilterExtension{op}", plugin.name, status, plugin_start)
+                self._plugin_done(
+                    f"PreFilterExtension{op}", plugin.name, status, plugin_start, state
+                )
             if not status.is_success:
                 return _error(f'running {op} on PreFilter plugin "{plugin.name}": {status.message}')
         return Status.OK
@@ -416,7 +549,7 @@ class Framework:
             if record:
                 plugin_start = self._now()
                 status = plugin.filter(state, pod, node_info)
-                self._plugin_done("Filter", plugin.name, status, plugin_start)
+                self._plugin_done("Filter", plugin.name, status, plugin_start, state)
             else:
                 status = plugin.filter(state, pod, node_info)
             if not status.is_success:
@@ -447,12 +580,12 @@ class Framework:
                 continue
             plugin_start = self._now() if record else 0.0
             batch_nodes = [node_infos[i] for i in alive]
-            if isinstance(plugin, BatchFilterPlugin):
-                statuses = plugin.filter_batch(state, pod, batch_nodes)
+            if plugin.name in self._capabilities.batch_filter:
+                statuses = cast(BatchFilterPlugin, plugin).filter_batch(state, pod, batch_nodes)
             else:
                 statuses = [plugin.filter(state, pod, info) for info in batch_nodes]
             if record:
-                self._plugin_done("Filter", plugin.name, Status.OK, plugin_start)
+                self._plugin_done("Filter", plugin.name, Status.OK, plugin_start, state)
             still_alive = []
             for index, status in zip(alive, statuses, strict=True):
                 if status is None or status.is_success:
@@ -461,6 +594,49 @@ class Framework:
                     results[index] = self._filter_failure(plugin.name, status)
             alive = still_alive
         return results
+
+    # ---- Filter over NodeTable rows (the fast path) --------------------------------------
+
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated anywhere (a nominator that can't tell: assume so)."""
+        probe = getattr(self._deps.nominator, "has_nominated_pods", None)
+        return True if probe is None else bool(probe())
+
+    def can_filter_rows(self, state: CycleState) -> bool:
+        """Whether every Filter plugin that runs this cycle has a row fast path."""
+        row_filter = self._capabilities.row_filter
+        skip = state.skip_filter_plugins
+        return all(p.name in row_filter or p.name in skip for p in self.filter_plugins)
+
+    def run_filter_plugins_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> tuple[npt.NDArray[np.intp], list[RowRejections]]:
+        """Positions (into `rows`) that pass every Filter, and each plugin's rejections.
+
+        As run_filter_plugins per node: plugins run in order and a row leaves at its first
+        rejection. Needs `can_filter_rows`; statuses are left for the caller to build.
+        """
+        alive: npt.NDArray[np.intp] = np.arange(len(rows), dtype=np.intp)
+        rejections: list[RowRejections] = []
+        record = state.record_plugin_metrics
+        skip = state.skip_filter_plugins
+        for plugin in self.filter_plugins:
+            if not len(alive):
+                break
+            if plugin.name in skip:
+                continue
+            plugin_start = self._now() if record else 0.0
+            candidates = rows[alive]
+            verdict = cast(RowFilterPlugin, plugin).filter_rows(state, pod, table, candidates)
+            if verdict is None:
+                verdict = verdict_per_node(plugin.filter, state, pod, table, candidates)
+            if record:
+                self._plugin_done("Filter", plugin.name, Status.OK, plugin_start, state)
+            passed = verdict.passed
+            if not passed.all():
+                rejections.append(RowRejections(plugin.name, alive[~passed], verdict))
+                alive = alive[passed]
+        return alive, rejections
 
     def needs_nominated_pods_pass(self, pod: PodView, node_name: str) -> bool:
         """Whether filtering on this node must consider pods nominated to it."""
@@ -524,7 +700,7 @@ class Framework:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
                 plugin_result, status = await plugin.post_filter(state, pod, filtered)
                 if state.record_plugin_metrics:
-                    self._plugin_done("PostFilter", plugin.name, status, plugin_start)
+                    self._plugin_done("PostFilter", plugin.name, status, plugin_start, state)
                 if status.is_success:
                     returned = status
                     return plugin_result, status
@@ -541,7 +717,7 @@ class Framework:
             returned = Status.unschedulable(*reasons, plugin=rejector)
             return result, returned
         finally:
-            self._point_done("PostFilter", returned, start)
+            self._point_done("PostFilter", returned, start, state)
 
     # ---- Score --------------------------------------------------------------------------
 
@@ -556,7 +732,7 @@ class Framework:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
                 status = plugin.pre_score(state, pod, nodes)
                 if state.record_plugin_metrics:
-                    self._plugin_done("PreScore", plugin.name, status, plugin_start)
+                    self._plugin_done("PreScore", plugin.name, status, plugin_start, state)
                 if status.is_skip:
                     skip.add(plugin.name)
                     continue
@@ -566,7 +742,7 @@ class Framework:
             return returned
         finally:
             state.skip_score_plugins = skip
-            self._point_done("PreScore", returned, start)
+            self._point_done("PreScore", returned, start, state)
 
     def run_score_plugins(
         self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
@@ -587,20 +763,10 @@ class Framework:
                     )
                     return [], returned
                 per_plugin.append(scores)
-            for plugin, scores in zip(plugins, per_plugin, strict=True):
-                extensions = plugin.score_extensions()
-                if extensions is None:
-                    continue
-                plugin_start = self._now() if state.record_plugin_metrics else 0.0
-                status = extensions.normalize_score(state, pod, scores)
-                if state.record_plugin_metrics:
-                    self._plugin_done("ScoreExtensionNormalize", plugin.name, status, plugin_start)
-                if not status.is_success:
-                    returned = _error(
-                        f'running Normalize on Score plugins: plugin "{plugin.name}" failed '
-                        f"with: {status.message}"
-                    )
-                    return [], returned
+            status = self._normalize_scores(state, pod, plugins, per_plugin)
+            if not status.is_success:
+                returned = status
+                return [], returned
             results = [NodePluginScores(info.node_name) for info in nodes]
             for plugin, scores in zip(plugins, per_plugin, strict=True):
                 weight = self.score_weights.get(plugin.name, 1)
@@ -619,15 +785,46 @@ class Framework:
                     node_scores.total_score += weighted
             return results, returned
         finally:
-            self._point_done("Score", returned, start)
+            self._point_done("Score", returned, start, state)
+
+    def _normalize_scores(
+        self,
+        state: CycleState,
+        pod: PodView,
+        plugins: Sequence[ScorePlugin],
+        per_plugin: Sequence[list[NodeScore]],
+    ) -> Status:
+        """Score extensions' NormalizeScore; a separate span (as upstream's) when traced."""
+        tracer = self.cycle_tracer(state) if self._trace_cycles else None
+        start = self._now() if tracer is not None else 0.0
+        returned = Status.OK
+        for plugin, scores in zip(plugins, per_plugin, strict=True):
+            extensions = plugin.score_extensions()
+            if extensions is None:
+                continue
+            plugin_start = self._now() if state.record_plugin_metrics else 0.0
+            status = extensions.normalize_score(state, pod, scores)
+            if state.record_plugin_metrics:
+                self._plugin_done(
+                    "ScoreExtensionNormalize", plugin.name, status, plugin_start, state
+                )
+            if not status.is_success:
+                returned = _error(
+                    f'running Normalize on Score plugins: plugin "{plugin.name}" failed '
+                    f"with: {status.message}"
+                )
+                break
+        if tracer is not None:
+            tracer.on_extension_point("NormalizeScore", returned, start, self._now())
+        return returned
 
     def _score_one_plugin(
         self, state: CycleState, pod: PodView, plugin: ScorePlugin, nodes: Sequence[NodeInfo]
     ) -> tuple[list[NodeScore], Status]:
         record = state.record_plugin_metrics
         plugin_start = self._now() if record else 0.0
-        if isinstance(plugin, BatchScorePlugin):
-            values, status = plugin.score_batch(state, pod, nodes)
+        if plugin.name in self._capabilities.batch_score:
+            values, status = cast(BatchScorePlugin, plugin).score_batch(state, pod, nodes)
             if not status.is_success:
                 return [], status
             scores = [
@@ -641,8 +838,113 @@ class Framework:
                     return [], status
                 scores.append(NodeScore(info.node_name, value))
         if record:
-            self._plugin_done("Score", plugin.name, Status.OK, plugin_start)
+            self._plugin_done("Score", plugin.name, Status.OK, plugin_start, state)
         return scores, Status.OK
+
+    # ---- Score over NodeTable rows (the fast path) ---------------------------------------
+
+    def run_score_plugins_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> tuple[RowScores | None, Status]:
+        """run_score_plugins over table rows: the same scores, errors and messages. Plugins
+        without a row path (or declining it for this pod) are scored per node."""
+        start = self._now()
+        returned = Status.OK
+        try:
+            plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
+            infos: list[NodeInfo] | None = None
+            per_plugin: list[IntArray] = []
+            for plugin in plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                values = None
+                if plugin.name in self._capabilities.row_score:
+                    values = cast(RowScorePlugin, plugin).score_rows(state, pod, table, rows)
+                if values is None:
+                    if infos is None:
+                        infos = [table.infos[row] for row in rows.tolist()]
+                    scores, status = self._score_one_plugin(state, pod, plugin, infos)
+                    if not status.is_success:
+                        returned = _error(
+                            f'running Score plugins: plugin "{plugin.name}" failed with: '
+                            f"{status.message}"
+                        )
+                        return None, returned
+                    values = np.fromiter(
+                        (s.score for s in scores), dtype=np.int64, count=len(scores)
+                    )
+                elif state.record_plugin_metrics:
+                    self._plugin_done("Score", plugin.name, Status.OK, plugin_start, state)
+                per_plugin.append(values)
+            status = self._normalize_rows(state, pod, table, rows, plugins, per_plugin)
+            if not status.is_success:
+                returned = status
+                return None, returned
+            total = np.zeros(len(rows), dtype=np.int64)
+            weighted: list[IntArray] = []
+            for plugin, values in zip(plugins, per_plugin, strict=True):
+                invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
+                if len(invalid):
+                    score = int(values[invalid[0]])
+                    returned = _error(
+                        "applying score defaultWeights on Score plugins: "
+                        f'plugin "{plugin.name}" returns an invalid score {score}, it should '
+                        f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
+                        "normalizing"
+                    )
+                    return None, returned
+                column = values * self.score_weights.get(plugin.name, 1)
+                weighted.append(column)
+                total += column
+            return RowScores([p.name for p in plugins], weighted, total), returned
+        finally:
+            self._point_done("Score", returned, start, state)
+
+    def _normalize_rows(
+        self,
+        state: CycleState,
+        pod: PodView,
+        table: NodeTable,
+        rows: Rows,
+        plugins: Sequence[ScorePlugin],
+        per_plugin: list[IntArray],
+    ) -> Status:
+        """NormalizeScore in place of `per_plugin`; plugins without a row path get NodeScores."""
+        tracer = self.cycle_tracer(state) if self._trace_cycles else None
+        start = self._now() if tracer is not None else 0.0
+        returned = Status.OK
+        for index, plugin in enumerate(plugins):
+            extensions = plugin.score_extensions()
+            if extensions is None:
+                continue
+            plugin_start = self._now() if state.record_plugin_metrics else 0.0
+            status = Status.OK
+            if plugin.name in self._capabilities.row_normalize:
+                per_plugin[index] = cast(RowNormalizePlugin, plugin).normalize_rows(
+                    state, pod, per_plugin[index]
+                )
+            else:
+                names = [table.names[row] for row in rows.tolist()]
+                scores = [
+                    NodeScore(name, value)
+                    for name, value in zip(names, per_plugin[index].tolist(), strict=True)
+                ]
+                status = extensions.normalize_score(state, pod, scores)
+                per_plugin[index] = np.fromiter(
+                    (s.score for s in scores), dtype=np.int64, count=len(scores)
+                )
+            if state.record_plugin_metrics:
+                self._plugin_done(
+                    "ScoreExtensionNormalize", plugin.name, status, plugin_start, state
+                )
+            if not status.is_success:
+                returned = _error(
+                    f'running Normalize on Score plugins: plugin "{plugin.name}" failed '
+                    f"with: {status.message}"
+                )
+                break
+        if tracer is not None:
+            tracer.on_extension_point("NormalizeScore", returned, start, self._now())
+        return returned
 
     # ---- Reserve / Permit ---------------------------------------------------------------
 
@@ -656,7 +958,7 @@ class Framework:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
                 status = plugin.reserve(state, pod, node_name)
                 if state.record_plugin_metrics:
-                    self._plugin_done("Reserve", plugin.name, status, plugin_start)
+                    self._plugin_done("Reserve", plugin.name, status, plugin_start, state)
                 if not status.is_success:
                     if status.is_rejected:
                         returned = status.with_plugin(plugin.name)
@@ -667,7 +969,7 @@ class Framework:
                     return returned
             return returned
         finally:
-            self._point_done("Reserve", returned, start)
+            self._point_done("Reserve", returned, start, state)
 
     def run_reserve_plugins_unreserve(
         self, state: CycleState, pod: PodView, node_name: str
@@ -678,8 +980,8 @@ class Framework:
             plugin_start = self._now() if state.record_plugin_metrics else 0.0
             plugin.unreserve(state, pod, node_name)
             if state.record_plugin_metrics:
-                self._plugin_done("Unreserve", plugin.name, Status.OK, plugin_start)
-        self._point_done("Unreserve", Status.OK, start)
+                self._plugin_done("Unreserve", plugin.name, Status.OK, plugin_start, state)
+        self._point_done("Unreserve", Status.OK, start, state)
 
     def run_permit_plugins(self, state: CycleState, pod: PodView, node_name: str) -> Status:
         """Success, a rejection (attributed), an Error, or Wait: the pod is then parked in
@@ -692,7 +994,7 @@ class Framework:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
                 status, timeout = plugin.permit(state, pod, node_name)
                 if state.record_plugin_metrics:
-                    self._plugin_done("Permit", plugin.name, status, plugin_start)
+                    self._plugin_done("Permit", plugin.name, status, plugin_start, state)
                 if status.is_success:
                     continue
                 if status.is_rejected:
@@ -712,7 +1014,7 @@ class Framework:
                 )
             return returned
         finally:
-            self._point_done("Permit", returned, start)
+            self._point_done("Permit", returned, start, state)
 
     async def wait_on_permit(self, pod: PodView) -> Status:
         """Block while the pod waits on Permit; Success, the rejection, or an Error."""
@@ -737,7 +1039,7 @@ class Framework:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
                 status = await plugin.pre_bind(state, pod, node_name)
                 if state.record_plugin_metrics:
-                    self._plugin_done("PreBind", plugin.name, status, plugin_start)
+                    self._plugin_done("PreBind", plugin.name, status, plugin_start, state)
                 if not status.is_success:
                     if status.is_rejected:
                         returned = status.with_plugin(plugin.name)
@@ -748,7 +1050,7 @@ class Framework:
                     return returned
             return returned
         finally:
-            self._point_done("PreBind", returned, start)
+            self._point_done("PreBind", returned, start, state)
 
     async def run_bind_plugins(self, state: CycleState, pod: PodView, node_name: str) -> Status:
         """The first bind plugin that does not Skip decides; Skip when all skip (the caller
@@ -760,7 +1062,7 @@ class Framework:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
                 status = await plugin.bind(state, pod, node_name)
                 if state.record_plugin_metrics:
-                    self._plugin_done("Bind", plugin.name, status, plugin_start)
+                    self._plugin_done("Bind", plugin.name, status, plugin_start, state)
                 if status.is_skip:
                     continue
                 if status.is_success:
@@ -774,7 +1076,7 @@ class Framework:
                 return returned
             return returned
         finally:
-            self._point_done("Bind", returned, start)
+            self._point_done("Bind", returned, start, state)
 
     async def run_post_bind_plugins(self, state: CycleState, pod: PodView, node_name: str) -> None:
         start = self._now()
@@ -782,5 +1084,5 @@ class Framework:
             plugin_start = self._now() if state.record_plugin_metrics else 0.0
             await plugin.post_bind(state, pod, node_name)
             if state.record_plugin_metrics:
-                self._plugin_done("PostBind", plugin.name, Status.OK, plugin_start)
-        self._point_done("PostBind", Status.OK, start)
+                self._plugin_done("PostBind", plugin.name, Status.OK, plugin_start, state)
+        self._point_done("PostBind", Status.OK, start, state)

@@ -16,7 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scheduler.api.objects import PodView
+from scheduler.cache.node_table import FloatArray, IntArray, NodeTable, fits_int64
+from scheduler.cache.rows import Rows
 from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, ScoreExtensions
 from scheduler.framework.registry import ArgsError, PluginEntry
 from scheduler.framework.status import Status
@@ -173,8 +177,67 @@ class NodeResourcesBalancedAllocation:
             return [0] * len(node_infos), Status.OK
         return [self._score(info, requests) for info in node_infos], Status.OK
 
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """`score` over table rows; extended resources the pod requests go per node."""
+        requests = self._state_requests(state, pod)
+        if not any(requests):
+            return np.zeros(len(rows), dtype=np.int64)
+        if not fits_int64(*requests):
+            return None
+        allocatable: list[IntArray] = []
+        requested: list[IntArray] = []
+        for name, request in zip(self._resources, requests, strict=True):
+            if name == "cpu":
+                alloc, used = table.alloc_cpu[rows], table.req_cpu[rows]
+            elif name == "memory":
+                alloc, used = table.alloc_memory[rows], table.req_memory[rows]
+            elif name == "ephemeral-storage":
+                alloc, used = table.alloc_ephemeral[rows], table.req_ephemeral[rows]
+            elif name == "pods" or request == 0:
+                continue  # not scored, as allocatable_and_requested decides
+            else:
+                return None
+            allocatable.append(alloc)
+            requested.append(used + request)
+        return balanced_resource_score_rows(requested, allocatable, len(rows))
+
     def score_extensions(self) -> ScoreExtensions | None:
         return None
+
+
+def balanced_resource_score_rows(
+    requested: Sequence[IntArray], allocatable: Sequence[IntArray], size: int
+) -> IntArray:
+    """`balanced_resource_score` per row, in the same float64 operations and order."""
+    included = [alloc != 0 for alloc in allocatable]
+    fractions: list[FloatArray] = []
+    for req, alloc, counted in zip(requested, allocatable, included, strict=True):
+        divisor = np.where(counted, alloc, 1).astype(np.float64)
+        fraction = np.minimum(req.astype(np.float64) / divisor, 1.0)
+        fractions.append(np.where(counted, fraction, 0.0))
+    count = np.zeros(size, dtype=np.int64)
+    total = np.zeros(size, dtype=np.float64)
+    first = np.zeros(size, dtype=np.float64)
+    second = np.zeros(size, dtype=np.float64)
+    for fraction, counted in zip(fractions, included, strict=True):
+        first = np.where(counted & (count == 0), fraction, first)
+        second = np.where(counted & (count == 1), fraction, second)
+        count += counted
+        total = total + fraction  # excluded resources add 0.0, which changes nothing
+    std = np.where(count == 2, np.abs((first - second) / 2), 0.0)
+    if len(fractions) > 2:
+        many = count > 2
+        mean = total / np.where(many, count, 1).astype(np.float64)
+        squares = np.zeros(size, dtype=np.float64)
+        for fraction, counted in zip(fractions, included, strict=True):
+            deviation = fraction - mean
+            squares = squares + np.where(counted, deviation * deviation, 0.0)
+        spread = np.sqrt(squares / np.where(many, count, 1).astype(np.float64))
+        std = np.where(many, spread, std)
+    scores: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return scores
 
 
 PLUGIN_ENTRY = PluginEntry(NAME, NodeResourcesBalancedAllocation, decode_balanced_allocation_args)

@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scheduler.api.objects import PodView
+from scheduler.cache.node_table import IntArray, NodeTable
+from scheduler.cache.rows import Rows
 from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, ScoreExtensions
 from scheduler.framework.registry import PluginEntry
 from scheduler.framework.status import Status
@@ -76,6 +80,23 @@ class ImageLocality:
         if not total:
             return [], _no_snapshot()
         return [_node_score(pod, info, total) for info in node_infos], Status.OK
+
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """Zero everywhere when no node has any of the pod's images; else per node."""
+        total = self._total_nodes()
+        if not total:
+            return None
+        counts = table.image_node_counts
+        if not any(image in counts for image in pod.images):
+            return np.zeros(len(rows), dtype=np.int64)
+        infos = table.infos
+        return np.fromiter(
+            (_node_score(pod, infos[row], total) for row in rows.tolist()),
+            dtype=np.int64,
+            count=len(rows),
+        )
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scheduler.api.errors import MalformedObject
 from scheduler.api.objects import NodeView, PodView, PreferredSchedulingTerm
 from scheduler.api.selectors import (
@@ -20,6 +22,14 @@ from scheduler.api.selectors import (
     NODE_NAME_FIELD,
     NodeSelector,
     parse_node_selector_term,
+)
+from scheduler.cache.node_table import IntArray, NodeTable
+from scheduler.cache.rows import (
+    Rows,
+    RowVerdict,
+    default_normalize_rows,
+    verdict_per_node,
+    verdict_with_status,
 )
 from scheduler.framework.events import (
     ActionType,
@@ -240,6 +250,18 @@ class NodeAffinity:
             out.append(None if status.is_success else status)
         return out
 
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict:
+        """Every node passes a pod without selectors; otherwise each node is matched."""
+        if (
+            self._added_required is None
+            and not pod.node_selector
+            and pod.required_node_affinity is None
+        ):
+            return verdict_with_status(np.ones(len(rows), dtype=np.bool_), self._mismatch)
+        return verdict_per_node(self.filter, state, pod, table, rows)
+
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
@@ -289,8 +311,28 @@ class NodeAffinity:
             values.append(preferred_score(terms, node) if terms else 0)
         return values, Status.OK
 
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        terms, status = self._state_terms(state, pod)
+        if not status.is_success:
+            return None
+        scores = np.zeros(len(rows), dtype=np.int64)
+        if not terms:
+            return scores
+        infos = table.infos
+        for position, row in enumerate(rows.tolist()):
+            node = infos[row].node
+            if node is None:
+                return None
+            scores[position] = preferred_score(terms, node)
+        return scores
+
     def score_extensions(self) -> NodeAffinity:
         return self
+
+    def normalize_rows(self, state: CycleState, pod: PodView, scores: IntArray) -> IntArray:
+        return default_normalize_rows(MAX_NODE_SCORE, False, scores)
 
     def normalize_score(self, state: CycleState, pod: PodView, scores: list[NodeScore]) -> Status:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)

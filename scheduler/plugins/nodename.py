@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scheduler.api.objects import NodeView, PodView
+from scheduler.cache.node_table import NodeTable
+from scheduler.cache.rows import Rows, RowVerdict, verdict_with_status
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -37,7 +41,7 @@ class NodeName:
     name = NAME
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
-        self._unresolvable = Status.unresolvable(ERR_REASON)
+        self._unresolvable = Status.unresolvable(ERR_REASON, plugin=NAME)
 
     def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
         node = node_info.node
@@ -60,6 +64,14 @@ class NodeName:
             self.filter(state, pod, info) if info.node_name != wanted else None
             for info in node_infos
         ]
+
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict:
+        wanted = pod.node_name
+        if not wanted:
+            return verdict_with_status(np.ones(len(rows), dtype=np.bool_), self._unresolvable)
+        return verdict_with_status(rows == table.row_of.get(wanted, -1), self._unresolvable)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

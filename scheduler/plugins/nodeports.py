@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler.api.objects import HostPort, PodView
 from scheduler.cache.node_info import UsedPorts
+from scheduler.cache.node_table import NodeTable
+from scheduler.cache.rows import Rows, RowVerdict, verdict_per_node
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -79,6 +81,16 @@ class NodePorts:
             None if not info.used_ports or fits_ports(wanted, info.used_ports) else rejected
             for info in node_infos
         ]
+
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict:
+        """Nodes with no host port in use pass; the others are checked per node."""
+        try:
+            state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return verdict_per_node(self.filter, state, pod, table, rows)  # every row errs
+        return verdict_per_node(self.filter, state, pod, table, rows, table.used_ports[rows])
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

@@ -10,7 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scheduler.api.objects import NodeView, PodView, Taint
+from scheduler.cache.node_table import NodeTable
+from scheduler.cache.rows import Rows, RowVerdict, verdict_with_status
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -37,7 +41,7 @@ class NodeUnschedulable:
     name = "NodeUnschedulable"
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
-        pass
+        self._unschedulable = Status.unresolvable(ERR_REASON_UNSCHEDULABLE, plugin=self.name)
 
     def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
         node = node_info.node
@@ -46,6 +50,13 @@ class NodeUnschedulable:
         if node.unschedulable and not tolerates_unschedulable(pod):
             return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
         return Status.OK
+
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict:
+        if tolerates_unschedulable(pod):
+            return verdict_with_status(np.ones(len(rows), dtype=np.bool_), self._unschedulable)
+        return verdict_with_status(~table.unschedulable[rows], self._unschedulable)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (

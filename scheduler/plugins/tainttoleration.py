@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scheduler.api.objects import NodeView, PodView, Taint, Toleration
 from scheduler.api.taints import (
     NO_EXECUTE,
@@ -19,6 +21,8 @@ from scheduler.api.taints import (
     find_matching_untolerated_taint,
     tolerations_tolerate_taint,
 )
+from scheduler.cache.node_table import IntArray, NodeTable
+from scheduler.cache.rows import Rows, RowVerdict, default_normalize_rows, verdict_per_node
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -94,6 +98,14 @@ class TaintToleration:
                 out.append(None if status.is_success else status)
         return out
 
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict:
+        """Nodes without NoSchedule / NoExecute taints pass; the others are checked per node."""
+        return verdict_per_node(
+            self.filter, state, pod, table, rows, table.no_schedule_taints[rows]
+        )
+
     # Score
 
     def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
@@ -128,8 +140,29 @@ class TaintToleration:
             )
         return values, Status.OK
 
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """Zero for nodes without PreferNoSchedule taints; the others are counted per node."""
+        try:
+            tolerations: tuple[Toleration, ...] = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return None
+        scores = np.zeros(len(rows), dtype=np.int64)
+        infos = table.infos
+        row_list = rows.tolist()
+        for position in np.flatnonzero(table.prefer_no_schedule_taints[rows]).tolist():
+            node = infos[row_list[position]].node
+            if node is None:
+                return None
+            scores[position] = count_intolerable_prefer_no_schedule(node.taints, tolerations)
+        return scores
+
     def score_extensions(self) -> TaintToleration:
         return self
+
+    def normalize_rows(self, state: CycleState, pod: PodView, scores: IntArray) -> IntArray:
+        return default_normalize_rows(MAX_NODE_SCORE, True, scores)
 
     def normalize_score(self, state: CycleState, pod: PodView, scores: list[NodeScore]) -> Status:
         return default_normalize_score(MAX_NODE_SCORE, True, scores)

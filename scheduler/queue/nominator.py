@@ -49,6 +49,10 @@ class Nominator:
         if not pods:
             del self._by_node[node_name]
 
+    def __len__(self) -> int:
+        """Number of nominated pods."""
+        return len(self._node_of)
+
     def node_of(self, uid: str) -> str:
         return self._node_of.get(uid, "")
 

@@ -399,6 +399,10 @@ class SchedulingQueue:
     def nominated_pods_for_node(self, node_name: str) -> list[PodView]:
         return self._nominator.pods_for_node(node_name)
 
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated (lets Filter skip the per-node nominated-pods check)."""
+        return len(self._nominator) > 0
+
     def nominated_node_name(self, uid: str) -> str:
         return self._nominator.node_of(uid)
 

@@ -1,6 +1,7 @@
-"""The README's Docker section describes what compose.yaml and the code really do: files it names exist, the
-command line and OTEL_* settings it quotes are the ones compose.yaml uses, span names are the
-tracing code's."""
+"""The README's Docker section describes what compose.yaml and the code really do.
+
+The files it names exist, the command line and OTEL_* settings it quotes are the ones
+compose.yaml uses, span names are the tracing code's."""
 
 from __future__ import annotations
 

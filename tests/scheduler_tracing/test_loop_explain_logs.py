@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,18 +66,20 @@ async def test_explain_names_the_plugin_that_rejected_each_node(tmp_path: Path) 
         await h.wait_for(lambda: h.explain.get("default", "huge") is None, what="forgotten")
 
 
-async def test_explain_of_a_scheduled_pod_shows_top_scores_and_rejections(
+async def test_explain_of_a_pod_scheduled_after_failing_shows_top_scores(
     tmp_path: Path,
 ) -> None:
     async with traced_scheduler(tmp_path, tracing_enabled=False) as h:
         await h.api.create_node("tainted", cpu="8", taints=GPU_TAINT)
+        await h.api.create_pod("web", cpu="1")
+        await h.wait_for(lambda: h.explain.get("default", "web"), what="failed attempt")
         for name in ("a", "b", "c"):
             await h.api.create_node(name, cpu="4")
-        await h.api.create_pod("web", cpu="1")
         node = await h.wait_bound("web")
         explanation = h.explain.get("default", "web")
         assert explanation is not None
         assert (explanation["result"], explanation["node"]) == ("scheduled", node)
+        assert explanation["attempt"] >= 2
         assert (explanation["evaluatedNodes"], explanation["feasibleNodes"]) == (4, 3)
         assert set(verdicts(explanation)) == {
             ("TaintToleration", "node(s) had untolerated taint {dedicated: gpu}")
@@ -87,6 +90,25 @@ async def test_explain_of_a_scheduled_pod_shows_top_scores_and_rejections(
         assert node in {t["node"] for t in top if t["total"] == top[0]["total"]}
         assert all(sum(t["plugins"].values()) == t["total"] for t in top)
         assert "NodeResourcesFit" in top[0]["plugins"]
+
+
+@pytest.mark.parametrize(("every_attempt", "recorded"), [(False, False), (True, True)])
+async def test_first_attempt_successes_are_explained_only_on_request(
+    tmp_path: Path, every_attempt: bool, recorded: bool
+) -> None:
+    def configure(scheduler: Any) -> None:
+        scheduler.instrumentation.explain_every_attempt = every_attempt
+
+    async with traced_scheduler(tmp_path, tracing_enabled=False, configure=configure) as h:
+        await h.api.create_node("a", cpu="4")
+        await h.api.create_node("b", cpu="4")
+        await h.api.create_pod("web", cpu="1")
+        node = await h.wait_bound("web")
+        explanation = h.explain.get("default", "web")
+        assert (explanation is not None) is recorded
+        if explanation is not None:
+            assert (explanation["result"], explanation["node"]) == ("scheduled", node)
+            assert len(explanation["topNodes"]) == 2
 
 
 async def test_explain_store_switched_off_records_nothing(tmp_path: Path) -> None:
@@ -197,7 +219,10 @@ def test_tracing_off_puts_no_tracer_in_the_cycle_state() -> None:
 
     pinfo = QueuedPodInfo(pod=_pod(), timestamp=0.0, attempts=1)
     state = CycleState()
-    assert Instrumentation().begin_attempt(pinfo, "default-scheduler", state, 0.0) is None
+    assert (
+        Instrumentation().begin_attempt(pinfo, "default-scheduler", state, time.perf_counter)
+        is None
+    )
     try:
         state.read(CYCLE_TRACER_KEY)
     except KeyError:
@@ -219,7 +244,7 @@ def test_traced_attempt_times_every_plugin_but_samples_metrics() -> None:
         state = CycleState()
         state.record_plugin_metrics = sampled
         pinfo = QueuedPodInfo(pod=_pod(), timestamp=0.0, attempts=1)
-        trace = instrumentation.begin_attempt(pinfo, "default-scheduler", state, 0.0)
+        trace = instrumentation.begin_attempt(pinfo, "default-scheduler", state, time.perf_counter)
         assert trace is not None and state.read(CYCLE_TRACER_KEY) is trace
         assert state.record_plugin_metrics is True
         assert trace.sample_plugin_metrics is sampled
@@ -235,3 +260,36 @@ def _pod() -> Any:
             "spec": {"containers": [{"name": "c", "image": "i"}]},
         }
     )
+
+
+class _Named:
+    def __init__(self, node_name: str) -> None:
+        self.node_name = node_name
+
+
+@pytest.mark.parametrize(
+    ("k", "chosen", "expected_nodes"),
+    [
+        # totals: n1 10, n2 50, n3 100, n4 100; rows 0..3
+        (3, None, {"n2", "n3", "n4"}),
+        (1, 3, {"n4"}),  # of tied best nodes, the one chosen is the one shown
+        (1, 2, {"n3"}),
+        (9, None, {"n1", "n2", "n3", "n4"}),
+    ],
+)
+def test_top_row_scores_reads_only_the_best_rows(
+    k: int, chosen: int | None, expected_nodes: set[str]
+) -> None:
+    import numpy as np
+
+    from scheduler.framework.runtime import RowScores
+    from scheduler.instrumentation import top_row_scores
+
+    weighted = [np.array([10, 20, 90, 80]), np.array([0, 30, 10, 20])]
+    rows = RowScores(["A", "B"], weighted, weighted[0] + weighted[1])
+    nodes: Any = [_Named(f"n{i}") for i in range(1, 5)]
+    per_plugin, totals = top_row_scores(rows, nodes, k, chosen)
+    assert set(per_plugin) == expected_nodes == set(totals)
+    assert all(totals[n] == sum(per_plugin[n].values()) for n in totals)
+    if "n3" in per_plugin:
+        assert per_plugin["n3"] == {"A": 90, "B": 10}

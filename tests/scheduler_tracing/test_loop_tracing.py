@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,14 @@ def names(spans: list[ReadableSpan]) -> set[str]:
     return {s.name for s in spans}
 
 
-def plugin_events(span: ReadableSpan) -> dict[str, str]:
+def plugin_statuses(span: ReadableSpan) -> dict[str, str]:
+    """The ``aiosched.plugins`` summary: ``Name=Status 0.012ms, ...`` → {Name: Status}."""
+    summary = str(attrs(span).get("aiosched.plugins", ""))
+    entries = [entry.split(" ")[0].split("=") for entry in summary.split(", ") if entry]
+    return {name: status for name, status in entries}
+
+
+def failure_events(span: ReadableSpan) -> dict[str, str]:
     return {
         str(e.attributes["aiosched.plugin"]): str(e.attributes["aiosched.status"])
         for e in span.events
@@ -82,15 +90,23 @@ async def test_scheduled_pod_has_one_trace_from_enqueue_to_bind(tmp_path: Path) 
             for c in children
         )
         by_name = {c.name: c for c in children}
-        assert plugin_events(by_name["Filter"])["NodeResourcesFit"] == "Success"
-        assert plugin_events(by_name["Score"]).keys() >= {"NodeResourcesFit", "TaintToleration"}
-        assert plugin_events(by_name["Bind"]) == {"DefaultBinder": "Success"}
+        assert plugin_statuses(by_name["Filter"])["NodeResourcesFit"] == "Success"
+        assert plugin_statuses(by_name["Score"]).keys() >= {"NodeResourcesFit", "TaintToleration"}
+        assert plugin_statuses(by_name["NormalizeScore"]).keys() >= {"TaintToleration"}
+        assert plugin_statuses(by_name["Bind"]) == {"DefaultBinder": "Success"}
+        assert all(failure_events(c) == {} for c in children)  # no plugin failed
+        assert re.fullmatch(
+            r"DefaultBinder=Success \d+\.\d{3}ms", str(attrs(by_name["Bind"])["aiosched.plugins"])
+        )
         assert attrs(by_name["Bind"])["aiosched.status"] == "Success"
         # The pod span covers the attempt, which covers its extension points.
         assert pod_span.start_time is not None and attempt.start_time is not None
         assert pod_span.start_time <= attempt.start_time
         assert pod_span.end_time is not None and attempt.end_time is not None
         assert attempt.end_time <= pod_span.end_time
+        for span in [pod_span, attempt, *children]:
+            assert span.start_time is not None and span.end_time is not None
+            assert span.start_time <= span.end_time, span.name
         assert h.scheduler.instrumentation.open_pod_spans() == 0
 
 
@@ -158,6 +174,24 @@ async def test_binding_failure_traces_unreserve_in_the_same_attempt(tmp_path: Pa
         assert {"Bind", "Unreserve"} <= children.keys()
         assert children["Bind"].status.status_code == StatusCode.ERROR
         assert attrs(children["Bind"])["aiosched.status"] == "Error"
+        assert plugin_statuses(children["Bind"]) == {"DefaultBinder": "Error"}
+        assert failure_events(children["Bind"]) == {"DefaultBinder": "Error"}
+
+
+async def test_empty_extension_points_can_be_left_out(tmp_path: Path) -> None:
+    def configure(scheduler: Any) -> None:
+        scheduler.instrumentation.trace_empty_points = False
+
+    async with traced_scheduler(tmp_path, configure=configure) as h:
+        await h.api.create_node("a", cpu="4")
+        await h.api.create_node("b", cpu="4")
+        await h.api.create_pod("web", cpu="1")
+        await h.wait_bound("web")
+        await h.wait_for(lambda: h.pod_span("web"), what="PodScheduling span")
+        (attempt,) = h.attempts("web")
+        points = names(h.children(attempt))
+        # The default profile has no Reserve, Permit, PreBind or PostBind plugin.
+        assert points == {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore", "Bind"}
 
 
 async def test_unsampled_pods_record_no_spans_and_leave_nothing_open(tmp_path: Path) -> None:
@@ -169,5 +203,3 @@ async def test_unsampled_pods_record_no_spans_and_leave_nothing_open(tmp_path: P
             lambda: h.scheduler.instrumentation.open_pod_spans() == 0, what="pod span closed"
         )
         assert h.spans() == []
-        # Explain still works without tracing.
-        assert (h.explain.get("default", "web") or {})["result"] == "scheduled"

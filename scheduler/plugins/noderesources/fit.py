@@ -10,7 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scheduler.api.objects import NodeView, PodView, Resource
+from scheduler.cache.node_table import IntArray, NodeTable, fits_int64
+from scheduler.cache.rows import Rows, RowVerdict
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -21,7 +25,7 @@ from scheduler.framework.events import (
 from scheduler.framework.interface import CycleState, Handle, PreFilterResult, ScoreExtensions
 from scheduler.framework.status import Status
 from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
-from scheduler.plugins.noderesources.scoring import scorer_for
+from scheduler.plugins.noderesources.scoring import row_scorer_for, scorer_for
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
@@ -192,6 +196,10 @@ class NodeResourcesFit:
         self._ignored_groups = frozenset(self.args.ignored_resource_groups)
         self._resources = tuple(spec.name for spec in self.args.scoring_strategy.resources)
         self._scorer = scorer_for(self.args.scoring_strategy)
+        self._row_scorer = row_scorer_for(self.args.scoring_strategy)
+        self._weights = tuple(spec.weight for spec in self.args.scoring_strategy.resources)
+        # Rejections of the row fast path by their reasons, built once (statuses are values).
+        self._row_rejections: dict[tuple[str, ...], Status] = {}
 
     # PreFilter / Filter
 
@@ -215,6 +223,50 @@ class NodeResourcesFit:
         if insufficient:
             return Status.unschedulable(*(item.reason for item in insufficient))
         return Status.OK
+
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict | None:
+        """`filter` over table rows; pods requesting extended resources go per node."""
+        try:
+            request: Resource = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return None
+        if any(request.scalar.values()) or not fits_int64(
+            request.milli_cpu, request.memory, request.ephemeral_storage
+        ):
+            return None
+        failed = table.pod_count[rows] + 1 > table.alloc_pods[rows]
+        for amount, allocatable, requested in (
+            (request.milli_cpu, table.alloc_cpu, table.req_cpu),
+            (request.memory, table.alloc_memory, table.req_memory),
+            (request.ephemeral_storage, table.alloc_ephemeral, table.req_ephemeral),
+        ):
+            if amount > 0:
+                failed |= amount > allocatable[rows] - requested[rows]
+        return RowVerdict(~failed, lambda row: self._row_rejection(request, table, row))
+
+    def _row_rejection(self, request: Resource, table: NodeTable, row: int) -> Status:
+        reasons: list[str] = []
+        if int(table.pod_count[row]) + 1 > int(table.alloc_pods[row]):
+            reasons.append("Too many pods")
+        for amount, allocatable, requested, reason in (
+            (request.milli_cpu, table.alloc_cpu, table.req_cpu, "Insufficient cpu"),
+            (request.memory, table.alloc_memory, table.req_memory, "Insufficient memory"),
+            (
+                request.ephemeral_storage,
+                table.alloc_ephemeral,
+                table.req_ephemeral,
+                "Insufficient ephemeral-storage",
+            ),
+        ):
+            if amount > 0 and amount > int(allocatable[row]) - int(requested[row]):
+                reasons.append(reason)
+        key = tuple(reasons)
+        status = self._row_rejections.get(key)
+        if status is None:
+            status = self._row_rejections[key] = Status.unschedulable(*key, plugin=NAME)
+        return status
 
     # PreScore / Score
 
@@ -240,6 +292,41 @@ class NodeResourcesFit:
             allocatable.append(alloc)
             requested.append(req)
         return self._scorer(requested, allocatable)
+
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """`score` over table rows; extended resources the pod requests go per node."""
+        if self._row_scorer is None:
+            return None
+        try:
+            pod_requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            pod_requests = self._pod_requests(pod)
+        if not fits_int64(*pod_requests):
+            return None
+        allocatable: list[IntArray] = []
+        requested: list[IntArray] = []
+        weights: list[int] = []
+        for name, pod_request, weight in zip(
+            self._resources, pod_requests, self._weights, strict=True
+        ):
+            if name == "cpu":
+                alloc, used = table.alloc_cpu[rows], table.nonzero_cpu[rows]
+            elif name == "memory":
+                alloc, used = table.alloc_memory[rows], table.nonzero_memory[rows]
+            elif name == "ephemeral-storage":
+                alloc, used = table.alloc_ephemeral[rows], table.req_ephemeral[rows]
+            elif pod_request == 0:
+                continue  # left out of the score, as allocatable_and_requested does
+            else:
+                return None
+            allocatable.append(alloc)
+            requested.append(used + pod_request)
+            weights.append(weight)
+        if not weights:
+            return np.zeros(len(rows), dtype=np.int64)
+        return self._row_scorer(requested, allocatable, weights)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
+from scheduler.cache.node_table import IntArray
 from scheduler.framework.interface import MAX_NODE_SCORE
 from scheduler.plugins.noderesources.args import (
     LEAST_ALLOCATED,
@@ -112,3 +115,91 @@ def scorer_for(strategy: ScoringStrategy) -> Scorer:
     if strategy.type == MOST_ALLOCATED:
         return _weighted_average(most_requested_score, strategy.resources)
     return requested_to_capacity_ratio_scorer(strategy.resources, strategy.shape)
+
+
+# ---- vectorised scorers (NodeResourcesFit.score_rows): the same integer arithmetic over
+# arrays of rows; the table guarantees values small enough for int64 and float64 to be exact.
+
+# (requested per resource, allocatable per resource, weight per resource) → scores per row
+RowScorer = Callable[[Sequence[IntArray], Sequence[IntArray], Sequence[int]], IntArray]
+
+
+def div_rows(a: IntArray, b: IntArray) -> IntArray:
+    """`_div` elementwise: integer division truncating toward zero (b must not be 0)."""
+    quotient = np.abs(a) // np.abs(b)
+    result: IntArray = np.where((a >= 0) == (b > 0), quotient, -quotient)
+    return result
+
+
+def _nonzero(values: IntArray) -> IntArray:
+    """`values` with zeros replaced by 1, as a divisor where the zero rows are masked out."""
+    result: IntArray = np.where(values == 0, 1, values)
+    return result
+
+
+def _least_rows(requested: IntArray, capacity: IntArray) -> IntArray:
+    scores = div_rows((capacity - requested) * MAX_NODE_SCORE, _nonzero(capacity))
+    result: IntArray = np.where((capacity == 0) | (requested > capacity), 0, scores)
+    return result
+
+
+def _most_rows(requested: IntArray, capacity: IntArray) -> IntArray:
+    requested = np.minimum(requested, capacity)
+    scores = div_rows(requested * MAX_NODE_SCORE, _nonzero(capacity))
+    result: IntArray = np.where(capacity == 0, 0, scores)
+    return result
+
+
+def _weighted_average_rows(per_resource: Callable[[IntArray, IntArray], IntArray]) -> RowScorer:
+    def score(
+        requested: Sequence[IntArray], allocatable: Sequence[IntArray], weights: Sequence[int]
+    ) -> IntArray:
+        size = len(requested[0]) if requested else 0
+        node_score = np.zeros(size, dtype=np.int64)
+        weight_sum = np.zeros(size, dtype=np.int64)
+        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+            counted = alloc != 0
+            node_score += np.where(counted, per_resource(req, alloc) * weight, 0)
+            weight_sum += np.where(counted, weight, 0)
+        result: IntArray = np.where(weight_sum != 0, div_rows(node_score, _nonzero(weight_sum)), 0)
+        return result
+
+    return score
+
+
+def _requested_to_capacity_ratio_rows(shape: Sequence[UtilizationShapePoint]) -> RowScorer | None:
+    if not shape or any(not 0 <= point.utilization <= 100 for point in shape):
+        return None
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    raw = broken_linear_function([(p.utilization, p.score * scale) for p in shape])
+    # Utilization is an integer percentage, so the shape is a lookup table; values at or below
+    # 0 all map to the first point's score, as raw() does.
+    lookup = np.array([raw(p) for p in range(101)], dtype=np.int64)
+
+    def score(
+        requested: Sequence[IntArray], allocatable: Sequence[IntArray], weights: Sequence[int]
+    ) -> IntArray:
+        size = len(requested[0]) if requested else 0
+        node_score = np.zeros(size, dtype=np.int64)
+        weight_sum = np.zeros(size, dtype=np.int64)
+        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+            full = (alloc == 0) | (req > alloc)
+            utilization = div_rows(req * 100, _nonzero(alloc))
+            value = lookup[np.where(full, 100, np.clip(utilization, 0, 100))]
+            counted = (alloc != 0) & (value > 0)
+            node_score += np.where(counted, value * weight, 0)
+            weight_sum += np.where(counted, weight, 0)
+        average = node_score / _nonzero(weight_sum)
+        result: IntArray = np.where(weight_sum != 0, np.floor(average + 0.5).astype(np.int64), 0)
+        return result
+
+    return score
+
+
+def row_scorer_for(strategy: ScoringStrategy) -> RowScorer | None:
+    """The vectorised twin of `scorer_for`, or None when the strategy has none."""
+    if strategy.type == LEAST_ALLOCATED:
+        return _weighted_average_rows(_least_rows)
+    if strategy.type == MOST_ALLOCATED:
+        return _weighted_average_rows(_most_rows)
+    return _requested_to_capacity_ratio_rows(strategy.shape)

@@ -1,0 +1,150 @@
+"""The scheduling algorithm's fast path: Filter and Score over the snapshot's NodeTable.
+
+Same answers as the per-node path in algorithm.py (feasible nodes in the same rotation order,
+the same stop point at numFeasibleNodesToFind, the same statuses for rejected nodes, the same
+scores), computed with array operations by plugins that implement the row extension points
+(scheduler/cache/rows.py). The algorithm uses it only when it applies to the whole cycle (see
+`row_table_for`); otherwise, or when a plugin reports an internal error, the per-node path
+runs, and since filters are pure it reaches the same result it always did.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.cache.snapshot import Snapshot
+from scheduler.framework.interface import CycleState, SnapshotLister
+from scheduler.framework.results import Diagnosis, SchedulingError
+from scheduler.framework.runtime import Framework, RowRejections, RowScores
+from scheduler.framework.status import Status
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import IntArray, NodeTable
+    from scheduler.cache.rows import Rows
+
+# Rows filtered per round beyond what is still needed: few rounds when many nodes are
+# rejected, little work past the stop point for plugins that check rows one by one.
+MIN_ROW_CHUNK = 128
+
+
+def row_table_for(fwk: Framework, state: CycleState, snapshot: SnapshotLister) -> NodeTable | None:
+    """The table to filter this cycle on, or None when the per-node path must run: the
+    snapshot has no table, a Filter plugin lacks a row path, a value is too large for exact
+    array arithmetic, or nominated pods may need filtering twice (once with them added)."""
+    if not isinstance(snapshot, Snapshot):
+        return None
+    if not fwk.can_filter_rows(state) or fwk.has_nominated_pods():
+        return None
+    table = snapshot.node_table()
+    if len(table) != len(snapshot.node_info_list) or not table.exact:
+        return None
+    return table
+
+
+def find_feasible_rows(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    table: NodeTable,
+    diagnosis: Diagnosis,
+    start: int,
+    num_to_find: int,
+) -> tuple[Rows, int] | None:
+    """(feasible rows in evaluation order, rows evaluated), scanning all rows from `start`.
+
+    Rejected evaluated rows get their statuses in `diagnosis`. None (diagnosis untouched) when
+    a plugin returned something other than a rejection: the per-node path then reports it.
+    """
+    count = len(table)
+    begin = fwk.now()
+    found: list[Rows] = []
+    found_count = 0
+    rejected: list[tuple[Rows, RowRejections]] = []
+    offset = 0
+    while offset < count and found_count < num_to_find:
+        size = min(count - offset, max(num_to_find - found_count, MIN_ROW_CHUNK))
+        rows = (np.arange(offset, offset + size, dtype=np.intp) + start) % count
+        alive, rejections = fwk.run_filter_plugins_rows(state, pod, table, rows)
+        needed = num_to_find - found_count
+        if len(alive) >= needed:
+            # Stop right after the last feasible row needed, as the per-node scan does.
+            alive = alive[:needed]
+            last = alive[-1]
+            rejections = [_before(r, last) for r in rejections]
+            size = int(last) + 1
+        found.append(rows[alive])
+        found_count += len(alive)
+        rejected.extend((rows, r) for r in rejections)
+        offset += size
+    statuses = _statuses(table, rejected)
+    if statuses is None:
+        return None  # the per-node path reruns Filter and records it
+    diagnosis.node_to_status.statuses.update(statuses)
+    for status in statuses.values():
+        diagnosis.add_plugin_status(status)
+    fwk.record_extension_point("Filter", Status.OK, begin, state)
+    feasible = np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
+    return feasible, offset
+
+
+def _before(rejections: RowRejections, last: int) -> RowRejections:
+    kept = rejections.positions[rejections.positions < last]
+    return RowRejections(rejections.plugin, kept, rejections.verdict)
+
+
+def _statuses(
+    table: NodeTable, rejected: list[tuple[Rows, RowRejections]]
+) -> dict[str, Status] | None:
+    """Node name → status of each rejected row, attributed to its plugin; None on an error."""
+    names = table.names
+    statuses: dict[str, Status] = {}
+    for rows, rejections in rejected:
+        reject = rejections.verdict.reject
+        plugin = rejections.plugin
+        for row in rows[rejections.positions].tolist():
+            status = reject(row)
+            if not status.is_rejected:
+                return None
+            statuses[names[row]] = status.with_plugin(plugin)
+    return statuses
+
+
+def prioritize_rows(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    table: NodeTable,
+    rows: Rows,
+    infos: Sequence[NodeInfo] | None = None,
+) -> RowScores:
+    """prioritize_nodes over table rows (every row scores 1 without Score plugins);
+    `infos` are the rows' NodeInfos when the caller has them."""
+    if not fwk.has_score_plugins():
+        ones: IntArray = np.ones(len(rows), dtype=np.int64)
+        return RowScores([], [], ones)
+    if infos is None:
+        infos = [table.infos[row] for row in rows.tolist()]
+    status = fwk.run_pre_score_plugins(state, pod, infos)
+    if not status.is_success:
+        raise SchedulingError(status)
+    scores, status = fwk.run_score_plugins_rows(state, pod, table, rows)
+    if scores is None:
+        raise SchedulingError(status)
+    return scores
+
+
+def select_row(total: IntArray, rng: random.Random) -> int:
+    """Position of a highest total, chosen uniformly at random among the ties (as the
+    reservoir sampling of select_host, with one draw)."""
+    if not len(total):
+        raise SchedulingError(Status.error("empty priorityList"))
+    best = np.flatnonzero(total == total.max())
+    if len(best) == 1:
+        return int(best[0])
+    return int(best[rng.randrange(len(best))])

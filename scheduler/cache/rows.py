@@ -1,0 +1,108 @@
+"""Optional vectorised extension points over a NodeTable (in-tree plugins' fast path).
+
+A plugin that also implements `filter_rows` / `score_rows` answers for many snapshot rows at
+once, exactly as its per-node `filter` / `score` would for each row's NodeInfo. The runtime
+uses them only when every Filter plugin of the cycle has one; other plugins keep working per
+node. Statuses of rejected rows are built on demand (`RowVerdict.reject`), only for the rows
+the algorithm actually reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.cache.node_table import BoolArray, IntArray, NodeTable
+from scheduler.framework.interface import CycleState
+from scheduler.framework.status import Status
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
+    from scheduler.cache.node_info import NodeInfo
+
+# Row indices into a NodeTable.
+Rows = npt.NDArray[np.intp]
+
+
+@dataclass(slots=True)
+class RowVerdict:
+    """`passed[i]` says whether `rows[i]` passed; `reject(row)` is a rejected row's status."""
+
+    passed: BoolArray
+    reject: Callable[[int], Status]
+
+
+@runtime_checkable
+class RowFilterPlugin(Protocol):
+    name: str
+
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict | None:
+        """The verdict for `rows`, or None to have the runtime call `filter` per row."""
+        ...
+
+
+@runtime_checkable
+class RowScorePlugin(Protocol):
+    name: str
+
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """Raw scores of `rows` (before NormalizeScore), or None to score per node."""
+        ...
+
+
+@runtime_checkable
+class RowNormalizePlugin(Protocol):
+    def normalize_rows(self, state: CycleState, pod: PodView, scores: IntArray) -> IntArray:
+        """What `normalize_score` would make of these scores (a new array)."""
+        ...
+
+
+class NodeFilter(Protocol):
+    def __call__(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status: ...
+
+
+def verdict_per_node(
+    node_filter: NodeFilter,
+    state: CycleState,
+    pod: PodView,
+    table: NodeTable,
+    rows: Rows,
+    check: BoolArray | None = None,
+) -> RowVerdict:
+    """Run `node_filter` on the rows where `check` is set (all when None); the others pass."""
+    passed = np.ones(len(rows), dtype=np.bool_)
+    rejected: dict[int, Status] = {}
+    positions = range(len(rows)) if check is None else np.flatnonzero(check).tolist()
+    infos = table.infos
+    row_list = rows.tolist()
+    for position in positions:
+        row = row_list[position]
+        status = node_filter(state, pod, infos[row])
+        if not status.is_success:
+            passed[position] = False
+            rejected[row] = status
+    return RowVerdict(passed, rejected.__getitem__)
+
+
+def verdict_with_status(passed: BoolArray, status: Status) -> RowVerdict:
+    """Every rejected row gets the same status."""
+    return RowVerdict(passed, lambda _row: status)
+
+
+def default_normalize_rows(max_priority: int, reverse: bool, scores: IntArray) -> IntArray:
+    """helper.DefaultNormalizeScore over an array (scores are never negative)."""
+    max_count = int(scores.max()) if len(scores) else 0
+    if max_count == 0:
+        if reverse:
+            return np.full(len(scores), max_priority, dtype=np.int64)
+        return scores.copy()
+    scaled = max_priority * scores // max_count
+    return max_priority - scaled if reverse else scaled

@@ -1,0 +1,457 @@
+"""What the scheduling loop tells the outside about each attempt: spans, explain entries, logs.
+
+One :class:`Instrumentation` per Scheduler. The loop calls it at fixed points of an attempt
+(begin, scheduled, bound, failed) and when a pod goes away; everything here reuses what the
+attempt computed anyway. With tracing off nothing is allocated per attempt for spans and the
+runtime is never handed a tracer; the explain store only groups statuses that already exist.
+
+Extension points reach the trace through :class:`AttemptTrace`, a CycleTracer the loop writes
+into the attempt's CycleState: the binding task and the PostFilter task get the same CycleState,
+so their spans join the attempt's trace explicitly, whatever task runs them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from observability.explain import ExplainStore
+from observability.logs import V, pod_keys
+from observability.tracing import (
+    NOOP_TRACING,
+    AnyPodSpan,
+    AttemptSpan,
+    Tracing,
+)
+from scheduler.framework.interface import CycleState, NodeToStatus
+from scheduler.framework.results import Diagnosis, NodePluginScores, ScheduleResult
+from scheduler.framework.runtime import CYCLE_TRACER_KEY
+from scheduler.framework.status import Status
+
+if TYPE_CHECKING:
+    from scheduler.algorithm import AttemptDetails
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.framework.runtime import RowScores
+    from scheduler.queue.types import QueuedPodInfo
+
+log = logging.getLogger("scheduler.scheduler")
+
+#: Runtime point names whose plugin timings belong to a differently named span.
+_SPAN_OF_POINT: Mapping[str, str] = {"ScoreExtensionNormalize": "NormalizeScore"}
+#: An extension point without plugins that took this long still gets its span (a Permit wait).
+NOTABLE_EMPTY_POINT_SECONDS = 0.001
+#: Shown as the rejecting plugin for nodes a PreFilter result excluded without naming one.
+PRE_FILTER = "PreFilter"
+
+#: Plugin outcomes that get no event of their own (they are in the summary attribute).
+_ROUTINE_STATUSES = frozenset({"Success", "Skip"})
+
+_total_score = attrgetter("total_score")
+
+
+class _PluginTiming:
+    """One plugin's calls at one extension point within an attempt (Filter runs per chunk)."""
+
+    __slots__ = ("calls", "seconds", "status")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.seconds = 0.0
+        self.status = "Success"
+
+
+def _plugin_summary(plugins: Mapping[str, _PluginTiming]) -> str:
+    """``NodeResourcesFit=Success 0.012ms, TaintToleration=Success 0.004ms`` (summed calls)."""
+    return ", ".join(
+        f"{plugin}={timing.status} {timing.seconds * 1e3:.3f}ms"
+        for plugin, timing in plugins.items()
+    )
+
+
+class AttemptTrace:
+    """The CycleTracer of one sampled attempt: extension points become child spans of the
+    attempt span. Each carries its plugins' summed timings and last failure status in the
+    ``aiosched.plugins`` attribute, plus a "plugin" event for each plugin that neither
+    succeeded nor skipped."""
+
+    __slots__ = (
+        "_clock_origin",
+        "_pending",
+        "_wall_origin",
+        "sample_plugin_metrics",
+        "span",
+        "trace_empty_points",
+    )
+
+    def __init__(
+        self,
+        span: AttemptSpan,
+        clock: Callable[[], float],
+        sample_plugin_metrics: bool,
+        trace_empty_points: bool = True,
+    ) -> None:
+        self.span = span
+        self.sample_plugin_metrics = sample_plugin_metrics
+        # False: a successful extension point where no plugin ran (Reserve, Permit, PreBind...
+        # in the default profile; WaitOnPermit when nothing waited) gets no span.
+        self.trace_empty_points = trace_empty_points
+        # The framework clock is monotonic seconds; spans want wall-clock nanoseconds.
+        # Read back to back, so that mapped start times never fall after real end times.
+        self._clock_origin = clock()
+        self._wall_origin = time.time_ns()
+        self._pending: dict[str, dict[str, _PluginTiming]] = {}
+
+    def wall_ns(self, clock_seconds: float) -> int:
+        return self._wall_origin + int((clock_seconds - self._clock_origin) * 1e9)
+
+    def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None:
+        span_name = _SPAN_OF_POINT.get(point, point)
+        timing = self._pending.setdefault(span_name, {}).get(plugin)
+        if timing is None:
+            timing = self._pending[span_name][plugin] = _PluginTiming()
+        timing.calls += 1
+        timing.seconds += seconds
+        if not status.is_success:
+            timing.status = status.code_name
+
+    def on_extension_point(self, point: str, status: Status, start: float, end: float) -> None:
+        plugins = self._pending.pop(point, None)
+        if not (
+            plugins
+            or self.trace_empty_points
+            or status.code_name != "Success"
+            or end - start >= NOTABLE_EMPTY_POINT_SECONDS
+        ):
+            return
+        with self.span.extension_point(point, self.wall_ns(start)) as span:
+            if plugins:
+                # One attribute for every plugin's timing: an event per plugin costs ~10x more
+                # (creation and OTLP encoding) and would double the cost of tracing a cycle.
+                span.set(plugins=_plugin_summary(plugins))
+                for plugin, timing in plugins.items():
+                    if timing.status not in _ROUTINE_STATUSES:
+                        span.plugin(plugin, timing.status, timing.seconds)
+            span.status(status.code_name, status.message)
+
+    def flush_plugins(self) -> None:
+        """Plugin timings of points that never ended as a span (PreFilter extensions during
+        preemption) go onto the attempt span itself."""
+        for point, plugins in self._pending.items():
+            for plugin, timing in plugins.items():
+                self.span.plugin(plugin, point, timing.status, timing.seconds)
+        self._pending.clear()
+
+
+# ---------------------------------------------------------------------------------- explain
+
+
+class FilterVerdictView(Mapping[str, tuple[str, str]]):
+    """node → (rejecting plugin, reasons), read straight off the attempt's NodeToStatus.
+
+    ``absent_nodes`` are nodes the statuses do not list (a PreFilter rejected or excluded them):
+    they get the ``absent`` status. No copy is made; the explain store groups while iterating.
+    """
+
+    __slots__ = ("_absent", "_absent_nodes", "_statuses")
+
+    def __init__(self, node_to_status: NodeToStatus, absent_nodes: Sequence[str] = ()) -> None:
+        self._statuses = node_to_status.statuses
+        self._absent = node_to_status.absent
+        self._absent_nodes = absent_nodes
+
+    def __len__(self) -> int:
+        return len(self._statuses) + len(self._absent_nodes)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._statuses
+        yield from self._absent_nodes
+
+    def __getitem__(self, node: str) -> tuple[str, str]:
+        status = self._statuses.get(node)
+        if status is None:
+            if node not in self._absent_nodes:
+                raise KeyError(node)
+            status = self._absent
+        return _verdict(status)
+
+    def items(self) -> Iterator[tuple[str, tuple[str, str]]]:  # type: ignore[override]
+        for node, status in self._statuses.items():
+            yield node, _verdict(status)
+        if self._absent_nodes:
+            absent = _verdict(self._absent)
+            for node in self._absent_nodes:
+                yield node, absent
+
+
+def _verdict(status: Status) -> tuple[str, str]:
+    return status.plugin or PRE_FILTER, status.message or status.code_name
+
+
+def absent_node_names(diagnosis: Diagnosis, all_nodes: Callable[[], Sequence[str]]) -> list[str]:
+    """Nodes a failed attempt rejected without a per-node status (PreFilter), if it says why."""
+    node_to_status = diagnosis.node_to_status
+    if not node_to_status.absent.reasons:
+        return []
+    statuses = node_to_status.statuses
+    return [name for name in all_nodes() if name not in statuses]
+
+
+TopScores = tuple[dict[str, dict[str, int]], dict[str, int]]
+
+
+def top_row_scores(
+    row_scores: RowScores, nodes: Sequence[NodeInfo], k: int, chosen_row: int | None = None
+) -> TopScores:
+    """:func:`top_node_scores` for the row path: reads only the ``k`` best rows of the arrays
+    (``chosen_row``, the row selectHost picked, always among them)."""
+    total = row_scores.total
+    count = len(total)
+    if count == 0 or k <= 0:
+        return {}, {}
+    if count > k:
+        best_rows = np.argpartition(total, count - k)[count - k :].tolist()
+    else:
+        best_rows = list(range(count))
+    if chosen_row is not None and chosen_row not in best_rows:
+        best_rows[best_rows.index(min(best_rows, key=lambda row: total[row]))] = chosen_row
+    picked = np.asarray(best_rows)
+    names = [nodes[row].node_name for row in best_rows]
+    columns = [
+        (plugin, column[picked].tolist())
+        for plugin, column in zip(row_scores.plugins, row_scores.weighted, strict=True)
+    ]
+    per_plugin = {
+        name: {plugin: values[i] for plugin, values in columns} for i, name in enumerate(names)
+    }
+    totals = dict(zip(names, total[picked].tolist(), strict=True))
+    return per_plugin, totals
+
+
+def top_node_scores(
+    scores: Sequence[NodePluginScores], k: int, chosen: str | None = None
+) -> TopScores:
+    """Per-plugin and total scores of the ``k`` best nodes (the chosen one always included)."""
+    best = heapq.nlargest(k, scores, key=_total_score)
+    if chosen is not None and best and all(entry.name != chosen for entry in best):
+        picked = next((entry for entry in scores if entry.name == chosen), None)
+        if picked is not None:
+            best[-1] = picked
+    per_plugin = {entry.name: {s.name: s.score for s in entry.scores} for entry in best}
+    totals = {entry.name: entry.total_score for entry in best}
+    return per_plugin, totals
+
+
+# ------------------------------------------------------------------------------ the facade
+
+
+class Instrumentation:
+    """Spans, explain entries and log lines for the attempts of one scheduler."""
+
+    def __init__(
+        self,
+        tracing: Tracing = NOOP_TRACING,
+        explain: ExplainStore | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        explain_every_attempt: bool = False,
+        trace_empty_points: bool = True,
+    ) -> None:
+        self.tracing = tracing
+        self.explain = explain if explain is not None else ExplainStore(max_pods=0)
+        self.explain_every_attempt = explain_every_attempt
+        self.trace_empty_points = trace_empty_points
+        self._clock = clock  # the queue's clock: initial_attempt_timestamp is in its units
+        self._pod_spans: dict[str, AnyPodSpan] = {}
+
+    @property
+    def tracing_enabled(self) -> bool:
+        return self.tracing.enabled
+
+    # ---- attempt lifecycle ------------------------------------------------------------
+
+    def begin_attempt(
+        self,
+        pinfo: QueuedPodInfo,
+        profile: str,
+        state: CycleState,
+        framework_clock: Callable[[], float],
+    ) -> AttemptTrace | None:
+        """Start the attempt's span (and the pod's, at its first enqueue) when tracing.
+
+        Returns the tracer written into ``state`` or None when this attempt is not traced.
+        """
+        pod = pinfo.pod
+        if log.isEnabledFor(V(3)):
+            log.log(V(3), "Attempting to schedule pod", extra=pod_keys(pod.key, profile))
+        if not self.tracing.enabled:
+            return None
+        pod_span = self._pod_spans.get(pod.uid)
+        if pod_span is None:
+            pod_span = self.tracing.pod_span(
+                pod.key, pod.uid, pod.namespace, pod.name, self._enqueued_ns(pinfo)
+            )
+            self._pod_spans[pod.uid] = pod_span
+        attempt = self.tracing.attempt(pod_span, profile, pinfo.attempts)
+        if not isinstance(attempt, AttemptSpan):
+            return None  # the pod's trace is not sampled
+        trace = AttemptTrace(
+            attempt, framework_clock, state.record_plugin_metrics, self.trace_empty_points
+        )
+        state.write(CYCLE_TRACER_KEY, trace)
+        state.record_plugin_metrics = True  # time every plugin; metrics still sampled
+        return trace
+
+    def _enqueued_ns(self, pinfo: QueuedPodInfo) -> int | None:
+        first_seen = pinfo.initial_attempt_timestamp
+        if first_seen is None:
+            return None
+        return time.time_ns() - int(max(self._clock() - first_seen, 0.0) * 1e9)
+
+    def scheduled(
+        self,
+        trace: AttemptTrace | None,
+        pinfo: QueuedPodInfo,
+        profile: str,
+        result: ScheduleResult,
+        details: AttemptDetails,
+    ) -> None:
+        """The scheduling cycle picked a node and passed Reserve and Permit.
+
+        Explained only for pods that failed before (their entry then shows where they finally
+        went and why), unless ``explain_every_attempt``: recording every success would cost the
+        hot path ~15 % of an untraced cycle, and the issue asks for pending pods' attempts.
+        """
+        host = result.suggested_host
+        if trace is not None:
+            trace.span.set(
+                node=host,
+                evaluated_nodes=result.evaluated_nodes,
+                feasible_nodes=result.feasible_nodes,
+            )
+        if self.explain.enabled and (pinfo.attempts > 1 or self.explain_every_attempt):
+            pod = pinfo.pod
+            per_plugin: dict[str, dict[str, int]] | None = None
+            totals: dict[str, int] | None = None
+            top_k = self.explain.top_k
+            if details.row_scores is not None and details.scored_nodes is not None:
+                per_plugin, totals = top_row_scores(
+                    details.row_scores, details.scored_nodes, top_k, details.chosen_row
+                )
+            elif details.scores:
+                per_plugin, totals = top_node_scores(details.scores, top_k, host)
+            diagnosis = details.diagnosis
+            self.explain.record(
+                pod.uid,
+                pod.namespace,
+                pod.name,
+                profile=profile,
+                attempt=pinfo.attempts,
+                result="scheduled",
+                node=host,
+                filter_verdicts=(
+                    FilterVerdictView(diagnosis.node_to_status) if diagnosis is not None else None
+                ),
+                scores=per_plugin,
+                totals=totals,
+                evaluated_nodes=result.evaluated_nodes,
+                feasible_nodes=result.feasible_nodes,
+            )
+
+    def bound(
+        self,
+        trace: AttemptTrace | None,
+        pinfo: QueuedPodInfo,
+        profile: str,
+        host: str,
+        result: ScheduleResult | None = None,
+    ) -> None:
+        """The binding task bound the pod (PostBind ran): end the attempt and the pod span."""
+        pod = pinfo.pod
+        if log.isEnabledFor(V(2)):
+            counts = (
+                {"evaluatedNodes": result.evaluated_nodes, "feasibleNodes": result.feasible_nodes}
+                if result is not None
+                else {}
+            )
+            log.log(
+                V(2),
+                "Successfully bound pod to node",
+                extra=pod_keys(pod.key, profile, node=host, **counts),
+            )
+        if trace is not None:
+            trace.flush_plugins()
+            trace.span.end("scheduled", node=host)
+        if self.tracing.enabled:
+            pod_span = self._pod_spans.pop(pod.uid, None)
+            if pod_span is not None:
+                pod_span.bound(host, pinfo.attempts)
+
+    def failed(
+        self,
+        trace: AttemptTrace | None,
+        pinfo: QueuedPodInfo,
+        profile: str,
+        status: Status,
+        diagnosis: Diagnosis | None = None,
+        all_nodes: Callable[[], Sequence[str]] = tuple,
+    ) -> None:
+        """The attempt failed (rejected or errored) in the scheduling or the binding cycle."""
+        pod = pinfo.pod
+        rejected = status.is_rejected
+        result = "unschedulable" if rejected else "error"
+        message = status.message or status.code_name
+        if rejected:
+            if log.isEnabledFor(V(2)):
+                log.log(
+                    V(2),
+                    "Unable to schedule pod; no fit; waiting",
+                    extra=pod_keys(pod.key, profile, err=message),
+                )
+        else:
+            log.error(
+                "Error scheduling pod; retrying", extra=pod_keys(pod.key, profile, err=message)
+            )
+        evaluated = feasible = None
+        if diagnosis is not None:
+            evaluated, feasible = len(diagnosis.node_to_status.statuses), 0
+        if trace is not None:
+            if evaluated is not None:
+                trace.span.set(evaluated_nodes=evaluated, feasible_nodes=0)
+            trace.flush_plugins()
+            trace.span.end(result, message)
+        if self.explain.enabled:
+            verdicts = None
+            if diagnosis is not None:
+                absent = absent_node_names(diagnosis, all_nodes)
+                verdicts = FilterVerdictView(diagnosis.node_to_status, absent)
+            self.explain.record(
+                pod.uid,
+                pod.namespace,
+                pod.name,
+                profile=profile,
+                attempt=pinfo.attempts,
+                result=result,
+                message=message,
+                filter_verdicts=verdicts,
+                evaluated_nodes=evaluated,
+                feasible_nodes=feasible,
+            )
+
+    # ---- pod lifecycle ----------------------------------------------------------------
+
+    def pod_gone(self, uid: str) -> None:
+        """The pod was deleted: end its pod span and drop its explanation."""
+        if self.tracing.enabled:
+            pod_span = self._pod_spans.pop(uid, None)
+            if pod_span is not None:
+                pod_span.end("deleted")
+        self.explain.forget(uid)
+
+    def open_pod_spans(self) -> int:
+        return len(self._pod_spans)
