@@ -47,11 +47,14 @@ class PodEventHandler:
         queue: SchedulingQueue,
         responsible: Callable[[PodView], bool],
         on_pod_gone: Callable[[PodView], None],
+        on_pod_left: Callable[[PodView, str], None] = lambda pod, outcome: None,
     ) -> None:
         self._cache = cache
         self._queue = queue
         self._responsible = responsible
         self._on_pod_gone = on_pod_gone
+        # A pending pod stops being ours without being deleted (bound elsewhere, renamed away).
+        self._on_pod_left = on_pod_left
 
     def on_add(self, pod: PodView) -> None:
         if pod.is_bound:
@@ -69,6 +72,8 @@ class PodEventHandler:
                 # Bound since we last saw it: by us (confirming the assumed pod) or by someone
                 # else. Either way it leaves the queue and joins the cache.
                 self._queue.delete(old)
+                if not self._cache.is_assumed_pod(new):
+                    self._on_pod_left(new, "bound elsewhere")
                 self._cache.add_pod(new)
                 self._queue.assigned_pod_added(new)
             return
@@ -80,6 +85,7 @@ class PodEventHandler:
         if not self._responsible(new):
             if self._responsible(old):
                 self._queue.delete(old)  # its schedulerName changed away from us
+                self._on_pod_left(new, "handed to another scheduler")
             return
         if self._cache.is_assumed_pod(new):
             return  # we are binding it; the bound update will follow

@@ -447,10 +447,15 @@ class Instrumentation:
 
     def pod_gone(self, uid: str) -> None:
         """The pod was deleted: end its pod span and drop its explanation."""
+        self.pod_left(uid, "deleted")
+
+    def pod_left(self, uid: str, outcome: str) -> None:
+        """The pod is no longer ours to schedule (deleted, bound by someone else, handed to
+        another scheduler): end its pod span with `outcome`, forget its explanation."""
         if self.tracing.enabled:
             pod_span = self._pod_spans.pop(uid, None)
             if pod_span is not None:
-                pod_span.end("deleted")
+                pod_span.end(outcome)
         self.explain.forget(uid)
 
     def open_pod_spans(self) -> int:

@@ -92,6 +92,7 @@ class Scheduler:
         metrics: SchedulerMetrics | None = None,
         tracing: Tracing = NOOP_TRACING,
         explain: ExplainStore | None = None,
+        explain_every_attempt: bool = False,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
@@ -103,7 +104,9 @@ class Scheduler:
         )
         self.metrics = metrics or SchedulerMetrics()
         # Spans, explain entries and attempt logs; tracing off costs one flag test per attempt.
-        self.instrumentation = Instrumentation(tracing, explain, clock)
+        self.instrumentation = Instrumentation(
+            tracing, explain, clock, explain_every_attempt=explain_every_attempt
+        )
         self.clock = clock
         self.wall_clock = wall_clock
         self.rng = random.Random(self.options.seed)
@@ -132,7 +135,13 @@ class Scheduler:
             client,
             ResourceWatch("/api/v1/pods", field_selector=POD_FIELD_SELECTOR),
             PodView.from_dict,
-            PodEventHandler(self.cache, self.queue, self._responsible, self._on_pod_gone),
+            PodEventHandler(
+                self.cache,
+                self.queue,
+                self._responsible,
+                self._on_pod_gone,
+                lambda pod, outcome: self.instrumentation.pod_left(pod.uid, outcome),
+            ),
             name="pods",
             rng=self.rng,
         )

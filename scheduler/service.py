@@ -49,7 +49,10 @@ class SchedulerService:
         seed: int | None = None,
         tracing_overrides: Mapping[str, str | None] | None = None,
         registry: Registry | None = None,
+        explain_every_attempt: bool = False,
     ) -> None:
+        # Explain keeps failed attempts (and the success that follows one) unless asked for all.
+        self.explain_every_attempt = explain_every_attempt
         self.config_path = config_path
         self.http_host = http_host
         self.http_port = http_port
@@ -131,6 +134,7 @@ class SchedulerService:
             metrics=self.metrics,
             tracing=self.tracing,
             explain=self.explain,
+            explain_every_attempt=self.explain_every_attempt,
         )
         self.scheduler = scheduler
         server = ObservabilityServer(

@@ -57,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve /metrics, /healthz, /readyz and /debug here (port 0 picks a free port; "
         "default %(default)s)",
     )
+    parser.add_argument(
+        "--explain-every-attempt",
+        action="store_true",
+        help="keep `aiosched explain` data for every attempt, not only failed ones and the "
+        "success that follows them (costs a little per pod)",
+    )
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     parser.add_argument(
         "-v", "--v", dest="verbosity", type=int, default=2, help="log verbosity, as klog's -v"
@@ -139,6 +145,7 @@ async def _run(args: argparse.Namespace) -> int:
             http_host=http_host,
             http_port=http_port,
             seed=args.seed,
+            explain_every_attempt=args.explain_every_attempt,
             tracing_overrides={
                 "endpoint": args.otel_endpoint,
                 "protocol": args.otel_protocol,
