@@ -65,7 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     parser.add_argument(
-        "-v", "--v", dest="verbosity", type=int, default=2, help="log verbosity, as klog's -v"
+        "-v",
+        "--v",
+        dest="verbosity",
+        type=int,
+        default=0,
+        help="log verbosity, as klog's -v (default 0 as kube-scheduler; 2 logs every binding "
+        "and failure, 3 every attempt)",
     )
     parser.add_argument("--seed", type=int, help="seed tie-breaking randomness (reproducible runs)")
     tracing = parser.add_argument_group("tracing (default: the OTEL_* environment variables)")
