@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from profiles.config import LeaderElection
+from scheduler.api.times import format_micro_time
 from scheduler.client import ApiError, status_message
 from scheduler.framework.interface import ApiClient
 
@@ -44,19 +45,10 @@ JITTER_FACTOR = 1.2
 #: How long a leader may go without renewing before its health check fails (kube-scheduler's
 #: NewLeaderHealthzAdaptor(20 * time.Second)).
 DEFAULT_MAX_TOLERABLE_EXPIRED_LEASE = 20.0
-#: metav1.MicroTime's wire format: "2006-01-02T15:04:05.000000Z07:00", always UTC here.
-_MICRO_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 StartedLeading = Callable[[], Awaitable[None] | None]
 StoppedLeading = Callable[[], None]
 NewLeader = Callable[[str], None]
-
-
-def format_micro_time(moment: datetime) -> str:
-    """A datetime as metav1.MicroTime JSON ("2024-05-01T10:00:00.123456Z")."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime(_MICRO_TIME_FORMAT)
 
 
 def utc_now() -> datetime:

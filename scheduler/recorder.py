@@ -19,17 +19,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scheduler.api.objects import PodView
+from scheduler.api.times import format_micro_time
 from scheduler.client import ApiError, KubeClient, status_message
 
 log = logging.getLogger(__name__)
-
-
-def micro_time(now: datetime) -> str:
-    return now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def rfc3339(now: datetime) -> str:
-    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +73,7 @@ class EventRecorder:
         self._queue: asyncio.Queue[PendingEvent] = asyncio.Queue(max_queued)
         self._spam = SpamFilter(clock)
         self._writers = writers
-        self._instance = f"{socket.gethostname()}"
+        self._instance = socket.gethostname()
         self.dropped = 0
         self.written = 0
 
@@ -106,7 +99,7 @@ class EventRecorder:
                 "name": f"{pod.name}.{secrets.token_hex(8)}",
                 "namespace": pod.namespace,
             },
-            "eventTime": micro_time(now),
+            "eventTime": format_micro_time(now),
             "reportingController": event.controller,
             "reportingInstance": f"{event.controller}-{self._instance}",
             "action": event.action,

@@ -13,7 +13,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,6 +31,7 @@ from scheduler.algorithm import (
     schedule_pod,
 )
 from scheduler.api.objects import NodeView, PodView
+from scheduler.api.times import format_time
 from scheduler.cache.cache import Cache, CacheError
 from scheduler.cache.snapshot import Snapshot
 from scheduler.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
@@ -50,7 +51,7 @@ from scheduler.instrumentation import AttemptTrace, Instrumentation
 from scheduler.profile_set import ProfileSet, SchedulingProfile
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
-from scheduler.recorder import EventRecorder, rfc3339
+from scheduler.recorder import EventRecorder
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,8 @@ MAX_MESSAGE_LENGTH = 1024  # upstream truncates event notes to this
 
 @dataclass(slots=True)
 class SchedulerOptions:
-    pod_initial_backoff_seconds: float = 1.0
-    pod_max_backoff_seconds: float = 10.0
+    """What the configuration file does not say (backoffs come from the config)."""
+
     max_unschedulable_seconds: float = 300.0
     seed: int | None = None
 
@@ -78,7 +79,6 @@ class LoopStats:
     unschedulable: int = 0
     errors: int = 0
     bind_failures: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
 
 
 class Scheduler:
@@ -98,10 +98,7 @@ class Scheduler:
     ) -> None:
         self.client = client
         self.registry = registry
-        self.options = options or SchedulerOptions(
-            pod_initial_backoff_seconds=config.pod_initial_backoff_seconds,
-            pod_max_backoff_seconds=config.pod_max_backoff_seconds,
-        )
+        self.options = options or SchedulerOptions()
         self.metrics = metrics or SchedulerMetrics()
         # Spans, explain entries and attempt logs; tracing off costs one flag test per attempt.
         self.instrumentation = Instrumentation(
@@ -118,8 +115,8 @@ class Scheduler:
             pre_enqueue=self._pre_enqueue,
             hints=self._queueing_hint,
             clock=clock,
-            initial_backoff=self.options.pod_initial_backoff_seconds,
-            max_backoff=self.options.pod_max_backoff_seconds,
+            initial_backoff=config.pod_initial_backoff_seconds,
+            max_backoff=config.pod_max_backoff_seconds,
             max_unschedulable_duration=self.options.max_unschedulable_seconds,
         )
         self.profiles = self.build_profiles(config)
@@ -228,7 +225,7 @@ class Scheduler:
         for profile in self.profiles.values():
             profile.framework.reject_waiting_pod(pod.uid)
         # Pods parked on Permit by frameworks a reload replaced wait there, not in the new ones.
-        self._retired = [f for f in self._retired if len(f.waiting_pods)]
+        self._prune_retired()
         for framework in self._retired:
             framework.reject_waiting_pod(pod.uid)
 
@@ -254,7 +251,7 @@ class Scheduler:
 
     def _apply_profiles(self, profiles: ProfileSet) -> None:
         old_names = set(self.profiles.names())
-        self._retired = [f for f in self._retired if len(f.waiting_pods)]
+        self._prune_retired()
         self._retired += [
             p.framework for p in self.profiles.values() if len(p.framework.waiting_pods)
         ]
@@ -275,6 +272,10 @@ class Scheduler:
             "profiles swapped",
             extra={"profiles": profiles.names(), "dropped": len(dropped), "added": added},
         )
+
+    def _prune_retired(self) -> None:
+        """Forget replaced frameworks once no pod waits on Permit in them any more."""
+        self._retired = [f for f in self._retired if len(f.waiting_pods)]
 
     def _skip_pod_schedule(self, pod: PodView) -> bool:
         if pod.deletion_timestamp:
@@ -300,7 +301,7 @@ class Scheduler:
             result = self._find_host(profile, state, pod, details)
             self.metrics.scheduling_algorithm(self.clock() - start)
         except FitError as fit:
-            self._post_filter_then_fail(profile, state, pinfo, fit, start, trace)
+            self._post_filter_then_fail(profile, state, pinfo, fit, cycle, start, trace)
             return
         except NoNodesAvailable as exc:
             # Upstream counts this as unschedulable (a node add will bring the pod back).
@@ -328,7 +329,7 @@ class Scheduler:
         self.instrumentation.scheduled(trace, pinfo, profile.name, result, details)
         assert self._group is not None
         self._group.create_task(
-            self._binding_cycle(profile, state, pinfo, assumed, result, start, trace),
+            self._binding_cycle(profile, state, pinfo, assumed, result, cycle, start, trace),
             name=f"bind-{pod.key}",
         )
 
@@ -366,11 +367,11 @@ class Scheduler:
         state: CycleState,
         pinfo: QueuedPodInfo,
         fit: FitError,
+        cycle: int,
         start: float,
         trace: AttemptTrace | None = None,
     ) -> None:
         """PostFilter (preemption) is a coroutine; run it off the loop, then handle failure."""
-        cycle = self.queue.scheduling_cycle
         fwk = profile.framework
         if not fwk.has_post_filter_plugins():
             self._fail_unschedulable(profile, pinfo, fit, "", cycle, start, trace)
@@ -485,7 +486,7 @@ class Scheduler:
             and pod.nominated_node_name == nominated_node
         ):
             return  # nothing would change (upstream skips no-op updates too)
-        now = rfc3339(self.wall_clock())
+        now = format_time(self.wall_clock())
         new_condition = {
             "type": "PodScheduled",
             "status": "False",
@@ -528,12 +529,14 @@ class Scheduler:
         pinfo: QueuedPodInfo,
         assumed: PodView,
         result: ScheduleResult,
+        cycle: int,
         start: float,
         trace: AttemptTrace | None = None,
     ) -> None:
+        """`cycle` is the scheduling cycle the pod was popped in: a failed binding requeues the
+        pod against the moves that happened since then, as upstream's podSchedulingCycle."""
         fwk = profile.framework
         host = result.suggested_host
-        cycle = self.queue.scheduling_cycle
         try:
             wait_start = fwk.now()
             status = await fwk.wait_on_permit(assumed)

@@ -126,11 +126,7 @@ class SchedulerService:
             client,
             config,
             self.registry,
-            SchedulerOptions(
-                pod_initial_backoff_seconds=config.pod_initial_backoff_seconds,
-                pod_max_backoff_seconds=config.pod_max_backoff_seconds,
-                seed=self.seed,
-            ),
+            SchedulerOptions(seed=self.seed),
             metrics=self.metrics,
             tracing=self.tracing,
             explain=self.explain,
@@ -141,7 +137,6 @@ class SchedulerService:
             self.http_host,
             self.http_port,
             metrics=self.metrics,
-            health={"ping": lambda: (True, "ok")},
             ready={
                 "informer-sync": self._informers_synced,
                 "config": self._config_ok,

@@ -206,6 +206,25 @@ def _error(message: str, plugin: str = "") -> Status:
     return Status.error(message, plugin=plugin)
 
 
+# Score failures in upstream's words; the per-node and the row paths must say the same.
+def _score_failed(plugin: str, status: Status) -> Status:
+    return _error(f'running Score plugins: plugin "{plugin}" failed with: {status.message}')
+
+
+def _normalize_failed(plugin: str, status: Status) -> Status:
+    return _error(
+        f'running Normalize on Score plugins: plugin "{plugin}" failed with: {status.message}'
+    )
+
+
+def _invalid_score(plugin: str, score: int) -> Status:
+    return _error(
+        "applying score defaultWeights on Score plugins: "
+        f'plugin "{plugin}" returns an invalid score {score}, it should '
+        f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+    )
+
+
 class Framework:
     """One profile's plugins and the logic that runs them."""
 
@@ -757,10 +776,7 @@ class Framework:
             for plugin in plugins:
                 scores, status = self._score_one_plugin(state, pod, plugin, nodes)
                 if not status.is_success:
-                    returned = _error(
-                        f'running Score plugins: plugin "{plugin.name}" failed with: '
-                        f"{status.message}"
-                    )
+                    returned = _score_failed(plugin.name, status)
                     return [], returned
                 per_plugin.append(scores)
             status = self._normalize_scores(state, pod, plugins, per_plugin)
@@ -773,12 +789,7 @@ class Framework:
                 for node_scores, node_score in zip(results, scores, strict=True):
                     score = node_score.score
                     if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
-                        returned = _error(
-                            "applying score defaultWeights on Score plugins: "
-                            f'plugin "{plugin.name}" returns an invalid score {score}, it should '
-                            f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
-                            "normalizing"
-                        )
+                        returned = _invalid_score(plugin.name, score)
                         return [], returned
                     weighted = score * weight
                     node_scores.scores.append(PluginScore(plugin.name, weighted))
@@ -809,10 +820,7 @@ class Framework:
                     "ScoreExtensionNormalize", plugin.name, status, plugin_start, state
                 )
             if not status.is_success:
-                returned = _error(
-                    f'running Normalize on Score plugins: plugin "{plugin.name}" failed '
-                    f"with: {status.message}"
-                )
+                returned = _normalize_failed(plugin.name, status)
                 break
         if tracer is not None:
             tracer.on_extension_point("NormalizeScore", returned, start, self._now())
@@ -864,10 +872,7 @@ class Framework:
                         infos = [table.infos[row] for row in rows.tolist()]
                     scores, status = self._score_one_plugin(state, pod, plugin, infos)
                     if not status.is_success:
-                        returned = _error(
-                            f'running Score plugins: plugin "{plugin.name}" failed with: '
-                            f"{status.message}"
-                        )
+                        returned = _score_failed(plugin.name, status)
                         return None, returned
                     values = np.fromiter(
                         (s.score for s in scores), dtype=np.int64, count=len(scores)
@@ -885,12 +890,7 @@ class Framework:
                 invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
                 if len(invalid):
                     score = int(values[invalid[0]])
-                    returned = _error(
-                        "applying score defaultWeights on Score plugins: "
-                        f'plugin "{plugin.name}" returns an invalid score {score}, it should '
-                        f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
-                        "normalizing"
-                    )
+                    returned = _invalid_score(plugin.name, score)
                     return None, returned
                 column = values * self.score_weights.get(plugin.name, 1)
                 weighted.append(column)
@@ -937,10 +937,7 @@ class Framework:
                     "ScoreExtensionNormalize", plugin.name, status, plugin_start, state
                 )
             if not status.is_success:
-                returned = _error(
-                    f'running Normalize on Score plugins: plugin "{plugin.name}" failed '
-                    f"with: {status.message}"
-                )
+                returned = _normalize_failed(plugin.name, status)
                 break
         if tracer is not None:
             tracer.on_extension_point("NormalizeScore", returned, start, self._now())
