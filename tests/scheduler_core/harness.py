@@ -164,6 +164,13 @@ class Harness:
                 raise AssertionError(f"timed out after {timeout}s waiting for {what}")
             await asyncio.sleep(0.05)
 
+    async def wait_nodes_cached(self, count: int) -> None:
+        """Wait until the scheduler's cache holds `count` nodes, so a pod created next
+        is scheduled on its first attempt (its watch event could otherwise win the race)."""
+        await self.wait_for(
+            lambda: self.scheduler.cache.node_count() >= count, what=f"{count} nodes in cache"
+        )
+
     async def wait_bound(self, name: str, timeout: float = 10.0) -> str:
         async def bound() -> str:
             pod = await self.api.get_pod(name)

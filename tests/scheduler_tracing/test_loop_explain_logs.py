@@ -102,6 +102,7 @@ async def test_first_attempt_successes_are_explained_only_on_request(
     async with traced_scheduler(tmp_path, tracing_enabled=False, configure=configure) as h:
         await h.api.create_node("a", cpu="4")
         await h.api.create_node("b", cpu="4")
+        await h.wait_nodes_cached(2)
         await h.api.create_pod("web", cpu="1")
         node = await h.wait_bound("web")
         explanation = h.explain.get("default", "web")

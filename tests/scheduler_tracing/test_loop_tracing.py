@@ -49,6 +49,7 @@ async def test_scheduled_pod_has_one_trace_from_enqueue_to_bind(tmp_path: Path) 
     async with traced_scheduler(tmp_path) as h:
         await h.api.create_node("a", cpu="4")
         await h.api.create_node("b", cpu="4")
+        await h.wait_nodes_cached(2)
         created = await h.api.create_pod("web", cpu="1")
         node = await h.wait_bound("web")
         pod_span = await h.wait_for(lambda: h.pod_span("web"), what="PodScheduling span")
@@ -185,6 +186,7 @@ async def test_empty_extension_points_can_be_left_out(tmp_path: Path) -> None:
     async with traced_scheduler(tmp_path, configure=configure) as h:
         await h.api.create_node("a", cpu="4")
         await h.api.create_node("b", cpu="4")
+        await h.wait_nodes_cached(2)
         await h.api.create_pod("web", cpu="1")
         await h.wait_bound("web")
         await h.wait_for(lambda: h.pod_span("web"), what="PodScheduling span")
