@@ -42,24 +42,25 @@ import asyncio
 import importlib.util
 import os
 import time
-from collections.abc import Mapping
+import traceback
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
-from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import (
     ALWAYS_OFF,
     ALWAYS_ON,
+    Decision,
     ParentBased,
     Sampler,
     TraceIdRatioBased,
 )
-from opentelemetry.trace import Span, Status, StatusCode, Tracer, set_span_in_context
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
 from opentelemetry.version import __version__ as _otel_version
 
 POD_SPAN_NAME: Final = "PodScheduling"
@@ -102,13 +103,115 @@ def _attribute_name(key: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+_STATUS_UNSET: Final = Status(StatusCode.UNSET)
+_STATUS_OK: Final = Status(StatusCode.OK)
+_SAMPLED_FLAGS: Final = TraceFlags(TraceFlags.SAMPLED)
+
+
+class _SpanSink:
+    """Where directly built spans go: the provider's resource and scope, and the processor.
+
+    Spans below a pod span are built as finished SDK ``ReadableSpan`` objects and handed to the
+    span processor, instead of going through ``Tracer.start_span``: the SDK's per-span locks,
+    limits, sampler call and processor fan-out cost ~25 µs a span, several times the rest of
+    recording one. The sampling decision is the pod span's, which is what every supported
+    sampler would decide for a child (parent-based ones follow the parent, the others decide
+    by trace id, which the children share)."""
+
+    __slots__ = ("new_span_id", "new_trace_id", "on_end", "resource", "scope")
+
+    def __init__(self, provider: TracerProvider, processor: SpanProcessor, tracer: Tracer) -> None:
+        self.resource = provider.resource
+        self.scope = getattr(tracer, "instrumentation_scope", None)
+        self.new_span_id = provider.id_generator.generate_span_id
+        self.new_trace_id = provider.id_generator.generate_trace_id
+        self.on_end = processor.on_end
+
+    def child_context(self, parent: SpanContext) -> SpanContext:
+        return SpanContext(
+            parent.trace_id, self.new_span_id(), False, parent.trace_flags, parent.trace_state
+        )
+
+    def emit(
+        self,
+        name: str,
+        context: SpanContext,
+        parent: SpanContext | None,
+        start_ns: int,
+        end_ns: int,
+        attributes: dict[str, AttributeValue],
+        events: Sequence[Event] = (),
+        status: Status = _STATUS_UNSET,
+    ) -> None:
+        # ReadableSpan is the SDK's finished-span type that processors and exporters consume.
+        span = ReadableSpan(
+            name,
+            context,
+            parent,
+            self.resource,
+            attributes,
+            events,
+            (),
+            SpanKind.INTERNAL,
+            None,
+            status,
+            start_ns,
+            end_ns,
+            self.scope,
+        )
+        self.on_end(span)
+
+
+def _framework_status(attributes: dict[str, AttributeValue], code: str, message: str) -> Status:
+    """Record a framework status code as attributes; the span status it maps to."""
+    attributes["aiosched.status"] = code
+    if code in _FAILED_CODES:
+        return Status(StatusCode.ERROR, message or code)
+    if message:
+        attributes["aiosched.status_message"] = message
+    return _STATUS_UNSET
+
+
+def plugin_event(
+    name: str, point: str | None, status: str, seconds: float | None, timestamp: int | None = None
+) -> Event:
+    """A "plugin" span event: one plugin's outcome (and duration) at an extension point."""
+    attrs: dict[str, AttributeValue] = {"aiosched.plugin": name, "aiosched.status": status}
+    if point is not None:
+        attrs["aiosched.extension_point"] = point
+    if seconds is not None:
+        attrs["aiosched.duration_ms"] = seconds * 1000.0
+    return Event(PLUGIN_EVENT_NAME, attrs, timestamp)
+
+
+def _exception_event(exc: BaseException) -> Event:
+    kind = type(exc)
+    module = kind.__module__
+    return Event(
+        "exception",
+        {
+            "exception.type": f"{module}.{kind.__qualname__}"
+            if module and module != "builtins"
+            else kind.__qualname__,
+            "exception.message": str(exc),
+            "exception.stacktrace": "".join(traceback.format_exception(exc)),
+            "exception.escaped": "False",
+        },
+    )
+
+
 class PointSpan:
-    """One extension point's span; a context manager that ends it on exit."""
+    """One extension point's span, timed by a ``with`` block; exported when the block ends."""
 
-    __slots__ = ("_span",)
+    __slots__ = ("_attempt", "_attributes", "_events", "_name", "_start_ns", "_status")
 
-    def __init__(self, span: Span) -> None:
-        self._span = span
+    def __init__(self, attempt: AttemptSpan, name: str, start_ns: int | None) -> None:
+        self._attempt = attempt
+        self._name = name
+        self._start_ns = start_ns if start_ns is not None else time.time_ns()
+        self._attributes: dict[str, AttributeValue] = {}
+        self._events: list[Event] = []
+        self._status = _STATUS_UNSET
 
     def __enter__(self) -> PointSpan:
         return self
@@ -120,42 +223,52 @@ class PointSpan:
         tb: TracebackType | None,
     ) -> None:
         if exc is not None:
-            self._span.record_exception(exc)
-            self._span.set_status(Status(StatusCode.ERROR, repr(exc)))
-        self._span.end()
+            self._events.append(_exception_event(exc))
+            self._status = Status(StatusCode.ERROR, repr(exc))
+        self._attempt.child(
+            self._name, self._start_ns, time.time_ns(), self._attributes, self._events, self._status
+        )
 
     def status(self, code: str, message: str = "") -> None:
         """The extension point's framework status (Success, Unschedulable, Error, Wait, Skip…)."""
-        _set_framework_status(self._span, code, message)
+        self._status = _framework_status(self._attributes, code, message)
 
     def plugin(self, name: str, status: str = "Success", seconds: float | None = None) -> None:
         """Record one plugin's outcome at this extension point as a span event."""
-        _add_plugin_event(self._span, name, None, status, seconds)
+        self._events.append(plugin_event(name, None, status, seconds))
 
     def set(self, **attrs: AttributeValue) -> None:
         for key, value in attrs.items():
-            self._span.set_attribute(_attribute_name(key), value)
+            self._attributes[_attribute_name(key)] = value
 
 
 class PodSpan:
-    """The long-lived per-pod span; keep it on the pod's queue record."""
+    """The long-lived per-pod span of a sampled pod; exported when it ends."""
 
-    __slots__ = ("_owner", "_span", "context", "name", "namespace", "uid")
+    __slots__ = ("_attributes", "_owner", "_start_ns", "context", "name", "namespace", "uid")
 
-    def __init__(self, owner: OtelTracing, span: Span, uid: str, namespace: str, name: str) -> None:
+    recording: Final = True
+
+    def __init__(
+        self,
+        owner: OtelTracing,
+        context: SpanContext,
+        attributes: dict[str, AttributeValue],
+        start_ns: int,
+        uid: str,
+        namespace: str,
+        name: str,
+    ) -> None:
         self._owner = owner
-        self._span = span
+        self.context = context
+        self._attributes = attributes
+        self._start_ns = start_ns
         self.uid = uid
         self.namespace = namespace
         self.name = name
-        self.context: Context = set_span_in_context(span, Context())
-
-    @property
-    def recording(self) -> bool:
-        return self._span.is_recording()
 
     def bound(self, node: str, attempts: int, end_ns: int | None = None) -> None:
-        self._span.set_attribute("k8s.node.name", node)
+        self._attributes["k8s.node.name"] = node
         self.end("bound", attempts, end_ns)
 
     def deleted(self, attempts: int, end_ns: int | None = None) -> None:
@@ -163,30 +276,70 @@ class PodSpan:
 
     def end(self, outcome: str, attempts: int | None = None, end_ns: int | None = None) -> None:
         """End the pod span once; later calls do nothing."""
-        if self._owner._open_pods.pop(self.uid, None) is None:
+        owner = self._owner
+        if owner._open_pods.pop(self.uid, None) is None:
             return
-        self._span.set_attribute("aiosched.outcome", outcome)
+        self._attributes["aiosched.outcome"] = outcome
         if attempts is not None:
-            self._span.set_attribute("aiosched.attempts", attempts)
-        self._span.end(end_ns)
+            self._attributes["aiosched.attempts"] = attempts
+        owner._sink.emit(
+            POD_SPAN_NAME,
+            self.context,
+            None,
+            self._start_ns,
+            end_ns if end_ns is not None else time.time_ns(),
+            self._attributes,
+        )
 
 
 class AttemptSpan:
-    """One scheduling attempt. Pass this object to the binding task; its spans join this trace."""
+    """One scheduling attempt. Pass this object to the binding task; its spans join this trace
+    (they are parented on ``context`` explicitly, never through contextvars)."""
 
-    __slots__ = ("_ended", "_span", "_tracer", "context")
+    __slots__ = ("_attributes", "_ended", "_events", "_parent", "_sink", "_start_ns", "context")
 
-    def __init__(self, tracer: Tracer, span: Span) -> None:
-        self._tracer = tracer
-        self._span = span
+    def __init__(
+        self,
+        sink: _SpanSink,
+        parent: SpanContext,
+        attributes: dict[str, AttributeValue],
+        start_ns: int | None = None,
+    ) -> None:
+        self._sink = sink
+        self._parent = parent
+        self.context = sink.child_context(parent)
+        self._attributes = attributes
+        self._events: list[Event] = []
+        self._start_ns = start_ns if start_ns is not None else time.time_ns()
         self._ended = False
-        self.context: Context = set_span_in_context(span, Context())
 
     recording: Final = True
 
+    def child(
+        self,
+        name: str,
+        start_ns: int,
+        end_ns: int,
+        attributes: dict[str, AttributeValue],
+        events: Sequence[Event] = (),
+        status: Status = _STATUS_UNSET,
+    ) -> None:
+        """A finished child span (an extension point), exported at once."""
+        sink = self._sink
+        sink.emit(
+            name,
+            sink.child_context(self.context),
+            self.context,
+            start_ns,
+            end_ns,
+            attributes,
+            events,
+            status,
+        )
+
     def extension_point(self, name: str, start_ns: int | None = None) -> PointSpan:
         """``with attempt.extension_point("Filter") as point: ...`` — a child span."""
-        return PointSpan(self._tracer.start_span(name, self.context, start_time=start_ns))
+        return PointSpan(self, name, start_ns)
 
     def record_extension_point(
         self,
@@ -195,22 +348,24 @@ class AttemptSpan:
         end_ns: int,
         status: str = "Success",
         message: str = "",
+        attributes: dict[str, AttributeValue] | None = None,
+        events: Sequence[Event] = (),
     ) -> None:
         """A child span for an extension point already timed by the caller (``time.time_ns``)."""
-        span = self._tracer.start_span(name, self.context, start_time=start_ns)
-        _set_framework_status(span, status, message)
-        span.end(end_ns)
+        attrs = attributes if attributes is not None else {}
+        span_status = _framework_status(attrs, status, message)
+        self.child(name, start_ns, end_ns, attrs, events, span_status)
 
     def plugin(
         self, name: str, point: str, status: str = "Success", seconds: float | None = None
     ) -> None:
         """A plugin's outcome at ``point``, as an event on the attempt span."""
-        _add_plugin_event(self._span, name, point, status, seconds)
+        self._events.append(plugin_event(name, point, status, seconds))
 
     def set(self, **attrs: AttributeValue) -> None:
         """Short keys: node, evaluated_nodes, feasible_nodes, failure_message; others aiosched.*."""
         for key, value in attrs.items():
-            self._span.set_attribute(_attribute_name(key), value)
+            self._attributes[_attribute_name(key)] = value
 
     def end(
         self,
@@ -223,36 +378,26 @@ class AttemptSpan:
         if self._ended:
             return
         self._ended = True
-        span = self._span
-        span.set_attribute("aiosched.result", result)
+        attributes = self._attributes
+        attributes["aiosched.result"] = result
         if node:
-            span.set_attribute("k8s.node.name", node)
+            attributes["k8s.node.name"] = node
         if result == "scheduled":
-            span.set_status(Status(StatusCode.OK))
+            status = _STATUS_OK
         else:
             if message:
-                span.set_attribute("aiosched.failure_message", message)
-            span.set_status(Status(StatusCode.ERROR, message or result))
-        span.end(end_ns)
-
-
-def _set_framework_status(span: Span, code: str, message: str) -> None:
-    span.set_attribute("aiosched.status", code)
-    if code in _FAILED_CODES:
-        span.set_status(Status(StatusCode.ERROR, message or code))
-    elif message:
-        span.set_attribute("aiosched.status_message", message)
-
-
-def _add_plugin_event(
-    span: Span, name: str, point: str | None, status: str, seconds: float | None
-) -> None:
-    attrs: dict[str, AttributeValue] = {"aiosched.plugin": name, "aiosched.status": status}
-    if point is not None:
-        attrs["aiosched.extension_point"] = point
-    if seconds is not None:
-        attrs["aiosched.duration_ms"] = seconds * 1000.0
-    span.add_event(PLUGIN_EVENT_NAME, attrs)
+                attributes["aiosched.failure_message"] = message
+            status = Status(StatusCode.ERROR, message or result)
+        self._sink.emit(
+            ATTEMPT_SPAN_NAME,
+            self.context,
+            self._parent,
+            self._start_ns,
+            end_ns if end_ns is not None else time.time_ns(),
+            attributes,
+            self._events,
+            status,
+        )
 
 
 class OtelTracing:
@@ -260,9 +405,11 @@ class OtelTracing:
 
     enabled: Final = True
 
-    def __init__(self, provider: TracerProvider) -> None:
+    def __init__(self, provider: TracerProvider, processor: SpanProcessor) -> None:
         self.provider = provider
         self._tracer = provider.get_tracer("aiosched")
+        self._sink = _SpanSink(provider, processor, self._tracer)
+        self._sampler = provider.sampler
         self._open_pods: dict[str, PodSpan] = {}
 
     def pod_span(
@@ -272,23 +419,35 @@ class OtelTracing:
         namespace: str,
         name: str,
         start_ns: int | None = None,
-    ) -> PodSpan:
-        """The pod's root span, started at first enqueue; the same handle while it is open."""
+    ) -> PodSpan | NoopPodSpan:
+        """The pod's root span, started at first enqueue; the same handle while it is open.
+
+        The sampler decides here, once per pod: an unsampled pod gets :data:`NOOP_POD`, and so
+        do all its attempts."""
         existing = self._open_pods.get(uid)
         if existing is not None:
             return existing
-        span = self._tracer.start_span(
-            POD_SPAN_NAME,
-            Context(),
-            attributes={
-                "k8s.pod.name": name,
-                "k8s.namespace.name": namespace,
-                "k8s.pod.uid": uid,
-                "aiosched.pod": pod_key,
-            },
-            start_time=start_ns,
+        attributes: dict[str, AttributeValue] = {
+            "k8s.pod.name": name,
+            "k8s.namespace.name": namespace,
+            "k8s.pod.uid": uid,
+            "aiosched.pod": pod_key,
+        }
+        sink = self._sink
+        trace_id = sink.new_trace_id()
+        sampling = self._sampler.should_sample(
+            None, trace_id, POD_SPAN_NAME, SpanKind.INTERNAL, attributes
         )
-        handle = PodSpan(self, span, uid, namespace, name)
+        # RECORD_ONLY spans are never exported by the SDK's processors: treat them as dropped.
+        if sampling.decision is not Decision.RECORD_AND_SAMPLE:
+            return NOOP_POD
+        if sampling.attributes:
+            attributes.update(sampling.attributes)
+        context = SpanContext(
+            trace_id, sink.new_span_id(), False, _SAMPLED_FLAGS, sampling.trace_state
+        )
+        start = start_ns if start_ns is not None else time.time_ns()
+        handle = PodSpan(self, context, attributes, start, uid, namespace, name)
         self._open_pods[uid] = handle
         return handle
 
@@ -302,19 +461,14 @@ class OtelTracing:
         """An attempt span under ``pod``; a no-op when the pod's trace is not sampled."""
         if not isinstance(pod, PodSpan) or not pod.recording:
             return NOOP_ATTEMPT
-        span = self._tracer.start_span(
-            ATTEMPT_SPAN_NAME,
-            pod.context,
-            attributes={
-                "k8s.pod.name": pod.name,
-                "k8s.namespace.name": pod.namespace,
-                "k8s.pod.uid": pod.uid,
-                "aiosched.profile": profile,
-                "aiosched.attempt": attempt,
-            },
-            start_time=start_ns,
-        )
-        return AttemptSpan(self._tracer, span)
+        attributes: dict[str, AttributeValue] = {
+            "k8s.pod.name": pod.name,
+            "k8s.namespace.name": pod.namespace,
+            "k8s.pod.uid": pod.uid,
+            "aiosched.profile": profile,
+            "aiosched.attempt": attempt,
+        }
+        return AttemptSpan(self._sink, pod.context, attributes, start_ns)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self.provider.force_flush(timeout_millis)
@@ -339,8 +493,6 @@ class OtelTracing:
 # No-op implementation: shared immutable objects, nothing allocated per call
 # ---------------------------------------------------------------------------------------------
 
-_EMPTY_CONTEXT: Final = Context()
-
 
 class NoopPointSpan:
     __slots__ = ()
@@ -364,7 +516,6 @@ class NoopPointSpan:
 class NoopAttemptSpan:
     __slots__ = ()
     recording: Final = False
-    context: Final = _EMPTY_CONTEXT
 
     def extension_point(self, name: str, start_ns: int | None = None) -> NoopPointSpan:
         return NOOP_POINT
@@ -395,7 +546,6 @@ class NoopAttemptSpan:
 class NoopPodSpan:
     __slots__ = ()
     recording: Final = False
-    context: Final = _EMPTY_CONTEXT
     uid: Final = ""
 
     def bound(self, node: str, attempts: int, end_ns: int | None = None) -> None:
@@ -639,9 +789,9 @@ def _build_exporter(config: TracingConfig) -> SpanExporter:
 
         grpc: SpanExporter = GrpcExporter(endpoint=config.endpoint, headers=dict(config.headers))
         return grpc
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from observability.otlp_export import FastOTLPSpanExporter
 
-    return OTLPSpanExporter(endpoint=config.endpoint, headers=dict(config.headers) or None)
+    return FastOTLPSpanExporter(endpoint=config.endpoint, headers=dict(config.headers) or None)
 
 
 def _resource(service_name: str, extra: Mapping[str, str]) -> Resource:
@@ -669,7 +819,7 @@ def tracing_with_processor(
         shutdown_on_exit=False,
     )
     provider.add_span_processor(processor)
-    return OtelTracing(provider)
+    return OtelTracing(provider, processor)
 
 
 def tracing_with_exporter(

@@ -27,7 +27,9 @@ from observability.tracing import (
     NOOP_TRACING,
     AnyPodSpan,
     AttemptSpan,
+    AttributeValue,
     Tracing,
+    plugin_event,
 )
 from scheduler.framework.interface import CycleState, NodeToStatus
 from scheduler.framework.results import Diagnosis, NodePluginScores, ScheduleResult
@@ -35,6 +37,8 @@ from scheduler.framework.runtime import CYCLE_TRACER_KEY
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import Event
+
     from scheduler.algorithm import AttemptDetails
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.runtime import RowScores
@@ -129,15 +133,24 @@ class AttemptTrace:
             or end - start >= NOTABLE_EMPTY_POINT_SECONDS
         ):
             return
-        with self.span.extension_point(point, self.wall_ns(start)) as span:
-            if plugins:
-                # One attribute for every plugin's timing: an event per plugin costs ~10x more
-                # (creation and OTLP encoding) and would double the cost of tracing a cycle.
-                span.set(plugins=_plugin_summary(plugins))
-                for plugin, timing in plugins.items():
-                    if timing.status not in _ROUTINE_STATUSES:
-                        span.plugin(plugin, timing.status, timing.seconds)
-            span.status(status.code_name, status.message)
+        attributes: dict[str, AttributeValue] = {}
+        events: list[Event] = []
+        if plugins:
+            # One attribute for every plugin's timing: an event per plugin costs ~10x more
+            # (creation and OTLP encoding) and would double the cost of tracing a cycle.
+            attributes["aiosched.plugins"] = _plugin_summary(plugins)
+            for plugin, timing in plugins.items():
+                if timing.status not in _ROUTINE_STATUSES:
+                    events.append(plugin_event(plugin, None, timing.status, timing.seconds))
+        self.span.record_extension_point(
+            point,
+            self.wall_ns(start),
+            self.wall_ns(end),
+            status.code_name,
+            status.message,
+            attributes,
+            events,
+        )
 
     def flush_plugins(self) -> None:
         """Plugin timings of points that never ended as a span (PreFilter extensions during
