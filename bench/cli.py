@@ -7,6 +7,7 @@ create request to the pod being seen bound, and the scheduler's peak RSS (VmHWM)
 
     aiosched bench SchedulingBasic/5000Nodes_10000Pods --json results.json
     aiosched bench SchedulingBasic/ --scheduler-arg=--v=0     (every SchedulingBasic workload)
+    aiosched bench SchedulingBasic/500Nodes --otlp-sink        (with every pod traced)
 """
 
 from __future__ import annotations
@@ -61,6 +62,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep logs and kubeconfigs here (default: a temporary directory, kept on failure)",
     )
     parser.add_argument(
+        "--otlp-sink",
+        action="store_true",
+        help="trace every pod into a local OTLP/HTTP receiver process and report the spans it "
+        "got (compare with a run without it for the cost of tracing; add "
+        "--scheduler-arg=--otel-sampler-arg=0.1 --scheduler-arg=--otel-sampler=traceidratio "
+        "for sampled tracing)",
+    )
+    parser.add_argument(
         "--scheduler-profile",
         type=Path,
         metavar="PATH",
@@ -106,6 +115,7 @@ def main(args: argparse.Namespace) -> int:
         scheduler_args=tuple(args.scheduler_arg),
         create_concurrency=max(1, args.create_concurrency),
         scheduler_profile=args.scheduler_profile,
+        otlp_sink=args.otlp_sink,
     )
     results = _run(run_workloads(chosen, options))
     print(format_table(results))

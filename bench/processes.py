@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import signal
 import socket
@@ -38,6 +39,22 @@ def read_peak_rss(pid: int) -> int | None:
     except OSError:
         return None
     return parse_vm_hwm(text)
+
+
+def read_cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time a live process has used, in seconds."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return parse_cpu_seconds(text, os.sysconf("SC_CLK_TCK"))
+
+
+def parse_cpu_seconds(stat_text: str, ticks_per_second: int) -> float:
+    # the command name (field 2) may hold spaces: count fields after its closing parenthesis
+    fields = stat_text[stat_text.rindex(")") + 2 :].split()
+    utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
+    return (utime + stime) / ticks_per_second
 
 
 def parse_vm_hwm(status_text: str) -> int | None:
@@ -85,6 +102,9 @@ class ManagedProcess:
             self._proc = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log
             )
+
+    def cpu_seconds(self) -> float | None:
+        return read_cpu_seconds(self.pid) if self.alive() else None
 
     def sample_rss(self) -> None:
         """Remember the high-water mark while the process is alive (it is gone after exit)."""

@@ -24,6 +24,8 @@ class BenchResult:
     peak_rss_bytes: int | None = None
     scheduler_exit_code: int | None = None
     setup_seconds: float = 0.0
+    scheduler_cpu_seconds: float | None = None  # used by the scheduler while measuring
+    spans_exported: int | None = None  # received by the OTLP sink (--otlp-sink), init pods too
     error: str | None = None
 
     @property
@@ -48,6 +50,10 @@ class BenchResult:
             "threshold_pods_per_second": w.threshold,
             "setup_seconds": round(self.setup_seconds, 3),
             "scheduler_exit_code": self.scheduler_exit_code,
+            "scheduler_cpu_seconds": (
+                None if self.scheduler_cpu_seconds is None else round(self.scheduler_cpu_seconds, 2)
+            ),
+            "spans_exported": self.spans_exported,
             "error": self.error,
         }
 

@@ -54,6 +54,7 @@ class RunOptions:
     create_concurrency: int = 32
     startup_timeout: float = 60.0
     scheduler_profile: Path | None = None  # write a cProfile of the scheduler here
+    otlp_sink: bool = False  # trace into a local OTLP receiver (the cost of tracing)
 
 
 def scheduler_config() -> str:
@@ -92,10 +93,18 @@ class WorkloadRun:
         self.result = BenchResult(workload)
         self.command = list(options.command) or aiosched_command()
         self.metrics_port = free_port()
+        self.sink_port = free_port()
         self.cluster = ManagedProcess("cluster", self._cluster_argv(), self.dir / "cluster.log")
         self.scheduler = ManagedProcess(
             "scheduler", self._scheduler_argv(), self.dir / "scheduler.log"
         )
+        self.sink: ManagedProcess | None = None
+        if options.otlp_sink:
+            self.sink = ManagedProcess(
+                "otlp-sink",
+                [sys.executable, "-m", "bench.otlp_sink", "--port", str(self.sink_port)],
+                self.dir / "otlp-sink.log",
+            )
         self.tracker: PodTracker | None = None  # of the pod phase under way
         self.created = 0  # pods created in that phase
         self.phase = "not started"
@@ -126,6 +135,8 @@ class WorkloadRun:
             str(config),
             *self.options.scheduler_args,
         ]
+        if self.options.otlp_sink:
+            argv += ["--otel-endpoint", self.sink_url]
         profile = self.options.scheduler_profile
         if profile is not None:
             if argv[0] == sys.executable:
@@ -136,6 +147,10 @@ class WorkloadRun:
     @property
     def metrics_url(self) -> str:
         return f"http://127.0.0.1:{self.metrics_port}"
+
+    @property
+    def sink_url(self) -> str:
+        return f"http://127.0.0.1:{self.sink_port}"
 
     # ---- the run ---------------------------------------------------------------------------
     async def run(self) -> BenchResult:
@@ -168,6 +183,10 @@ class WorkloadRun:
         # the scheduler first: it must not see the API server vanish and log a storm of errors
         self.result.scheduler_exit_code = await asyncio.shield(self.scheduler.stop())
         self.result.peak_rss_bytes = self.scheduler.peak_rss_bytes
+        if self.sink is not None and self.sink.alive():
+            # read after the scheduler stopped: it flushes its last spans on the way out
+            self.result.spans_exported = await asyncio.shield(self._sink_spans())
+            await asyncio.shield(self.sink.stop())
         await asyncio.shield(self.cluster.stop())
 
     async def _run(self) -> None:
@@ -189,6 +208,15 @@ class WorkloadRun:
                 await self._create_namespaces(api)
                 await bulk(w.init_nodes, self.options.setup_concurrency, self._node_creator(api))
                 self.log(f"{w.name}: cluster up with {w.init_nodes} nodes")
+                if self.sink is not None:
+                    self.phase = "starting the OTLP sink"
+                    await self.sink.start()
+                    await wait_http_ok(
+                        probe,
+                        f"{self.sink_url}/stats",
+                        self.options.startup_timeout,
+                        self.sink.alive,
+                    )
                 self.phase = "starting aiosched run"
                 await self.scheduler.start()
                 await wait_http_ok(
@@ -204,7 +232,11 @@ class WorkloadRun:
                 self.log(f"{w.name}: {w.init_pods} init pods scheduled; measuring {w.measure_pods}")
                 before = await self._scrape_metrics(probe)
                 self.phase = f"measuring {w.measure_pods} pods"
+                cpu_before = self.scheduler.cpu_seconds()
                 await self._schedule_pods(api, wl.MEASURE_NAMESPACE, w.measure_pods, measure=True)
+                cpu_after = self.scheduler.cpu_seconds()
+                if cpu_before is not None and cpu_after is not None:
+                    self.result.scheduler_cpu_seconds = cpu_after - cpu_before
                 after = await self._scrape_metrics(probe)
                 if before is not None and after is not None:
                     (self.dir / "scheduler-metrics.txt").write_text(after)
@@ -318,6 +350,16 @@ class WorkloadRun:
         while True:
             self.scheduler.sample_rss()
             await asyncio.sleep(1.0)
+
+    async def _sink_spans(self) -> int | None:
+        try:
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(f"{self.sink_url}/stats") as resp,
+            ):
+                return int((await resp.json())["spans"])
+        except (aiohttp.ClientError, KeyError, ValueError):
+            return None
 
     async def _scrape_metrics(self, probe: aiohttp.ClientSession) -> str | None:
         """The scheduler's /metrics text; None if it serves none."""

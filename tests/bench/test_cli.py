@@ -54,6 +54,7 @@ def test_generated_scheduler_config_is_accepted_by_the_config_loader() -> None:
 def test_smoke_workload_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     argv = ["bench", "SchedulingBasic/Smoke", "--json", str(out), "--timeout", "120"]
+    argv += ["--otlp-sink"]  # every pod traced into a receiver process
     argv += ["--workdir", str(tmp_path / "work")]  # logs kept for a failure's post-mortem
     proc = subprocess.run(
         [*aiosched_command(), *argv],
@@ -75,4 +76,7 @@ def test_smoke_workload_end_to_end(tmp_path: Path) -> None:
     assert 0 <= latency["p50"] <= latency["p90"] <= latency["p99"]
     assert result["peak_rss_bytes"] > 10 * 2**20
     assert result["scheduler_exit_code"] == 0
+    assert 0 < result["scheduler_cpu_seconds"] < 180
+    # Every pod of both phases: its pod span, its attempt and the default profile's 11 points.
+    assert result["spans_exported"] >= 13 * (result["init_pods"] + result["pods"])
     assert "SchedulingBasic/Smoke" in proc.stdout and "200/200" in proc.stdout

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.processes import ManagedProcess, parse_vm_hwm, read_peak_rss
+from bench.processes import (
+    ManagedProcess,
+    parse_cpu_seconds,
+    parse_vm_hwm,
+    read_cpu_seconds,
+    read_peak_rss,
+)
 
 IGNORES_SIGTERM = (
     "import signal, sys, time\n"
@@ -32,6 +38,25 @@ EXITS_ON_SIGTERM = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
 )
 def test_parse_vm_hwm(status: str, expected: int | None) -> None:
     assert parse_vm_hwm(status) == expected
+
+
+@pytest.mark.parametrize(
+    ("stat", "ticks", "expected"),
+    [
+        # proc(5): pid (comm) state ppid ... utime(14) stime(15)
+        ("42 (python) S 1 42 42 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 3 0", 100, 3.0),
+        ("7 (a b) c) R 1 7 7 0 -1 0 0 0 0 0 10 5 0 0 20 0 1 0", 100, 0.15),
+    ],
+)
+def test_parse_cpu_seconds(stat: str, ticks: int, expected: float) -> None:
+    assert parse_cpu_seconds(stat, ticks) == pytest.approx(expected)
+
+
+def test_read_cpu_seconds_of_this_process_grows() -> None:
+    before = read_cpu_seconds(os.getpid())
+    sum(range(3_000_000))
+    after = read_cpu_seconds(os.getpid())
+    assert before is not None and after is not None and after >= before > 0
 
 
 def test_read_peak_rss_of_this_process() -> None:
