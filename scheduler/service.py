@@ -22,6 +22,7 @@ from profiles.api import load_config
 from profiles.config import ResolvedConfig
 from profiles.errors import ConfigInvalidError
 from profiles.reload import ConfigWatcher
+from scheduler import gc_tuning
 from scheduler.client import KubeClient
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import FrameworkError
@@ -50,7 +51,10 @@ class SchedulerService:
         tracing_overrides: Mapping[str, str | None] | None = None,
         registry: Registry | None = None,
         explain_every_attempt: bool = False,
+        tune_gc: bool = False,
     ) -> None:
+        # Process-wide collector settings: for the `aiosched run` process, not embedders.
+        self.tune_gc = tune_gc
         # Explain keeps failed attempts (and the success that follows one) unless asked for all.
         self.explain_every_attempt = explain_every_attempt
         self.config_path = config_path
@@ -155,6 +159,8 @@ class SchedulerService:
                 else:
                     group.create_task(scheduler.run(), name="scheduler")
                 group.create_task(self._update_gauges(scheduler), name="gauges")
+                if self.tune_gc:
+                    group.create_task(self._freeze_after_sync(scheduler), name="gc-freeze")
                 if self.config_path is not None:
                     self._watcher = ConfigWatcher(self.config_path, self._reload_from_watcher)
                     group.create_task(self._watcher.run(), name="config-watcher")
@@ -180,6 +186,11 @@ class SchedulerService:
         if self.elector is None:
             return True, "leader election disabled"
         return self.elector.readiness()
+
+    @staticmethod
+    async def _freeze_after_sync(scheduler: Scheduler) -> None:
+        await scheduler.wait_for_cache_sync()
+        gc_tuning.freeze_long_lived()
 
     async def _update_gauges(self, scheduler: Scheduler) -> None:
         while True:

@@ -124,8 +124,10 @@ def _embedded_cluster_factory() -> Any:
 
 async def _run(args: argparse.Namespace) -> int:
     from observability.logs import setup_logging
+    from scheduler import gc_tuning
 
     setup_logging(args.log_format, args.verbosity)
+    gc_tuning.tune_for_service()
     http_host, http_port = _parse_address(args.http_address)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -152,6 +154,7 @@ async def _run(args: argparse.Namespace) -> int:
             http_port=http_port,
             seed=args.seed,
             explain_every_attempt=args.explain_every_attempt,
+            tune_gc=True,
             tracing_overrides={
                 "endpoint": args.otel_endpoint,
                 "protocol": args.otel_protocol,
