@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from observability.explain import ExplainStore
@@ -117,6 +117,24 @@ class SchedulerService:
             return True, "ok"
         return False, "informers have not synced yet"
 
+    def _lease_renewed(self) -> tuple[bool, str]:
+        """/healthz: a leader that stopped renewing its Lease is wedged (client-go's
+        HealthzAdaptor, which kube-scheduler serves as the ``leaderElection`` check)."""
+        if self.elector is None:
+            return True, "ok"
+        healthy, message = self.elector.check()
+        return healthy, message or "ok"
+
+    def health_checks(self) -> dict[str, Callable[[], tuple[bool, str]]]:
+        return {"leaderElection": self._lease_renewed}
+
+    def readiness_checks(self) -> dict[str, Callable[[], tuple[bool, str]]]:
+        return {
+            "informer-sync": self._informers_synced,
+            "config": self._config_ok,
+            "leader-election": self._leading,
+        }
+
     def _config_ok(self) -> tuple[bool, str]:
         if self.last_reload_error:
             return False, f"last config reload failed: {self.last_reload_error}"
@@ -141,11 +159,8 @@ class SchedulerService:
             self.http_host,
             self.http_port,
             metrics=self.metrics,
-            ready={
-                "informer-sync": self._informers_synced,
-                "config": self._config_ok,
-                "leader-election": self._leading,
-            },
+            health=self.health_checks(),
+            ready=self.readiness_checks(),
             debug_routes=explain_routes(self.explain),
         )
         port = await server.start()

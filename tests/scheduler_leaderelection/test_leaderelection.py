@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
 import pytest
 
+from observability.http import ObservabilityServer
 from profiles.config import LeaderElection
 from scheduler.leaderelection import (
     LeaderElector,
@@ -25,6 +27,7 @@ from scheduler.leaderelection import (
     format_micro_time,
     jittered,
 )
+from scheduler.service import SchedulerService
 
 NS, NAME = "kube-system", "kube-scheduler"
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 15.0, 10.0, 2.0
@@ -603,6 +606,25 @@ async def test_health_check_fails_for_a_leader_stuck_past_its_lease(cluster: Clu
     ok, detail = me.elector.check()
     assert not ok
     assert detail == "failed election to renew leadership on lease kube-system/kube-scheduler"
+
+    # `aiosched run` serves this check as /healthz/leaderElection, as kube-scheduler does.
+    service = SchedulerService(config_path=None, http_host="127.0.0.1", http_port=0)
+    check = service.health_checks()["leaderElection"]
+    assert check() == (True, "ok")  # no elector: leader election is off
+    service.elector = me.elector
+    assert check() == (False, detail)
+    server = ObservabilityServer(port=0, health=service.health_checks())
+    await server.start()
+    try:
+        async with aiohttp.ClientSession() as http:
+            base = f"http://127.0.0.1:{server.port}"
+            async with http.get(f"{base}/healthz") as resp:
+                assert resp.status == 500
+            async with http.get(f"{base}/healthz/leaderElection") as resp:
+                assert resp.status == 500
+                assert "failed election to renew leadership" in await resp.text()
+    finally:
+        await server.stop()
 
 
 @pytest.mark.parametrize(
