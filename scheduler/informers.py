@@ -59,7 +59,7 @@ class Informer(Generic[T]):
         self,
         client: KubeClient,
         watch: ResourceWatch,
-        parse: Callable[[Mapping[str, Any]], T],
+        parse: Callable[[Mapping[str, Any], T | None], T],
         handler: Handler[T],
         *,
         name: str,
@@ -90,9 +90,10 @@ class Informer(Generic[T]):
             params["labelSelector"] = self._watch.label_selector
         return params
 
-    def _parse_or_skip(self, raw: Mapping[str, Any]) -> T | None:
+    def _parse_or_skip(self, raw: Mapping[str, Any], previous: T | None) -> T | None:
+        """The view of ``raw``; ``previous`` (the stored view of its key) may share parts."""
         try:
-            return self._parse(raw)
+            return self._parse(raw, previous)
         except (MalformedObject, ValueError, TypeError, KeyError, AttributeError) as exc:
             log.warning(
                 "skipping malformed object",
@@ -137,9 +138,10 @@ class Informer(Generic[T]):
             if status != 200 or not isinstance(body, dict):
                 raise ApiError(f"list {self._watch.path}: {status} {status_message(body)}")
             for raw in body.get("items") or ():
-                view = self._parse_or_skip(raw)
+                key = object_key(raw)
+                view = self._parse_or_skip(raw, self.store.get(key))
                 if view is not None:
-                    fresh[object_key(raw)] = view
+                    fresh[key] = view
             meta = body.get("metadata") or {}
             resource_version = meta.get("resourceVersion", "")
             token = meta.get("continue")
@@ -204,9 +206,9 @@ class Informer(Generic[T]):
             return
         key = object_key(raw)
         if kind in ("ADDED", "MODIFIED"):
-            view = self._parse_or_skip(raw)
+            old = self.store.get(key)
+            view = self._parse_or_skip(raw, old)
             if view is not None:
-                old = self.store.get(key)
                 self.store[key] = view
                 if old is None:
                     self._emit(self._handler.on_add, view)

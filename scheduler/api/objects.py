@@ -226,10 +226,10 @@ class PodView:
         return hash(self.uid)
 
     @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> PodView:
+    def from_dict(obj: Mapping[str, Any], previous: PodView | None = None) -> PodView:
         from scheduler.api.pod import pod_view_from_dict
 
-        return pod_view_from_dict(obj)
+        return pod_view_from_dict(obj, previous)
 
     def with_node(self, node_name: str) -> PodView:
         """A copy bound to `node_name` (what the cache assumes before the API confirms it)."""
@@ -262,7 +262,7 @@ class NodeView:
         return hash(self.name)
 
     @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> NodeView:
+    def from_dict(obj: Mapping[str, Any], previous: NodeView | None = None) -> NodeView:
         from scheduler.api.node import node_view_from_dict
 
         return node_view_from_dict(obj)

@@ -47,12 +47,19 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 _NO_REQUESTS: dict[str, int] = {}
 
 
-def pod_view_from_dict(obj: Mapping[str, Any]) -> PodView:
-    """The view of one pod; raises MalformedObject naming the field that cannot be read."""
+def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) -> PodView:
+    """The view of one pod; raises MalformedObject naming the field that cannot be read.
+
+    ``previous``, the view of an earlier version of the same pod, lets an update whose spec did
+    not change but for spec.nodeName (a binding, status changes) reuse what was derived from
+    the spec: most watch events of a pod are of that kind, and the spec is the costly part.
+    """
     raw = as_mapping(obj, "pod")
     meta = as_mapping(raw.get("metadata"), "metadata")
     spec = as_mapping(raw.get("spec"), "spec")
     status = as_mapping(raw.get("status"), "status")
+    if previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
+        return _with_new_metadata_and_status(previous, raw, meta, spec, status)
 
     containers = as_list(spec.get("containers"), "spec.containers")
     init_containers = as_list(spec.get("initContainers"), "spec.initContainers")
@@ -107,6 +114,58 @@ def pod_view_from_dict(obj: Mapping[str, Any]) -> PodView:
         preferred_node_affinity=preferred,
         images=images,
         pvc_names=_pvc_names(spec.get("volumes"), name),
+    )
+
+
+def _same_spec_but_node(spec: Mapping[str, Any], old: Any) -> bool:
+    if not isinstance(old, Mapping) or len(spec) - ("nodeName" in spec) != len(old) - (
+        "nodeName" in old
+    ):
+        return False
+    return all(value == old.get(key, _ABSENT) for key, value in spec.items() if key != "nodeName")
+
+
+_ABSENT = object()
+
+
+def _with_new_metadata_and_status(
+    previous: PodView,
+    raw: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+) -> PodView:
+    """``previous`` with everything outside the spec (and spec.nodeName) read from ``raw``."""
+    return PodView(
+        raw=raw,
+        uid=as_str(meta.get("uid"), "metadata.uid"),
+        namespace=as_str(meta.get("namespace"), "metadata.namespace", "default"),
+        name=as_str(meta.get("name"), "metadata.name"),
+        resource_version=as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        labels=as_str_map(meta.get("labels"), "metadata.labels"),
+        annotations=as_str_map(meta.get("annotations"), "metadata.annotations"),
+        owner_references=_owner_references(meta.get("ownerReferences")),
+        creation_timestamp=as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        deletion_timestamp=_optional_str(
+            meta.get("deletionTimestamp"), "metadata.deletionTimestamp"
+        ),
+        node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
+        nominated_node_name=as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        scheduler_name=previous.scheduler_name,
+        phase=as_str(status.get("phase"), "status.phase"),
+        priority=previous.priority,
+        preemption_policy=previous.preemption_policy,
+        scheduling_gates=previous.scheduling_gates,
+        requests=previous.requests,
+        non_zero_milli_cpu=previous.non_zero_milli_cpu,
+        non_zero_memory=previous.non_zero_memory,
+        host_ports=previous.host_ports,
+        tolerations=previous.tolerations,
+        node_selector=previous.node_selector,
+        required_node_affinity=previous.required_node_affinity,
+        preferred_node_affinity=previous.preferred_node_affinity,
+        images=previous.images,
+        pvc_names=previous.pvc_names,
     )
 
 

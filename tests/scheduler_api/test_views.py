@@ -5,6 +5,7 @@ pkg/scheduler/framework/types_test.go (calculateResource, non-zero requests)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -411,3 +412,87 @@ def test_node_allocatable_falls_back_to_capacity() -> None:
 def test_malformed_node_names_the_field(path: list[Any], value: Any, message: str) -> None:
     with pytest.raises(MalformedObject, match=message):
         NodeView.from_dict(_set(NODE, path, value))
+
+
+# --- updates reuse what the previous view derived from an unchanged spec ---------------------
+
+
+def _rich_pod() -> dict[str, Any]:
+    obj = pod(
+        [container({"cpu": "250m", "memory": "1Gi"}, image="nginx", ports=[{"hostPort": 80}])],
+        init=[container({"cpu": "1"}, image="busybox:1.36")],
+        nodeSelector={"disk": "ssd"},
+        priority=10,
+        tolerations=[{"key": "k", "operator": "Exists"}],
+        volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "claim-1"}}],
+        affinity={
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 5,
+                        "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]},
+                    }
+                ]
+            }
+        },
+    )
+    obj["status"] = {"phase": "Pending"}
+    return obj
+
+
+def _bind(obj: dict[str, Any]) -> None:
+    obj["spec"]["nodeName"] = "node-1"
+    obj["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
+
+
+def _run(obj: dict[str, Any]) -> None:
+    _bind(obj)
+    obj["status"]["phase"] = "Running"
+
+
+def _more_cpu(obj: dict[str, Any]) -> None:
+    obj["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+
+
+def _new_toleration(obj: dict[str, Any]) -> None:
+    obj["spec"]["tolerations"].append({"key": "gpu", "operator": "Exists"})
+
+
+def _drop_gates_and_label(obj: dict[str, Any]) -> None:
+    obj["spec"].pop("nodeSelector")
+    obj["metadata"]["labels"] = {"app": "web"}
+    obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+
+
+def _unbind(obj: dict[str, Any]) -> None:
+    _bind(obj)  # the old version is bound below; this one is not
+    del obj["spec"]["nodeName"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_bind, _run, _more_cpu, _new_toleration, _drop_gates_and_label, _unbind],
+)
+def test_an_update_parsed_with_the_previous_view_equals_a_fresh_parse(change: Any) -> None:
+    old = _rich_pod()
+    if change is _unbind:
+        _bind(old)
+    new = copy.deepcopy(old)
+    new["metadata"]["resourceVersion"] = "8"
+    change(new)
+    reused = PodView.from_dict(new, PodView.from_dict(old))
+    fresh = PodView.from_dict(new)
+    for field in dataclasses.fields(PodView):
+        assert getattr(reused, field.name) == getattr(fresh, field.name), field.name
+    assert reused.raw is new
+
+
+def test_an_unchanged_spec_shares_the_derived_fields_of_the_previous_view() -> None:
+    old = _rich_pod()
+    new = copy.deepcopy(old)
+    _run(new)
+    previous = PodView.from_dict(old)
+    updated = PodView.from_dict(new, previous)
+    assert updated.tolerations is previous.tolerations
+    assert updated.requests is previous.requests
+    assert (updated.node_name, updated.phase) == ("node-1", "Running")
