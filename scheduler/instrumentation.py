@@ -53,20 +53,18 @@ NOTABLE_EMPTY_POINT_SECONDS = 0.001
 #: Shown as the rejecting plugin for nodes a PreFilter result excluded without naming one.
 PRE_FILTER = "PreFilter"
 
-#: Plugin outcomes that get no event of their own (they are in the summary attribute).
-_ROUTINE_STATUSES = frozenset({"Success", "Skip"})
-
 _total_score = attrgetter("total_score")
 
 
 class _PluginTiming:
     """One plugin's calls at one extension point within an attempt (Filter runs per chunk)."""
 
-    __slots__ = ("calls", "seconds", "status")
+    __slots__ = ("calls", "last_end", "seconds", "status")
 
     def __init__(self) -> None:
         self.calls = 0
         self.seconds = 0.0
+        self.last_end = 0.0  # framework clock when its last call ended
         self.status = "Success"
 
 
@@ -80,11 +78,12 @@ def _plugin_summary(plugins: Mapping[str, _PluginTiming]) -> str:
 
 class AttemptTrace:
     """The CycleTracer of one sampled attempt: extension points become child spans of the
-    attempt span. Each carries its plugins' summed timings and last failure status in the
-    ``aiosched.plugins`` attribute, plus a "plugin" event for each plugin that neither
-    succeeded nor skipped."""
+    attempt span. Each has a "plugin" event per plugin that ran (status, summed duration, at
+    the end of its last call) and the same in one line in its ``aiosched.plugins`` attribute,
+    which trace UIs show at a glance."""
 
     __slots__ = (
+        "_clock",
         "_clock_origin",
         "_pending",
         "_wall_origin",
@@ -107,6 +106,7 @@ class AttemptTrace:
         self.trace_empty_points = trace_empty_points
         # The framework clock is monotonic seconds; spans want wall-clock nanoseconds.
         # Read back to back, so that mapped start times never fall after real end times.
+        self._clock = clock
         self._clock_origin = clock()
         self._wall_origin = time.time_ns()
         self._pending: dict[str, dict[str, _PluginTiming]] = {}
@@ -121,6 +121,7 @@ class AttemptTrace:
             timing = self._pending[span_name][plugin] = _PluginTiming()
         timing.calls += 1
         timing.seconds += seconds
+        timing.last_end = self._clock()
         if not status.is_success:
             timing.status = status.code_name
 
@@ -136,12 +137,14 @@ class AttemptTrace:
         attributes: dict[str, AttributeValue] = {}
         events: list[Event] = []
         if plugins:
-            # One attribute for every plugin's timing: an event per plugin costs ~10x more
-            # (creation and OTLP encoding) and would double the cost of tracing a cycle.
             attributes["aiosched.plugins"] = _plugin_summary(plugins)
+            wall_ns = self.wall_ns
             for plugin, timing in plugins.items():
-                if timing.status not in _ROUTINE_STATUSES:
-                    events.append(plugin_event(plugin, None, timing.status, timing.seconds))
+                events.append(
+                    plugin_event(
+                        plugin, None, timing.status, timing.seconds, wall_ns(timing.last_end)
+                    )
+                )
         self.span.record_extension_point(
             point,
             self.wall_ns(start),

@@ -32,7 +32,7 @@ def plugin_statuses(span: ReadableSpan) -> dict[str, str]:
     return {name: status for name, status in entries}
 
 
-def failure_events(span: ReadableSpan) -> dict[str, str]:
+def plugin_events(span: ReadableSpan) -> dict[str, str]:
     return {
         str(e.attributes["aiosched.plugin"]): str(e.attributes["aiosched.status"])
         for e in span.events
@@ -95,7 +95,16 @@ async def test_scheduled_pod_has_one_trace_from_enqueue_to_bind(tmp_path: Path) 
         assert plugin_statuses(by_name["Score"]).keys() >= {"NodeResourcesFit", "TaintToleration"}
         assert plugin_statuses(by_name["NormalizeScore"]).keys() >= {"TaintToleration"}
         assert plugin_statuses(by_name["Bind"]) == {"DefaultBinder": "Success"}
-        assert all(failure_events(c) == {} for c in children)  # no plugin failed
+        # An event per plugin that ran, each with its status and duration; none failed.
+        assert plugin_events(by_name["Filter"]) == plugin_statuses(by_name["Filter"])
+        assert set(plugin_events(by_name["Score"])) == set(plugin_statuses(by_name["Score"]))
+        for child in children:
+            for event in child.events:
+                assert event.attributes is not None
+                assert event.attributes["aiosched.status"] in ("Success", "Skip")
+                assert float(event.attributes["aiosched.duration_ms"]) >= 0  # type: ignore[arg-type]
+                assert child.start_time is not None and child.end_time is not None
+                assert child.start_time <= event.timestamp <= child.end_time
         assert re.fullmatch(
             r"DefaultBinder=Success \d+\.\d{3}ms", str(attrs(by_name["Bind"])["aiosched.plugins"])
         )
@@ -176,7 +185,7 @@ async def test_binding_failure_traces_unreserve_in_the_same_attempt(tmp_path: Pa
         assert children["Bind"].status.status_code == StatusCode.ERROR
         assert attrs(children["Bind"])["aiosched.status"] == "Error"
         assert plugin_statuses(children["Bind"]) == {"DefaultBinder": "Error"}
-        assert failure_events(children["Bind"]) == {"DefaultBinder": "Error"}
+        assert plugin_events(children["Bind"]) == {"DefaultBinder": "Error"}
 
 
 async def test_empty_extension_points_can_be_left_out(tmp_path: Path) -> None:
