@@ -2,8 +2,11 @@
 
 Facts (names, label sets, bucket layouts) follow upstream pkg/scheduler/metrics/metrics.go.
 Every instance owns its own CollectorRegistry, so tests and several schedulers in one process never
-share state. Hot-path methods look their label child up in a plain dict (one hash lookup) instead of
-going through prometheus_client's locked ``labels()`` on every call.
+share state. Counters and histograms are :mod:`observability.fast_metrics` families: lock-free
+plain arithmetic, only ever touched from the event-loop thread, with the same exposition as
+prometheus_client's ``Counter`` / ``Histogram`` (``*_created`` series included). Gauges are
+prometheus_client's. Hot-path methods look their label child up in a plain dict (one hash lookup)
+instead of going through prometheus_client's locked ``labels()`` on every call.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+
+from observability.fast_metrics import FastCounter, FastHistogram
 
 #: Content type of :meth:`SchedulerMetrics.exposition` (Prometheus text format 0.0.4).
 EXPOSITION_CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
@@ -45,7 +50,8 @@ _VICTIM_BUCKETS: Final = exponential_buckets(1, 2, 7)
 
 
 class _Children:
-    """Memoises label children of one metric family: the first call per label tuple pays."""
+    """Memoises label children of one prometheus_client family (the gauges): the first call per
+    label tuple pays. The fast families memoise their children themselves."""
 
     __slots__ = ("_children", "_family")
 
@@ -67,33 +73,33 @@ class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         reg = self.registry
-        self._schedule_attempts = Counter(
+        self._schedule_attempts = FastCounter(
             "scheduler_schedule_attempts_total",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
             "not be scheduled, while 'error' means an internal scheduler problem.",
             ("result", "profile"),
             registry=reg,
         )
-        self._attempt_duration = Histogram(
+        self._attempt_duration = FastHistogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             ("result", "profile"),
             buckets=_ATTEMPT_BUCKETS,
             registry=reg,
         )
-        self._algorithm_duration = Histogram(
+        self._algorithm_duration = FastHistogram(
             "scheduler_scheduling_algorithm_duration_seconds",
             "Scheduling algorithm latency in seconds",
             buckets=_ATTEMPT_BUCKETS,
             registry=reg,
         )
-        self._preemption_victims = Histogram(
+        self._preemption_victims = FastHistogram(
             "scheduler_preemption_victims",
             "Number of selected preemption victims",
             buckets=_VICTIM_BUCKETS,
             registry=reg,
         )
-        self._preemption_attempts = Counter(
+        self._preemption_attempts = FastCounter(
             "scheduler_preemption_attempts_total",
             "Total preemption attempts in the cluster till now",
             registry=reg,
@@ -108,7 +114,7 @@ class SchedulerMetrics:
             ("queue",),
             registry=reg,
         )
-        self._sli_duration = Histogram(
+        self._sli_duration = FastHistogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
             "queue and might involve multiple scheduling attempts.",
@@ -116,33 +122,33 @@ class SchedulerMetrics:
             buckets=_SLI_BUCKETS,
             registry=reg,
         )
-        self._pod_attempts = Histogram(
+        self._pod_attempts = FastHistogram(
             "scheduler_pod_scheduling_attempts",
             "Number of attempts to successfully schedule a pod.",
             buckets=_ATTEMPTS_COUNT_BUCKETS,
             registry=reg,
         )
-        self._extension_point_duration = Histogram(
+        self._extension_point_duration = FastHistogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
             ("extension_point", "status", "profile"),
             buckets=_EXTENSION_POINT_BUCKETS,
             registry=reg,
         )
-        self._plugin_duration = Histogram(
+        self._plugin_duration = FastHistogram(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point.",
             ("plugin", "extension_point", "status"),
             buckets=_PLUGIN_BUCKETS,
             registry=reg,
         )
-        self._incoming_pods = Counter(
+        self._incoming_pods = FastCounter(
             "scheduler_queue_incoming_pods_total",
             "Number of pods added to scheduling queues by event and queue type.",
             ("queue", "event"),
             registry=reg,
         )
-        self._permit_wait_duration = Histogram(
+        self._permit_wait_duration = FastHistogram(
             "scheduler_permit_wait_duration_seconds",
             "Duration of waiting on permit.",
             ("result",),
@@ -165,14 +171,14 @@ class SchedulerMetrics:
             ("plugin", "profile"),
             registry=reg,
         )
-        self._plugin_evaluations = Counter(
+        self._plugin_evaluations = FastCounter(
             "scheduler_plugin_evaluation_total",
             "Number of attempts to schedule pods by each plugin and the extension point "
             "(available only in PreFilter and Filter.).",
             ("plugin", "extension_point", "profile"),
             registry=reg,
         )
-        self._config_reloads = Counter(
+        self._config_reloads = FastCounter(
             "aiosched_config_reloads_total",
             "Number of scheduler configuration reloads, by result (success or failure).",
             ("result",),
@@ -185,17 +191,23 @@ class SchedulerMetrics:
         )
         self._config_last_reload_success.set(1)
 
-        self._attempts_c = _Children(self._schedule_attempts)
-        self._attempt_duration_c = _Children(self._attempt_duration)
         self._pending_c = _Children(self._pending_pods)
-        self._sli_c = _Children(self._sli_duration)
-        self._point_c = _Children(self._extension_point_duration)
-        self._plugin_c = _Children(self._plugin_duration)
-        self._incoming_c = _Children(self._incoming_pods)
-        self._permit_c = _Children(self._permit_wait_duration)
         self._cache_c = _Children(self._cache_size)
         self._unschedulable_c = _Children(self._unschedulable_pods)
-        self._evaluations_c = _Children(self._plugin_evaluations)
+        # The fast families' children by label-value tuple: indexing is one C-level dict lookup.
+        self._attempts_c = self._schedule_attempts.children
+        self._attempt_duration_c = self._attempt_duration.children
+        self._sli_c = self._sli_duration.children
+        self._point_c = self._extension_point_duration.children
+        self._plugin_c = self._plugin_duration.children
+        self._incoming_c = self._incoming_pods.children
+        self._permit_c = self._permit_wait_duration.children
+        self._evaluations_c = self._plugin_evaluations.children
+        # The unlabelled families' only children.
+        self._algorithm_duration_c = self._algorithm_duration.labels()
+        self._pod_attempts_c = self._pod_attempts.labels()
+        self._preemption_attempts_c = self._preemption_attempts.labels()
+        self._preemption_victims_c = self._preemption_victims.labels()
         for queue in PENDING_QUEUES:  # upstream exports all four queues from the start
             self._pending_c.get(queue).set(0)
 
@@ -211,31 +223,31 @@ class SchedulerMetrics:
         self._attempt(ERROR, profile, seconds)
 
     def _attempt(self, result: str, profile: str, seconds: float) -> None:
-        self._attempts_c.get(result, profile).inc()
-        self._attempt_duration_c.get(result, profile).observe(seconds)
+        self._attempts_c[(result, profile)].inc()
+        self._attempt_duration_c[(result, profile)].observe(seconds)
 
     def scheduling_algorithm(self, seconds: float) -> None:
-        self._algorithm_duration.observe(seconds)
+        self._algorithm_duration_c.observe(seconds)
 
     def pod_scheduling_sli(self, attempts: int, seconds: float) -> None:
         """A pod got bound: end-to-end latency since first enqueue and how many attempts it took."""
-        self._sli_c.get(str(attempts)).observe(seconds)
-        self._pod_attempts.observe(attempts)
+        self._sli_c[(str(attempts),)].observe(seconds)
+        self._pod_attempts_c.observe(attempts)
 
     # --- framework ---
 
     def observe_extension_point(
         self, extension_point: str, status: str, profile: str, seconds: float
     ) -> None:
-        self._point_c.get(extension_point, status, profile).observe(seconds)
+        self._point_c[(extension_point, status, profile)].observe(seconds)
 
     def observe_plugin(
         self, plugin: str, extension_point: str, status: str, seconds: float
     ) -> None:
-        self._plugin_c.get(plugin, extension_point, status).observe(seconds)
+        self._plugin_c[(plugin, extension_point, status)].observe(seconds)
 
     def plugin_evaluated(self, plugin: str, extension_point: str, profile: str) -> None:
-        self._evaluations_c.get(plugin, extension_point, profile).inc()
+        self._evaluations_c[(plugin, extension_point, profile)].inc()
 
     @staticmethod
     def sample_plugin_metrics(rand: Callable[[], float] = random.random) -> bool:
@@ -243,13 +255,13 @@ class SchedulerMetrics:
         return rand() * 100 < PLUGIN_METRICS_SAMPLE_PERCENT
 
     def permit_wait(self, result: str, seconds: float) -> None:
-        self._permit_c.get(result).observe(seconds)
+        self._permit_c[(result,)].observe(seconds)
 
     def preemption_attempted(self, victims: int | None = None) -> None:
         """One PostFilter preemption attempt; ``victims`` when it selected some."""
-        self._preemption_attempts.inc()
+        self._preemption_attempts_c.inc()
         if victims is not None:
-            self._preemption_victims.observe(victims)
+            self._preemption_victims_c.observe(victims)
 
     # --- queue and cache ---
 
@@ -258,7 +270,7 @@ class SchedulerMetrics:
             self._pending_c.get(queue).set(count)
 
     def incoming(self, queue: str, event: str) -> None:
-        self._incoming_c.get(queue, event).inc()
+        self._incoming_c[(queue, event)].inc()
 
     def unschedulable_added(self, plugins: Iterable[str], profile: str) -> None:
         """A pod entered the unschedulable pool, rejected by ``plugins``."""
