@@ -57,6 +57,7 @@ from scheduler.framework.interface import (
     PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
+    ScoreExtensions,
     ScorePlugin,
     SnapshotLister,
 )
@@ -805,16 +806,33 @@ class Framework:
         plugins: Sequence[ScorePlugin],
         per_plugin: Sequence[list[NodeScore]],
     ) -> Status:
-        """Score extensions' NormalizeScore; a separate span (as upstream's) when traced."""
+        """Score extensions' NormalizeScore over NodeScores, in place."""
+        return self._normalize_each(
+            state,
+            plugins,
+            lambda index, plugin, extensions: extensions.normalize_score(
+                state, pod, per_plugin[index]
+            ),
+        )
+
+    def _normalize_each(
+        self,
+        state: CycleState,
+        plugins: Sequence[ScorePlugin],
+        normalize: Callable[[int, ScorePlugin, ScoreExtensions], Status],
+    ) -> Status:
+        """The NormalizeScore frame both score paths share: ``normalize(index, plugin,
+        extensions)`` for each plugin with score extensions, timed per plugin, stopping at the
+        first failure; a separate span (as upstream's) when traced."""
         tracer = self.cycle_tracer(state) if self._trace_cycles else None
         start = self._now() if tracer is not None else 0.0
         returned = Status.OK
-        for plugin, scores in zip(plugins, per_plugin, strict=True):
+        for index, plugin in enumerate(plugins):
             extensions = plugin.score_extensions()
             if extensions is None:
                 continue
             plugin_start = self._now() if state.record_plugin_metrics else 0.0
-            status = extensions.normalize_score(state, pod, scores)
+            status = normalize(index, plugin, extensions)
             if state.record_plugin_metrics:
                 self._plugin_done(
                     "ScoreExtensionNormalize", plugin.name, status, plugin_start, state
@@ -909,39 +927,25 @@ class Framework:
         per_plugin: list[IntArray],
     ) -> Status:
         """NormalizeScore in place of `per_plugin`; plugins without a row path get NodeScores."""
-        tracer = self.cycle_tracer(state) if self._trace_cycles else None
-        start = self._now() if tracer is not None else 0.0
-        returned = Status.OK
-        for index, plugin in enumerate(plugins):
-            extensions = plugin.score_extensions()
-            if extensions is None:
-                continue
-            plugin_start = self._now() if state.record_plugin_metrics else 0.0
-            status = Status.OK
+
+        def normalize(index: int, plugin: ScorePlugin, extensions: ScoreExtensions) -> Status:
             if plugin.name in self._capabilities.row_normalize:
                 per_plugin[index] = cast(RowNormalizePlugin, plugin).normalize_rows(
                     state, pod, per_plugin[index]
                 )
-            else:
-                names = [table.names[row] for row in rows.tolist()]
-                scores = [
-                    NodeScore(name, value)
-                    for name, value in zip(names, per_plugin[index].tolist(), strict=True)
-                ]
-                status = extensions.normalize_score(state, pod, scores)
-                per_plugin[index] = np.fromiter(
-                    (s.score for s in scores), dtype=np.int64, count=len(scores)
-                )
-            if state.record_plugin_metrics:
-                self._plugin_done(
-                    "ScoreExtensionNormalize", plugin.name, status, plugin_start, state
-                )
-            if not status.is_success:
-                returned = _normalize_failed(plugin.name, status)
-                break
-        if tracer is not None:
-            tracer.on_extension_point("NormalizeScore", returned, start, self._now())
-        return returned
+                return Status.OK
+            names = [table.names[row] for row in rows.tolist()]
+            scores = [
+                NodeScore(name, value)
+                for name, value in zip(names, per_plugin[index].tolist(), strict=True)
+            ]
+            status = extensions.normalize_score(state, pod, scores)
+            per_plugin[index] = np.fromiter(
+                (s.score for s in scores), dtype=np.int64, count=len(scores)
+            )
+            return status
+
+        return self._normalize_each(state, plugins, normalize)
 
     # ---- Reserve / Permit ---------------------------------------------------------------
 
