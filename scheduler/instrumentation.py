@@ -68,19 +68,11 @@ class _PluginTiming:
         self.status = "Success"
 
 
-def _plugin_summary(plugins: Mapping[str, _PluginTiming]) -> str:
-    """``NodeResourcesFit=Success 0.012ms, TaintToleration=Success 0.004ms`` (summed calls)."""
-    return ", ".join(
-        f"{plugin}={timing.status} {timing.seconds * 1e3:.3f}ms"
-        for plugin, timing in plugins.items()
-    )
-
-
 class AttemptTrace:
     """The CycleTracer of one sampled attempt: extension points become child spans of the
-    attempt span. Each has a "plugin" event per plugin that ran (status, summed duration, at
-    the end of its last call) and the same in one line in its ``aiosched.plugins`` attribute,
-    which trace UIs show at a glance."""
+    attempt span, each with a "plugin" event per plugin that ran (its status and summed
+    duration, at the end of its last call). A one-line summary attribute as well would cost
+    about a fifth more per traced pod (measured), for the same facts."""
 
     __slots__ = (
         "_clock",
@@ -137,7 +129,6 @@ class AttemptTrace:
         attributes: dict[str, AttributeValue] = {}
         events: list[Event] = []
         if plugins:
-            attributes["aiosched.plugins"] = _plugin_summary(plugins)
             wall_ns = self.wall_ns
             for plugin, timing in plugins.items():
                 events.append(

@@ -131,9 +131,15 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
         assert points.keys() >= SCHEDULING_POINTS | {"Permit"} | BINDING_POINTS
         assert "Unreserve" not in points
         assert all(p.trace_id == attempt.trace_id for p in points.values())
-        # Per-plugin timings: "NodeResourcesFit=Success 0.012ms, TaintToleration=..."
-        summary = points["Filter"].attributes["aiosched.plugins"]
-        assert "TaintToleration=Success " in summary and "NodeResourcesFit=Success " in summary
+        # Per-plugin timings and statuses: a "plugin" event per plugin that ran.
+        filter_plugins = {
+            attributes["aiosched.plugin"]: attributes
+            for name, attributes in points["Filter"].events
+            if name == "plugin"
+        }
+        for plugin in ("TaintToleration", "NodeResourcesFit"):
+            assert filter_plugins[plugin]["aiosched.status"] == "Success"
+            assert filter_plugins[plugin]["aiosched.duration_ms"] >= 0
         assert pod_span.start_ns <= attempt.start_ns <= attempt.end_ns <= pod_span.end_ns
 
         # --- the unschedulable pod: its finished attempt is exported while it stays pending
