@@ -18,12 +18,12 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext
+from opentelemetry.trace import SpanContext, SpanKind
 
 log = logging.getLogger(__name__)
 
@@ -105,18 +105,24 @@ class _Encoder:
         # (field tag, key, value type, value) -> the whole attribute field; the type is part of
         # the key because True == 1 and they encode differently
         self._pairs: dict[tuple[bytes, str, type, Any], bytes] = {}
+        # (field tag, key) -> an attribute field up to its 8-byte double (durations: never equal)
+        self._double_prefixes: dict[tuple[bytes, str], bytes] = {}
         self._names: dict[tuple[bytes, str], bytes] = {}
         self._headers: dict[int, tuple[object, bytes]] = {}  # id(resource/scope) -> encoding
 
-    def attributes(self, tag: bytes, attributes: Mapping[str, Any] | None) -> list[bytes]:
+    def attributes(
+        self, tag: bytes, attributes: Mapping[str, Any] | None, out: list[bytes]
+    ) -> None:
+        """Append one ``tag`` field (a KeyValue) per attribute to ``out``."""
         if not attributes:
-            return []
+            return
         pairs = self._pairs
-        out = []
         for key, value in attributes.items():
             kind = type(value)
-            cacheable = kind is str or kind is int or kind is bool
-            cache_key = (tag, key, kind, value) if cacheable else None
+            if kind is float:
+                out.append(self._double_prefix(tag, key) + _pack_double(value))
+                continue
+            cache_key = (tag, key, kind, value) if kind in _CACHEABLE else None
             encoded = pairs.get(cache_key) if cache_key is not None else None
             if encoded is None:
                 try:
@@ -129,7 +135,18 @@ class _Encoder:
                         pairs.clear()
                     pairs[cache_key] = encoded
             out.append(encoded)
-        return out
+
+    def _double_prefix(self, tag: bytes, key: str) -> bytes:
+        prefix = self._double_prefixes.get((tag, key))
+        if prefix is None:
+            key_field = _string(b"\x0a", key)
+            value_field_head = b"\x12\x09\x21"  # AnyValue of 9 bytes: double_value's tag + 8
+            length = len(key_field) + len(value_field_head) + 8
+            prefix = tag + _len_prefix(length) + key_field + value_field_head
+            if len(self._double_prefixes) >= _CACHE_LIMIT:
+                self._double_prefixes.clear()
+            self._double_prefixes[(tag, key)] = prefix
+        return prefix
 
     def name(self, tag: bytes, name: str) -> bytes:
         key = (tag, name)
@@ -156,16 +173,19 @@ class _Encoder:
         if parent is not None:
             parts.append(b"\x22\x08" + parent.span_id.to_bytes(8, "big"))
         parts.append(self.name(b"\x2a", span.name))
-        parts.append(b"\x30" + _SMALL_VARINTS[span.kind.value + 1])  # SPAN_KIND_* = API value + 1
-        if span.start_time:
-            parts.append(b"\x39" + _pack_fixed64(span.start_time))
-        if span.end_time:
-            parts.append(b"\x41" + _pack_fixed64(span.end_time))
-        parts.extend(self.attributes(b"\x4a", span.attributes))
+        parts.append(_KIND_FIELDS[span.kind])
+        start, end = span.start_time, span.end_time
+        if start:
+            parts.append(b"\x39" + _pack_fixed64(start))
+        if end:
+            parts.append(b"\x41" + _pack_fixed64(end))
+        self.attributes(b"\x4a", span.attributes, parts)
         if span.dropped_attributes:
             parts.append(b"\x50" + _varint(span.dropped_attributes))
-        for event in span.events:
-            parts.append(_field(b"\x5a", self._event(event)))
+        event = self._event
+        for each in span.events:
+            body = event(each)
+            parts.append(b"\x5a" + _len_prefix(len(body)) + body)
         if span.dropped_events:
             parts.append(b"\x60" + _varint(span.dropped_events))
         for link in span.links:
@@ -173,16 +193,18 @@ class _Encoder:
         if span.dropped_links:
             parts.append(b"\x70" + _varint(span.dropped_links))
         parts.append(_field(b"\x7a", self._status(span)))
-        parts.append(b"\x85\x01" + _pack_fixed32(_flags(parent)))
+        parts.append(_REMOTE_FLAGS if parent is not None and parent.is_remote else _LOCAL_FLAGS)
         return b"".join(parts)
 
     def _event(self, event: Any) -> bytes:
         parts = []
-        if event.timestamp:
-            parts.append(b"\x09" + _pack_fixed64(event.timestamp))
-        if event.name:
-            parts.append(self.name(b"\x12", event.name))
-        parts.extend(self.attributes(b"\x1a", event.attributes))
+        timestamp = event.timestamp
+        if timestamp:
+            parts.append(b"\x09" + _pack_fixed64(timestamp))
+        name = event.name
+        if name:
+            parts.append(self.name(b"\x12", name))
+        self.attributes(b"\x1a", event.attributes, parts)
         if event.dropped_attributes:
             parts.append(b"\x20" + _varint(event.dropped_attributes))
         return b"".join(parts)
@@ -192,8 +214,8 @@ class _Encoder:
         parts = [
             b"\x0a\x10" + linked.trace_id.to_bytes(16, "big"),
             b"\x12\x08" + linked.span_id.to_bytes(8, "big"),
-            *self.attributes(b"\x22", link.attributes),
         ]
+        self.attributes(b"\x22", link.attributes, parts)
         if link.dropped_attributes:
             parts.append(b"\x28" + _varint(link.dropped_attributes))
         parts.append(b"\x35" + _pack_fixed32(_flags(linked)))
@@ -220,9 +242,12 @@ class _Encoder:
         return cached[1]
 
     def resource(self, resource: Resource) -> bytes:
-        return self._header(
-            resource, lambda r: _field(b"\x0a", b"".join(self.attributes(b"\x0a", r.attributes)))
-        )
+        def build(r: Resource) -> bytes:
+            parts: list[bytes] = []
+            self.attributes(b"\x0a", r.attributes, parts)
+            return _field(b"\x0a", b"".join(parts))
+
+        return self._header(resource, build)
 
     def scope(self, scope: InstrumentationScope | None) -> bytes:
         if scope is None:
@@ -234,7 +259,7 @@ class _Encoder:
                 parts.append(_string(b"\x0a", s.name))
             if s.version:
                 parts.append(_string(b"\x12", s.version))
-            parts.extend(self.attributes(b"\x1a", s.attributes))
+            self.attributes(b"\x1a", s.attributes, parts)
             return _field(b"\x0a", b"".join(parts))
 
         return self._header(scope, build)
@@ -258,6 +283,13 @@ class _Encoder:
                 resource_body.append(_string(b"\x1a", resource.schema_url))
             out.append(_field(b"\x0a", b"".join(resource_body)))
         return b"".join(out)
+
+
+_LOCAL_FLAGS: Final = b"\x85\x01" + _pack_fixed32(_FLAGS_HAS_IS_REMOTE)
+_REMOTE_FLAGS: Final = b"\x85\x01" + _pack_fixed32(_FLAGS_HAS_IS_REMOTE | _FLAGS_IS_REMOTE)
+#: Span.kind fields: the protobuf SPAN_KIND_* value is the API's SpanKind value + 1.
+_KIND_FIELDS: Final = {kind: b"\x30" + _SMALL_VARINTS[kind.value + 1] for kind in SpanKind}
+_CACHEABLE: Final = frozenset({str, int, bool})
 
 
 def _flags(parent: SpanContext | None) -> int:
