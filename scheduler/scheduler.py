@@ -81,6 +81,10 @@ class LoopStats:
     bind_failures: int = 0
 
 
+#: Tries of a PodScheduled=False patch that keeps meeting newer versions of an unbound pod.
+STATUS_PATCH_ATTEMPTS = 3
+
+
 class Scheduler:
     def __init__(
         self,
@@ -503,17 +507,39 @@ class Scheduler:
         if nominated_node or pod.nominated_node_name:
             status_patch["nominatedNodeName"] = nominated_node or None
         if self._group is not None:
-            self._group.create_task(self._patch_status(pod, {"status": status_patch}))
+            self._group.create_task(self._patch_unscheduled_status(pod, status_patch))
 
-    async def _patch_status(self, pod: PodView, patch: Mapping[str, Any]) -> None:
-        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-        try:
-            status, body = await self.client.request(
-                "PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH
-            )
-        except ApiError as exc:
-            log.warning("pod status update failed", extra={"pod": pod.key, "error": str(exc)})
-            return
+    async def _patch_unscheduled_status(
+        self, pod: PodView, status_patch: Mapping[str, Any]
+    ) -> None:
+        """Patch PodScheduled=False onto a pod that is still unbound.
+
+        The informer's copy can be behind: a binding whose response was lost (a timeout, the
+        API server restarting) may have been stored. So the patch carries the version the
+        scheduler saw as a precondition; on a conflict the pod is read again, and the patch is
+        dropped if the pod is bound, gone or replaced, and retried on the new version otherwise.
+        Upstream patches unconditionally and can mark a bound pod unschedulable this way.
+        """
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+        uid, version = pod.uid, pod.resource_version
+        for _ in range(STATUS_PATCH_ATTEMPTS):
+            patch = {"metadata": {"resourceVersion": version}, "status": status_patch}
+            try:
+                status, body = await self.client.request(
+                    "PATCH", f"{path}/status", body=patch, content_type=STRATEGIC_MERGE_PATCH
+                )
+                if status != 409:
+                    break
+                status, body = await self.client.request("GET", path)
+            except ApiError as exc:
+                log.warning("pod status update failed", extra={"pod": pod.key, "error": str(exc)})
+                return
+            if status != 200 or not isinstance(body, dict):
+                break
+            meta, spec = body.get("metadata") or {}, body.get("spec") or {}
+            if meta.get("uid") != uid or spec.get("nodeName"):
+                return  # replaced, or bound after all: nothing to report
+            version = str(meta.get("resourceVersion", ""))
         if status >= 300 and status != 404:
             log.warning(
                 "pod status update refused",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import subprocess
 import time
@@ -307,17 +308,26 @@ def test_taint_add_and_remove(kubectl: Kubectl, node_names: list[str]) -> None:
 def test_get_watch_sees_added_modified_deleted(kubectl: Kubectl,
                                                kubectl_env: dict[str, str]) -> None:
     make_namespace(kubectl, "e2e-watch")
+    # kubectl lists, prints what it found, then watches from the list's resourceVersion: once
+    # "w0" is printed, every later change is in the watch (a change made before the list would
+    # be folded into it, and its event never printed).
+    kubectl("create", "-f", "-", stdin=pod_manifest("w0", "e2e-watch",
+                                                   extra_spec={"schedulerName": "nobody"}))
     watcher = subprocess.Popen(
         ["kubectl", "get", "pods", "-n", "e2e-watch", "-w", "--output-watch-events"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kubectl_env,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=kubectl_env,
     )
+    output = bytearray()
     try:
-        time.sleep(1.5)  # let the watch start before the changes
+        listed = _read_until(watcher, lambda rows: any(r[:2] == ["ADDED", "w0"] for r in rows),
+                             output)
+        assert any(r[:2] == ["ADDED", "w0"] for r in listed), listed
         kubectl("create", "-f", "-", stdin=pod_manifest("w1", "e2e-watch",
                                                        extra_spec={"schedulerName": "nobody"}))
         kubectl("label", "pod", "w1", "-n", "e2e-watch", "seen=yes")
         kubectl("delete", "pod", "w1", "-n", "e2e-watch", "--grace-period=0", "--wait=true")
-        events = _read_until(watcher, lambda rows: any(r[:2] == ["DELETED", "w1"] for r in rows))
+        events = _read_until(watcher, lambda rows: any(r[:2] == ["DELETED", "w1"] for r in rows),
+                             output)
     finally:
         watcher.terminate()
         watcher.wait(timeout=10)
@@ -326,18 +336,20 @@ def test_get_watch_sees_added_modified_deleted(kubectl: Kubectl,
     assert kinds[0] == "ADDED" and "MODIFIED" in kinds and kinds[-1] == "DELETED"
 
 
-def _read_until(proc: subprocess.Popen[str], done: Callable[[list[list[str]]], bool],
-                timeout: float = 20) -> list[list[str]]:
+def _read_until(proc: subprocess.Popen[bytes], done: Callable[[list[list[str]]], bool],
+                output: bytearray, timeout: float = 20) -> list[list[str]]:
+    """Read `proc`'s stdout into `output` (kept across calls) until `done(rows)`, EOF or timeout.
+
+    os.read on the pipe, not a non-blocking TextIOWrapper: its read() raises TypeError when the
+    pipe is empty but still open."""
     assert proc.stdout is not None
-    os.set_blocking(proc.stdout.fileno(), False)
-    buffer = ""
+    fd = proc.stdout.fileno()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        chunk = proc.stdout.read()
-        if chunk:
-            buffer += chunk
-            if done(table(buffer)):
-                break
-        else:
-            time.sleep(0.1)
-    return table(buffer)
+    while not done(table(output.decode(errors="replace"))) and time.monotonic() < deadline:
+        readable, _, _ = select.select([fd], [], [], 0.1)
+        if readable:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break  # EOF: kubectl exited
+            output += chunk
+    return table(output.decode(errors="replace"))

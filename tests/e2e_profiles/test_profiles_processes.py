@@ -20,6 +20,7 @@ from processes import (
     start,
     start_cluster,
     stopping,
+    wait_nodes_cached,
     wait_until,
 )
 from prometheus_client.parser import text_string_to_metric_families
@@ -132,6 +133,8 @@ def test_profiles_place_differently_and_reload_in_place(tmp_path: Path) -> None:
     url = scheduler.url
     with stopping(scheduler, cluster):
         kubectl.apply("".join(node_manifest(f"n{i}", "4") for i in range(3)))
+        # Spreading over three nodes needs all three in the cache when the pods come.
+        wait_nodes_cached(url, 3)
         # Two schedulers, identical nodes: default-scheduler spreads, bin-packing packs.
         kubectl.apply("".join(pod_manifest(f"spread-{i}", "1") for i in range(3)))
         spread = wait_until(lambda: all_bound(kubectl, "spread-", 3), what="spread pods")

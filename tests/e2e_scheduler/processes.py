@@ -145,6 +145,21 @@ def http_get(url: str) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
+def cached_nodes(scheduler_url: str) -> int:
+    """How many nodes the scheduler's cache held when it last set its cache-size gauge."""
+    status, text = http_get(f"{scheduler_url}/metrics")
+    if status != 200:
+        return 0
+    match = re.search(r'^scheduler_scheduler_cache_size\{type="nodes"\} (\S+)$', text, re.M)
+    return int(float(match.group(1))) if match else 0
+
+
+def wait_nodes_cached(scheduler_url: str, count: int) -> None:
+    """Wait until the scheduler's cache holds `count` nodes, so that pods created next see all
+    of them at their first attempt (a pod's watch event could otherwise beat a node's)."""
+    wait_until(lambda: cached_nodes(scheduler_url) >= count, what=f"{count} nodes in cache")
+
+
 @contextlib.contextmanager
 def stopping(*procs: Process) -> Iterator[None]:
     try:

@@ -14,6 +14,7 @@ from processes import (
     start_cluster,
     start_scheduler,
     stopping,
+    wait_nodes_cached,
     wait_until,
 )
 from prometheus_client.parser import text_string_to_metric_families
@@ -48,6 +49,8 @@ def test_mixed_cluster_scheduled_as_kube_scheduler_would(tmp_path: Path) -> None
             + node_manifest("n4", "4")
             + node_manifest("n8", "8", labels=", disktype: ssd")
         )
+        # "huge"'s first (and only) failure message must count all three nodes.
+        wait_nodes_cached(scheduler.url, 3)
         pods = [pod_manifest(f"web-{i}", "1") for i in range(6)]
         pods.append(pod_manifest("ssd", "500m", "  nodeSelector: {disktype: ssd}"))
         pods.append(pod_manifest("huge", "16"))

@@ -17,6 +17,7 @@ from processes import (
     start_cluster,
     start_scheduler,
     stopping,
+    wait_nodes_cached,
     wait_until,
 )
 from prometheus_client.parser import text_string_to_metric_families
@@ -95,6 +96,8 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
         kubectl.apply(
             node_manifest("n1", "2") + node_manifest("n2", "2") + tainted_node_manifest("gpu", "32")
         )
+        # Both pods' first attempts must evaluate all three nodes.
+        wait_nodes_cached(scheduler.url, 3)
         kubectl.apply(pod_manifest("web", "500m") + pod_manifest("huge", "8"))
         node = wait_until(
             lambda: kubectl.json("pod", "web")["spec"].get("nodeName"), what="web bound"

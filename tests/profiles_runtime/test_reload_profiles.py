@@ -42,6 +42,7 @@ async def test_new_scheduler_name_picks_up_pending_pods_while_the_loop_is_idle(
     path.write_text(config("default-scheduler"))
     async with running_scheduler(tmp_path, path.read_text(), generation_registry(Journal())) as h:
         await h.api.create_node("node-0")
+        await h.wait_nodes_cached(1)  # the reload's one attempt must find the node
         await create_pod(h, "early", "late", "")
         await asyncio.sleep(0.5)
         assert (await h.api.get_pod("early"))["spec"].get("nodeName") is None

@@ -99,6 +99,9 @@ async def test_reload_under_load_loses_no_pod_and_never_mixes_generations(
         journal.in_force = lambda name: in_force(h, name)
         for n in range(4):
             await h.api.create_node(f"node-{n}")
+        # Pods must reach Permit while the reloads go on (bindings spanning a reload, Permit
+        # timeouts kept across one); pods that find no node yet only back off meanwhile.
+        await h.wait_nodes_cached(4)
         service = SchedulerService(
             config_path=config_path, http_host="127.0.0.1", http_port=0, registry=registry
         )

@@ -70,7 +70,19 @@ async def test_bind_conflict_leaves_the_other_binding_alone(tmp_path: Path) -> N
         assert status == 201, body
         waiting.allow(HoldAtPermit.name)
         await h.wait_for(lambda: h.scheduler.stats.bind_failures == 1, what="bind failure")
-        await asyncio.sleep(0.3)
+        # The failed attempt may have requeued the pod if the scheduler's pod informer had not
+        # seen the other binding yet; once it has, the pod leaves the queue for good.
+        informer = h.scheduler.pod_informer
+        await h.wait_for(
+            lambda: (
+                (seen := informer.store.get("default/p")) is not None
+                and seen.is_bound
+                and sum(h.scheduler.queue.counts().values()) == 0
+            ),
+            what="pod informer saw the other binding",
+        )
+        await h.wait_for(lambda: "default/p" in h.bindings.bindings, what="watch saw binding")
+        await asyncio.sleep(0.3)  # any stray second binding would show up by now
         assert (await h.api.get_pod("p"))["spec"]["nodeName"] == other
         assert h.bindings.bindings == {"default/p": [other]}
         assert not h.scheduler.cache.is_assumed_pod(pod["metadata"]["uid"])
@@ -98,4 +110,78 @@ async def test_permit_rejection_unreserves_requeues_and_explains(tmp_path: Path)
         await h.api.create_node("b", cpu="1")
         (await _waiting(h, uid)).allow(HoldAtPermit.name)
         assert await h.wait_bound("p") in {"a", "b"}
+        # The recorder's watch may lag behind the GET in wait_bound.
+        await h.wait_for(lambda: "default/p" in h.bindings.bindings, what="watch saw binding")
         assert len(h.bindings.bindings["default/p"]) == 1
+
+
+class CommitThenFailBinder:
+    """A Bind plugin whose request reaches the API server but whose answer the scheduler never
+    sees (a timeout, a reset connection, an API server killed after committing). ``then``
+    runs first: ``bind`` really binds; ``touch`` only changes the pod (a label)."""
+
+    name = "DefaultBinder"
+
+    def __init__(self, client: Any, then: str) -> None:
+        self.client = client
+        self.then = then
+
+    async def bind(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        base = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+        if self.then == "bind":
+            body = {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": pod.name, "namespace": pod.namespace},
+                "target": {"kind": "Node", "name": node_name},
+            }
+            status, _ = await self.client.request("POST", f"{base}/binding", body=body)
+        else:
+            patch = {"metadata": {"labels": {"touched": "yes"}}}
+            status, _ = await self.client.request(
+                "PATCH", base, body=patch, content_type="application/merge-patch+json"
+            )
+        assert status in (200, 201), status
+        return Status.error("binding: Server disconnected")
+
+
+def pod_scheduled(pod: dict[str, Any]) -> dict[str, Any] | None:
+    conditions = pod.get("status", {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "PodScheduled"), None)
+
+
+async def test_a_binding_stored_despite_an_error_is_never_marked_unscheduled(
+    tmp_path: Path,
+) -> None:
+    async with running_scheduler(tmp_path) as h:
+        for profile in h.scheduler.profiles.values():
+            profile.framework.bind_plugins[:] = [CommitThenFailBinder(h.scheduler.client, "bind")]
+        await h.api.create_node("a")
+        await h.wait_nodes_cached(1)
+        await h.api.create_pod("p")
+        await h.wait_for(lambda: h.scheduler.stats.bind_failures >= 1, what="the bind error")
+        await asyncio.sleep(0.5)  # the status patch, if any, has landed by now
+        pod = await h.api.get_pod("p")
+        assert pod["spec"]["nodeName"] == "a"
+        condition = pod_scheduled(pod)
+        assert condition is not None and condition["status"] == "True", condition
+
+
+async def test_an_unbound_pod_changed_meanwhile_still_gets_its_condition(tmp_path: Path) -> None:
+    async with running_scheduler(tmp_path) as h:
+        for profile in h.scheduler.profiles.values():
+            profile.framework.bind_plugins[:] = [CommitThenFailBinder(h.scheduler.client, "touch")]
+        await h.api.create_node("a")
+        await h.wait_nodes_cached(1)
+        await h.api.create_pod("p")
+
+        async def marked() -> dict[str, Any] | None:
+            condition = pod_scheduled(await h.api.get_pod("p"))
+            return condition if condition and condition["status"] == "False" else None
+
+        condition = await h.wait_for(marked, what="PodScheduled=False")
+        assert condition["reason"] == "SchedulerError"
+        assert "Server disconnected" in condition["message"]
+        pod = await h.api.get_pod("p")
+        assert pod["metadata"]["labels"]["touched"] == "yes"
+        assert not pod["spec"].get("nodeName")

@@ -18,6 +18,10 @@ async def test_pods_land_where_they_fit_and_bind_exactly_once(tmp_path: Path) ->
             await h.api.create_pod(name, cpu="2" if name.startswith("big") else "100m")
         placed = {name: await h.wait_bound(name) for name in names}
         assert all(placed[f"big-{i}"] == "large" for i in range(3))
+        # The recorder's watch may lag behind the GETs above: let it see every binding first.
+        await h.wait_for(
+            lambda: len(h.bindings.bindings) == len(names), what="watch saw the bindings"
+        )
         await asyncio.sleep(0.5)  # any stray second binding would show up by now
         assert {key: nodes for key, nodes in h.bindings.bindings.items()} == {
             f"default/{name}": [placed[name]] for name in names
@@ -30,6 +34,7 @@ async def test_unschedulable_pod_is_explained_and_scheduled_when_a_node_fits(
     async with running_scheduler(tmp_path) as h:
         await h.api.create_node("a", cpu="2")
         await h.api.create_node("b", cpu="2")
+        await h.wait_nodes_cached(2)  # the first failure message must count both nodes
         await h.api.create_pod("huge", cpu="6")
         expected = "0/2 nodes are available: 2 Insufficient cpu."
 
@@ -106,6 +111,9 @@ async def test_cordoned_and_tainted_nodes_are_avoided_with_upstream_reasons(
         await h.api.create_node(
             "tainted", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
         )
+        # The node watch is ordered: with "tainted" cached, the cordon is too. Otherwise the
+        # pod could be bound to "cordoned" before the scheduler sees it cordoned.
+        await h.wait_nodes_cached(2)
         await h.api.create_pod("p")
 
         async def message() -> str:

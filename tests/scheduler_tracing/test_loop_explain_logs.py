@@ -23,6 +23,8 @@ from scheduler.instrumentation import (
 )
 
 GPU_TAINT = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+HOLD_TAINT = [{"key": "hold", "value": "true", "effect": "NoSchedule"}]
+HOLD_TOLERATION = {"key": "hold", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 TWO_PROFILES = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -40,6 +42,7 @@ async def test_explain_names_the_plugin_that_rejected_each_node(tmp_path: Path) 
         await h.api.create_node("tainted-1", cpu="8", taints=GPU_TAINT)
         await h.api.create_node("tainted-2", cpu="8", taints=GPU_TAINT)
         await h.api.create_node("small", cpu="1")
+        await h.wait_nodes_cached(3)  # the explained (first) attempt must see all three
         created = await h.api.create_pod("huge", cpu="2")
         explanation = await h.wait_for(lambda: h.explain.get("default", "huge"), what="explain")
 
@@ -71,10 +74,20 @@ async def test_explain_of_a_pod_scheduled_after_failing_shows_top_scores(
 ) -> None:
     async with traced_scheduler(tmp_path, tracing_enabled=False) as h:
         await h.api.create_node("tainted", cpu="8", taints=GPU_TAINT)
+        await h.wait_nodes_cached(1)  # so that TaintToleration alone rejects the first attempt
         await h.api.create_pod("web", cpu="1")
         await h.wait_for(lambda: h.explain.get("default", "web"), what="failed attempt")
+        # Nodes arriving one by one would retry the pod on the first of them. These come with
+        # a taint the pod does not tolerate (TaintToleration's hint: no help), so the pod waits
+        # until the scheduler has all three; then one event, the pod tolerating that taint,
+        # lets a single attempt see all four nodes.
         for name in ("a", "b", "c"):
-            await h.api.create_node(name, cpu="4")
+            await h.api.create_node(name, cpu="4", taints=HOLD_TAINT)
+        await h.wait_nodes_cached(4)
+        pod = await h.api.get_pod("web")
+        pod["spec"]["tolerations"] = [*pod["spec"].get("tolerations", []), HOLD_TOLERATION]
+        status, body = await h.api.request("PUT", "/api/v1/namespaces/default/pods/web", pod)
+        assert status == 200, body
         node = await h.wait_bound("web")
         explanation = h.explain.get("default", "web")
         assert explanation is not None
@@ -127,6 +140,7 @@ async def test_log_lines_carry_pod_and_profile(
     caplog.set_level(V(2), logger="scheduler")
     async with traced_scheduler(tmp_path, tracing_enabled=False, config_text=TWO_PROFILES) as h:
         await h.api.create_node("a", cpu="2")
+        await h.wait_nodes_cached(1)  # huge's first failure must be "Insufficient cpu"
         await h.api.create_pod("web", cpu="1", scheduler_name="packer")
         await h.api.create_pod("huge", cpu="8")
         await h.wait_bound("web")

@@ -35,6 +35,7 @@ def plugin_events(span: ReadableSpan) -> dict[str, str]:
 async def _unschedulable_cluster(h: TracedHarness) -> None:
     await h.api.create_node("tainted", cpu="8", taints=GPU_TAINT)
     await h.api.create_node("small", cpu="1")
+    await h.wait_nodes_cached(2)  # the first attempt must evaluate both nodes
 
 
 async def test_scheduled_pod_has_one_trace_from_enqueue_to_bind(tmp_path: Path) -> None:
@@ -163,6 +164,7 @@ async def test_binding_failure_traces_unreserve_in_the_same_attempt(tmp_path: Pa
 
     async with traced_scheduler(tmp_path, configure=break_binding) as h:
         await h.api.create_node("a", cpu="4")
+        await h.wait_nodes_cached(1)  # else the first attempt finds no node, never binds
         await h.api.create_pod("web", cpu="1")
         (first, *_) = await h.wait_for(lambda: h.attempts("web"), what="failed attempt")
         assert attrs(first)["aiosched.result"] == "error"
