@@ -258,7 +258,12 @@ def test_resolve_sampler(
         ({"OTEL_TRACES_SAMPLER_ARG": "abc"}, "not a number"),
         ({"OTEL_TRACES_SAMPLER_ARG": "1.5"}, "outside [0, 1]"),
         ({"OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, "expected key=value"),
-        ({"OTEL_BSP_MAX_QUEUE_SIZE": "lots"}, "not an integer"),
+        ({"OTEL_BSP_MAX_QUEUE_SIZE": "lots"}, "OTEL_BSP_MAX_QUEUE_SIZE: not an integer"),
+        ({"OTEL_BSP_MAX_QUEUE_SIZE": "0"}, "must be positive"),
+        (
+            {"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "200"},
+            "OTEL_BSP_MAX_EXPORT_BATCH_SIZE (200) must not exceed OTEL_BSP_MAX_QUEUE_SIZE (100)",
+        ),
     ],
 )
 def test_bad_settings_give_clear_errors(environ: dict[str, str], fragment: str) -> None:
@@ -267,11 +272,17 @@ def test_bad_settings_give_clear_errors(environ: dict[str, str], fragment: str) 
 
 
 @pytest.mark.parametrize(
-    ("environ", "size"), [({}, 32768), ({"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, 100)]
+    ("environ", "queue", "batch"),
+    [
+        ({}, 32768, 4096),
+        ({"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, 100, 100),
+        ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "512"}, 32768, 512),
+    ],
 )
-def test_span_queue_size(environ: dict[str, str], size: int) -> None:
+def test_span_queue_and_batch_sizes(environ: dict[str, str], queue: int, batch: int) -> None:
     config = resolve_tracing_config(environ={**BASE, **environ})
-    assert config is not None and config.max_queue_size == size
+    assert config is not None
+    assert (config.max_queue_size, config.max_export_batch_size) == (queue, batch)
 
 
 def test_headers_are_url_decoded() -> None:
