@@ -25,6 +25,15 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind
 
+from observability.spans import (
+    DURATION_KEY,
+    PLUGIN_EVENT_NAME,
+    PLUGIN_KEY,
+    STATUS_KEY,
+    ExtensionPointSpan,
+    PluginOutcome,
+)
+
 log = logging.getLogger(__name__)
 
 _pack_fixed64 = struct.Struct("<Q").pack
@@ -182,9 +191,16 @@ class _Encoder:
         self.attributes(b"\x4a", span.attributes, parts)
         if span.dropped_attributes:
             parts.append(b"\x50" + _varint(span.dropped_attributes))
+        if type(span) is ExtensionPointSpan:
+            events, outcomes = span.other_events, span.plugin_outcomes
+        else:
+            events, outcomes = span.events, ()
         event = self._event
-        for each in span.events:
+        for each in events:
             body = event(each)
+            parts.append(b"\x5a" + _len_prefix(len(body)) + body)
+        for outcome in outcomes:
+            body = self._plugin_outcome(outcome)
             parts.append(b"\x5a" + _len_prefix(len(body)) + body)
         if span.dropped_events:
             parts.append(b"\x60" + _varint(span.dropped_events))
@@ -208,6 +224,25 @@ class _Encoder:
         if event.dropped_attributes:
             parts.append(b"\x20" + _varint(event.dropped_attributes))
         return b"".join(parts)
+
+    def _plugin_outcome(self, outcome: PluginOutcome) -> bytes:
+        """The "plugin" event ``outcome.event()`` stands for, written from the tuple."""
+        parts = [b"\x09" + _pack_fixed64(outcome.timestamp_ns)] if outcome.timestamp_ns else []
+        parts.append(self.name(b"\x12", PLUGIN_EVENT_NAME))
+        parts.append(self._string_pair(b"\x1a", PLUGIN_KEY, outcome.plugin))
+        parts.append(self._string_pair(b"\x1a", STATUS_KEY, outcome.status))
+        parts.append(self._double_prefix(b"\x1a", DURATION_KEY) + _pack_double(outcome.duration_ms))
+        return b"".join(parts)
+
+    def _string_pair(self, tag: bytes, key: str, value: str) -> bytes:
+        cache_key = (tag, key, str, value)
+        encoded = self._pairs.get(cache_key)
+        if encoded is None:
+            encoded = _field(tag, _key_value(key, value))
+            if len(self._pairs) >= _CACHE_LIMIT:
+                self._pairs.clear()
+            self._pairs[cache_key] = encoded
+        return encoded
 
     def _link(self, link: Any) -> bytes:
         linked = link.context

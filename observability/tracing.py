@@ -50,7 +50,7 @@ from typing import Final
 from urllib.parse import unquote, urlsplit
 
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import Event, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import (
     ALWAYS_OFF,
@@ -63,9 +63,17 @@ from opentelemetry.sdk.trace.sampling import (
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
 from opentelemetry.version import __version__ as _otel_version
 
+from observability.spans import (
+    DURATION_KEY,
+    PLUGIN_EVENT_NAME,
+    PLUGIN_KEY,
+    STATUS_KEY,
+    ExtensionPointSpan,
+    PluginOutcome,
+)
+
 POD_SPAN_NAME: Final = "PodScheduling"
 ATTEMPT_SPAN_NAME: Final = "SchedulingAttempt"
-PLUGIN_EVENT_NAME: Final = "plugin"
 DEFAULT_SERVICE_NAME: Final = "aiosched"
 DEFAULT_PROTOCOL: Final = "http/protobuf"
 DEFAULT_SAMPLER: Final = "parentbased_always_on"
@@ -146,9 +154,11 @@ class _SpanSink:
         attributes: dict[str, AttributeValue],
         events: Sequence[Event] = (),
         status: Status = _STATUS_UNSET,
+        plugin_outcomes: Sequence[PluginOutcome] = (),
     ) -> None:
-        # ReadableSpan is the SDK's finished-span type that processors and exporters consume.
-        span = ReadableSpan(
+        # A ReadableSpan (the SDK's finished-span type that processors and exporters consume)
+        # that carries plugin outcomes compactly.
+        span = ExtensionPointSpan(
             name,
             context,
             parent,
@@ -162,6 +172,7 @@ class _SpanSink:
             start_ns,
             end_ns,
             self.scope,
+            plugin_outcomes=plugin_outcomes,
         )
         self.on_end(span)
 
@@ -180,11 +191,11 @@ def plugin_event(
     name: str, point: str | None, status: str, seconds: float | None, timestamp: int | None = None
 ) -> Event:
     """A "plugin" span event: one plugin's outcome (and duration) at an extension point."""
-    attrs: dict[str, AttributeValue] = {"aiosched.plugin": name, "aiosched.status": status}
+    attrs: dict[str, AttributeValue] = {PLUGIN_KEY: name, STATUS_KEY: status}
     if point is not None:
         attrs["aiosched.extension_point"] = point
     if seconds is not None:
-        attrs["aiosched.duration_ms"] = seconds * 1000.0
+        attrs[DURATION_KEY] = seconds * 1000.0
     return Event(PLUGIN_EVENT_NAME, attrs, timestamp)
 
 
@@ -327,6 +338,7 @@ class AttemptSpan:
         attributes: dict[str, AttributeValue],
         events: Sequence[Event] = (),
         status: Status = _STATUS_UNSET,
+        plugin_outcomes: Sequence[PluginOutcome] = (),
     ) -> None:
         """A finished child span (an extension point), exported at once."""
         sink = self._sink
@@ -339,6 +351,7 @@ class AttemptSpan:
             attributes,
             events,
             status,
+            plugin_outcomes,
         )
 
     def extension_point(self, name: str, start_ns: int | None = None) -> PointSpan:
@@ -353,12 +366,13 @@ class AttemptSpan:
         status: str = "Success",
         message: str = "",
         attributes: dict[str, AttributeValue] | None = None,
-        events: Sequence[Event] = (),
+        plugin_outcomes: Sequence[PluginOutcome] = (),
     ) -> None:
-        """A child span for an extension point already timed by the caller (``time.time_ns``)."""
+        """A child span for an extension point already timed by the caller (``time.time_ns``),
+        with a "plugin" event per outcome."""
         attrs = attributes if attributes is not None else {}
         span_status = _framework_status(attrs, status, message)
-        self.child(name, start_ns, end_ns, attrs, events, span_status)
+        self.child(name, start_ns, end_ns, attrs, (), span_status, plugin_outcomes)
 
     def plugin(
         self, name: str, point: str, status: str = "Success", seconds: float | None = None

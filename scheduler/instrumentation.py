@@ -23,13 +23,12 @@ import numpy as np
 
 from observability.explain import ExplainStore
 from observability.logs import V, pod_keys
+from observability.spans import PluginOutcome
 from observability.tracing import (
     NOOP_TRACING,
     AnyPodSpan,
     AttemptSpan,
-    AttributeValue,
     Tracing,
-    plugin_event,
 )
 from scheduler.framework.interface import CycleState, NodeToStatus
 from scheduler.framework.results import Diagnosis, NodePluginScores, ScheduleResult
@@ -37,8 +36,6 @@ from scheduler.framework.runtime import CYCLE_TRACER_KEY
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import Event
-
     from scheduler.algorithm import AttemptDetails
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.runtime import RowScores
@@ -126,14 +123,13 @@ class AttemptTrace:
             or end - start >= NOTABLE_EMPTY_POINT_SECONDS
         ):
             return
-        attributes: dict[str, AttributeValue] = {}
-        events: list[Event] = []
+        outcomes: list[PluginOutcome] = []
         if plugins:
             wall_ns = self.wall_ns
             for plugin, timing in plugins.items():
-                events.append(
-                    plugin_event(
-                        plugin, None, timing.status, timing.seconds, wall_ns(timing.last_end)
+                outcomes.append(
+                    PluginOutcome(
+                        plugin, timing.status, timing.seconds * 1000.0, wall_ns(timing.last_end)
                     )
                 )
         self.span.record_extension_point(
@@ -142,8 +138,8 @@ class AttemptTrace:
             self.wall_ns(end),
             status.code_name,
             status.message,
-            attributes,
-            events,
+            {},
+            outcomes,
         )
 
     def flush_plugins(self) -> None:

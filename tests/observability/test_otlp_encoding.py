@@ -20,6 +20,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 from opentelemetry.trace.span import TraceState
 
 from observability.otlp_encoding import SpanEncoder, encode_export_request
+from observability.spans import ExtensionPointSpan, PluginOutcome
 
 RESOURCE = Resource({"service.name": "aiosched", "telemetry.sdk.language": "python"})
 OTHER_RESOURCE = Resource({"service.name": "other"}, schema_url="https://example.com/s")
@@ -112,6 +113,27 @@ def assert_same_message(spans: list[ReadableSpan]) -> None:
             id="grouped by resource then scope in first-seen order",
         ),
         pytest.param([span(start_time=None, end_time=None)], id="unset times"),
+        pytest.param(
+            [
+                ExtensionPointSpan(
+                    "Filter",
+                    context=context(5, 6),
+                    parent=context(5, 4),
+                    resource=RESOURCE,
+                    instrumentation_scope=SCOPE,
+                    start_time=10,
+                    end_time=20,
+                    attributes={"aiosched.status": "Success"},
+                    events=[Event("exception", {"exception.message": "boom"}, 15)],
+                    plugin_outcomes=[
+                        PluginOutcome("NodeResourcesFit", "Success", 0.0125, 17),
+                        PluginOutcome("TaintToleration", "Unschedulable", 0.5, 18),
+                        PluginOutcome("NodeName", "Skip", 0.0, 0),
+                    ],
+                )
+            ],
+            id="plugin outcomes written from their tuples",
+        ),
     ],
 )
 def test_encoding_matches_the_sdk(spans: list[ReadableSpan]) -> None:
@@ -171,3 +193,18 @@ def test_cached_encodings_are_reused_across_batches_without_changing_the_output(
     first = encoder.request(batch)
     assert encoder.request(batch) == first
     assert ExportTraceServiceRequest.FromString(first) == encode_spans(batch)
+
+
+def test_plugin_outcomes_read_as_sdk_events_after_the_others() -> None:
+    point = ExtensionPointSpan(
+        "Score",
+        events=[Event("exception", {"exception.message": "boom"}, 1)],
+        plugin_outcomes=[PluginOutcome("ImageLocality", "Success", 0.25, 2)],
+    )
+    first, second = point.events
+    assert (first.name, second.name, second.timestamp) == ("exception", "plugin", 2)
+    assert dict(second.attributes or {}) == {
+        "aiosched.plugin": "ImageLocality",
+        "aiosched.status": "Success",
+        "aiosched.duration_ms": 0.25,
+    }
