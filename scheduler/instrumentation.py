@@ -32,7 +32,6 @@ from observability.tracing import (
 )
 from scheduler.framework.interface import CycleState, NodeToStatus
 from scheduler.framework.results import Diagnosis, NodePluginScores, ScheduleResult
-from scheduler.framework.runtime import CYCLE_TRACER_KEY
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
@@ -56,13 +55,12 @@ _total_score = attrgetter("total_score")
 class _PluginTiming:
     """One plugin's calls at one extension point within an attempt (Filter runs per chunk)."""
 
-    __slots__ = ("calls", "last_end", "seconds", "status")
+    __slots__ = ("last_end", "seconds", "status")
 
-    def __init__(self) -> None:
-        self.calls = 0
-        self.seconds = 0.0
-        self.last_end = 0.0  # framework clock when its last call ended
-        self.status = "Success"
+    def __init__(self, seconds: float, last_end: float, status: str) -> None:
+        self.seconds = seconds
+        self.last_end = last_end  # framework clock when its last call ended
+        self.status = status
 
 
 class AttemptTrace:
@@ -72,7 +70,6 @@ class AttemptTrace:
     about a fifth more per traced pod (measured), for the same facts."""
 
     __slots__ = (
-        "_clock",
         "_clock_origin",
         "_pending",
         "_wall_origin",
@@ -95,7 +92,6 @@ class AttemptTrace:
         self.trace_empty_points = trace_empty_points
         # The framework clock is monotonic seconds; spans want wall-clock nanoseconds.
         # Read back to back, so that mapped start times never fall after real end times.
-        self._clock = clock
         self._clock_origin = clock()
         self._wall_origin = time.time_ns()
         self._pending: dict[str, dict[str, _PluginTiming]] = {}
@@ -103,14 +99,21 @@ class AttemptTrace:
     def wall_ns(self, clock_seconds: float) -> int:
         return self._wall_origin + int((clock_seconds - self._clock_origin) * 1e9)
 
-    def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None:
-        span_name = _SPAN_OF_POINT.get(point, point)
-        timing = self._pending.setdefault(span_name, {}).get(plugin)
+    def on_plugin(
+        self, point: str, plugin: str, status: Status, seconds: float, end: float
+    ) -> None:
+        if point in _SPAN_OF_POINT:
+            point = _SPAN_OF_POINT[point]
+        timings = self._pending.get(point)
+        if timings is None:
+            timings = self._pending[point] = {}
+        timing = timings.get(plugin)
         if timing is None:
-            timing = self._pending[span_name][plugin] = _PluginTiming()
-        timing.calls += 1
+            code = "Success" if status.is_success else status.code_name
+            timings[plugin] = _PluginTiming(seconds, end, code)
+            return
         timing.seconds += seconds
-        timing.last_end = self._clock()
+        timing.last_end = end
         if not status.is_success:
             timing.status = status.code_name
 
@@ -306,7 +309,7 @@ class Instrumentation:
         trace = AttemptTrace(
             attempt, framework_clock, state.record_plugin_metrics, self.trace_empty_points
         )
-        state.write(CYCLE_TRACER_KEY, trace)
+        state.tracer = trace
         state.record_plugin_metrics = True  # time every plugin; metrics still sampled
         return trace
 

@@ -53,11 +53,20 @@ class CycleState:
     clones to try removing pods without disturbing the real state.
     """
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+        "tracer",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.record_plugin_metrics = False
+        # The attempt's tracer (runtime.CycleTracer) when the attempt is traced; an attribute,
+        # not a key, because the runtime looks it up for every plugin call.
+        self.tracer: Any = None
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
 
@@ -77,6 +86,7 @@ class CycleState:
             clone = getattr(value, "clone", None)
             copy._data[key] = clone() if callable(clone) else value
         copy.record_plugin_metrics = self.record_plugin_metrics
+        copy.tracer = self.tracer
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
         return copy

@@ -91,13 +91,10 @@ class FrameworkObserver(Protocol):
     def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None: ...
 
 
-#: CycleState key of the attempt's :class:`CycleTracer` (written by the scheduler when tracing).
-CYCLE_TRACER_KEY = "aiosched.io/cycle-tracer"
-
-
 class CycleTracer(Protocol):
-    """Per-attempt tracing hooks, carried in the attempt's CycleState so that concurrent binding
-    tasks report to their own attempt. Times are the framework clock's seconds.
+    """Per-attempt tracing hooks, carried in the attempt's CycleState (``state.tracer``) so
+    that concurrent binding tasks report to their own attempt. Times are the framework clock's
+    seconds.
 
     While a tracer is present the runtime times every plugin (``record_plugin_metrics`` is set);
     ``sample_plugin_metrics`` says whether those timings also go to the plugin metrics, which
@@ -108,7 +105,9 @@ class CycleTracer(Protocol):
 
     def on_extension_point(self, point: str, status: Status, start: float, end: float) -> None: ...
 
-    def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None: ...
+    def on_plugin(
+        self, point: str, plugin: str, status: Status, seconds: float, end: float
+    ) -> None: ...
 
 
 class NoopObserver:
@@ -237,6 +236,7 @@ class Framework:
     ) -> None:
         self._profile_name = profile_name
         self._deps = deps
+        self._now = deps.clock  # called several times per plugin: no wrapper frame
         self.observer = deps.observer
         self._trace_cycles = deps.trace_cycles
         self.waiting_pods = WaitingPods()
@@ -372,17 +372,11 @@ class Framework:
         """The injected clock (seconds), for timing extension points."""
         return self._deps.clock()
 
-    def _now(self) -> float:
-        return self._deps.clock()
-
     def cycle_tracer(self, state: CycleState) -> CycleTracer | None:
         """The attempt's tracer, or None when the attempt is not traced."""
         if not self._trace_cycles:
             return None
-        try:
-            tracer: CycleTracer = state.read(CYCLE_TRACER_KEY)
-        except KeyError:
-            return None
+        tracer: CycleTracer | None = state.tracer
         return tracer
 
     def record_extension_point(
@@ -404,12 +398,13 @@ class Framework:
     def _plugin_done(
         self, point: str, plugin: str, status: Status, start: float, state: CycleState
     ) -> None:
-        seconds = self._now() - start
-        tracer = self.cycle_tracer(state) if self._trace_cycles else None
+        end = self._now()
+        seconds = end - start
+        tracer: CycleTracer | None = state.tracer if self._trace_cycles else None
         if tracer is None:
             self.observer.on_plugin(point, plugin, status, seconds)
             return
-        tracer.on_plugin(point, plugin, status, seconds)
+        tracer.on_plugin(point, plugin, status, seconds, end)
         if tracer.sample_plugin_metrics:
             self.observer.on_plugin(point, plugin, status, seconds)
 
