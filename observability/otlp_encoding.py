@@ -6,9 +6,9 @@ tracing together. Here each span is written directly as protobuf wire format, an
 recurring names and key/value pairs (profile, plugin summaries, node names...) is cached.
 
 :func:`encode_export_request` produces an ``ExportTraceServiceRequest`` that decodes to the same
-message as ``encode_spans(spans)`` from opentelemetry-exporter-otlp-proto-common (the tests
-compare the two on generated spans): spans grouped by resource, then by instrumentation scope, in
-order of first appearance.
+message as ``encode_spans(expand(spans))`` from opentelemetry-exporter-otlp-proto-common (the
+tests compare the two on generated spans): spans grouped by resource, then by instrumentation
+scope, in order of first appearance, each attempt's recorded extension points right after it.
 
 Wire format reference: opentelemetry-proto's trace/v1/trace.proto and common/v1/common.proto.
 """
@@ -23,13 +23,15 @@ from typing import Any, Final
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import SpanContext, SpanKind
+from opentelemetry.trace import SpanContext, SpanKind, Status
 
 from observability.spans import (
     DURATION_KEY,
     PLUGIN_EVENT_NAME,
     PLUGIN_KEY,
     STATUS_KEY,
+    AttemptWithPoints,
+    ExtensionPoint,
     ExtensionPointSpan,
     PluginOutcome,
 )
@@ -195,6 +197,49 @@ class _Encoder:
             events, outcomes = span.other_events, span.plugin_outcomes
         else:
             events, outcomes = span.events, ()
+        self._events(events, outcomes, parts)
+        if span.dropped_events:
+            parts.append(b"\x60" + _varint(span.dropped_events))
+        for link in span.links:
+            parts.append(_field(b"\x6a", self._link(link)))
+        if span.dropped_links:
+            parts.append(b"\x70" + _varint(span.dropped_links))
+        parts.append(_field(b"\x7a", self._status(span.status)))
+        parts.append(_REMOTE_FLAGS if parent is not None and parent.is_remote else _LOCAL_FLAGS)
+        return b"".join(parts)
+
+    def point(self, head: bytes, point: ExtensionPoint) -> bytes:
+        """An extension point's span, child of the attempt whose ``head`` is given: its trace
+        id field, and trace state and parent fields (see :meth:`point_head`)."""
+        parts = [
+            head,
+            b"\x12\x08" + point.span_id.to_bytes(8, "big"),
+            self.name(b"\x2a", point.name),
+            _INTERNAL_KIND,
+        ]
+        if point.start_ns:
+            parts.append(b"\x39" + _pack_fixed64(point.start_ns))
+        if point.end_ns:
+            parts.append(b"\x41" + _pack_fixed64(point.end_ns))
+        self.attributes(b"\x4a", point.attributes, parts)
+        self._events(point.events, point.plugin_outcomes, parts)
+        parts.append(_field(b"\x7a", self._status(point.status)))
+        parts.append(_LOCAL_FLAGS)
+        return b"".join(parts)
+
+    @staticmethod
+    def point_head(attempt: SpanContext) -> bytes:
+        """Fields every extension point of ``attempt`` shares (field order is free in
+        protobuf): trace id, trace state, and the attempt as parent."""
+        head = b"\x0a\x10" + attempt.trace_id.to_bytes(16, "big")
+        if attempt.trace_state:
+            items = ",".join(f"{k}={v}" for k, v in attempt.trace_state.items())
+            head += _string(b"\x1a", items)
+        return head + b"\x22\x08" + attempt.span_id.to_bytes(8, "big")
+
+    def _events(
+        self, events: Sequence[Any], outcomes: Sequence[PluginOutcome], parts: list[bytes]
+    ) -> None:
         event = self._event
         for each in events:
             body = event(each)
@@ -202,15 +247,15 @@ class _Encoder:
         for outcome in outcomes:
             body = self._plugin_outcome(outcome)
             parts.append(b"\x5a" + _len_prefix(len(body)) + body)
-        if span.dropped_events:
-            parts.append(b"\x60" + _varint(span.dropped_events))
-        for link in span.links:
-            parts.append(_field(b"\x6a", self._link(link)))
-        if span.dropped_links:
-            parts.append(b"\x70" + _varint(span.dropped_links))
-        parts.append(_field(b"\x7a", self._status(span)))
-        parts.append(_REMOTE_FLAGS if parent is not None and parent.is_remote else _LOCAL_FLAGS)
-        return b"".join(parts)
+
+    def span_with_points(self, span: ReadableSpan, out: list[bytes]) -> None:
+        """Append ``span``'s ScopeSpans.spans field, then its recorded extension points'."""
+        out.append(_field(b"\x12", self.span(span)))
+        if type(span) is AttemptWithPoints and span.points:
+            assert span.context is not None
+            head = self.point_head(span.context)
+            for point in span.points:
+                out.append(_field(b"\x12", self.point(head, point)))
 
     def _event(self, event: Any) -> bytes:
         parts = []
@@ -257,8 +302,7 @@ class _Encoder:
         return b"".join(parts)
 
     @staticmethod
-    def _status(span: ReadableSpan) -> bytes:
-        status = span.status
+    def _status(status: Status) -> bytes:
         parts = []
         if status.description:
             parts.append(_string(b"\x12", status.description))
@@ -308,7 +352,8 @@ class _Encoder:
             scope_parts = []
             for scope, members in scopes:
                 body = [self.scope(scope)]
-                body.extend(_field(b"\x12", self.span(s)) for s in members)
+                for member in members:
+                    self.span_with_points(member, body)
                 schema = scope.schema_url if scope is not None else ""
                 if schema:
                     body.append(_string(b"\x1a", schema))
@@ -324,6 +369,7 @@ _LOCAL_FLAGS: Final = b"\x85\x01" + _pack_fixed32(_FLAGS_HAS_IS_REMOTE)
 _REMOTE_FLAGS: Final = b"\x85\x01" + _pack_fixed32(_FLAGS_HAS_IS_REMOTE | _FLAGS_IS_REMOTE)
 #: Span.kind fields: the protobuf SPAN_KIND_* value is the API's SpanKind value + 1.
 _KIND_FIELDS: Final = {kind: b"\x30" + _SMALL_VARINTS[kind.value + 1] for kind in SpanKind}
+_INTERNAL_KIND: Final = _KIND_FIELDS[SpanKind.INTERNAL]
 _CACHEABLE: Final = frozenset({str, int, bool})
 
 

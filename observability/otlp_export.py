@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from observability.otlp_encoding import SpanEncoder
+from observability.spans import expand
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,9 @@ class FastOTLPSpanExporter(OTLPSpanExporter):
         if self._send is None:  # pragma: no cover - depends on the installed SDK
             log.info("OTLP exporter: this SDK has no HTTP client hook; using its own encoder")
 
+    #: Attempts may carry their extension points as records (observability.spans).
+    takes_compact_points = True
+
     @property
     def uses_fast_encoder(self) -> bool:
         return self._send is not None
@@ -44,7 +48,7 @@ class FastOTLPSpanExporter(OTLPSpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         send = self._send
         if send is None or getattr(self, "_shutdown", False):
-            return super().export(spans)  # pragma: no cover - depends on the installed SDK
+            return super().export(expand(spans))  # pragma: no cover - depends on the SDK
         try:
             data = self._encoder.request(spans)
         except Exception as exc:

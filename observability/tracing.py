@@ -50,7 +50,7 @@ from typing import Final
 from urllib.parse import unquote, urlsplit
 
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import (
     ALWAYS_OFF,
@@ -68,6 +68,8 @@ from observability.spans import (
     PLUGIN_EVENT_NAME,
     PLUGIN_KEY,
     STATUS_KEY,
+    AttemptWithPoints,
+    ExtensionPoint,
     ExtensionPointSpan,
     PluginOutcome,
 )
@@ -130,9 +132,18 @@ class _SpanSink:
     sampler would decide for a child (parent-based ones follow the parent, the others decide
     by trace id, which the children share)."""
 
-    __slots__ = ("new_span_id", "new_trace_id", "on_end", "resource", "scope")
+    __slots__ = ("compact_points", "new_span_id", "new_trace_id", "on_end", "resource", "scope")
 
-    def __init__(self, provider: TracerProvider, processor: SpanProcessor, tracer: Tracer) -> None:
+    def __init__(
+        self,
+        provider: TracerProvider,
+        processor: SpanProcessor,
+        tracer: Tracer,
+        compact_points: bool = False,
+    ) -> None:
+        # True when the exporter writes extension points from their records (AttemptWithPoints):
+        # they then ride on their attempt's span instead of being spans of their own.
+        self.compact_points = compact_points
         self.resource = provider.resource
         self.scope = getattr(tracer, "instrumentation_scope", None)
         self.new_span_id = provider.id_generator.generate_span_id
@@ -155,25 +166,26 @@ class _SpanSink:
         events: Sequence[Event] = (),
         status: Status = _STATUS_UNSET,
         plugin_outcomes: Sequence[PluginOutcome] = (),
+        points: Sequence[ExtensionPoint] | None = None,
     ) -> None:
         # A ReadableSpan (the SDK's finished-span type that processors and exporters consume)
-        # that carries plugin outcomes compactly.
-        span = ExtensionPointSpan(
-            name,
-            context,
-            parent,
-            self.resource,
-            attributes,
-            events,
-            (),
-            SpanKind.INTERNAL,
-            None,
-            status,
-            start_ns,
-            end_ns,
-            self.scope,
-            plugin_outcomes=plugin_outcomes,
-        )
+        # that carries plugin outcomes, or an attempt's extension points, compactly.
+        common = {
+            "context": context,
+            "parent": parent,
+            "resource": self.resource,
+            "attributes": attributes,
+            "events": events,
+            "status": status,
+            "start_time": start_ns,
+            "end_time": end_ns,
+            "instrumentation_scope": self.scope,
+        }
+        span: ReadableSpan
+        if points is not None:
+            span = AttemptWithPoints(name, points=points, **common)
+        else:
+            span = ExtensionPointSpan(name, plugin_outcomes=plugin_outcomes, **common)
         self.on_end(span)
 
 
@@ -311,7 +323,16 @@ class AttemptSpan:
     """One scheduling attempt. Pass this object to the binding task; its spans join this trace
     (they are parented on ``context`` explicitly, never through contextvars)."""
 
-    __slots__ = ("_attributes", "_ended", "_events", "_parent", "_sink", "_start_ns", "context")
+    __slots__ = (
+        "_attributes",
+        "_ended",
+        "_events",
+        "_parent",
+        "_points",
+        "_sink",
+        "_start_ns",
+        "context",
+    )
 
     def __init__(
         self,
@@ -325,6 +346,7 @@ class AttemptSpan:
         self.context = sink.child_context(parent)
         self._attributes = attributes
         self._events: list[Event] = []
+        self._points: list[ExtensionPoint] | None = [] if sink.compact_points else None
         self._start_ns = start_ns if start_ns is not None else time.time_ns()
         self._ended = False
 
@@ -340,8 +362,24 @@ class AttemptSpan:
         status: Status = _STATUS_UNSET,
         plugin_outcomes: Sequence[PluginOutcome] = (),
     ) -> None:
-        """A finished child span (an extension point), exported at once."""
+        """A finished child span (an extension point): exported at once, or with the attempt
+        when the exporter takes extension points as records."""
         sink = self._sink
+        points = self._points
+        if points is not None:
+            points.append(
+                ExtensionPoint(
+                    name,
+                    sink.new_span_id(),
+                    start_ns,
+                    end_ns,
+                    attributes,
+                    status,
+                    tuple(events),
+                    plugin_outcomes,
+                )
+            )
+            return
         sink.emit(
             name,
             sink.child_context(self.context),
@@ -415,6 +453,7 @@ class AttemptSpan:
             attributes,
             self._events,
             status,
+            points=self._points,
         )
 
 
@@ -423,10 +462,12 @@ class OtelTracing:
 
     enabled: Final = True
 
-    def __init__(self, provider: TracerProvider, processor: SpanProcessor) -> None:
+    def __init__(
+        self, provider: TracerProvider, processor: SpanProcessor, compact_points: bool = False
+    ) -> None:
         self.provider = provider
         self._tracer = provider.get_tracer("aiosched")
-        self._sink = _SpanSink(provider, processor, self._tracer)
+        self._sink = _SpanSink(provider, processor, self._tracer, compact_points)
         self._sampler = provider.sampler
         self._open_pods: dict[str, PodSpan] = {}
 
@@ -846,15 +887,21 @@ def tracing_with_processor(
     sampler: Sampler | None = None,
     service_name: str = DEFAULT_SERVICE_NAME,
     resource_attributes: Mapping[str, str] | None = None,
+    compact_points: bool = False,
 ) -> OtelTracing:
-    """Tracing exporting through ``processor`` (tests use a SimpleSpanProcessor + in-memory)."""
+    """Tracing exporting through ``processor`` (tests use a SimpleSpanProcessor + in-memory).
+
+    ``compact_points``: the exporter behind ``processor`` takes an attempt's extension points
+    as records on its span (:class:`~observability.spans.AttemptWithPoints`), as
+    :class:`~observability.otlp_export.FastOTLPSpanExporter` does; other exporters need them
+    as spans of their own (the default)."""
     provider = TracerProvider(
         sampler=sampler if sampler is not None else ParentBased(ALWAYS_ON),
         resource=_resource(service_name, resource_attributes or {}),
         shutdown_on_exit=False,
     )
     provider.add_span_processor(processor)
-    return OtelTracing(provider, processor)
+    return OtelTracing(provider, processor, compact_points)
 
 
 def tracing_with_exporter(
@@ -881,15 +928,17 @@ def setup_tracing(
     config = resolve_tracing_config(service_name, endpoint, protocol, sampler, sampler_arg, environ)
     if config is None or config.sampler == "always_off":
         return NOOP_TRACING
+    exporter = _build_exporter(config)
     return tracing_with_processor(
         BatchSpanProcessor(
-            _build_exporter(config),
+            exporter,
             max_queue_size=config.max_queue_size,
             max_export_batch_size=config.max_export_batch_size,
         ),
         build_sampler(config.sampler, config.sampler_arg),
         config.service_name,
         config.resource_attributes,
+        compact_points=getattr(exporter, "takes_compact_points", False),
     )
 
 

@@ -20,7 +20,13 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode,
 from opentelemetry.trace.span import TraceState
 
 from observability.otlp_encoding import SpanEncoder, encode_export_request
-from observability.spans import ExtensionPointSpan, PluginOutcome
+from observability.spans import (
+    AttemptWithPoints,
+    ExtensionPoint,
+    ExtensionPointSpan,
+    PluginOutcome,
+    expand,
+)
 
 RESOURCE = Resource({"service.name": "aiosched", "telemetry.sdk.language": "python"})
 OTHER_RESOURCE = Resource({"service.name": "other"}, schema_url="https://example.com/s")
@@ -46,7 +52,7 @@ def span(name: str = "Filter", **kw: Any) -> ReadableSpan:
 
 def assert_same_message(spans: list[ReadableSpan]) -> None:
     ours = ExportTraceServiceRequest.FromString(encode_export_request(spans))
-    assert ours == encode_spans(spans)
+    assert ours == encode_spans(expand(spans))
 
 
 @pytest.mark.parametrize(
@@ -133,6 +139,46 @@ def assert_same_message(spans: list[ReadableSpan]) -> None:
                 )
             ],
             id="plugin outcomes written from their tuples",
+        ),
+        pytest.param(
+            [
+                span("before"),
+                AttemptWithPoints(
+                    "SchedulingAttempt",
+                    context=context(9, 0x40, trace_state=TraceState([("vendor", "x")])),
+                    parent=context(9, 0x30),
+                    resource=RESOURCE,
+                    instrumentation_scope=SCOPE,
+                    start_time=100,
+                    end_time=900,
+                    attributes={"aiosched.attempt": 1, "aiosched.result": "scheduled"},
+                    status=Status(StatusCode.OK),
+                    points=[
+                        ExtensionPoint(
+                            "Filter",
+                            0x41,
+                            110,
+                            200,
+                            {"aiosched.status": "Success"},
+                            Status(StatusCode.UNSET),
+                            (),
+                            [PluginOutcome("NodeResourcesFit", "Success", 0.01, 150)],
+                        ),
+                        ExtensionPoint(
+                            "Bind",
+                            0x42,
+                            300,
+                            800,
+                            {"aiosched.status": "Error"},
+                            Status(StatusCode.ERROR, "409 conflict"),
+                            (Event("exception", {"exception.message": "boom"}, 400),),
+                            [],
+                        ),
+                    ],
+                ),
+                span("after"),
+            ],
+            id="an attempt's recorded extension points become its child spans",
         ),
     ],
 )
