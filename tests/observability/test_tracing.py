@@ -274,9 +274,9 @@ def test_bad_settings_give_clear_errors(environ: dict[str, str], fragment: str) 
 @pytest.mark.parametrize(
     ("environ", "queue", "batch"),
     [
-        ({}, 32768, 4096),
+        ({}, 32768, 512),
         ({"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, 100, 100),
-        ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "512"}, 32768, 512),
+        ({"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "4096"}, 32768, 4096),
     ],
 )
 def test_span_queue_and_batch_sizes(environ: dict[str, str], queue: int, batch: int) -> None:
