@@ -46,7 +46,7 @@ import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Final
+from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 from opentelemetry.sdk.resources import Resource
@@ -171,7 +171,7 @@ class _SpanSink:
     ) -> None:
         # A ReadableSpan (the SDK's finished-span type that processors and exporters consume)
         # that carries plugin outcomes, or an attempt's extension points, compactly.
-        common = {
+        common: dict[str, Any] = {
             "context": context,
             "parent": parent,
             "resource": self.resource,
@@ -185,8 +185,10 @@ class _SpanSink:
         span: ReadableSpan
         if points is not None:
             span = AttemptWithPoints(name, points=points, **common)
-        else:
+        elif plugin_outcomes:
             span = ExtensionPointSpan(name, plugin_outcomes=plugin_outcomes, **common)
+        else:
+            span = ReadableSpan(name, **common)
         self.on_end(span)
 
 
