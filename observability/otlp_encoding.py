@@ -3,7 +3,7 @@
 The SDK's exporter builds a protobuf message object per span, attribute and value and then
 serialises the tree: about 20 µs per span, which at ~10 spans per pod costs more than the rest of
 tracing together. Here each span is written directly as protobuf wire format, and the byte form of
-recurring names and key/value pairs (profile, plugin summaries, node names...) is cached.
+recurring names and key/value pairs (profile, plugin names and statuses, node names...) is cached.
 
 :func:`encode_export_request` produces an ``ExportTraceServiceRequest`` that decodes to the same
 message as ``encode_spans(expand(spans))`` from opentelemetry-exporter-otlp-proto-common (the
@@ -109,7 +109,7 @@ def _key_value(key: str, value: Any) -> bytes:
     return _string(b"\x0a", key) + _field(b"\x12", _any_value(value))
 
 
-class _Encoder:
+class SpanEncoder:
     """Per-exporter caches of encoded names and attributes; not thread-safe (one export thread)."""
 
     def __init__(self) -> None:
@@ -409,9 +409,8 @@ def _group_of(groups: Group, span: ReadableSpan) -> list[ReadableSpan]:
     return members
 
 
-def encode_export_request(spans: Sequence[ReadableSpan], encoder: _Encoder | None = None) -> bytes:
+def encode_export_request(
+    spans: Sequence[ReadableSpan], encoder: SpanEncoder | None = None
+) -> bytes:
     """A serialized ``ExportTraceServiceRequest`` carrying ``spans``."""
-    return (encoder or _Encoder()).request(spans)
-
-
-SpanEncoder = _Encoder
+    return (encoder or SpanEncoder()).request(spans)
