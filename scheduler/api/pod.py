@@ -59,7 +59,8 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
     spec = as_mapping(raw.get("spec"), "spec")
     status = as_mapping(raw.get("status"), "status")
     if previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
-        return _with_new_metadata_and_status(previous, raw, meta, spec, status)
+        # everything derived from the rest of the spec stays as it was
+        return dataclasses.replace(previous, **_outside_spec(raw, meta, spec, status))
 
     containers = as_list(spec.get("containers"), "spec.containers")
     init_containers = as_list(spec.get("initContainers"), "spec.initContainers")
@@ -80,25 +81,11 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         "spec.affinity.nodeAffinity",
     )
     required, preferred = _node_affinity(node_affinity)
-    name = as_str(meta.get("name"), "metadata.name")
+    outside_spec = _outside_spec(raw, meta, spec, status)
     priority = spec.get("priority")
     return PodView(
-        raw=raw,
-        uid=as_str(meta.get("uid"), "metadata.uid"),
-        namespace=as_str(meta.get("namespace"), "metadata.namespace", "default"),
-        name=name,
-        resource_version=as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
-        labels=as_str_map(meta.get("labels"), "metadata.labels"),
-        annotations=as_str_map(meta.get("annotations"), "metadata.annotations"),
-        owner_references=_owner_references(meta.get("ownerReferences")),
-        creation_timestamp=as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
-        deletion_timestamp=_optional_str(
-            meta.get("deletionTimestamp"), "metadata.deletionTimestamp"
-        ),
-        node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
-        nominated_node_name=as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        **outside_spec,
         scheduler_name=as_str(spec.get("schedulerName"), "spec.schedulerName", "default-scheduler"),
-        phase=as_str(status.get("phase"), "status.phase"),
         priority=0 if priority is None else as_int(priority, "spec.priority"),
         preemption_policy=as_str(
             spec.get("preemptionPolicy"), "spec.preemptionPolicy", "PreemptLowerPriority"
@@ -113,8 +100,34 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         required_node_affinity=required,
         preferred_node_affinity=preferred,
         images=images,
-        pvc_names=_pvc_names(spec.get("volumes"), name),
+        pvc_names=_pvc_names(spec.get("volumes"), outside_spec["name"]),
     )
+
+
+def _outside_spec(
+    raw: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The PodView fields read from metadata, status and spec.nodeName."""
+    return {
+        "raw": raw,
+        "uid": as_str(meta.get("uid"), "metadata.uid"),
+        "namespace": as_str(meta.get("namespace"), "metadata.namespace", "default"),
+        "name": as_str(meta.get("name"), "metadata.name"),
+        "resource_version": as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
+        "labels": as_str_map(meta.get("labels"), "metadata.labels"),
+        "annotations": as_str_map(meta.get("annotations"), "metadata.annotations"),
+        "owner_references": _owner_references(meta.get("ownerReferences")),
+        "creation_timestamp": as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        "deletion_timestamp": _optional_str(
+            meta.get("deletionTimestamp"), "metadata.deletionTimestamp"
+        ),
+        "node_name": as_str(spec.get("nodeName"), "spec.nodeName"),
+        "nominated_node_name": as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        "phase": as_str(status.get("phase"), "status.phase"),
+    }
 
 
 def _same_spec_but_node(spec: Mapping[str, Any], old: Any) -> bool:
@@ -126,47 +139,6 @@ def _same_spec_but_node(spec: Mapping[str, Any], old: Any) -> bool:
 
 
 _ABSENT = object()
-
-
-def _with_new_metadata_and_status(
-    previous: PodView,
-    raw: Mapping[str, Any],
-    meta: Mapping[str, Any],
-    spec: Mapping[str, Any],
-    status: Mapping[str, Any],
-) -> PodView:
-    """``previous`` with everything outside the spec (and spec.nodeName) read from ``raw``."""
-    return PodView(
-        raw=raw,
-        uid=as_str(meta.get("uid"), "metadata.uid"),
-        namespace=as_str(meta.get("namespace"), "metadata.namespace", "default"),
-        name=as_str(meta.get("name"), "metadata.name"),
-        resource_version=as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
-        labels=as_str_map(meta.get("labels"), "metadata.labels"),
-        annotations=as_str_map(meta.get("annotations"), "metadata.annotations"),
-        owner_references=_owner_references(meta.get("ownerReferences")),
-        creation_timestamp=as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
-        deletion_timestamp=_optional_str(
-            meta.get("deletionTimestamp"), "metadata.deletionTimestamp"
-        ),
-        node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
-        nominated_node_name=as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
-        scheduler_name=previous.scheduler_name,
-        phase=as_str(status.get("phase"), "status.phase"),
-        priority=previous.priority,
-        preemption_policy=previous.preemption_policy,
-        scheduling_gates=previous.scheduling_gates,
-        requests=previous.requests,
-        non_zero_milli_cpu=previous.non_zero_milli_cpu,
-        non_zero_memory=previous.non_zero_memory,
-        host_ports=previous.host_ports,
-        tolerations=previous.tolerations,
-        node_selector=previous.node_selector,
-        required_node_affinity=previous.required_node_affinity,
-        preferred_node_affinity=previous.preferred_node_affinity,
-        images=previous.images,
-        pvc_names=previous.pvc_names,
-    )
 
 
 def pod_view_with_node(view: PodView, node_name: str) -> PodView:
