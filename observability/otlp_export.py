@@ -41,10 +41,6 @@ class FastOTLPSpanExporter(OTLPSpanExporter):
     #: Attempts may carry their extension points as records (observability.spans).
     takes_compact_points = True
 
-    @property
-    def uses_fast_encoder(self) -> bool:
-        return self._send is not None
-
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         send = self._send
         if send is None or getattr(self, "_shutdown", False):

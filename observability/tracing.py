@@ -51,7 +51,7 @@ from urllib.parse import unquote, urlsplit
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import (
     ALWAYS_OFF,
     ALWAYS_ON,
@@ -907,14 +907,6 @@ def tracing_with_processor(
     return OtelTracing(provider, processor, compact_points)
 
 
-def tracing_with_exporter(
-    exporter: SpanExporter, sampler: Sampler | None = None, batch: bool = True
-) -> OtelTracing:
-    if batch:
-        return tracing_with_processor(BatchSpanProcessor(exporter), sampler)
-    return tracing_with_processor(SimpleSpanProcessor(exporter), sampler)
-
-
 def setup_tracing(
     service_name: str | None = None,
     endpoint: str | None = None,
@@ -943,8 +935,3 @@ def setup_tracing(
         config.resource_attributes,
         compact_points=getattr(exporter, "takes_compact_points", False),
     )
-
-
-def now_ns() -> int:
-    """Wall-clock nanoseconds, the time base of span start/end arguments."""
-    return time.time_ns()
