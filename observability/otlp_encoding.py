@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry.sdk.resources import Resource
@@ -30,10 +30,13 @@ from observability.spans import (
     PLUGIN_EVENT_NAME,
     PLUGIN_KEY,
     STATUS_KEY,
+    AttemptLog,
     AttemptWithPoints,
     ExtensionPoint,
     ExtensionPointSpan,
     PluginOutcome,
+    PluginTiming,
+    point_span_id,
 )
 
 log = logging.getLogger(__name__)
@@ -41,6 +44,7 @@ log = logging.getLogger(__name__)
 _pack_fixed64 = struct.Struct("<Q").pack
 _pack_double = struct.Struct("<d").pack
 _pack_fixed32 = struct.Struct("<I").pack
+_pack_start_end = struct.Struct("<BQBQ").pack  # Span.start_time_unix_nano, end_time_unix_nano
 
 #: Protobuf Span.flags: the "is the parent remote" bit is known (SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE)
 _FLAGS_HAS_IS_REMOTE = 0x100
@@ -120,6 +124,11 @@ class SpanEncoder:
         self._double_prefixes: dict[tuple[bytes, str], bytes] = {}
         self._names: dict[tuple[bytes, str], bytes] = {}
         self._headers: dict[int, tuple[object, bytes]] = {}  # id(resource/scope) -> encoding
+        # extension point (name, code, message) -> its span's bytes between the times and the
+        # plugin events, and after them
+        self._point_fixed: dict[tuple[str, str, str], tuple[bytes, bytes]] = {}
+        # (plugin, status) -> packs a "plugin" event from its timestamp and duration
+        self._outcome_packers: dict[tuple[str, str], Callable[[int, float], bytes]] = {}
 
     def attributes(
         self, tag: bytes, attributes: Mapping[str, Any] | None, out: list[bytes]
@@ -170,7 +179,8 @@ class SpanEncoder:
 
     # ---- spans (trace.proto) ----------------------------------------------------------------
 
-    def span(self, span: ReadableSpan) -> bytes:
+    def span(self, span: ReadableSpan, events: Sequence[Any] | None = None) -> bytes:
+        """A Span message; ``events`` stands in for ``span.events`` when given."""
         context = span.context
         assert context is not None, "an ended span always has a context"
         parts = [
@@ -193,10 +203,12 @@ class SpanEncoder:
         self.attributes(b"\x4a", span.attributes, parts)
         if span.dropped_attributes:
             parts.append(b"\x50" + _varint(span.dropped_attributes))
-        if type(span) is ExtensionPointSpan:
-            events, outcomes = span.other_events, span.plugin_outcomes
-        else:
-            events, outcomes = span.events, ()
+        outcomes: Sequence[PluginOutcome] = ()
+        if events is None:
+            if type(span) is ExtensionPointSpan:
+                events, outcomes = span.other_events, span.plugin_outcomes
+            else:
+                events = span.events
         self._events(events, outcomes, parts)
         if span.dropped_events:
             parts.append(b"\x60" + _varint(span.dropped_events))
@@ -211,19 +223,42 @@ class SpanEncoder:
     def point(self, head: bytes, point: ExtensionPoint) -> bytes:
         """An extension point's span, child of the attempt whose ``head`` is given: its trace
         id field, and trace state and parent fields (see :meth:`point_head`)."""
-        parts = [
-            head,
-            b"\x12\x08" + point.span_id.to_bytes(8, "big"),
-            self.name(b"\x2a", point.name),
-            _INTERNAL_KIND,
-        ]
+        span_id = b"\x12\x08" + point.span_id.to_bytes(8, "big")
+        if not point.is_plain or not point.start_ns or not point.end_ns:
+            return self._point_in_full(head, span_id, point)
+        between, after = self._point_fixed_parts(point.name, point.code, point.message)
+        parts = [head, span_id, _pack_start_end(0x39, point.start_ns, 0x41, point.end_ns)]
+        parts.append(between)
+        self._outcomes(point.plugin_outcomes, parts)
+        parts.append(after)
+        return b"".join(parts)
+
+    def _point_fixed_parts(self, name: str, code: str, message: str) -> tuple[bytes, bytes]:
+        """A plain extension point's span bytes between its times and its plugin events (name,
+        kind, attributes), and after them (status, flags): they depend on these three only."""
+        key = (name, code, message)
+        fixed = self._point_fixed.get(key)
+        if fixed is None:
+            plain = ExtensionPoint(name, 0, 0, 0, code, message)
+            attributes, status = plain.attributes_and_status()
+            between = [self.name(b"\x2a", name), _INTERNAL_KIND]
+            self.attributes(b"\x4a", attributes, between)
+            fixed = b"".join(between), _field(b"\x7a", self._status(status)) + _LOCAL_FLAGS
+            if len(self._point_fixed) >= _CACHE_LIMIT:
+                self._point_fixed.clear()
+            self._point_fixed[key] = fixed
+        return fixed
+
+    def _point_in_full(self, head: bytes, span_id: bytes, point: ExtensionPoint) -> bytes:
+        attributes, status = point.attributes_and_status()
+        parts = [head, span_id, self.name(b"\x2a", point.name), _INTERNAL_KIND]
         if point.start_ns:
             parts.append(b"\x39" + _pack_fixed64(point.start_ns))
         if point.end_ns:
             parts.append(b"\x41" + _pack_fixed64(point.end_ns))
-        self.attributes(b"\x4a", point.attributes, parts)
-        self._events(point.events, point.plugin_outcomes, parts)
-        parts.append(_field(b"\x7a", self._status(point.status)))
+        self.attributes(b"\x4a", attributes, parts)
+        self._events(point.extra_events, point.plugin_outcomes, parts)
+        parts.append(_field(b"\x7a", self._status(status)))
         parts.append(_LOCAL_FLAGS)
         return b"".join(parts)
 
@@ -244,18 +279,109 @@ class SpanEncoder:
         for each in events:
             body = event(each)
             parts.append(b"\x5a" + _len_prefix(len(body)) + body)
-        for outcome in outcomes:
-            body = self._plugin_outcome(outcome)
-            parts.append(b"\x5a" + _len_prefix(len(body)) + body)
+        self._outcomes(outcomes, parts)
+
+    def _outcomes(self, outcomes: Sequence[PluginOutcome], parts: list[bytes]) -> None:
+        """Span.events fields, one "plugin" event per outcome."""
+        packers = self._outcome_packers
+        for plugin, status, duration_ms, timestamp_ns in outcomes:
+            pack = packers.get((plugin, status))
+            if pack is None or not timestamp_ns:
+                if not timestamp_ns:
+                    body = self._plugin_outcome(PluginOutcome(plugin, status, duration_ms, 0))
+                    parts.append(b"\x5a" + _len_prefix(len(body)) + body)
+                    continue
+                pack = self._outcome_packer(plugin, status)
+            parts.append(pack(timestamp_ns, duration_ms))
+
+    def _outcome_packer(self, plugin: str, status: str) -> Callable[[int, float], bytes]:
+        """Packs a timed "plugin" event of this plugin and status: everything but the
+        timestamp and the duration (both fixed-size) is the same every time."""
+        middle = (
+            self.name(b"\x12", PLUGIN_EVENT_NAME)
+            + self._string_pair(b"\x1a", PLUGIN_KEY, plugin)
+            + self._string_pair(b"\x1a", STATUS_KEY, status)
+            + self._double_prefix(b"\x1a", DURATION_KEY)
+        )
+        body_length = 1 + 8 + len(middle) + 8
+        head = b"\x5a" + _len_prefix(body_length) + b"\x09"
+        layout = struct.Struct(f"<{len(head)}sQ{len(middle)}sd")
+
+        def pack(timestamp_ns: int, duration_ms: float) -> bytes:
+            return layout.pack(head, timestamp_ns, middle, duration_ms)
+
+        if len(self._outcome_packers) >= _CACHE_LIMIT:
+            self._outcome_packers.clear()
+        self._outcome_packers[(plugin, status)] = pack
+        return pack
 
     def span_with_points(self, span: ReadableSpan, out: list[bytes]) -> None:
         """Append ``span``'s ScopeSpans.spans field, then its recorded extension points'."""
-        out.append(_field(b"\x12", self.span(span)))
-        if type(span) is AttemptWithPoints and span.points:
-            assert span.context is not None
-            head = self.point_head(span.context)
+        if type(span) is not AttemptWithPoints:
+            out.append(_field(b"\x12", self.span(span)))
+            return
+        assert span.context is not None
+        head = self.point_head(span.context)
+        log = span.log
+        if log is None:
+            out.append(_field(b"\x12", self.span(span)))
             for point in span.points:
                 out.append(_field(b"\x12", self.point(head, point)))
+            return
+        points: list[bytes] = []
+        unfinished: dict[str, dict[str, PluginTiming]] = {}
+        self._log_points(head, log, span.span_id_base, unfinished, points)
+        events = span.own_events
+        if unfinished:
+            events = (*events, *log.unfinished_events(unfinished))
+        out.append(_field(b"\x12", self.span(span, events)))
+        out.extend(points)
+
+    def _log_points(
+        self,
+        head: bytes,
+        log: AttemptLog,
+        span_id_base: int,
+        unfinished: dict[str, dict[str, PluginTiming]],
+        out: list[bytes],
+    ) -> None:
+        """An attempt's extension points written straight from its log: the bytes of
+        ``expand``'s point spans, without building them (about half the cost of tracing a pod
+        was building then encoding these records)."""
+        origin, wall = log.clock_origin, log.wall_origin
+        packers = self._outcome_packers
+        for index, point in enumerate(log.walk(unfinished), 1):
+            span_id = point_span_id(span_id_base, index)
+            if isinstance(point, ExtensionPoint):
+                body = self.point(head, point._replace(span_id=span_id))
+                out.append(b"\x12" + _len_prefix(len(body)) + body)
+                continue
+            name, status, start, end, plugins = point
+            start_ns = wall + int((start - origin) * 1e9)
+            end_ns = wall + int((end - origin) * 1e9)
+            if not start_ns or not end_ns:  # the SDK leaves zero times out: the general path
+                body = self.point(head, log.timed_point(point, span_id))
+                out.append(b"\x12" + _len_prefix(len(body)) + body)
+                continue
+            between, after = self._point_fixed_parts(name, status.code_name, status.message)
+            parts = [
+                head,
+                b"\x12\x08" + span_id.to_bytes(8, "big"),
+                _pack_start_end(0x39, start_ns, 0x41, end_ns),
+                between,
+            ]
+            if plugins:
+                for plugin, (seconds, last_end, code) in plugins.items():
+                    timestamp_ns = wall + int((last_end - origin) * 1e9)
+                    pack = packers.get((plugin, code))
+                    if pack is None or not timestamp_ns:
+                        outcome = PluginOutcome(plugin, code, seconds * 1000.0, timestamp_ns)
+                        self._outcomes((outcome,), parts)
+                    else:
+                        parts.append(pack(timestamp_ns, seconds * 1000.0))
+            parts.append(after)
+            body = b"".join(parts)
+            out.append(b"\x12" + _len_prefix(len(body)) + body)
 
     def _event(self, event: Any) -> bytes:
         parts = []

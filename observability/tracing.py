@@ -64,14 +64,11 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from opentelemetry.version import __version__ as _otel_version
 
 from observability.spans import (
-    DURATION_KEY,
-    PLUGIN_EVENT_NAME,
-    PLUGIN_KEY,
-    STATUS_KEY,
+    AttemptLog,
     AttemptWithPoints,
     ExtensionPoint,
-    ExtensionPointSpan,
     PluginOutcome,
+    plugin_event,
 )
 
 POD_SPAN_NAME: Final = "PodScheduling"
@@ -87,9 +84,6 @@ DEFAULT_MAX_QUEUE_SIZE: Final = 32768
 #: points ride on its span, so 512 queued spans are ~3000 exported ones (~1.3 MB): a POST every
 #: ~250 pods, whose ~0.7 ms of export-thread CPU is then negligible.
 DEFAULT_MAX_EXPORT_BATCH_SIZE: Final = 512
-
-#: Framework status codes that mark a span as failed in the trace UI.
-_FAILED_CODES: Final = frozenset({"Error", "Unschedulable", "UnschedulableAndUnresolvable"})
 
 #: Short keys accepted by ``set(**attrs)`` and the attribute they stand for.
 _ATTRIBUTE_KEYS: Final = {
@@ -121,6 +115,10 @@ def _attribute_name(key: str) -> str:
 _STATUS_UNSET: Final = Status(StatusCode.UNSET)
 _STATUS_OK: Final = Status(StatusCode.OK)
 _SAMPLED_FLAGS: Final = TraceFlags(TraceFlags.SAMPLED)
+#: Descriptions of the samplers that sample every root span as it is (no attributes, no state).
+_SAMPLE_EVERY_ROOT: Final = frozenset(
+    {ALWAYS_ON.get_description(), ParentBased(ALWAYS_ON).get_description()}  # type: ignore[no-untyped-call]
+)
 
 
 class _SpanSink:
@@ -166,11 +164,12 @@ class _SpanSink:
         attributes: dict[str, AttributeValue],
         events: Sequence[Event] = (),
         status: Status = _STATUS_UNSET,
-        plugin_outcomes: Sequence[PluginOutcome] = (),
-        points: Sequence[ExtensionPoint] | None = None,
+        log: AttemptLog | None = None,
     ) -> None:
-        # A ReadableSpan (the SDK's finished-span type that processors and exporters consume)
-        # that carries plugin outcomes, or an attempt's extension points, compactly.
+        """Hand a finished span to the processor: a plain ``ReadableSpan`` (the SDK's
+        finished-span type that processors and exporters consume), or, with an attempt's
+        ``log``, one carrying its extension points (followed by them as spans of their own
+        unless the exporter takes them as records)."""
         common: dict[str, Any] = {
             "context": context,
             "parent": parent,
@@ -182,36 +181,14 @@ class _SpanSink:
             "end_time": end_ns,
             "instrumentation_scope": self.scope,
         }
-        span: ReadableSpan
-        if points is not None:
-            span = AttemptWithPoints(name, points=points, **common)
-        elif plugin_outcomes:
-            span = ExtensionPointSpan(name, plugin_outcomes=plugin_outcomes, **common)
-        else:
-            span = ReadableSpan(name, **common)
-        self.on_end(span)
-
-
-def _framework_status(attributes: dict[str, AttributeValue], code: str, message: str) -> Status:
-    """Record a framework status code as attributes; the span status it maps to."""
-    attributes["aiosched.status"] = code
-    if code in _FAILED_CODES:
-        return Status(StatusCode.ERROR, message or code)
-    if message:
-        attributes["aiosched.status_message"] = message
-    return _STATUS_UNSET
-
-
-def plugin_event(
-    name: str, point: str | None, status: str, seconds: float | None, timestamp: int | None = None
-) -> Event:
-    """A "plugin" span event: one plugin's outcome (and duration) at an extension point."""
-    attrs: dict[str, AttributeValue] = {PLUGIN_KEY: name, STATUS_KEY: status}
-    if point is not None:
-        attrs["aiosched.extension_point"] = point
-    if seconds is not None:
-        attrs[DURATION_KEY] = seconds * 1000.0
-    return Event(PLUGIN_EVENT_NAME, attrs, timestamp)
+        if log is None:
+            self.on_end(ReadableSpan(name, **common))
+            return
+        attempt = AttemptWithPoints(name, log=log, span_id_base=self.new_span_id(), **common)
+        self.on_end(attempt)
+        if not self.compact_points:
+            for point in attempt.point_spans():
+                self.on_end(point)
 
 
 def _exception_event(exc: BaseException) -> Event:
@@ -231,9 +208,18 @@ def _exception_event(exc: BaseException) -> Event:
 
 
 class PointSpan:
-    """One extension point's span, timed by a ``with`` block; exported when the block ends."""
+    """One extension point's span, timed by a ``with`` block; recorded when the block ends."""
 
-    __slots__ = ("_attempt", "_attributes", "_events", "_name", "_start_ns", "_status")
+    __slots__ = (
+        "_attempt",
+        "_attributes",
+        "_code",
+        "_error",
+        "_events",
+        "_message",
+        "_name",
+        "_start_ns",
+    )
 
     def __init__(self, attempt: AttemptSpan, name: str, start_ns: int | None) -> None:
         self._attempt = attempt
@@ -241,7 +227,9 @@ class PointSpan:
         self._start_ns = start_ns if start_ns is not None else time.time_ns()
         self._attributes: dict[str, AttributeValue] = {}
         self._events: list[Event] = []
-        self._status = _STATUS_UNSET
+        self._code = ""
+        self._message = ""
+        self._error: Status | None = None
 
     def __enter__(self) -> PointSpan:
         return self
@@ -254,14 +242,25 @@ class PointSpan:
     ) -> None:
         if exc is not None:
             self._events.append(_exception_event(exc))
-            self._status = Status(StatusCode.ERROR, repr(exc))
-        self._attempt.child(
-            self._name, self._start_ns, time.time_ns(), self._attributes, self._events, self._status
+            self._error = Status(StatusCode.ERROR, repr(exc))
+        self._attempt.add_point(
+            ExtensionPoint(
+                self._name,
+                0,
+                self._start_ns,
+                time.time_ns(),
+                self._code,
+                self._message,
+                (),
+                self._attributes or None,
+                tuple(self._events),
+                self._error,
+            )
         )
 
     def status(self, code: str, message: str = "") -> None:
         """The extension point's framework status (Success, Unschedulable, Error, Wait, Skip…)."""
-        self._status = _framework_status(self._attributes, code, message)
+        self._code, self._message = code, message
 
     def plugin(self, name: str, status: str = "Success", seconds: float | None = None) -> None:
         """Record one plugin's outcome at this extension point as a span event."""
@@ -324,17 +323,20 @@ class PodSpan:
 
 class AttemptSpan:
     """One scheduling attempt. Pass this object to the binding task; its spans join this trace
-    (they are parented on ``context`` explicitly, never through contextvars)."""
+    (they are parented on ``context`` explicitly, never through contextvars).
+
+    Its extension points are appended to ``log`` while the attempt runs and exported with it
+    when it ends: a pod pending for hours shows every attempt that ended."""
 
     __slots__ = (
         "_attributes",
         "_ended",
         "_events",
         "_parent",
-        "_points",
         "_sink",
         "_start_ns",
         "context",
+        "log",
     )
 
     def __init__(
@@ -349,51 +351,15 @@ class AttemptSpan:
         self.context = sink.child_context(parent)
         self._attributes = attributes
         self._events: list[Event] = []
-        self._points: list[ExtensionPoint] | None = [] if sink.compact_points else None
+        self.log = AttemptLog()
         self._start_ns = start_ns if start_ns is not None else time.time_ns()
         self._ended = False
 
     recording: Final = True
 
-    def child(
-        self,
-        name: str,
-        start_ns: int,
-        end_ns: int,
-        attributes: dict[str, AttributeValue],
-        events: Sequence[Event] = (),
-        status: Status = _STATUS_UNSET,
-        plugin_outcomes: Sequence[PluginOutcome] = (),
-    ) -> None:
-        """A finished child span (an extension point): exported at once, or with the attempt
-        when the exporter takes extension points as records."""
-        sink = self._sink
-        points = self._points
-        if points is not None:
-            points.append(
-                ExtensionPoint(
-                    name,
-                    sink.new_span_id(),
-                    start_ns,
-                    end_ns,
-                    attributes,
-                    status,
-                    tuple(events),
-                    plugin_outcomes,
-                )
-            )
-            return
-        sink.emit(
-            name,
-            sink.child_context(self.context),
-            self.context,
-            start_ns,
-            end_ns,
-            attributes,
-            events,
-            status,
-            plugin_outcomes,
-        )
+    def add_point(self, point: ExtensionPoint) -> None:
+        """A finished extension point (its span id is assigned at export)."""
+        self.log.entries.append(point)
 
     def extension_point(self, name: str, start_ns: int | None = None) -> PointSpan:
         """``with attempt.extension_point("Filter") as point: ...`` — a child span."""
@@ -411,9 +377,11 @@ class AttemptSpan:
     ) -> None:
         """A child span for an extension point already timed by the caller (``time.time_ns``),
         with a "plugin" event per outcome."""
-        attrs = attributes if attributes is not None else {}
-        span_status = _framework_status(attrs, status, message)
-        self.child(name, start_ns, end_ns, attrs, (), span_status, plugin_outcomes)
+        self.add_point(
+            ExtensionPoint(
+                name, 0, start_ns, end_ns, status, message, plugin_outcomes, attributes or None
+            )
+        )
 
     def plugin(
         self, name: str, point: str, status: str = "Success", seconds: float | None = None
@@ -456,7 +424,7 @@ class AttemptSpan:
             attributes,
             self._events,
             status,
-            points=self._points,
+            log=self.log,
         )
 
 
@@ -472,6 +440,8 @@ class OtelTracing:
         self._tracer = provider.get_tracer("aiosched")
         self._sink = _SpanSink(provider, processor, self._tracer, compact_points)
         self._sampler = provider.sampler
+        # Pod spans are roots: these samplers keep every one, and add nothing to it.
+        self._samples_every_root = self._sampler.get_description() in _SAMPLE_EVERY_ROOT
         self._open_pods: dict[str, PodSpan] = {}
 
     def pod_span(
@@ -497,17 +467,18 @@ class OtelTracing:
         }
         sink = self._sink
         trace_id = sink.new_trace_id()
-        sampling = self._sampler.should_sample(
-            None, trace_id, POD_SPAN_NAME, SpanKind.INTERNAL, attributes
-        )
-        # RECORD_ONLY spans are never exported by the SDK's processors: treat them as dropped.
-        if sampling.decision is not Decision.RECORD_AND_SAMPLE:
-            return NOOP_POD
-        if sampling.attributes:
-            attributes.update(sampling.attributes)
-        context = SpanContext(
-            trace_id, sink.new_span_id(), False, _SAMPLED_FLAGS, sampling.trace_state
-        )
+        trace_state = None
+        if not self._samples_every_root:
+            sampling = self._sampler.should_sample(
+                None, trace_id, POD_SPAN_NAME, SpanKind.INTERNAL, attributes
+            )
+            # RECORD_ONLY spans are never exported by the SDK's processors: they are dropped.
+            if sampling.decision is not Decision.RECORD_AND_SAMPLE:
+                return NOOP_POD
+            if sampling.attributes:
+                attributes.update(sampling.attributes)
+            trace_state = sampling.trace_state
+        context = SpanContext(trace_id, sink.new_span_id(), False, _SAMPLED_FLAGS, trace_state)
         start = start_ns if start_ns is not None else time.time_ns()
         handle = PodSpan(self, context, attributes, start, uid, namespace, name)
         self._open_pods[uid] = handle

@@ -5,13 +5,22 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, ParentBased, Sampler
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_OFF,
+    ALWAYS_ON,
+    Decision,
+    ParentBased,
+    Sampler,
+    SamplingResult,
+)
 from opentelemetry.trace import StatusCode
+from opentelemetry.trace.span import TraceState
 
 from observability.tracing import (
     NOOP_ATTEMPT,
@@ -146,7 +155,9 @@ def test_record_extension_point_uses_given_times_and_exception_marks_error() -> 
     attempt.record_extension_point("Bind", 1_000, 5_000, "Error", "409 conflict")
     with pytest.raises(RuntimeError), attempt.extension_point("PreBind"):
         raise RuntimeError("boom")
-    bind, prebind = exporter.get_finished_spans()
+    assert exporter.get_finished_spans() == ()  # extension points are exported with the attempt
+    attempt.end("error", "409 conflict")
+    _, bind, prebind = exporter.get_finished_spans()
     assert (bind.start_time, bind.end_time) == (1_000, 5_000)
     assert bind.status.status_code is StatusCode.ERROR
     assert bind.status.description == "409 conflict"
@@ -322,3 +333,33 @@ def test_always_on_sampler_is_used() -> None:
     tracing, exporter = make_tracing(ALWAYS_ON)
     tracing.attempt(tracing.pod_span("ns/p", "u", "ns", "p"), "p", 1).end()
     assert len(exporter.get_finished_spans()) == 1
+
+
+class TaggingSampler(Sampler):
+    """Samples every span, and adds an attribute and trace state, as vendor samplers do."""
+
+    def should_sample(self, *args: Any, **kwargs: Any) -> SamplingResult:
+        state = TraceState([("vendor", "v1")])
+        return SamplingResult(Decision.RECORD_AND_SAMPLE, {"sampled.by": "tagger"}, state)
+
+    def get_description(self) -> str:
+        return "TaggingSampler"
+
+
+@pytest.mark.parametrize(
+    ("sampler", "attribute", "trace_state"),
+    [
+        pytest.param(ALWAYS_ON, None, None, id="always on: decided without asking"),
+        pytest.param(ParentBased(ALWAYS_ON), None, None, id="parent-based always on: same"),
+        pytest.param(TaggingSampler(), "tagger", "vendor=v1", id="other samplers are asked"),
+    ],
+)
+def test_pod_spans_carry_what_the_sampler_adds(
+    sampler: Sampler, attribute: str | None, trace_state: str | None
+) -> None:
+    tracing, exporter = make_tracing(sampler)
+    tracing.pod_span("ns/p", "u", "ns", "p").end("deleted")
+    (pod,) = exporter.get_finished_spans()
+    assert (pod.attributes or {}).get("sampled.by") == attribute
+    assert pod.context is not None
+    assert (pod.context.trace_state.to_header() or None) == trace_state
