@@ -284,14 +284,13 @@ class SpanEncoder:
     def _outcomes(self, outcomes: Sequence[PluginOutcome], parts: list[bytes]) -> None:
         """Span.events fields, one "plugin" event per outcome."""
         packers = self._outcome_packers
-        for plugin, status, duration_ms, timestamp_ns in outcomes:
-            pack = packers.get((plugin, status))
-            if pack is None or not timestamp_ns:
-                if not timestamp_ns:
-                    body = self._plugin_outcome(PluginOutcome(plugin, status, duration_ms, 0))
-                    parts.append(b"\x5a" + _len_prefix(len(body)) + body)
-                    continue
-                pack = self._outcome_packer(plugin, status)
+        for outcome in outcomes:
+            plugin, status, duration_ms, timestamp_ns = outcome
+            if not timestamp_ns:  # the SDK leaves a zero time out: not the packed layout
+                body = self._plugin_outcome(outcome)
+                parts.append(b"\x5a" + _len_prefix(len(body)) + body)
+                continue
+            pack = packers.get((plugin, status)) or self._outcome_packer(plugin, status)
             parts.append(pack(timestamp_ns, duration_ms))
 
     def _outcome_packer(self, plugin: str, status: str) -> Callable[[int, float], bytes]:
