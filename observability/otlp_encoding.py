@@ -206,7 +206,7 @@ class SpanEncoder:
         outcomes: Sequence[PluginOutcome] = ()
         if events is None:
             if type(span) is ExtensionPointSpan:
-                events, outcomes = span.other_events, span.plugin_outcomes
+                events, outcomes = span.own_events, span.plugin_outcomes
             else:
                 events = span.events
         self._events(events, outcomes, parts)

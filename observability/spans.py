@@ -235,7 +235,8 @@ class ExtensionPointSpan(ReadableSpan):
         self.plugin_outcomes = plugin_outcomes
 
     @property
-    def other_events(self) -> Sequence[Event]:
+    def own_events(self) -> Sequence[Event]:
+        """The events given to the span, without its plugin outcomes."""
         return super().events
 
     @property

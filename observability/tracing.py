@@ -331,7 +331,6 @@ class AttemptSpan:
     __slots__ = (
         "_attributes",
         "_ended",
-        "_events",
         "_parent",
         "_sink",
         "_start_ns",
@@ -350,7 +349,6 @@ class AttemptSpan:
         self._parent = parent
         self.context = sink.child_context(parent)
         self._attributes = attributes
-        self._events: list[Event] = []
         self.log = AttemptLog()
         self._start_ns = start_ns if start_ns is not None else time.time_ns()
         self._ended = False
@@ -382,12 +380,6 @@ class AttemptSpan:
                 name, 0, start_ns, end_ns, status, message, plugin_outcomes, attributes or None
             )
         )
-
-    def plugin(
-        self, name: str, point: str, status: str = "Success", seconds: float | None = None
-    ) -> None:
-        """A plugin's outcome at ``point``, as an event on the attempt span."""
-        self._events.append(plugin_event(name, point, status, seconds))
 
     def set(self, **attrs: AttributeValue) -> None:
         """Short keys: node, evaluated_nodes, feasible_nodes, failure_message; others aiosched.*."""
@@ -422,8 +414,7 @@ class AttemptSpan:
             self._start_ns,
             end_ns if end_ns is not None else time.time_ns(),
             attributes,
-            self._events,
-            status,
+            status=status,
             log=self.log,
         )
 
@@ -555,11 +546,6 @@ class NoopAttemptSpan:
 
     def record_extension_point(
         self, name: str, start_ns: int, end_ns: int, status: str = "Success", message: str = ""
-    ) -> None:
-        pass
-
-    def plugin(
-        self, name: str, point: str, status: str = "Success", seconds: float | None = None
     ) -> None:
         pass
 

@@ -386,7 +386,7 @@ class Framework:
         end = self._now()
         self.observer.on_extension_point(point, status, end - start)
         if self._trace_cycles and state is not None:
-            tracer: CycleTracer | None = state.tracer
+            tracer = self.cycle_tracer(state)
             if tracer is not None:
                 tracer.on_extension_point(point, status, start, end)
 
