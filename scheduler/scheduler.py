@@ -35,6 +35,7 @@ from scheduler.api.times import format_time
 from scheduler.cache.cache import Cache, CacheError
 from scheduler.cache.snapshot import Snapshot
 from scheduler.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
+from scheduler.cluster_objects import ClusterObjects
 from scheduler.eventhandlers import NodeEventHandler, PodEventHandler
 from scheduler.framework.events import (
     ASSIGNED_POD_DELETE,
@@ -112,6 +113,8 @@ class Scheduler:
         self.wall_clock = wall_clock
         self.rng = random.Random(self.options.seed)
         self.cache = Cache()
+        # Namespaces, Services and workload controllers the topology plugins read.
+        self.cluster_objects = ClusterObjects()
         self.snapshot = Snapshot()
         self.start_index = StartIndex()
         self.queue = SchedulingQueue(
@@ -154,6 +157,10 @@ class Scheduler:
             name="nodes",
             rng=self.rng,
         )
+        self.object_informers: list[Informer[Any]] = [
+            Informer(client, ResourceWatch(path), parse, handler, name=name, rng=self.rng)
+            for name, path, parse, handler in self.cluster_objects.informer_specs()
+        ]
 
     def build_profiles(self, config: ResolvedConfig) -> ProfileSet:
         """Frameworks for `config`'s profiles, wired to this scheduler's snapshot and queue."""
@@ -166,6 +173,7 @@ class Scheduler:
                 parallelism=config.parallelism,
                 observer=MetricsObserver(profile, self.metrics),
                 trace_cycles=self.instrumentation.tracing_enabled,
+                cluster_objects=self.cluster_objects,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)
@@ -178,6 +186,8 @@ class Scheduler:
             self._group = group
             group.create_task(self.node_informer.run(), name="informer-nodes")
             group.create_task(self.pod_informer.run(), name="informer-pods")
+            for informer in self.object_informers:
+                group.create_task(informer.run(), name=f"informer-{informer.name}")
             group.create_task(self.recorder.run(), name="event-recorder")
             group.create_task(self.queue.run(), name="queue-flush")
             await self.wait_for_cache_sync()
@@ -188,11 +198,14 @@ class Scheduler:
             group.create_task(self._scheduling_loop(), name="scheduling-loop")
 
     async def wait_for_cache_sync(self) -> None:
-        await self.node_informer.synced.wait()
-        await self.pod_informer.synced.wait()
+        for informer in self._informers():
+            await informer.synced.wait()
 
     def synced(self) -> bool:
-        return self.node_informer.synced.is_set() and self.pod_informer.synced.is_set()
+        return all(informer.synced.is_set() for informer in self._informers())
+
+    def _informers(self) -> list[Informer[Any]]:
+        return [self.node_informer, self.pod_informer, *self.object_informers]
 
     def swap_profiles(self, profiles: ProfileSet) -> None:
         """Install new profiles; they take effect between two scheduling cycles."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.api.errors import MalformedObject
+from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo
 from scheduler.api.selectors import NodeSelector
 
 __all__ = [
@@ -204,6 +205,8 @@ class PodView:
     preferred_node_affinity: tuple[PreferredSchedulingTerm, ...]
     images: tuple[str, ...]  # container and init container images, normalized (":latest" added)
     pvc_names: tuple[str, ...]  # spec.volumes[*].persistentVolumeClaim.claimName
+    # spec.affinity.podAffinity / podAntiAffinity, parsed (InterPodAffinity)
+    pod_affinity: PodAffinityInfo = NO_POD_AFFINITY
 
     @property
     def key(self) -> str:

@@ -35,6 +35,7 @@ from scheduler.api.objects import (
     PreferredSchedulingTerm,
     Toleration,
 )
+from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
 from scheduler.api.resources import CPU, MEMORY, parse_resource_list, resource_from_nanos
 from scheduler.api.selectors import NodeSelector, parse_node_selector_term
 
@@ -60,7 +61,11 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
     status = as_mapping(raw.get("status"), "status")
     if previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
         # everything derived from the rest of the spec stays as it was
-        return dataclasses.replace(previous, **_outside_spec(raw, meta, spec, status))
+        outside = _outside_spec(raw, meta, spec, status)
+        if previous.pod_affinity.uses_label_keys and outside["labels"] != previous.labels:
+            # matchLabelKeys read the pod's own labels
+            outside["pod_affinity"] = _pod_affinity(spec, outside)
+        return dataclasses.replace(previous, **outside)
 
     containers = as_list(spec.get("containers"), "spec.containers")
     init_containers = as_list(spec.get("initContainers"), "spec.initContainers")
@@ -76,8 +81,9 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
             elif name == MEMORY:
                 non_zero_memory += nanos
 
+    affinity = as_mapping(spec.get("affinity"), "spec.affinity")
     node_affinity = as_mapping(
-        as_mapping(spec.get("affinity"), "spec.affinity").get("nodeAffinity"),
+        affinity.get("nodeAffinity"),
         "spec.affinity.nodeAffinity",
     )
     required, preferred = _node_affinity(node_affinity)
@@ -101,7 +107,15 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         preferred_node_affinity=preferred,
         images=images,
         pvc_names=_pvc_names(spec.get("volumes"), outside_spec["name"]),
+        pod_affinity=_pod_affinity(spec, outside_spec),
     )
+
+
+def _pod_affinity(spec: Mapping[str, Any], outside_spec: Mapping[str, Any]) -> PodAffinityInfo:
+    affinity = as_mapping(spec.get("affinity"), "spec.affinity")
+    if not affinity:
+        return NO_POD_AFFINITY
+    return pod_affinity_from_spec(affinity, outside_spec["namespace"], outside_spec["labels"])
 
 
 def _outside_spec(

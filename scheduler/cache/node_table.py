@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from scheduler.api.taints import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE
 from scheduler.cache.node_info import NodeInfo
+from scheduler.cache.topology_index import PodGroups, TopologyColumn
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -55,6 +56,8 @@ class NodeTable:
 
     __slots__ = (
         "_image_names",
+        "_pod_groups",
+        "_topology",
         "alloc_cpu",
         "alloc_ephemeral",
         "alloc_memory",
@@ -108,8 +111,24 @@ class NodeTable:
         # Image name → number of rows whose node has it.
         self.image_node_counts: dict[str, int] = {}
         self._image_names: list[frozenset[str]] = [frozenset()] * size
+        # Built on first use by the topology plugins, then refreshed with the rows.
+        self._pod_groups: PodGroups | None = None
+        self._topology: dict[str, TopologyColumn] = {}
         for row in range(size):
             self._write_row(row)
+
+    def pod_groups(self) -> PodGroups:
+        """Matching-pod counts per row (scheduler/cache/topology_index.py)."""
+        if self._pod_groups is None:
+            self._pod_groups = PodGroups(self.infos)
+        return self._pod_groups
+
+    def topology(self, key: str) -> TopologyColumn:
+        """The value id of node label `key` per row."""
+        column = self._topology.get(key)
+        if column is None:
+            column = self._topology[key] = TopologyColumn(key, self.infos)
+        return column
 
     def __len__(self) -> int:
         return len(self.infos)
@@ -157,6 +176,10 @@ class NodeTable:
         self.prefer_no_schedule_taints[row] = PREFER_NO_SCHEDULE in effects
         self.used_ports[row] = bool(info.used_ports)
         self._set_images(row, frozenset(info.image_states))
+        if self._pod_groups is not None:
+            self._pod_groups.refresh_row(row, info)
+        for topology in self._topology.values():
+            topology.refresh_row(row, info)
 
     def _set_images(self, row: int, names: frozenset[str]) -> None:
         old = self._image_names[row]

@@ -22,6 +22,7 @@ from scheduler.framework.status import Status
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cluster_objects import ClusterObjects
     from scheduler.queue.types import QueuedPodInfo
 
 MAX_NODE_SCORE = 100
@@ -324,3 +325,8 @@ class Handle(Protocol):
 
     @property
     def parallelism(self) -> int: ...
+
+    @property
+    def cluster_objects(self) -> ClusterObjects:
+        """Namespaces, Services and workload controllers (for the topology plugins)."""
+        ...

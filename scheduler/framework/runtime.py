@@ -24,6 +24,7 @@ from scheduler.cache.rows import (
     RowVerdict,
     verdict_per_node,
 )
+from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -196,6 +197,7 @@ class HandleDeps:
     observer: FrameworkObserver = field(default_factory=NoopObserver)
     # Whether attempts may carry a CycleTracer; False keeps the untraced path free of lookups.
     trace_cycles: bool = False
+    cluster_objects: ClusterObjects = field(default_factory=ClusterObjects)
 
 
 class FrameworkError(ValueError):
@@ -322,6 +324,10 @@ class Framework:
     @property
     def parallelism(self) -> int:
         return self._deps.parallelism
+
+    @property
+    def cluster_objects(self) -> ClusterObjects:
+        return self._deps.cluster_objects
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]:
         return self._deps.nominator.nominated_pods_for_node(node_name)
