@@ -33,6 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--node-memory", default="32Gi")
     parser.add_argument("--node-pods", default="110")
     parser.add_argument(
+        "--zones",
+        type=int,
+        default=0,
+        help="label simulated nodes round robin with this many zones "
+        "(topology.kubernetes.io/zone=zone-a, zone-b, ...); 0: no zone labels",
+    )
+    parser.add_argument(
         "--heartbeat-interval", type=float, default=10.0, help="node lease renewal, seconds"
     )
     parser.add_argument(
@@ -57,7 +64,9 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
         port=args.port,
         allow_remote_bind=args.allow_remote_bind,
         nodes=args.nodes,
-        node_template=NodeTemplate(cpu=args.node_cpu, memory=args.node_memory, pods=args.node_pods),
+        node_template=NodeTemplate(
+            cpu=args.node_cpu, memory=args.node_memory, pods=args.node_pods, zones=args.zones
+        ),
         pod_start_delay=args.pod_start_delay,
         heartbeat_interval=args.heartbeat_interval,
         watch_history=args.watch_history,

@@ -31,13 +31,14 @@ class EmbeddedCluster:
         node_template: NodeTemplate | None = None,
         token: str | None = None,
         tls: bool = True,
+        zones: int = 0,
     ) -> None:
         self._cluster = Cluster(
             ClusterConfig(
                 host=host,
                 port=port,
                 nodes=nodes,
-                node_template=node_template or NodeTemplate(),
+                node_template=node_template or NodeTemplate(zones=zones),
                 pod_start_delay=pod_start_delay,
                 heartbeat_interval=heartbeat_interval,
                 watch_history=watch_history,

@@ -35,6 +35,8 @@ class NodeTemplate:
     memory: str = "32Gi"
     pods: str = "110"
     ephemeral_storage: str = "100Gi"
+    # Spread simulated nodes over this many zones (topology.kubernetes.io/zone); 0: no zones.
+    zones: int = 0
 
     def capacity(self) -> dict[str, str]:
         return {
@@ -51,18 +53,37 @@ def micro_time(timestamp: float) -> str:
     return f"{whole}.{int(timestamp % 1 * 1_000_000):06d}Z"
 
 
-def node_manifest(name: str, template: NodeTemplate) -> Obj:
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+
+
+def zone_name(index: int) -> str:
+    """zone-a, zone-b, ... zone-z, zone-aa, ..."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(ord("a") + rest) + letters
+    return f"zone-{letters}"
+
+
+def node_manifest(name: str, template: NodeTemplate, index: int = 0) -> Obj:
+    labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "type": "kwok",
+    }
+    if template.zones > 0:
+        # round robin, as cloud providers' node pools usually are
+        labels[ZONE_LABEL] = zone_name(index % template.zones)
+        labels[REGION_LABEL] = "region-1"
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
             "name": name,
-            "labels": {
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "type": "kwok",
-            },
+            "labels": labels,
             "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
         },
         "spec": {},
@@ -128,7 +149,7 @@ class NodeSimulator:
         for index in range(initial_nodes):
             name = f"node-{index}"
             if self.store.get(NODES, "", name) is None:
-                await self._create(NODES, node_manifest(name, self.template))
+                await self._create(NODES, node_manifest(name, self.template, index))
         for node in self.store.items(NODES):
             self._enqueue("node", "", node["metadata"]["name"])
         for pod in self.store.items(PODS):

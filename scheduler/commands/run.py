@@ -42,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     embedded.add_argument("--nodes", type=int, default=4, help="simulated nodes (default 4)")
     embedded.add_argument(
+        "--zones",
+        type=int,
+        default=0,
+        help="label the simulated nodes round robin with this many zones "
+        "(topology.kubernetes.io/zone=zone-a, ...; default 0: none)",
+    )
+    embedded.add_argument(
         "--kubeconfig-out",
         metavar="PATH",
         help="where to write the embedded cluster's kubeconfig "
@@ -141,7 +148,12 @@ async def _run(args: argparse.Namespace) -> int:
             )
             cluster_cls = _embedded_cluster_factory()
             cluster = await stack.enter_async_context(
-                cluster_cls(port=args.cluster_port, nodes=args.nodes, kubeconfig_out=kubeconfig)
+                cluster_cls(
+                    port=args.cluster_port,
+                    nodes=args.nodes,
+                    zones=args.zones,
+                    kubeconfig_out=kubeconfig,
+                )
             )
             print(
                 f"aiosched: embedded cluster at {cluster.url}; "

@@ -240,3 +240,16 @@ def test_update_keeps_computed_priority() -> None:
     new = new_pod()
     admit_update("Pod", new, old)
     assert (new["spec"]["priority"], new["spec"]["preemptionPolicy"]) == (1000, "Never")
+
+
+# Simulated nodes' zone labels (`aiosched cluster --zones N`).
+@pytest.mark.parametrize(
+    ("zones", "index", "want"),
+    [(0, 5, None), (3, 0, "zone-a"), (3, 4, "zone-b"), (30, 27, "zone-ab"), (1, 9, "zone-a")],
+)
+def test_simulated_node_zone_labels(zones: int, index: int, want: str | None) -> None:
+    from kubesim.nodes import ZONE_LABEL, NodeTemplate, node_manifest
+
+    labels = node_manifest(f"node-{index}", NodeTemplate(zones=zones), index)["metadata"]["labels"]
+    assert labels.get(ZONE_LABEL) == want
+    assert labels["kubernetes.io/hostname"] == f"node-{index}"
