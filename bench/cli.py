@@ -79,10 +79,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _list_workloads() -> str:
     lines = []
+    width = max(len(name) for name in WORKLOADS)
     for w in WORKLOADS.values():
         floor = f"  (upstream floor {w.threshold:g} pods/s)" if w.threshold else ""
         lines.append(
-            f"{w.name:40} {w.init_nodes:>5} nodes {w.init_pods:>5} init {w.measure_pods:>6} "
+            f"{w.name:{width}} {w.init_nodes:>5} nodes {w.init_pods:>5} init {w.measure_pods:>6} "
             f"measured{floor}"
         )
     return "\n".join(lines)

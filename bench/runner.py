@@ -227,13 +227,13 @@ class WorkloadRun:
                 )
                 self.scheduler.sample_rss()
                 self.phase = f"scheduling {w.init_pods} init pods"
-                await self._schedule_pods(api, wl.INIT_NAMESPACE, w.init_pods, measure=False)
+                await self._schedule_pods(api, w.init_pods, measure=False)
                 self.result.setup_seconds = self.clock() - started
                 self.log(f"{w.name}: {w.init_pods} init pods scheduled; measuring {w.measure_pods}")
                 before = await self._scrape_metrics(probe)
                 self.phase = f"measuring {w.measure_pods} pods"
                 cpu_before = self.scheduler.cpu_seconds()
-                await self._schedule_pods(api, wl.MEASURE_NAMESPACE, w.measure_pods, measure=True)
+                await self._schedule_pods(api, w.measure_pods, measure=True)
                 cpu_after = self.scheduler.cpu_seconds()
                 if cpu_before is not None and cpu_after is not None:
                     self.result.scheduler_cpu_seconds = cpu_after - cpu_before
@@ -261,22 +261,23 @@ class WorkloadRun:
         return read_kubeconfig(self.kubeconfig)
 
     async def _create_namespaces(self, api: KubeApi) -> None:
-        for name in (wl.INIT_NAMESPACE, wl.MEASURE_NAMESPACE):
+        for name in self.workload.namespaces:
             body = orjson.dumps(wl.namespace_manifest(name))
             await api.create("/api/v1/namespaces", body, exist_ok=True)
 
-    @staticmethod
-    def _node_creator(api: KubeApi) -> Callable[[int], Awaitable[None]]:
+    def _node_creator(self, api: KubeApi) -> Callable[[int], Awaitable[None]]:
         async def create(index: int) -> None:
-            body = orjson.dumps(wl.node_manifest(wl.node_name(index)))
+            body = orjson.dumps(wl.node_manifest(self.workload, index))
             await api.create("/api/v1/nodes", body)
 
         return create
 
-    async def _schedule_pods(self, api: KubeApi, namespace: str, count: int, measure: bool) -> None:
-        """Create `count` pods in `namespace` and wait until all are seen bound."""
+    async def _schedule_pods(self, api: KubeApi, count: int, measure: bool) -> None:
+        """Create `count` init or measured pods and wait until all are seen bound."""
         if count <= 0:
             return
+        w = self.workload
+        namespace = w.measure_namespace if measure else w.init_namespace
         tracker = PodTracker(api, namespace, self.clock)
         self.tracker, self.created = tracker, 0
         sampler = ThroughputSampler()
@@ -285,7 +286,7 @@ class WorkloadRun:
 
         async def create(index: int) -> None:
             name = wl.pod_name(index)
-            body = orjson.dumps(wl.pod_manifest(name, namespace))
+            body = orjson.dumps(wl.pod_manifest(w, index, measured=measure))
             created_at[name] = self.clock()
             await api.create(path, body)
             self.created += 1

@@ -1,22 +1,193 @@
-"""scheduler_perf workloads: upstream's names, parameters and object templates.
+"""scheduler_perf workloads: upstream's names, parameters, thresholds and object templates.
 
-Facts from upstream test/integration/scheduler_perf/misc/performance-config.yaml (SchedulingBasic:
-createNodes $initNodes, createPods $initPods, createPods $measurePods with collectMetrics) and the
-templates node-default.yaml and pod-default.yaml. `Smoke` is ours: small enough for tests.
+Sources, all under kubernetes/kubernetes test/integration/scheduler_perf/:
+
+- misc/performance-config.yaml, SchedulingBasic: createNodes $initNodes, createPods $initPods,
+  createPods $measurePods with collectMetrics; templates node-default.yaml and pod-default.yaml.
+- affinity/performance-config.yaml: SchedulingPodAntiAffinity, SchedulingPodAffinity,
+  SchedulingPreferredPodAffinity, SchedulingPreferredPodAntiAffinity, SchedulingNodeAffinity.
+- topology_spreading/performance-config.yaml: TopologySpreading, PreferredTopologySpreading.
+- templates/*.yaml: the node and pod templates named below (pod labels, affinity and spread
+  terms copied exactly; every pod template requests 100m CPU and 500Mi, with port 80).
+
+Upstream's `_QueueingHintsEnabled` variants run the same parameters under a feature gate we do
+not have, so they are not ported. `SchedulingBasic/Smoke` is ours: small enough for tests; each
+other shape's upstream `5Nodes` case serves the same purpose.
+
+Node labels follow upstream's node preparer (test/integration/framework/perf_utils.go
+IntegrationTestNodePreparer.PrepareNodes): every node gets `kubernetes.io/hostname` = its name,
+then a createNodes op's labelNodePrepareStrategy (test/utils/runners.go LabelNodePrepareStrategy)
+gives the nodes its labelValues round robin, in the order the nodes are listed. Our nodes are
+named by index, so we go round robin by index (the same count per value, deterministic).
+SchedulingBasic keeps its unlabelled nodes, as before (its pods look at no node label).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, field
 from typing import Any
 
 # scheduler_perf names a createPods op's namespace after the op's index in the workload template
+# unless the op names one ("namespace-%d" in scheduler_perf.go): namespace-1 and namespace-2 for
+# createNodes, createPods, createPods. The affinity shapes create "sched-0" and "sched-1"
+# (createNamespaces prefix sched, count 2) and name them in their createPods ops.
 INIT_NAMESPACE = "namespace-1"
 MEASURE_NAMESPACE = "namespace-2"
+SCHED_INIT_NAMESPACE = "sched-0"
+SCHED_MEASURE_NAMESPACE = "sched-1"
 
 NODE_CAPACITY = {"pods": "110", "cpu": "4", "memory": "32Gi"}
 POD_REQUESTS = {"cpu": "100m", "memory": "500Mi"}
-PAUSE_IMAGE = "registry.k8s.io/pause:3.10.1"
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10.1"  # upstream's templates vary (3.10, 3.10.1, 3.10.2)
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+MISC_CONFIG = "misc/performance-config.yaml"
+AFFINITY_CONFIG = "affinity/performance-config.yaml"
+TOPOLOGY_CONFIG = "topology_spreading/performance-config.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTemplate:
+    """templates/node-default.yaml plus the labels a createNodes op gives each node."""
+
+    hostname_label: bool = True  # as upstream's node preparer; False keeps SchedulingBasic as was
+    label_key: str | None = None  # labelNodePrepareStrategy.labelKey
+    label_values: tuple[str, ...] = ()  # labelNodePrepareStrategy.labelValues, round robin
+
+    def labels(self, index: int, name: str) -> dict[str, str]:
+        labels: dict[str, str] = {}
+        if self.hostname_label:
+            labels[HOSTNAME_LABEL] = name
+        if self.label_key is not None and self.label_values:
+            labels[self.label_key] = self.label_values[index % len(self.label_values)]
+        return labels
+
+
+@dataclass(frozen=True, slots=True)
+class PodTemplate:
+    """One of upstream's pod templates: its labels and the spec fields beyond pod-default.yaml."""
+
+    path: str  # upstream's file, under test/integration/scheduler_perf/
+    labels: dict[str, str] = field(default_factory=dict, hash=False)
+    spec: dict[str, Any] = field(default_factory=dict, hash=False)  # affinity, spread terms
+
+
+BASIC_NODE = NodeTemplate(hostname_label=False)
+NODE = NodeTemplate()  # node-default.yaml with upstream's hostname label
+ZONE1_NODE = NodeTemplate(label_key=ZONE_LABEL, label_values=("zone1",))
+MOON_NODE = NodeTemplate(label_key=ZONE_LABEL, label_values=("moon-1", "moon-2", "moon-3"))
+
+POD_DEFAULT = PodTemplate("templates/pod-default.yaml")
+
+_BOTH_SCHED_NAMESPACES = [SCHED_MEASURE_NAMESPACE, SCHED_INIT_NAMESPACE]  # as the templates list
+
+
+def _term(color: str, topology_key: str) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": topology_key,
+        "namespaces": list(_BOTH_SCHED_NAMESPACES),
+    }
+
+
+POD_WITH_POD_ANTI_AFFINITY = PodTemplate(
+    "templates/pod-with-pod-anti-affinity.yaml",
+    labels={"color": "green"},
+    spec={
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME_LABEL)]
+            }
+        }
+    },
+)
+POD_WITH_POD_AFFINITY = PodTemplate(
+    "templates/pod-with-pod-affinity.yaml",
+    labels={"color": "blue"},
+    spec={
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE_LABEL)]
+            }
+        }
+    },
+)
+POD_WITH_PREFERRED_POD_AFFINITY = PodTemplate(
+    "templates/pod-with-preferred-pod-affinity.yaml",
+    labels={"color": "red"},
+    spec={
+        "affinity": {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"podAffinityTerm": _term("red", HOSTNAME_LABEL), "weight": 1}
+                ]
+            }
+        }
+    },
+)
+POD_WITH_PREFERRED_POD_ANTI_AFFINITY = PodTemplate(
+    "templates/pod-with-preferred-pod-anti-affinity.yaml",
+    labels={"color": "yellow"},
+    spec={
+        "affinity": {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"podAffinityTerm": _term("yellow", HOSTNAME_LABEL), "weight": 1}
+                ]
+            }
+        }
+    },
+)
+POD_WITH_NODE_AFFINITY = PodTemplate(
+    "templates/pod-with-node-affinity.yaml",
+    spec={
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": ZONE_LABEL,
+                                    "operator": "In",
+                                    "values": ["zone1", "zone2"],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    },
+)
+
+
+def _spread(when_unsatisfiable: str) -> dict[str, Any]:
+    return {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 5,
+                "topologyKey": ZONE_LABEL,
+                "whenUnsatisfiable": when_unsatisfiable,
+                "labelSelector": {"matchLabels": {"color": "blue"}},
+            }
+        ]
+    }
+
+
+POD_WITH_TOPOLOGY_SPREADING = PodTemplate(
+    "templates/pod-with-topology-spreading.yaml",
+    labels={"color": "blue"},
+    spec=_spread("DoNotSchedule"),
+)
+POD_WITH_PREFERRED_TOPOLOGY_SPREADING = PodTemplate(
+    "templates/pod-with-preferred-topology-spreading.yaml",
+    labels={"color": "blue"},
+    spec=_spread("ScheduleAnyway"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +200,87 @@ class Workload:
     measure_pods: int
     threshold: float | None = None  # upstream's CI floor for the average, pods/s
     description: str = ""
+    node_template: NodeTemplate = BASIC_NODE
+    init_pod_template: PodTemplate = POD_DEFAULT
+    measure_pod_template: PodTemplate = POD_DEFAULT
+    init_namespace: str = INIT_NAMESPACE
+    measure_namespace: str = MEASURE_NAMESPACE
+    source: str = MISC_CONFIG  # upstream's config file, under test/integration/scheduler_perf/
 
+    @property
+    def namespaces(self) -> tuple[str, str]:
+        return (self.init_namespace, self.measure_namespace)
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """One upstream test (a workloadTemplate): what its cases share."""
+
+    test: str
+    source: str
+    node_template: NodeTemplate
+    init_pod_template: PodTemplate
+    measure_pod_template: PodTemplate
+    init_namespace: str = INIT_NAMESPACE
+    measure_namespace: str = MEASURE_NAMESPACE
+
+    def case(
+        self,
+        name: str,
+        nodes: int,
+        init_pods: int,
+        measure_pods: int,
+        threshold: float | None = None,
+    ) -> Workload:
+        return Workload(
+            f"{self.test}/{name}",
+            nodes,
+            init_pods,
+            measure_pods,
+            threshold=threshold,
+            node_template=self.node_template,
+            init_pod_template=self.init_pod_template,
+            measure_pod_template=self.measure_pod_template,
+            init_namespace=self.init_namespace,
+            measure_namespace=self.measure_namespace,
+            source=self.source,
+        )
+
+
+def _sched_shape(test: str, nodes: NodeTemplate, pods: PodTemplate) -> _Shape:
+    """affinity/performance-config.yaml's pod-affinity tests: sched-0 and sched-1, one template."""
+    return _Shape(
+        test, AFFINITY_CONFIG, nodes, pods, pods, SCHED_INIT_NAMESPACE, SCHED_MEASURE_NAMESPACE
+    )
+
+
+_ANTI = _sched_shape("SchedulingPodAntiAffinity", NODE, POD_WITH_POD_ANTI_AFFINITY)
+_AFFINITY = _sched_shape("SchedulingPodAffinity", ZONE1_NODE, POD_WITH_POD_AFFINITY)
+_PREFERRED_AFFINITY = _sched_shape(
+    "SchedulingPreferredPodAffinity", NODE, POD_WITH_PREFERRED_POD_AFFINITY
+)
+_PREFERRED_ANTI = _sched_shape(
+    "SchedulingPreferredPodAntiAffinity", NODE, POD_WITH_PREFERRED_POD_ANTI_AFFINITY
+)
+# no createNamespaces: the createPods ops' namespaces are namespace-1 and namespace-2
+_NODE_AFFINITY = _Shape(
+    "SchedulingNodeAffinity",
+    AFFINITY_CONFIG,
+    ZONE1_NODE,
+    POD_WITH_NODE_AFFINITY,
+    POD_WITH_NODE_AFFINITY,
+)
+# init pods are pod-default.yaml; only the measured pods carry the spread constraint
+_SPREAD = _Shape(
+    "TopologySpreading", TOPOLOGY_CONFIG, MOON_NODE, POD_DEFAULT, POD_WITH_TOPOLOGY_SPREADING
+)
+_PREFERRED_SPREAD = _Shape(
+    "PreferredTopologySpreading",
+    TOPOLOGY_CONFIG,
+    MOON_NODE,
+    POD_DEFAULT,
+    POD_WITH_PREFERRED_TOPOLOGY_SPREADING,
+)
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
@@ -40,6 +291,36 @@ WORKLOADS: dict[str, Workload] = {
         Workload("SchedulingBasic/5000Nodes", 5000, 1000, 1000),
         Workload("SchedulingBasic/5000Nodes_10000Pods", 5000, 1000, 10000, threshold=680),
         Workload("SchedulingBasic/5000Nodes_50000Pods", 5000, 5000, 50000, threshold=810),
+        # affinity/performance-config.yaml
+        _ANTI.case("5Nodes", 5, 1, 4),
+        _ANTI.case("500Nodes", 500, 100, 400),
+        _ANTI.case("5000Nodes", 5000, 1000, 1000),
+        _ANTI.case("5000Nodes_2000Pods", 5000, 1000, 2000, threshold=60),
+        _AFFINITY.case("5Nodes", 5, 5, 10),
+        _AFFINITY.case("500Nodes", 500, 500, 1000),
+        _AFFINITY.case("5000Nodes", 5000, 5000, 1000),
+        _AFFINITY.case("5000Nodes_5000Pods", 5000, 5000, 5000, threshold=35),
+        _PREFERRED_AFFINITY.case("5Nodes", 5, 5, 10),
+        _PREFERRED_AFFINITY.case("500Nodes", 500, 500, 1000),
+        _PREFERRED_AFFINITY.case("5000Nodes", 5000, 5000, 1000),
+        _PREFERRED_AFFINITY.case("5000Nodes_5000Pods", 5000, 5000, 5000, threshold=90),
+        _PREFERRED_ANTI.case("5Nodes", 5, 5, 10),
+        _PREFERRED_ANTI.case("500Nodes", 500, 500, 1000),
+        _PREFERRED_ANTI.case("5000Nodes", 5000, 5000, 1000),
+        _PREFERRED_ANTI.case("5000Nodes_5000Pods", 5000, 5000, 5000, threshold=90),
+        _NODE_AFFINITY.case("5Nodes", 5, 5, 10),
+        _NODE_AFFINITY.case("500Nodes", 500, 500, 1000),
+        _NODE_AFFINITY.case("5000Nodes", 5000, 5000, 1000),
+        _NODE_AFFINITY.case("5000Nodes_10000Pods", 5000, 5000, 10000, threshold=220),
+        # topology_spreading/performance-config.yaml
+        _SPREAD.case("5Nodes", 5, 10, 10),
+        _SPREAD.case("500Nodes", 500, 1000, 1000),
+        _SPREAD.case("5000Nodes", 5000, 5000, 2000),
+        _SPREAD.case("5000Nodes_5000Pods", 5000, 5000, 5000, threshold=460),
+        _PREFERRED_SPREAD.case("5Nodes", 5, 10, 10),
+        _PREFERRED_SPREAD.case("500Nodes", 500, 1000, 1000),
+        _PREFERRED_SPREAD.case("5000Nodes", 5000, 5000, 2000),
+        _PREFERRED_SPREAD.case("5000Nodes_5000Pods", 5000, 5000, 5000, threshold=340),
     )
 }
 
@@ -63,12 +344,18 @@ def resolve(names: list[str]) -> list[Workload]:
     return chosen
 
 
-def node_manifest(name: str) -> dict[str, Any]:
-    """templates/node-default.yaml, with a fixed name instead of generateName scheduler-perf-."""
+def node_manifest(workload: Workload, index: int) -> dict[str, Any]:
+    """templates/node-default.yaml with a fixed name (not generateName scheduler-perf-) and the
+    workload's node labels."""
+    name = node_name(index)
+    metadata: dict[str, Any] = {"name": name}
+    labels = workload.node_template.labels(index, name)
+    if labels:
+        metadata["labels"] = labels
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name},
+        "metadata": metadata,
         "spec": {},
         "status": {
             "capacity": dict(NODE_CAPACITY),
@@ -78,13 +365,20 @@ def node_manifest(name: str) -> dict[str, Any]:
     }
 
 
-def pod_manifest(name: str, namespace: str) -> dict[str, Any]:
-    """templates/pod-default.yaml, with a fixed name (so creation times can be matched)."""
+def pod_manifest(workload: Workload, index: int, *, measured: bool) -> dict[str, Any]:
+    """The workload's init or measured pod template, with a fixed name (so creation times can be
+    matched) in that phase's namespace."""
+    template = workload.measure_pod_template if measured else workload.init_pod_template
+    namespace = workload.measure_namespace if measured else workload.init_namespace
+    metadata: dict[str, Any] = {"name": pod_name(index), "namespace": namespace}
+    if template.labels:
+        metadata["labels"] = dict(template.labels)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": metadata,
         "spec": {
+            **copy.deepcopy(template.spec),
             "containers": [
                 {
                     "image": PAUSE_IMAGE,
@@ -92,7 +386,7 @@ def pod_manifest(name: str, namespace: str) -> dict[str, Any]:
                     "ports": [{"containerPort": 80}],
                     "resources": {"limits": dict(POD_REQUESTS), "requests": dict(POD_REQUESTS)},
                 }
-            ]
+            ],
         },
     }
 

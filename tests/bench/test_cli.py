@@ -20,10 +20,25 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def test_list_shows_upstreams_workloads(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("name", "threshold"),
+    [
+        ("SchedulingBasic/5000Nodes_10000Pods", 680),
+        ("SchedulingPodAntiAffinity/5000Nodes_2000Pods", 60),
+        ("SchedulingPodAffinity/5000Nodes_5000Pods", 35),
+        ("SchedulingPreferredPodAffinity/5000Nodes_5000Pods", 90),
+        ("SchedulingPreferredPodAntiAffinity/5000Nodes_5000Pods", 90),
+        ("SchedulingNodeAffinity/5000Nodes_10000Pods", 220),
+        ("TopologySpreading/5000Nodes_5000Pods", 460),
+        ("PreferredTopologySpreading/5000Nodes_5000Pods", 340),
+    ],
+)
+def test_list_shows_upstreams_workloads(
+    name: str, threshold: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli.main(_parse(["--list"])) == 0
-    out = capsys.readouterr().out
-    assert "SchedulingBasic/5000Nodes_10000Pods" in out and "680" in out
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(name + " ")]
+    assert line.endswith(f"(upstream floor {threshold} pods/s)")
 
 
 @pytest.mark.parametrize(
