@@ -1,0 +1,223 @@
+"""InterPodAffinity PreFilter / Filter: the counts and the per-node and per-row checks.
+
+Upstream: pkg/scheduler/framework/plugins/interpodaffinity/filtering.go
+(getExistingAntiAffinityCounts, getIncomingAffinityAntiAffinityCounts, satisfyPodAffinity,
+satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity).
+
+Two ways to compute the counts give the same maps:
+- the reference path walks every pod on every node, as upstream;
+- the fast path asks the snapshot's NodeTable how many pods per row match a term
+  (PodGroups tests a selector once per group of identically labelled pods) and adds rows up
+  per topology value with one bincount. Existing pods' required anti-affinity terms are still
+  visited pod by pod (only pods that have such terms), but each distinct term is matched
+  against the incoming pod once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.api.podaffinity import AffinityTerm
+from scheduler.plugins.interpodaffinity.state import (
+    PreFilterState,
+    TopologyCounts,
+    add_pair,
+    keys_of,
+)
+from scheduler.plugins.interpodaffinity.terms import (
+    TermVerdicts,
+    conjunction,
+    pod_matches_all,
+    term_namespaces,
+)
+
+if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import BoolArray, IntArray, NodeTable
+    from scheduler.cache.rows import Rows
+
+# Filter outcomes, per node or row.
+PASS = 0
+AFFINITY_FAILED = 1
+ANTI_AFFINITY_FAILED = 2
+EXISTING_ANTI_AFFINITY_FAILED = 3
+
+
+# Existing pods' required anti-affinity
+
+
+def existing_anti_affinity_counts(
+    nodes: Sequence[NodeInfo], matches: TermVerdicts
+) -> tuple[TopologyCounts, int]:
+    """(per topology pair, how many existing pods' required anti-affinity terms match the
+    incoming pod; how many terms were visited). `nodes` are those having pods with required
+    anti-affinity."""
+    counts: TopologyCounts = {}
+    visited = 0
+    for info in nodes:
+        node = info.node
+        if node is None:
+            continue
+        labels = node.labels
+        for existing in info.pods_with_required_anti_affinity:
+            for term in existing.pod_affinity.required_anti_affinity:
+                visited += 1
+                if matches(term):
+                    value = labels.get(term.topology_key)
+                    if value is not None:
+                        pair = (term.topology_key, value)
+                        counts[pair] = counts.get(pair, 0) + 1
+    return counts, visited
+
+
+# The incoming pod's required terms
+
+
+def incoming_counts_reference(
+    affinity: Sequence[AffinityTerm],
+    anti_affinity: Sequence[AffinityTerm],
+    nodes: Sequence[NodeInfo],
+) -> tuple[TopologyCounts, TopologyCounts]:
+    """(affinity counts, anti-affinity counts) by walking every pod of every node."""
+    affinity_counts: TopologyCounts = {}
+    anti_counts: TopologyCounts = {}
+    if not affinity and not anti_affinity:
+        return affinity_counts, anti_counts
+    for info in nodes:
+        node = info.node
+        if node is None:
+            continue
+        labels = node.labels
+        for existing in info.pods:
+            if pod_matches_all(affinity, existing):
+                for term in affinity:
+                    value = labels.get(term.topology_key)
+                    if value is not None:
+                        add_pair(affinity_counts, (term.topology_key, value), 1)
+            for term in anti_affinity:
+                if term.matches(existing, None):
+                    value = labels.get(term.topology_key)
+                    if value is not None:
+                        add_pair(anti_counts, (term.topology_key, value), 1)
+    return affinity_counts, anti_counts
+
+
+def incoming_counts_fast(
+    affinity: Sequence[AffinityTerm],
+    anti_affinity: Sequence[AffinityTerm],
+    table: NodeTable,
+) -> tuple[TopologyCounts, TopologyCounts]:
+    """incoming_counts_reference over the snapshot's NodeTable (same maps)."""
+    affinity_counts: TopologyCounts = {}
+    anti_counts: TopologyCounts = {}
+    if not affinity and not anti_affinity:
+        return affinity_counts, anti_counts
+    groups = table.pod_groups()
+    if affinity:
+        namespaces, selector = conjunction(affinity)
+        per_row = groups.counts(namespaces, selector, include_terminating=True)
+        if per_row.any():
+            for term in affinity:
+                _add_sums(affinity_counts, table, term.topology_key, per_row)
+    for term in anti_affinity:
+        per_row = groups.counts(term_namespaces(term), term.selector, include_terminating=True)
+        if per_row.any():
+            _add_sums(anti_counts, table, term.topology_key, per_row)
+    return affinity_counts, anti_counts
+
+
+def _add_sums(counts: TopologyCounts, table: NodeTable, key: str, per_row: IntArray) -> None:
+    column = table.topology(key)
+    sums = column.sums(per_row)
+    values = column.values
+    for value_id in np.flatnonzero(sums).tolist():
+        add_pair(counts, (key, values[value_id]), int(sums[value_id]))
+
+
+# Filter, per node
+
+
+def node_verdict(state: PreFilterState, labels: Mapping[str, str]) -> int:
+    """PASS or the first failed check for a node with these labels (upstream's Filter)."""
+    if not _satisfies_affinity(state, labels):
+        return AFFINITY_FAILED
+    if not _satisfies_anti_affinity(state, labels):
+        return ANTI_AFFINITY_FAILED
+    if not _satisfies_existing_anti_affinity(state, labels):
+        return EXISTING_ANTI_AFFINITY_FAILED
+    return PASS
+
+
+def _satisfies_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    pods_exist = True
+    counts = state.affinity_counts
+    for term in state.required_affinity:
+        value = labels.get(term.topology_key)
+        if value is None:
+            return False  # every topology key must be on the node
+        if counts.get((term.topology_key, value), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    # The first pod of a group with affinity to itself: no pod matches anywhere yet.
+    return not counts and pod_matches_all(state.required_affinity, state.pod)
+
+
+def _satisfies_anti_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    counts = state.anti_affinity_counts
+    if not counts:
+        return True
+    for term in state.required_anti_affinity:
+        value = labels.get(term.topology_key)
+        if value is not None and counts.get((term.topology_key, value), 0) > 0:
+            return False
+    return True
+
+
+def _satisfies_existing_anti_affinity(state: PreFilterState, labels: Mapping[str, str]) -> bool:
+    counts = state.existing_anti_affinity_counts
+    if not counts:
+        return True
+    for pair in labels.items():  # noqa: SIM110 - hot path
+        if counts.get(pair, 0) > 0:
+            return False
+    return True
+
+
+# Filter, per row (vectorised)
+
+
+def row_verdicts(state: PreFilterState, table: NodeTable, rows: Rows) -> IntArray:
+    """node_verdict for each of `rows`, computed with array lookups by topology value id."""
+    size = len(rows)
+    verdict: IntArray = np.zeros(size, dtype=np.int64)
+    if state.required_affinity:
+        keys_present: BoolArray = np.ones(size, dtype=np.bool_)
+        pods_exist: BoolArray = np.ones(size, dtype=np.bool_)
+        for term in state.required_affinity:
+            column = table.topology(term.topology_key)
+            ids = column.ids[rows]
+            keys_present &= ids >= 0
+            pods_exist &= state.array("affinity", term.topology_key, column)[ids] > 0
+        first_pod = not state.affinity_counts and pod_matches_all(
+            state.required_affinity, state.pod
+        )
+        ok = keys_present if first_pod else keys_present & pods_exist
+        verdict[~ok] = AFFINITY_FAILED
+    if state.anti_affinity_counts:
+        failed: BoolArray = np.zeros(size, dtype=np.bool_)
+        for term in state.required_anti_affinity:
+            column = table.topology(term.topology_key)
+            failed |= state.array("anti", term.topology_key, column)[column.ids[rows]] > 0
+        verdict[failed & (verdict == PASS)] = ANTI_AFFINITY_FAILED
+    existing = state.existing_anti_affinity_counts
+    if existing:
+        failed = np.zeros(size, dtype=np.bool_)
+        for key in keys_of(pair for pair, count in existing.items() if count > 0):
+            column = table.topology(key)
+            failed |= state.array("existing", key, column)[column.ids[rows]] > 0
+        verdict[failed & (verdict == PASS)] = EXISTING_ANTI_AFFINITY_FAILED
+    return verdict

@@ -1,0 +1,286 @@
+"""InterPodAffinity (PreFilter, Filter, PreScore, Score, EnqueueExtensions).
+
+Upstream: pkg/scheduler/framework/plugins/interpodaffinity/plugin.go, filtering.go and
+scoring.go (queueing hints enabled). The counts and scores are computed in filtering.py and
+scoring.py; this module holds the extension points and chooses the fast path (over the
+snapshot's NodeTable) when the nodes are the snapshot's own list, else the reference per-pod
+walk. Both give the same state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.cache.rows import Rows, RowVerdict
+from scheduler.cache.snapshot import Snapshot
+from scheduler.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+)
+from scheduler.framework.interface import CycleState, Handle, NodeScore, PreFilterResult
+from scheduler.framework.status import Status
+from scheduler.plugins.interpodaffinity import filtering, scoring
+from scheduler.plugins.interpodaffinity.args import InterPodAffinityArgs
+from scheduler.plugins.interpodaffinity.hints import (
+    schedulable_after_node_change,
+    schedulable_after_pod_change,
+)
+from scheduler.plugins.interpodaffinity.state import PreFilterState, PreScoreState, score_node
+from scheduler.plugins.interpodaffinity.terms import (
+    TermInterner,
+    TermVerdicts,
+    has_preferred_terms,
+    merge_all,
+    merge_weighted,
+)
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import IntArray, NodeTable
+
+NAME = "InterPodAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+_STATUSES: dict[int, Status] = {
+    filtering.AFFINITY_FAILED: Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH),
+    filtering.ANTI_AFFINITY_FAILED: Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH),
+    filtering.EXISTING_ANTI_AFFINITY_FAILED: Status.unschedulable(
+        ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
+    ),
+}
+
+
+def _missing(key: str) -> Status:
+    return Status.error(f'error reading "{key}" from cycleState: not found')
+
+
+class InterPodAffinity:
+    name = NAME
+
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
+        self.args = args or InterPodAffinityArgs()
+        self._handle = handle
+        # Existing pods' terms, numbered by equality (see TermVerdicts); kept across cycles.
+        self._interner = TermInterner()
+
+    # PreFilter
+
+    def pre_filter(
+        self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
+        snapshot = self._handle.snapshot()
+        info = pod.pod_affinity
+        if info.parse_error is not None:
+            return None, Status.unresolvable(f"parsing pod: {info.parse_error}")
+        cluster = self._handle.cluster_objects
+        affinity = merge_all(info.required_affinity, cluster)
+        anti_affinity = merge_all(info.required_anti_affinity, cluster)
+        ns_labels = cluster.namespace_labels(pod.namespace)
+        fast = _is_snapshot_list(snapshot, nodes)
+        interner = self._interner if fast else None
+        existing, visited = filtering.existing_anti_affinity_counts(
+            snapshot.have_pods_with_required_anti_affinity_list(),
+            TermVerdicts(pod, ns_labels, interner),
+        )
+        if interner is not None:
+            interner.trim(visited)
+        table = _table_for(snapshot) if fast and (affinity or anti_affinity) else None
+        if table is not None:
+            affinity_counts, anti_counts = filtering.incoming_counts_fast(
+                affinity, anti_affinity, table
+            )
+        else:
+            affinity_counts, anti_counts = filtering.incoming_counts_reference(
+                affinity, anti_affinity, nodes
+            )
+        if not existing and not affinity and not anti_affinity:
+            return None, Status.skip()
+        state.write(
+            PRE_FILTER_STATE_KEY,
+            PreFilterState(
+                pod, affinity, anti_affinity, ns_labels, existing, affinity_counts, anti_counts
+            ),
+        )
+        return None, Status.OK
+
+    def pre_filter_extensions(self) -> InterPodAffinity:
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: PodView, pod_to_add: PodView, node_info: NodeInfo
+    ) -> Status:
+        return self._update(state, pod_to_add, node_info, 1)
+
+    def remove_pod(
+        self,
+        state: CycleState,
+        pod_to_schedule: PodView,
+        pod_to_remove: PodView,
+        node_info: NodeInfo,
+    ) -> Status:
+        return self._update(state, pod_to_remove, node_info, -1)
+
+    def _update(self, state: CycleState, pod: PodView, node_info: NodeInfo, sign: int) -> Status:
+        try:
+            pre_filter: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return _missing(PRE_FILTER_STATE_KEY)
+        pre_filter.update_with_pod(pod, node_info.node, sign)
+        return Status.OK
+
+    # Filter
+
+    def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
+        try:
+            pre_filter: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return _missing(PRE_FILTER_STATE_KEY)
+        node = node_info.node
+        if node is None:
+            return Status.error("node not found")
+        verdict = filtering.node_verdict(pre_filter, node.labels)
+        return Status.OK if verdict == filtering.PASS else _STATUSES[verdict]
+
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict | None:
+        try:
+            pre_filter: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return None  # the per-node path reports the error
+        verdicts = filtering.row_verdicts(pre_filter, table, rows)
+        by_row: IntArray = np.zeros(len(table), dtype=np.int64)
+        by_row[rows] = verdicts
+        return RowVerdict(verdicts == filtering.PASS, lambda row: _STATUSES[int(by_row[row])])
+
+    # PreScore / Score
+
+    def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
+        has_affinity, has_anti_affinity = has_preferred_terms(pod)
+        has_constraints = has_affinity or has_anti_affinity
+        if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status.skip()
+        info = pod.pod_affinity
+        if info.parse_error is not None:
+            return Status.error(f"failed to parse pod: {info.parse_error}")
+        snapshot = self._handle.snapshot()
+        cluster = self._handle.cluster_objects
+        affinity = merge_weighted(info.preferred_affinity, cluster)
+        anti_affinity = merge_weighted(info.preferred_anti_affinity, cluster)
+        ns_labels = cluster.namespace_labels(pod.namespace)
+        fast = _is_snapshot_list(snapshot, snapshot.list())
+        matches = TermVerdicts(pod, ns_labels, self._interner if fast else None)
+        hard_weight = self.args.hard_pod_affinity_weight
+        table = _table_for(snapshot) if fast and has_constraints else None
+        if fast and (table is not None or not has_constraints):
+            scores = scoring.topology_score_fast(
+                table,
+                snapshot.have_pods_with_affinity_list(),
+                affinity if has_constraints else (),
+                anti_affinity if has_constraints else (),
+                hard_weight,
+                matches,
+            )
+        else:
+            scores = scoring.topology_score_reference(
+                snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list(),
+                has_constraints,
+                affinity,
+                anti_affinity,
+                hard_weight,
+                matches,
+            )
+        if not scores:
+            return Status.skip()
+        state.write(
+            PRE_SCORE_STATE_KEY, PreScoreState(scores, pod, affinity, anti_affinity, ns_labels)
+        )
+        return Status.OK
+
+    def _pre_score_state(self, state: CycleState) -> PreScoreState | None:
+        try:
+            found: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return None
+        return found
+
+    def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
+        pre_score = self._pre_score_state(state)
+        if pre_score is None:
+            return 0, _read_failed()
+        node = node_info.node
+        if node is None:
+            return 0, Status.error("node not found")
+        return score_node(pre_score.topology_score, node.labels), Status.OK
+
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        pre_score = self._pre_score_state(state)
+        if pre_score is None:
+            return None
+        return scoring.score_rows(pre_score.topology_score, table, rows)
+
+    def score_extensions(self) -> InterPodAffinity:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: PodView, scores: list[NodeScore]) -> Status:
+        pre_score = self._pre_score_state(state)
+        if pre_score is None:
+            return _read_failed()
+        if pre_score.topology_score:
+            scoring.normalize(scores)
+        return Status.OK
+
+    def normalize_rows(self, state: CycleState, pod: PodView, scores: IntArray) -> IntArray:
+        pre_score = self._pre_score_state(state)
+        if pre_score is None or not pre_score.topology_score:
+            return scores.copy()
+        return scoring.normalize_array(scores)
+
+    # Queueing
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.ASSIGNED_POD,
+                    ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE,
+                ),
+                schedulable_after_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                schedulable_after_node_change,
+            ),
+        )
+
+
+def _read_failed() -> Status:
+    return Status.error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+
+
+def _is_snapshot_list(snapshot: object, nodes: Sequence[NodeInfo]) -> bool:
+    """Whether `nodes` is the Snapshot's own node list (so its NodeTable describes them)."""
+    return isinstance(snapshot, Snapshot) and nodes is snapshot.node_info_list
+
+
+def _table_for(snapshot: object) -> NodeTable | None:
+    """The Snapshot's NodeTable, up to date, or None if it doesn't match the node list."""
+    if not isinstance(snapshot, Snapshot):
+        return None
+    table = snapshot.node_table()
+    return table if len(table) == len(snapshot.node_info_list) else None

@@ -1,0 +1,161 @@
+"""The cycle-state values InterPodAffinity writes at PreFilter and PreScore.
+
+Upstream: pkg/scheduler/framework/plugins/interpodaffinity/filtering.go (preFilterState,
+topologyToMatchedTermCount) and scoring.go (preScoreState, scoreMap). Counts are kept as
+upstream keeps them, by (topology key, value) pair with no zero entries, so both the
+reference per-pod path and the table fast path produce comparable values; the row fast path
+reads them as arrays indexed by a NodeTable topology column's value ids (cached per state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler.api.podaffinity import AffinityTerm, WeightedAffinityTerm
+from scheduler.plugins.interpodaffinity.terms import TopologyPair
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import NodeView, PodView
+    from scheduler.cache.node_table import IntArray
+    from scheduler.cache.topology_index import TopologyColumn
+
+TopologyCounts = dict[TopologyPair, int]
+
+
+def add_pair(counts: TopologyCounts, pair: TopologyPair, value: int) -> None:
+    """counts[pair] += value, dropping the entry when it reaches zero (upstream's update)."""
+    total = counts.get(pair, 0) + value
+    if total:
+        counts[pair] = total
+    else:
+        counts.pop(pair, None)
+
+
+def values_array(counts: Mapping[TopologyPair, int], key: str, column: TopologyColumn) -> IntArray:
+    """Per value id of `column` (plus a trailing 0 for rows lacking the key, id -1), the count
+    of the pair (key, value)."""
+    out: IntArray = np.zeros(len(column.values) + 1, dtype=np.int64)
+    value_ids = column.value_ids
+    for (pair_key, value), count in counts.items():
+        if pair_key == key:
+            value_id = value_ids.get(value)
+            if value_id is not None:
+                out[value_id] = count
+    return out
+
+
+@dataclass(slots=True)
+class PreFilterState:
+    """Counts per topology pair of: existing pods whose required anti-affinity terms match
+    the incoming pod; existing pods matching all the incoming pod's required affinity terms;
+    existing pods matching each of its required anti-affinity terms."""
+
+    pod: PodView
+    # The incoming pod's required terms, namespaceSelector merged into namespaces.
+    required_affinity: tuple[AffinityTerm, ...]
+    required_anti_affinity: tuple[AffinityTerm, ...]
+    namespace_labels: Mapping[str, str] | None
+    existing_anti_affinity_counts: TopologyCounts = field(default_factory=dict)
+    affinity_counts: TopologyCounts = field(default_factory=dict)
+    anti_affinity_counts: TopologyCounts = field(default_factory=dict)
+    # (which counts, key, id(column), number of values) → values_array; cleared on update.
+    _arrays: dict[tuple[str, str, int, int], IntArray] = field(default_factory=dict, repr=False)
+
+    def clone(self) -> PreFilterState:
+        return PreFilterState(
+            self.pod,
+            self.required_affinity,
+            self.required_anti_affinity,
+            self.namespace_labels,
+            dict(self.existing_anti_affinity_counts),
+            dict(self.affinity_counts),
+            dict(self.anti_affinity_counts),
+        )
+
+    def same_counts(self, other: PreFilterState) -> bool:
+        return (
+            self.existing_anti_affinity_counts == other.existing_anti_affinity_counts
+            and self.affinity_counts == other.affinity_counts
+            and self.anti_affinity_counts == other.anti_affinity_counts
+        )
+
+    def update_with_pod(self, pod: PodView, node: NodeView | None, multiplier: int) -> None:
+        """Upstream's updateWithPod: account for `pod` added to (1) or removed from (-1)
+        `node` (PreFilterExtensions, used by preemption)."""
+        self._arrays.clear()
+        if node is None:
+            return
+        labels = node.labels
+        incoming = self.pod
+        for term in pod.pod_affinity.required_anti_affinity:
+            if term.matches(incoming, self.namespace_labels):
+                _update(self.existing_anti_affinity_counts, labels, term.topology_key, multiplier)
+        affinity = self.required_affinity
+        if affinity and all(term.matches(pod, None) for term in affinity):
+            for term in affinity:
+                _update(self.affinity_counts, labels, term.topology_key, multiplier)
+        for term in self.required_anti_affinity:
+            if term.matches(pod, None):
+                _update(self.anti_affinity_counts, labels, term.topology_key, multiplier)
+
+    def array(self, which: str, key: str, column: TopologyColumn) -> IntArray:
+        """values_array of one of the three count maps ("existing", "affinity", "anti")."""
+        cache_key = (which, key, id(column), len(column.values))
+        found = self._arrays.get(cache_key)
+        if found is None:
+            counts = {
+                "existing": self.existing_anti_affinity_counts,
+                "affinity": self.affinity_counts,
+                "anti": self.anti_affinity_counts,
+            }[which]
+            found = self._arrays[cache_key] = values_array(counts, key, column)
+        return found
+
+
+def _update(counts: TopologyCounts, labels: Mapping[str, str], key: str, value: int) -> None:
+    topology_value = labels.get(key)
+    if topology_value is not None:
+        add_pair(counts, (key, topology_value), value)
+
+
+ScoreMap = dict[str, dict[str, int]]
+
+
+@dataclass(slots=True)
+class PreScoreState:
+    """Upstream's preScoreState: topology key → value → summed weights."""
+
+    topology_score: ScoreMap
+    pod: PodView
+    preferred_affinity: tuple[WeightedAffinityTerm, ...] = ()
+    preferred_anti_affinity: tuple[WeightedAffinityTerm, ...] = ()
+    namespace_labels: Mapping[str, str] | None = None
+
+    def clone(self) -> PreScoreState:
+        return self  # read-only once written, as upstream
+
+
+def add_score(scores: ScoreMap, key: str, value: str, amount: int) -> None:
+    """scoreMap[key][value] += amount, creating the entry (even for a zero amount)."""
+    values = scores.get(key)
+    if values is None:
+        values = scores[key] = {}
+    values[value] = values.get(value, 0) + amount
+
+
+def score_node(scores: ScoreMap, labels: Mapping[str, str]) -> int:
+    total = 0
+    for key, values in scores.items():
+        value = labels.get(key)
+        if value is not None:
+            total += values.get(value, 0)
+    return total
+
+
+def keys_of(counts: Iterable[TopologyPair]) -> list[str]:
+    """The distinct topology keys of these pairs, in first-seen order."""
+    return list(dict.fromkeys(key for key, _ in counts))
