@@ -84,9 +84,11 @@ def in_tree_registry() -> Registry:
     from scheduler.plugins import (
         balancedallocation,
         imagelocality,
+        interpodaffinity,
         nodeaffinity,
         nodename,
         nodeports,
+        podtopologyspread,
         tainttoleration,
     )
     from scheduler.plugins.defaultbinder import DefaultBinder
@@ -111,6 +113,8 @@ def in_tree_registry() -> Registry:
         tainttoleration.PLUGIN_ENTRY,
         imagelocality.PLUGIN_ENTRY,
         balancedallocation.PLUGIN_ENTRY,
+        podtopologyspread.PLUGIN_ENTRY,
+        interpodaffinity.PLUGIN_ENTRY,
     ):
         registry.register(entry)
     return registry
