@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scheduler.api.podaffinity import NO_POD_AFFINITY
 from scheduler.cache.rows import Rows, RowVerdict
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.events import (
@@ -83,6 +84,9 @@ class InterPodAffinity:
     ) -> tuple[PreFilterResult | None, Status]:
         snapshot = self._handle.snapshot()
         info = pod.pod_affinity
+        if info is NO_POD_AFFINITY and not snapshot.have_pods_with_required_anti_affinity_list():
+            # The common case, answered before building anything: nothing to count.
+            return None, Status.skip()
         if info.parse_error is not None:
             return None, Status.unresolvable(f"parsing pod: {info.parse_error}")
         cluster = self._handle.cluster_objects
@@ -169,6 +173,11 @@ class InterPodAffinity:
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
+        if (
+            pod.pod_affinity is NO_POD_AFFINITY
+            and not self._handle.snapshot().have_pods_with_affinity_list()
+        ):
+            return Status.skip()  # no term on either side: every score would be 0
         has_affinity, has_anti_affinity = has_preferred_terms(pod)
         has_constraints = has_affinity or has_anti_affinity
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
