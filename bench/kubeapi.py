@@ -104,6 +104,13 @@ class KubeApi:
     async def get(self, path: str) -> Obj:
         return await self._request("GET", path)
 
+    async def get_text(self, path: str) -> str:
+        async with self._session.get(self._base + path, headers={"Accept": "text/plain"}) as resp:
+            raw = await resp.read()
+            if resp.status >= 300:
+                raise ApiError(resp.status, "GET", path, raw)
+            return raw.decode()
+
     async def create(self, path: str, body: bytes, *, exist_ok: bool = False) -> Obj:
         try:
             return await self._request("POST", path, body)

@@ -26,6 +26,9 @@ class BenchResult:
     setup_seconds: float = 0.0
     scheduler_cpu_seconds: float | None = None  # used by the scheduler while measuring
     spans_exported: int | None = None  # received by the OTLP sink (--otlp-sink), init pods too
+    # The scheduler's API requests per measured pod, by "VERB resource[/subresource]", as the
+    # API server counted them (measured phase plus a second for late events).
+    scheduler_requests_per_pod: dict[str, float] | None = None
     error: str | None = None
 
     @property
@@ -44,6 +47,7 @@ class BenchResult:
             "pods": w.measure_pods,
             "scheduled": self.scheduled,
             "duration_seconds": round(self.duration_seconds, 3),
+            "scheduler_requests_per_pod": self.scheduler_requests_per_pod,
             "throughput_samples": [round(s, 2) for s in self.throughput_samples],
             "latency_source": "watch: bound observed - create request sent",
             "sli_latency_seconds": self.sli_latency.to_json() if self.sli_latency else None,
@@ -66,6 +70,13 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _cpu_per_pod(result: BenchResult) -> str:
+    """The scheduler's CPU per measured pod while measuring, in ms."""
+    if result.scheduler_cpu_seconds is None or not result.scheduled:
+        return "-"
+    return f"{result.scheduler_cpu_seconds / result.scheduled * 1000:.2f} ms"
+
+
 def format_table(results: list[BenchResult]) -> str:
     header = (
         "workload",
@@ -78,6 +89,7 @@ def format_table(results: list[BenchResult]) -> str:
         "lat p90",
         "lat p99",
         "peak RSS",
+        "CPU/pod",
         "status",
     )
     rows: list[tuple[str, ...]] = [header]
@@ -96,6 +108,7 @@ def format_table(results: list[BenchResult]) -> str:
                 _num(lat.p90 if lat else None, 3),
                 _num(lat.p99 if lat else None, 3),
                 rss,
+                _cpu_per_pod(r),
                 "ok" if r.ok else f"FAILED: {r.error or 'incomplete'}",
             )
         )

@@ -34,8 +34,11 @@ from bench.stats import (
     summarize_throughput,
 )
 from bench.tracker import PodTracker
+from kubesim.request_metrics import Key, parse_exposition
 
 SLI_METRIC = "scheduler_pod_scheduling_sli_duration_seconds"
+SCHEDULER_CLIENT = "aiosched"  # the scheduler's User-Agent product token
+REQUESTS_SETTLE_SECONDS = 1.0  # events are written after the binding they report
 Clock = Callable[[], float]
 Log = Callable[[str], None]
 
@@ -231,12 +234,17 @@ class WorkloadRun:
                 self.result.setup_seconds = self.clock() - started
                 self.log(f"{w.name}: {w.init_pods} init pods scheduled; measuring {w.measure_pods}")
                 before = await self._scrape_metrics(probe)
+                requests_before = await self._api_requests(api)
                 self.phase = f"measuring {w.measure_pods} pods"
                 cpu_before = self.scheduler.cpu_seconds()
                 await self._schedule_pods(api, w.measure_pods, measure=True)
                 cpu_after = self.scheduler.cpu_seconds()
                 if cpu_before is not None and cpu_after is not None:
                     self.result.scheduler_cpu_seconds = cpu_after - cpu_before
+                await asyncio.sleep(REQUESTS_SETTLE_SECONDS)
+                self.result.scheduler_requests_per_pod = per_pod_requests(
+                    requests_before, await self._api_requests(api), w.measure_pods
+                )
                 after = await self._scrape_metrics(probe)
                 if before is not None and after is not None:
                     (self.dir / "scheduler-metrics.txt").write_text(after)
@@ -362,6 +370,14 @@ class WorkloadRun:
         except (aiohttp.ClientError, KeyError, ValueError):
             return None
 
+    @staticmethod
+    async def _api_requests(api: KubeApi) -> dict[Key, int]:
+        """kubesim's request counts (empty from an API server that does not serve them)."""
+        try:
+            return parse_exposition(await api.get_text("/metrics"))
+        except (ApiError, aiohttp.ClientError):
+            return {}
+
     async def _scrape_metrics(self, probe: aiohttp.ClientSession) -> str | None:
         """The scheduler's /metrics text; None if it serves none."""
         try:
@@ -369,6 +385,23 @@ class WorkloadRun:
                 return await resp.text() if resp.status == 200 else None
         except aiohttp.ClientError:
             return None
+
+
+def per_pod_requests(
+    before: dict[Key, int], after: dict[Key, int], pods: int
+) -> dict[str, float] | None:
+    """The scheduler's requests between two counts, per pod, by "VERB resource[/sub]"."""
+    if not after or pods <= 0:
+        return None
+    totals: dict[str, int] = {}
+    for key, count in after.items():
+        client, verb, resource, subresource, _code = key
+        delta = count - before.get(key, 0)
+        if client != SCHEDULER_CLIENT or delta <= 0:
+            continue
+        name = f"{verb} {resource}/{subresource}" if subresource else f"{verb} {resource}"
+        totals[name] = totals.get(name, 0) + delta
+    return {name: round(total / pods, 3) for name, total in sorted(totals.items())}
 
 
 def _describe(exc: BaseException) -> str:

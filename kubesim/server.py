@@ -25,6 +25,7 @@ from kubesim import (
     views,
 )
 from kubesim.api import APPLY_PATCH, NAMESPACES, PODS, Api, ListOptions
+from kubesim.request_metrics import RequestCounter
 from kubesim.resources import RESOURCES, ResourceType
 from kubesim.watch import WatcherClosed
 
@@ -444,7 +445,7 @@ class KubeApiHandler:
             log.warning("refreshing PodDisruptionBudgets in %s failed: %s", namespace, exc.message)
 
 
-def auth_middleware(token: str) -> Middleware:
+def auth_middleware(token: str, counter: RequestCounter | None = None) -> Middleware:
     expected = f"Bearer {token}".encode()
 
     @web.middleware
@@ -453,21 +454,29 @@ def auth_middleware(token: str) -> Middleware:
             given = request.headers.get("Authorization", "").encode()
             if not hmac.compare_digest(given, expected):
                 return error_response(errors.unauthorized())
-        try:
-            return await handler(request)
-        except errors.ApiError as exc:
-            return error_response(exc)
-        except web.HTTPNotFound:
-            return error_response(errors.not_acceptable_404(request.path))
-        except web.HTTPMethodNotAllowed:
-            return error_response(errors.method_not_allowed(request.method, request.path))
-        except web.HTTPException:
-            raise
-        except Exception as exc:  # an unexpected bug must still answer a Status, not a traceback
-            log.exception("internal error serving %s %s", request.method, request.path)
-            return error_response(errors.internal(f"{type(exc).__name__}: {exc}"))
+        response = await _serve(request, handler)
+        if counter is not None:
+            counter.record(request, response.status)
+        return response
 
     return middleware
+
+
+async def _serve(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The handler's response; errors become upstream-shaped Status responses."""
+    try:
+        return await handler(request)
+    except errors.ApiError as exc:
+        return error_response(exc)
+    except web.HTTPNotFound:
+        return error_response(errors.not_acceptable_404(request.path))
+    except web.HTTPMethodNotAllowed:
+        return error_response(errors.method_not_allowed(request.method, request.path))
+    except web.HTTPException:
+        raise
+    except Exception as exc:  # an unexpected bug must still answer a Status, not a traceback
+        log.exception("internal error serving %s %s", request.method, request.path)
+        return error_response(errors.internal(f"{type(exc).__name__}: {exc}"))
 
 
 async def _healthz(request: web.Request) -> web.Response:
@@ -475,13 +484,19 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 def build_app(api: Api, options: ServerOptions) -> web.Application:
+    counter = RequestCounter()
     app = web.Application(
-        middlewares=[auth_middleware(options.token)],
+        middlewares=[auth_middleware(options.token, counter)],
         client_max_size=errors.MAX_BODY_BYTES + 1,
     )
     handler = KubeApiHandler(api, options)
     for path in OPEN_PATHS:
         app.router.add_get(path, _healthz)
+
+    async def metrics(request: web.Request) -> web.Response:
+        return web.Response(text=counter.exposition(), content_type="text/plain")
+
+    app.router.add_get("/metrics", metrics)
     discovery.add_routes(app)
     openapi.add_routes(app)
     app.router.add_route("*", "/api/v1/{tail:.+}", handler.core)

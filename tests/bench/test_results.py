@@ -69,6 +69,18 @@ def test_table_shows_one_row_per_workload() -> None:
         "0.050",
         "150",
         "MiB",
+        "-",  # no CPU reading
         "ok",
     ]
     assert lines[2].startswith("SchedulingBasic/Smoke") and lines[2].endswith("FAILED: timed out")
+
+
+def test_table_shows_scheduler_cpu_per_pod_and_json_the_requests() -> None:
+    run = _finished()
+    run.scheduler_cpu_seconds = 0.9
+    run.scheduler_requests_per_pod = {"POST events": 0.5, "POST pods/binding": 1.0}
+    assert format_table([run]).splitlines()[1].split()[-3:] == ["0.90", "ms", "ok"]
+    assert run.to_json()["scheduler_requests_per_pod"] == {
+        "POST events": 0.5,
+        "POST pods/binding": 1.0,
+    }

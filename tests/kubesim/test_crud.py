@@ -372,3 +372,17 @@ async def test_user_created_node_is_simulated(kube: Kube) -> None:
         "GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/extra"
     )
     assert status == 200 and lease["spec"]["holderIdentity"] == "extra"
+
+
+async def test_metrics_count_requests_per_client_and_need_the_token(kube: Kube) -> None:
+    status, _ = await kube.call("GET", "/api/v1/namespaces/default/pods", headers=KUBECTL)
+    assert status == 200
+    async with kube.client.get("/metrics") as refused:
+        assert refused.status == 401
+    async with kube.client.get("/metrics", headers=AUTH) as response:
+        text = await response.text()
+    assert 'kubesim_requests_total{client="kubectl",verb="LIST",resource="pods",' in text
+
+
+KUBECTL = {"User-Agent": "kubectl/v1.31.0 (linux/amd64) kubernetes/0"}
+AUTH = {"Authorization": "Bearer test-token"}  # conftest's token
