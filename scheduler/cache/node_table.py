@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from scheduler.api.taints import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE
 from scheduler.cache.node_info import NodeInfo
-from scheduler.cache.topology_index import PodGroups, TopologyColumn
+from scheduler.cache.topology_index import PodGroups, TermGroups, TopologyColumn
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -57,6 +57,7 @@ class NodeTable:
     __slots__ = (
         "_image_names",
         "_pod_groups",
+        "_term_groups",
         "_topology",
         "alloc_cpu",
         "alloc_ephemeral",
@@ -113,6 +114,7 @@ class NodeTable:
         self._image_names: list[frozenset[str]] = [frozenset()] * size
         # Built on first use by the topology plugins, then refreshed with the rows.
         self._pod_groups: PodGroups | None = None
+        self._term_groups: TermGroups | None = None
         self._topology: dict[str, TopologyColumn] = {}
         for row in range(size):
             self._write_row(row)
@@ -122,6 +124,12 @@ class NodeTable:
         if self._pod_groups is None:
             self._pod_groups = PodGroups(self.infos)
         return self._pod_groups
+
+    def term_groups(self) -> TermGroups:
+        """Existing pods' inter-pod affinity terms per row (scheduler/cache/topology_index.py)."""
+        if self._term_groups is None:
+            self._term_groups = TermGroups(self.infos)
+        return self._term_groups
 
     def topology(self, key: str) -> TopologyColumn:
         """The value id of node label `key` per row."""
@@ -178,6 +186,8 @@ class NodeTable:
         self._set_images(row, frozenset(info.image_states))
         if self._pod_groups is not None:
             self._pod_groups.refresh_row(row, info)
+        if self._term_groups is not None:
+            self._term_groups.refresh_row(row, info)
         for topology in self._topology.values():
             topology.refresh_row(row, info)
 

@@ -9,6 +9,10 @@ adds up the groups' rows with NumPy. Rows are refreshed with the NodeTable's (on
 cache changed), and only once some plugin asked for the index: clusters whose pods use no
 topology constraints never pay for it.
 
+Existing pods' own inter-pod affinity terms are kept the same way (TermGroups): per distinct
+(kind, term, weight), how many pods of each row carry it, so InterPodAffinity matches each
+distinct term against the incoming pod once instead of visiting every pod that has terms.
+
 Topology columns map a label key to a value id per row (-1 where the node lacks the key), so
 per-domain sums are one `np.bincount`.
 """
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from scheduler.api.podaffinity import AffinityTerm
 from scheduler.api.selectors import LabelSelector
 
 if TYPE_CHECKING:
@@ -112,6 +117,73 @@ class PodGroups:
             rows = self._rows_of_group[key]
             index = np.fromiter(rows.keys(), dtype=np.intp, count=len(rows))
             out[index] += np.fromiter(rows.values(), dtype=np.int64, count=len(rows))
+        return out
+
+
+# Kinds of existing pods' terms (TermGroups).
+REQUIRED_ANTI_AFFINITY = 0
+REQUIRED_AFFINITY = 1
+PREFERRED_AFFINITY = 2
+PREFERRED_ANTI_AFFINITY = 3
+# (kind, term, weight); the weight is 0 for required terms
+TermKey = tuple[int, AffinityTerm, int]
+
+
+def _row_terms(info: NodeInfo) -> dict[TermKey, int]:
+    counts: dict[TermKey, int] = {}
+    for pod in info.pods_with_affinity:
+        affinity = pod.pod_affinity
+        keys: list[TermKey] = [
+            (REQUIRED_ANTI_AFFINITY, t, 0) for t in affinity.required_anti_affinity
+        ]
+        keys.extend((REQUIRED_AFFINITY, t, 0) for t in affinity.required_affinity)
+        keys.extend((PREFERRED_AFFINITY, w.term, w.weight) for w in affinity.preferred_affinity)
+        keys.extend(
+            (PREFERRED_ANTI_AFFINITY, w.term, w.weight) for w in affinity.preferred_anti_affinity
+        )
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+class TermGroups:
+    """Per row, how many existing pods carry each distinct inter-pod affinity term (a pod
+    with the same term twice counts twice, as a walk over its terms would)."""
+
+    __slots__ = ("_row_terms", "_rows_of_term", "_size")
+
+    def __init__(self, infos: Sequence[NodeInfo]) -> None:
+        self._size = len(infos)
+        self._rows_of_term: dict[TermKey, dict[int, int]] = {}
+        self._row_terms: list[dict[TermKey, int]] = [{} for _ in range(self._size)]
+        for row, info in enumerate(infos):
+            self.refresh_row(row, info)
+
+    def refresh_row(self, row: int, info: NodeInfo) -> None:
+        counts = _row_terms(info) if info.pods_with_affinity else {}
+        old = self._row_terms[row]
+        if old == counts:
+            return
+        terms = self._rows_of_term
+        for key in old:
+            if key not in counts:
+                rows = terms[key]
+                del rows[row]
+                if not rows:
+                    del terms[key]
+        for key, count in counts.items():
+            terms.setdefault(key, {})[row] = count
+        self._row_terms[row] = counts
+
+    def of_kind(self, kind: int) -> list[tuple[AffinityTerm, int, IntArray]]:
+        """(term, weight, per-row count of pods carrying it) for each distinct term of `kind`."""
+        out: list[tuple[AffinityTerm, int, IntArray]] = []
+        for (term_kind, term, weight), rows in self._rows_of_term.items():
+            if term_kind == kind:
+                per_row: IntArray = np.zeros(self._size, dtype=np.int64)
+                index = np.fromiter(rows.keys(), dtype=np.intp, count=len(rows))
+                per_row[index] = np.fromiter(rows.values(), dtype=np.int64, count=len(rows))
+                out.append((term, weight, per_row))
         return out
 
 

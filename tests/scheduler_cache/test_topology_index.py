@@ -114,3 +114,66 @@ def test_topology_column_follows_label_changes() -> None:
     info.set_node(node("n0", "z2"))
     table.refresh(["n0"])
     assert [column.values[i] for i in column.ids.tolist() if i >= 0] == ["z2"]
+
+
+def _anti_affinity_pod(uid: int, key: str, weight: int | None) -> PodView:
+    term = {"topologyKey": key, "labelSelector": {"matchLabels": {"app": "x"}}}
+    section: dict[str, Any]
+    if weight is None:
+        section = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+    else:
+        preferred = [{"weight": weight, "podAffinityTerm": term}]
+        section = {"preferredDuringSchedulingIgnoredDuringExecution": preferred}
+    spec = {"containers": [], "nodeName": "n", "affinity": {"podAntiAffinity": section}}
+    return PodView.from_dict({"metadata": {"name": f"p{uid}", "uid": f"u{uid}"}, "spec": spec})
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    placements=st.lists(
+        st.tuples(
+            st.integers(0, 2), st.sampled_from(("zone", "host")), st.sampled_from((None, 1, 5))
+        ),
+        max_size=10,
+    ),
+    removals=st.lists(st.integers(0, 9), max_size=4),
+)
+def test_term_groups_count_each_distinct_term_per_row_through_refreshes(
+    placements: list[tuple[int, str, int | None]], removals: list[int]
+) -> None:
+    from scheduler.cache.topology_index import PREFERRED_ANTI_AFFINITY, REQUIRED_ANTI_AFFINITY
+
+    infos = [NodeInfo(node(f"n{i}", "z")) for i in range(3)]
+    table = NodeTable(infos)
+    groups = table.term_groups()
+    placed = []
+    for uid, (row, key, weight) in enumerate(placements):
+        view = _anti_affinity_pod(uid, key, weight)
+        infos[row].add_pod(view)
+        placed.append((row, view))
+        table.refresh([infos[row].node_name])
+    for index in sorted(set(removals), reverse=True):
+        if index < len(placed):
+            row, view = placed.pop(index)
+            infos[row].remove_pod(view)
+            table.refresh([infos[row].node_name])
+
+    def want(kind_required: bool) -> dict[tuple[str, int], list[int]]:
+        out: dict[tuple[str, int], list[int]] = {}
+        for row, view in placed:
+            info = view.pod_affinity
+            terms = (
+                [(t, 0) for t in info.required_anti_affinity]
+                if kind_required
+                else [(w.term, w.weight) for w in info.preferred_anti_affinity]
+            )
+            for term, weight in terms:
+                out.setdefault((term.topology_key, weight), [0, 0, 0])[row] += 1
+        return out
+
+    for kind, required in ((REQUIRED_ANTI_AFFINITY, True), (PREFERRED_ANTI_AFFINITY, False)):
+        got = {
+            (term.topology_key, weight): per_row.tolist()
+            for term, weight, per_row in groups.of_kind(kind)
+        }
+        assert got == want(required)

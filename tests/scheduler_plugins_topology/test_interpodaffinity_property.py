@@ -40,7 +40,6 @@ from scheduler.plugins.interpodaffinity.fakes import (
     term,
     weighted,
 )
-from scheduler.plugins.interpodaffinity.terms import TermInterner
 
 NAMESPACES = {"ns1": {"team": "t1"}, "ns2": {"team": "t2"}, "ns3": {}}
 POD_NAMESPACES = ["ns1", "ns2", "ns3", "ns4"]  # ns4 has no Namespace object
@@ -172,7 +171,7 @@ def test_pre_filter_and_filter_paths_agree(
         return
     fast_counts = fast_state.read(PRE_FILTER_STATE_KEY)
     ref_counts = ref_state.read(PRE_FILTER_STATE_KEY)
-    again = CycleState()  # a second cycle reuses the plugin's remembered terms
+    again = CycleState()  # a second cycle on the same table gives the same counts
     assert plugin.pre_filter(again, incoming, snapshot.node_info_list)[1].is_success
     assert again.read(PRE_FILTER_STATE_KEY).same_counts(fast_counts)
     assert fast_counts.existing_anti_affinity_counts == ref_counts.existing_anti_affinity_counts
@@ -245,28 +244,3 @@ def test_pre_score_and_score_paths_agree(
     normalized = [s.score for s in scores]
     assert all(0 <= s <= 100 for s in normalized)
     assert fast_plugin.normalize_rows(fast_state, incoming, by_rows).tolist() == normalized
-
-
-def test_term_interner_numbers_equal_terms_alike_and_trims() -> None:
-    first = MakePod().pod_anti_affinity_exists("app", "zone").obj()
-    second = MakePod().pod_anti_affinity_exists("app", "zone").obj()
-    other = MakePod().pod_anti_affinity_exists("app", "hostname").obj()
-    (a,) = first.pod_affinity.required_anti_affinity
-    (b,) = second.pod_affinity.required_anti_affinity
-    (c,) = other.pod_affinity.required_anti_affinity
-    interner = TermInterner()
-    assert a is not b
-    assert interner.index(a) == interner.index(b) == interner.index(a)
-    assert interner.index(c) != interner.index(a)
-    assert len(interner) == 3
-    interner.trim(2)
-    assert len(interner) == 3
-    for _ in range(5000):
-        interner.index(
-            MakePod()
-            .pod_anti_affinity_exists("x", "zone")
-            .obj()
-            .pod_affinity.required_anti_affinity[0]
-        )
-    interner.trim(1)
-    assert len(interner) == 0

@@ -8,9 +8,9 @@ Two ways to compute the counts give the same maps:
 - the reference path walks every pod on every node, as upstream;
 - the fast path asks the snapshot's NodeTable how many pods per row match a term
   (PodGroups tests a selector once per group of identically labelled pods) and adds rows up
-  per topology value with one bincount. Existing pods' required anti-affinity terms are still
-  visited pod by pod (only pods that have such terms), but each distinct term is matched
-  against the incoming pod once.
+  per topology value with one bincount; existing pods' required anti-affinity terms come
+  from TermGroups, so each distinct term is matched against the incoming pod once, whatever
+  the number of pods carrying it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler.api.podaffinity import AffinityTerm
+from scheduler.cache.topology_index import REQUIRED_ANTI_AFFINITY
 from scheduler.plugins.interpodaffinity.state import (
     PreFilterState,
     TopologyCounts,
@@ -51,12 +52,10 @@ EXISTING_ANTI_AFFINITY_FAILED = 3
 
 def existing_anti_affinity_counts(
     nodes: Sequence[NodeInfo], matches: TermVerdicts
-) -> tuple[TopologyCounts, int]:
-    """(per topology pair, how many existing pods' required anti-affinity terms match the
-    incoming pod; how many terms were visited). `nodes` are those having pods with required
-    anti-affinity."""
+) -> TopologyCounts:
+    """Per topology pair, how many existing pods' required anti-affinity terms match the
+    incoming pod. `nodes` are those having pods with required anti-affinity."""
     counts: TopologyCounts = {}
-    visited = 0
     for info in nodes:
         node = info.node
         if node is None:
@@ -64,13 +63,21 @@ def existing_anti_affinity_counts(
         labels = node.labels
         for existing in info.pods_with_required_anti_affinity:
             for term in existing.pod_affinity.required_anti_affinity:
-                visited += 1
                 if matches(term):
                     value = labels.get(term.topology_key)
                     if value is not None:
                         pair = (term.topology_key, value)
                         counts[pair] = counts.get(pair, 0) + 1
-    return counts, visited
+    return counts
+
+
+def existing_anti_affinity_counts_fast(table: NodeTable, matches: TermVerdicts) -> TopologyCounts:
+    """existing_anti_affinity_counts from the NodeTable's TermGroups (the same map)."""
+    counts: TopologyCounts = {}
+    for term, _weight, per_row in table.term_groups().of_kind(REQUIRED_ANTI_AFFINITY):
+        if matches(term):
+            _add_sums(counts, table, term.topology_key, per_row)
+    return counts
 
 
 # The incoming pod's required terms

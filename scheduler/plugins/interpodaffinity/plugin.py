@@ -33,7 +33,6 @@ from scheduler.plugins.interpodaffinity.hints import (
 )
 from scheduler.plugins.interpodaffinity.state import PreFilterState, PreScoreState, score_node
 from scheduler.plugins.interpodaffinity.terms import (
-    TermInterner,
     TermVerdicts,
     has_preferred_terms,
     merge_all,
@@ -74,8 +73,6 @@ class InterPodAffinity:
     def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
         self.args = args or InterPodAffinityArgs()
         self._handle = handle
-        # Existing pods' terms, numbered by equality (see TermVerdicts); kept across cycles.
-        self._interner = TermInterner()
 
     # PreFilter
 
@@ -93,20 +90,17 @@ class InterPodAffinity:
         affinity = merge_all(info.required_affinity, cluster)
         anti_affinity = merge_all(info.required_anti_affinity, cluster)
         ns_labels = cluster.namespace_labels(pod.namespace)
-        fast = _is_snapshot_list(snapshot, nodes)
-        interner = self._interner if fast else None
-        existing, visited = filtering.existing_anti_affinity_counts(
-            snapshot.have_pods_with_required_anti_affinity_list(),
-            TermVerdicts(pod, ns_labels, interner),
-        )
-        if interner is not None:
-            interner.trim(visited)
-        table = _table_for(snapshot) if fast and (affinity or anti_affinity) else None
+        matches = TermVerdicts(pod, ns_labels)
+        table = _table_for(snapshot) if _is_snapshot_list(snapshot, nodes) else None
         if table is not None:
+            existing = filtering.existing_anti_affinity_counts_fast(table, matches)
             affinity_counts, anti_counts = filtering.incoming_counts_fast(
                 affinity, anti_affinity, table
             )
         else:
+            existing = filtering.existing_anti_affinity_counts(
+                snapshot.have_pods_with_required_anti_affinity_list(), matches
+            )
             affinity_counts, anti_counts = filtering.incoming_counts_reference(
                 affinity, anti_affinity, nodes
             )
@@ -190,14 +184,12 @@ class InterPodAffinity:
         affinity = merge_weighted(info.preferred_affinity, cluster)
         anti_affinity = merge_weighted(info.preferred_anti_affinity, cluster)
         ns_labels = cluster.namespace_labels(pod.namespace)
-        fast = _is_snapshot_list(snapshot, snapshot.list())
-        matches = TermVerdicts(pod, ns_labels, self._interner if fast else None)
+        matches = TermVerdicts(pod, ns_labels)
         hard_weight = self.args.hard_pod_affinity_weight
-        table = _table_for(snapshot) if fast and has_constraints else None
-        if fast and (table is not None or not has_constraints):
+        table = _table_for(snapshot)
+        if table is not None:
             scores = scoring.topology_score_fast(
                 table,
-                snapshot.have_pods_with_affinity_list(),
                 affinity if has_constraints else (),
                 anti_affinity if has_constraints else (),
                 hard_weight,

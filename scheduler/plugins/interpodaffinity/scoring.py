@@ -9,9 +9,8 @@ PreScore, Score, NormalizeScore). The topology score adds, per (topology key, va
   anti-affinity weights) for terms the incoming pod matches.
 
 The reference path walks pods as upstream; the fast path gets the incoming pod's part from the
-NodeTable (matching pods per row, summed per topology value) and walks only pods with
-affinity for the existing pods' part, matching each distinct term against the incoming pod
-once.
+NodeTable (matching pods per row, summed per topology value) and the existing pods' part from
+its TermGroups (each distinct term matched against the incoming pod once).
 """
 
 from __future__ import annotations
@@ -22,6 +21,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler.api.podaffinity import AffinityTerm, WeightedAffinityTerm
+from scheduler.cache.topology_index import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+)
 from scheduler.framework.interface import MAX_NODE_SCORE, NodeScore
 from scheduler.plugins.interpodaffinity.state import ScoreMap, add_score
 from scheduler.plugins.interpodaffinity.terms import TermVerdicts, term_namespaces
@@ -109,37 +113,48 @@ def topology_score_reference(
 
 
 def topology_score_fast(
-    table: NodeTable | None,
-    nodes_with_affinity: Sequence[NodeInfo],
+    table: NodeTable,
     affinity: Sequence[WeightedAffinityTerm],
     anti_affinity: Sequence[WeightedAffinityTerm],
     hard_weight: int,
     matches: TermVerdicts,
 ) -> ScoreMap:
-    """topology_score_reference with the incoming pod's part from the NodeTable (which may
-    be None when the incoming pod has no preferred terms)."""
+    """topology_score_reference over the NodeTable (the same map)."""
     scores: ScoreMap = {}
-    if table is not None and (affinity or anti_affinity):
+    if affinity or anti_affinity:
         groups = table.pod_groups()
         for weighted, sign in [(t, 1) for t in affinity] + [(t, -1) for t in anti_affinity]:
             term = weighted.term
             per_row = groups.counts(term_namespaces(term), term.selector, include_terminating=True)
-            if not per_row.any():
-                continue
-            column = table.topology(term.topology_key)
-            sums = column.sums(per_row)
-            amount = sign * weighted.weight
-            values = column.values
-            for value_id in np.flatnonzero(sums).tolist():
-                add_score(scores, term.topology_key, values[value_id], amount * int(sums[value_id]))
-    for info in nodes_with_affinity:
-        node = info.node
-        if node is None or not node.labels:
-            continue
-        labels = node.labels
-        for existing in info.pods_with_affinity:
-            add_existing_pod_terms(scores, existing, labels, hard_weight, matches)
+            if per_row.any():
+                _add_sums(scores, table, term.topology_key, per_row, sign * weighted.weight)
+    _add_existing_terms_fast(scores, table, hard_weight, matches)
     return scores
+
+
+def _add_existing_terms_fast(
+    scores: ScoreMap, table: NodeTable, hard_weight: int, matches: TermVerdicts
+) -> None:
+    """add_existing_pod_terms for every pod with affinity, from the table's TermGroups."""
+    groups = table.term_groups()
+    kinds = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]
+    if hard_weight > 0:
+        kinds.insert(0, (REQUIRED_AFFINITY, 1))
+    for kind, sign in kinds:
+        for term, weight, per_row in groups.of_kind(kind):
+            if not matches(term):
+                continue
+            amount = hard_weight if kind == REQUIRED_AFFINITY else sign * weight
+            _add_sums(scores, table, term.topology_key, per_row, amount)
+
+
+def _add_sums(scores: ScoreMap, table: NodeTable, key: str, per_row: IntArray, amount: int) -> None:
+    """`amount` per pod counted in `per_row`, added at each row's value of `key`."""
+    column = table.topology(key)
+    sums = column.sums(per_row)
+    values = column.values
+    for value_id in np.flatnonzero(sums).tolist():
+        add_score(scores, key, values[value_id], amount * int(sums[value_id]))
 
 
 def score_rows(scores: ScoreMap, table: NodeTable, rows: Rows) -> IntArray:

@@ -102,62 +102,14 @@ def has_preferred_terms(pod: PodView) -> tuple[bool, bool]:
 
 
 class TermVerdicts:
-    """term.matches(incoming pod, its namespace labels) for existing pods' terms.
+    """term.matches(incoming pod, its namespace labels), for existing pods' terms (the
+    reference path; the fast path matches each distinct term once through TermGroups)."""
 
-    Pods of one workload carry equal terms, so with `interner` each distinct term is matched
-    once per cycle. Equal terms are recognised through the interner, which remembers each
-    term object it has seen (existing pods' views live across cycles), so hashing a term's
-    selector happens once per pod object, not once per cycle.
-    """
+    __slots__ = ("labels", "pod")
 
-    __slots__ = ("_interner", "_verdicts", "labels", "pod")
-
-    def __init__(
-        self, pod: PodView, labels: Mapping[str, str] | None, interner: TermInterner | None
-    ) -> None:
+    def __init__(self, pod: PodView, labels: Mapping[str, str] | None) -> None:
         self.pod = pod
         self.labels = labels
-        self._interner = interner
-        self._verdicts: dict[int, bool] = {}
 
     def __call__(self, term: AffinityTerm) -> bool:
-        interner = self._interner
-        if interner is None:
-            return term.matches(self.pod, self.labels)
-        index = interner.index(term)
-        found = self._verdicts.get(index)
-        if found is None:
-            found = self._verdicts[index] = term.matches(self.pod, self.labels)
-        return found
-
-
-class TermInterner:
-    """A small integer per distinct AffinityTerm, looked up by object identity first.
-
-    Entries keep their term alive, so an id is never reused while remembered. `trim` forgets
-    everything when far more terms are remembered than the last pass used (pods went away).
-    """
-
-    __slots__ = ("_by_id", "_index")
-
-    def __init__(self) -> None:
-        self._by_id: dict[int, tuple[AffinityTerm, int]] = {}
-        self._index: dict[AffinityTerm, int] = {}
-
-    def index(self, term: AffinityTerm) -> int:
-        entry = self._by_id.get(id(term))
-        if entry is not None and entry[0] is term:
-            return entry[1]
-        index = self._index.get(term)
-        if index is None:
-            index = self._index[term] = len(self._index)
-        self._by_id[id(term)] = (term, index)
-        return index
-
-    def trim(self, used: int) -> None:
-        if len(self._by_id) > 2 * used + 4096:
-            self._by_id.clear()
-            self._index.clear()
-
-    def __len__(self) -> int:
-        return len(self._by_id)
+        return term.matches(self.pod, self.labels)
