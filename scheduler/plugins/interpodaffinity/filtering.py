@@ -26,7 +26,6 @@ from scheduler.plugins.interpodaffinity.state import (
     PreFilterState,
     TopologyCounts,
     add_pair,
-    keys_of,
 )
 from scheduler.plugins.interpodaffinity.terms import (
     TermVerdicts,
@@ -71,13 +70,46 @@ def existing_anti_affinity_counts(
     return counts
 
 
-def existing_anti_affinity_counts_fast(table: NodeTable, matches: TermVerdicts) -> TopologyCounts:
+def existing_anti_affinity_counts_fast(table: NodeTable, matches: TermVerdicts) -> Tally:
     """existing_anti_affinity_counts from the NodeTable's TermGroups (the same map)."""
-    counts: TopologyCounts = {}
+    tally = Tally(table)
     for term, _weight, per_row in table.term_groups().of_kind(REQUIRED_ANTI_AFFINITY):
         if matches(term):
-            _add_sums(counts, table, term.topology_key, per_row)
-    return counts
+            tally.add(term.topology_key, per_row)
+    return tally
+
+
+class Tally:
+    """Pair counts summed from per-row arrays, kept per topology key as arrays over the key's
+    value ids: the count map is made from them once, and the row path reads them as they are
+    (a map with thousands of hostname pairs is never walked again to rebuild them)."""
+
+    __slots__ = ("per_key", "table")
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.per_key: dict[str, IntArray] = {}
+
+    def add(self, key: str, per_row: IntArray) -> None:
+        sums = self.table.topology(key).sums(per_row)
+        total = self.per_key.get(key)
+        self.per_key[key] = sums if total is None else total + sums
+
+    def counts(self) -> TopologyCounts:
+        out: TopologyCounts = {}
+        for key, sums in self.per_key.items():
+            values = self.table.topology(key).values
+            present = np.flatnonzero(sums).tolist()
+            pairs = [(key, values[i]) for i in present]
+            out.update(zip(pairs, sums[present].tolist(), strict=True))
+        return out
+
+    def seed(self, state: PreFilterState, which: str) -> None:
+        """Hand the arrays to the state's cache for its row path."""
+        for key, sums in self.per_key.items():
+            state.seed_array(which, key, self.table.topology(key), sums)
+        if which == "existing":
+            state.seed_existing_keys([key for key, sums in self.per_key.items() if sums.any()])
 
 
 # The incoming pod's required terms
@@ -116,32 +148,21 @@ def incoming_counts_fast(
     affinity: Sequence[AffinityTerm],
     anti_affinity: Sequence[AffinityTerm],
     table: NodeTable,
-) -> tuple[TopologyCounts, TopologyCounts]:
+) -> tuple[Tally, Tally]:
     """incoming_counts_reference over the snapshot's NodeTable (same maps)."""
-    affinity_counts: TopologyCounts = {}
-    anti_counts: TopologyCounts = {}
-    if not affinity and not anti_affinity:
-        return affinity_counts, anti_counts
+    affinity_tally, anti_tally = Tally(table), Tally(table)
     groups = table.pod_groups()
     if affinity:
         namespaces, selector = conjunction(affinity)
         per_row = groups.counts(namespaces, selector, include_terminating=True)
         if per_row.any():
             for term in affinity:
-                _add_sums(affinity_counts, table, term.topology_key, per_row)
+                affinity_tally.add(term.topology_key, per_row)
     for term in anti_affinity:
         per_row = groups.counts(term_namespaces(term), term.selector, include_terminating=True)
         if per_row.any():
-            _add_sums(anti_counts, table, term.topology_key, per_row)
-    return affinity_counts, anti_counts
-
-
-def _add_sums(counts: TopologyCounts, table: NodeTable, key: str, per_row: IntArray) -> None:
-    column = table.topology(key)
-    sums = column.sums(per_row)
-    values = column.values
-    for value_id in np.flatnonzero(sums).tolist():
-        add_pair(counts, (key, values[value_id]), int(sums[value_id]))
+            anti_tally.add(term.topology_key, per_row)
+    return affinity_tally, anti_tally
 
 
 # Filter, per node
@@ -220,10 +241,9 @@ def row_verdicts(state: PreFilterState, table: NodeTable, rows: Rows) -> IntArra
             column = table.topology(term.topology_key)
             failed |= state.array("anti", term.topology_key, column)[column.ids[rows]] > 0
         verdict[failed & (verdict == PASS)] = ANTI_AFFINITY_FAILED
-    existing = state.existing_anti_affinity_counts
-    if existing:
+    if state.existing_anti_affinity_counts:
         failed = np.zeros(size, dtype=np.bool_)
-        for key in keys_of(pair for pair, count in existing.items() if count > 0):
+        for key in state.existing_keys():
             column = table.topology(key)
             failed |= state.array("existing", key, column)[column.ids[rows]] > 0
         verdict[failed & (verdict == PASS)] = EXISTING_ANTI_AFFINITY_FAILED

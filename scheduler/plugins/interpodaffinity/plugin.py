@@ -92,11 +92,13 @@ class InterPodAffinity:
         ns_labels = cluster.namespace_labels(pod.namespace)
         matches = TermVerdicts(pod, ns_labels)
         table = _table_for(snapshot) if _is_snapshot_list(snapshot, nodes) else None
+        tallies: tuple[filtering.Tally, ...] = ()
         if table is not None:
-            existing = filtering.existing_anti_affinity_counts_fast(table, matches)
-            affinity_counts, anti_counts = filtering.incoming_counts_fast(
-                affinity, anti_affinity, table
+            tallies = (
+                filtering.existing_anti_affinity_counts_fast(table, matches),
+                *filtering.incoming_counts_fast(affinity, anti_affinity, table),
             )
+            existing, affinity_counts, anti_counts = (tally.counts() for tally in tallies)
         else:
             existing = filtering.existing_anti_affinity_counts(
                 snapshot.have_pods_with_required_anti_affinity_list(), matches
@@ -106,12 +108,12 @@ class InterPodAffinity:
             )
         if not existing and not affinity and not anti_affinity:
             return None, Status.skip()
-        state.write(
-            PRE_FILTER_STATE_KEY,
-            PreFilterState(
-                pod, affinity, anti_affinity, ns_labels, existing, affinity_counts, anti_counts
-            ),
+        pre_filter = PreFilterState(
+            pod, affinity, anti_affinity, ns_labels, existing, affinity_counts, anti_counts
         )
+        for tally, which in zip(tallies, ("existing", "affinity", "anti"), strict=False):
+            tally.seed(pre_filter, which)
+        state.write(PRE_FILTER_STATE_KEY, pre_filter)
         return None, Status.OK
 
     def pre_filter_extensions(self) -> InterPodAffinity:

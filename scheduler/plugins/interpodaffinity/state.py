@@ -64,6 +64,8 @@ class PreFilterState:
     anti_affinity_counts: TopologyCounts = field(default_factory=dict)
     # (which counts, key, id(column), number of values) → values_array; cleared on update.
     _arrays: dict[tuple[str, str, int, int], IntArray] = field(default_factory=dict, repr=False)
+    # The topology keys of existing_anti_affinity_counts; None until asked, cleared on update.
+    _existing_keys: list[str] | None = field(default=None, repr=False)
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
@@ -87,6 +89,7 @@ class PreFilterState:
         """Upstream's updateWithPod: account for `pod` added to (1) or removed from (-1)
         `node` (PreFilterExtensions, used by preemption)."""
         self._arrays.clear()
+        self._existing_keys = None
         if node is None:
             return
         labels = node.labels
@@ -101,6 +104,23 @@ class PreFilterState:
         for term in self.required_anti_affinity:
             if term.matches(pod, None):
                 _update(self.anti_affinity_counts, labels, term.topology_key, multiplier)
+
+    def existing_keys(self) -> list[str]:
+        """The distinct topology keys with existing pods' anti-affinity counts."""
+        if self._existing_keys is None:
+            counts = self.existing_anti_affinity_counts
+            self._existing_keys = keys_of(pair for pair, count in counts.items() if count > 0)
+        return self._existing_keys
+
+    def seed_existing_keys(self, keys: list[str]) -> None:
+        self._existing_keys = keys
+
+    def seed_array(self, which: str, key: str, column: TopologyColumn, sums: IntArray) -> None:
+        """Cache what `array` would build from the counts, given per-value sums of `column`
+        (as the fast path computed the counts from)."""
+        found = np.zeros(len(column.values) + 1, dtype=np.int64)
+        found[: len(sums)] = sums
+        self._arrays[(which, key, id(column), len(column.values))] = found
 
     def array(self, which: str, key: str, column: TopologyColumn) -> IntArray:
         """values_array of one of the three count maps ("existing", "affinity", "anti")."""
