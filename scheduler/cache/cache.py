@@ -31,6 +31,17 @@ from scheduler.cache.node_tree import NodeTree
 from scheduler.cache.snapshot import Snapshot
 
 
+def _patch(infos: list[NodeInfo], changes: list[tuple[NodeInfo, bool]]) -> None:
+    """Add (True) or drop (False) NodeInfos of a snapshot's affinity list, in place. The list
+    then follows the order nodes gained such pods, not the node order (its users only sum)."""
+    if not changes:
+        return
+    dropped = {id(info) for info, gained in changes if not gained}
+    if dropped:
+        infos[:] = [info for info in infos if id(info) not in dropped]
+    infos.extend(info for info, gained in changes if gained)
+
+
 class CacheError(Exception):
     """A call that contradicts the cache's state (assuming a pod twice, forgetting a bound pod)."""
 
@@ -244,7 +255,11 @@ class Cache:
         snapshot = snapshot if snapshot is not None else self._default_snapshot
         since = snapshot.generation
         update_all = snapshot.tree_version != self._tree.version or since == 0
-        update_affinity = update_anti_affinity = update_pvc = False
+        update_pvc = False
+        # NodeInfos (of nodes already in the snapshot) that gained or lost pods with affinity /
+        # required anti-affinity: the lists are patched, not rebuilt from every node.
+        affinity_changed: list[tuple[NodeInfo, bool]] = []
+        anti_affinity_changed: list[tuple[NodeInfo, bool]] = []
         node_map = snapshot.node_info_map
         copied: set[str] = set()
 
@@ -269,10 +284,10 @@ class Cache:
             # Image counts as of now: the cache's own summary dates from the node's last update.
             existing.image_states = self._image_summary(node)
             copied.add(node.name)
-            update_affinity |= had_affinity != bool(existing.pods_with_affinity)
-            update_anti_affinity |= had_anti_affinity != bool(
-                existing.pods_with_required_anti_affinity
-            )
+            if had_affinity != bool(existing.pods_with_affinity):
+                affinity_changed.append((existing, not had_affinity))
+            if had_anti_affinity != bool(existing.pods_with_required_anti_affinity):
+                anti_affinity_changed.append((existing, not had_anti_affinity))
             update_pvc |= old_pvcs != existing.pvc_ref_counts.keys()
 
         if self._max_image_generation > since:
@@ -288,15 +303,10 @@ class Cache:
             snapshot.tree_version = self._tree.version
             snapshot.rebuild_derived_lists()
         else:
-            if update_affinity or update_anti_affinity:
-                snapshot.have_pods_with_affinity_node_info_list = [
-                    info for info in snapshot.node_info_list if info.pods_with_affinity
-                ]
-                snapshot.have_pods_with_required_anti_affinity_node_info_list = [
-                    info
-                    for info in snapshot.node_info_list
-                    if info.pods_with_required_anti_affinity
-                ]
+            _patch(snapshot.have_pods_with_affinity_node_info_list, affinity_changed)
+            _patch(
+                snapshot.have_pods_with_required_anti_affinity_node_info_list, anti_affinity_changed
+            )
             if update_pvc:
                 snapshot.used_pvc_set = {
                     key for info in snapshot.node_info_list for key in info.pvc_ref_counts
