@@ -79,7 +79,7 @@ def existing_anti_affinity_counts_fast(table: NodeTable, matches: TermVerdicts) 
     return tally
 
 
-class Tally:
+class Tally:  # a state.PendingCounts
     """Pair counts summed from per-row arrays, kept per topology key as arrays over the key's
     value ids: the count map is made from them once, and the row path reads them as they are
     (a map with thousands of hostname pairs is never walked again to rebuild them)."""
@@ -94,6 +94,9 @@ class Tally:
         sums = self.table.topology(key).sums(per_row)
         total = self.per_key.get(key)
         self.per_key[key] = sums if total is None else total + sums
+
+    def any(self) -> bool:
+        return any(sums.any() for sums in self.per_key.values())
 
     def counts(self) -> TopologyCounts:
         out: TopologyCounts = {}
@@ -230,18 +233,18 @@ def row_verdicts(state: PreFilterState, table: NodeTable, rows: Rows) -> IntArra
             ids = column.ids[rows]
             keys_present &= ids >= 0
             pods_exist &= state.array("affinity", term.topology_key, column)[ids] > 0
-        first_pod = not state.affinity_counts and pod_matches_all(
+        first_pod = not state.has_counts("affinity") and pod_matches_all(
             state.required_affinity, state.pod
         )
         ok = keys_present if first_pod else keys_present & pods_exist
         verdict[~ok] = AFFINITY_FAILED
-    if state.anti_affinity_counts:
+    if state.has_counts("anti"):
         failed: BoolArray = np.zeros(size, dtype=np.bool_)
         for term in state.required_anti_affinity:
             column = table.topology(term.topology_key)
             failed |= state.array("anti", term.topology_key, column)[column.ids[rows]] > 0
         verdict[failed & (verdict == PASS)] = ANTI_AFFINITY_FAILED
-    if state.existing_anti_affinity_counts:
+    if state.has_counts("existing"):
         failed = np.zeros(size, dtype=np.bool_)
         for key in state.existing_keys():
             column = table.topology(key)

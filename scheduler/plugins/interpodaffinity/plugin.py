@@ -92,13 +92,20 @@ class InterPodAffinity:
         ns_labels = cluster.namespace_labels(pod.namespace)
         matches = TermVerdicts(pod, ns_labels)
         table = _table_for(snapshot) if _is_snapshot_list(snapshot, nodes) else None
-        tallies: tuple[filtering.Tally, ...] = ()
         if table is not None:
-            tallies = (
-                filtering.existing_anti_affinity_counts_fast(table, matches),
-                *filtering.incoming_counts_fast(affinity, anti_affinity, table),
+            tallies = dict(
+                zip(
+                    ("existing", "affinity", "anti"),
+                    (
+                        filtering.existing_anti_affinity_counts_fast(table, matches),
+                        *filtering.incoming_counts_fast(affinity, anti_affinity, table),
+                    ),
+                    strict=True,
+                )
             )
-            existing, affinity_counts, anti_counts = (tally.counts() for tally in tallies)
+            pre_filter = PreFilterState(pod, affinity, anti_affinity, ns_labels, pending=tallies)
+            for which, tally in tallies.items():
+                tally.seed(pre_filter, which)
         else:
             existing = filtering.existing_anti_affinity_counts(
                 snapshot.have_pods_with_required_anti_affinity_list(), matches
@@ -106,13 +113,11 @@ class InterPodAffinity:
             affinity_counts, anti_counts = filtering.incoming_counts_reference(
                 affinity, anti_affinity, nodes
             )
-        if not existing and not affinity and not anti_affinity:
+            pre_filter = PreFilterState(
+                pod, affinity, anti_affinity, ns_labels, existing, affinity_counts, anti_counts
+            )
+        if not pre_filter.has_counts("existing") and not affinity and not anti_affinity:
             return None, Status.skip()
-        pre_filter = PreFilterState(
-            pod, affinity, anti_affinity, ns_labels, existing, affinity_counts, anti_counts
-        )
-        for tally, which in zip(tallies, ("existing", "affinity", "anti"), strict=False):
-            tally.seed(pre_filter, which)
         state.write(PRE_FILTER_STATE_KEY, pre_filter)
         return None, Status.OK
 

@@ -10,8 +10,8 @@ reads them as arrays indexed by a NodeTable topology column's value ids (cached 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -48,24 +48,97 @@ def values_array(counts: Mapping[TopologyPair, int], key: str, column: TopologyC
     return out
 
 
-@dataclass(slots=True)
+# Which count map ("existing", "affinity", "anti") → the PreFilterState attribute holding it.
+_COUNT_FIELDS = {
+    "existing": "_existing",
+    "affinity": "_affinity",
+    "anti": "_anti",
+}
+
+
+class PendingCounts(Protocol):
+    """Counts the fast path computed as arrays; the pair map is made only if someone reads it."""
+
+    def any(self) -> bool: ...
+
+    def counts(self) -> TopologyCounts: ...
+
+
 class PreFilterState:
     """Counts per topology pair of: existing pods whose required anti-affinity terms match
     the incoming pod; existing pods matching all the incoming pod's required affinity terms;
-    existing pods matching each of its required anti-affinity terms."""
+    existing pods matching each of its required anti-affinity terms.
 
-    pod: PodView
-    # The incoming pod's required terms, namespaceSelector merged into namespaces.
-    required_affinity: tuple[AffinityTerm, ...]
-    required_anti_affinity: tuple[AffinityTerm, ...]
-    namespace_labels: Mapping[str, str] | None
-    existing_anti_affinity_counts: TopologyCounts = field(default_factory=dict)
-    affinity_counts: TopologyCounts = field(default_factory=dict)
-    anti_affinity_counts: TopologyCounts = field(default_factory=dict)
-    # (which counts, key, id(column), number of values) → values_array; cleared on update.
-    _arrays: dict[tuple[str, str, int, int], IntArray] = field(default_factory=dict, repr=False)
-    # The topology keys of existing_anti_affinity_counts; None until asked, cleared on update.
-    _existing_keys: list[str] | None = field(default=None, repr=False)
+    The fast path hands the counts over as `pending` arrays: the row path reads those, and the
+    pair maps (thousands of entries with hostname terms) are built only when the per-node path,
+    AddPod / RemovePod or a clone asks for them."""
+
+    __slots__ = (
+        "_affinity",
+        "_anti",
+        "_arrays",
+        "_existing",
+        "_existing_keys",
+        "_pending",
+        "namespace_labels",
+        "pod",
+        "required_affinity",
+        "required_anti_affinity",
+    )
+
+    def __init__(
+        self,
+        pod: PodView,
+        required_affinity: tuple[AffinityTerm, ...],
+        required_anti_affinity: tuple[AffinityTerm, ...],
+        namespace_labels: Mapping[str, str] | None,
+        existing_anti_affinity_counts: TopologyCounts | None = None,
+        affinity_counts: TopologyCounts | None = None,
+        anti_affinity_counts: TopologyCounts | None = None,
+        *,
+        pending: Mapping[str, PendingCounts] | None = None,
+    ) -> None:
+        self.pod = pod
+        # The incoming pod's required terms, namespaceSelector merged into namespaces.
+        self.required_affinity = required_affinity
+        self.required_anti_affinity = required_anti_affinity
+        self.namespace_labels = namespace_labels
+        self._existing = existing_anti_affinity_counts
+        self._affinity = affinity_counts
+        self._anti = anti_affinity_counts
+        self._pending: dict[str, PendingCounts] = dict(pending or {})
+        # (which counts, key, id(column), number of values) → values_array; cleared on update.
+        self._arrays: dict[tuple[str, str, int, int], IntArray] = {}
+        # The topology keys of the existing counts; None until asked, cleared on update.
+        self._existing_keys: list[str] | None = None
+
+    def _counts(self, which: str) -> TopologyCounts:
+        field_name = _COUNT_FIELDS[which]
+        counts: TopologyCounts | None = getattr(self, field_name)
+        if counts is None:
+            pending = self._pending.pop(which, None)
+            counts = pending.counts() if pending is not None else {}
+            setattr(self, field_name, counts)
+        return counts
+
+    @property
+    def existing_anti_affinity_counts(self) -> TopologyCounts:
+        return self._counts("existing")
+
+    @property
+    def affinity_counts(self) -> TopologyCounts:
+        return self._counts("affinity")
+
+    @property
+    def anti_affinity_counts(self) -> TopologyCounts:
+        return self._counts("anti")
+
+    def has_counts(self, which: str) -> bool:
+        """Whether a count map is non-empty, without building it from pending arrays."""
+        pending = self._pending.get(which)
+        if pending is not None:
+            return pending.any()
+        return bool(self._counts(which))
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
@@ -90,20 +163,26 @@ class PreFilterState:
         `node` (PreFilterExtensions, used by preemption)."""
         self._arrays.clear()
         self._existing_keys = None
+        # the maps are about to change: build them from any pending arrays first
+        existing, affinity_counts, anti_counts = (
+            self.existing_anti_affinity_counts,
+            self.affinity_counts,
+            self.anti_affinity_counts,
+        )
         if node is None:
             return
         labels = node.labels
         incoming = self.pod
         for term in pod.pod_affinity.required_anti_affinity:
             if term.matches(incoming, self.namespace_labels):
-                _update(self.existing_anti_affinity_counts, labels, term.topology_key, multiplier)
+                _update(existing, labels, term.topology_key, multiplier)
         affinity = self.required_affinity
         if affinity and all(term.matches(pod, None) for term in affinity):
             for term in affinity:
-                _update(self.affinity_counts, labels, term.topology_key, multiplier)
+                _update(affinity_counts, labels, term.topology_key, multiplier)
         for term in self.required_anti_affinity:
             if term.matches(pod, None):
-                _update(self.anti_affinity_counts, labels, term.topology_key, multiplier)
+                _update(anti_counts, labels, term.topology_key, multiplier)
 
     def existing_keys(self) -> list[str]:
         """The distinct topology keys with existing pods' anti-affinity counts."""
@@ -127,12 +206,7 @@ class PreFilterState:
         cache_key = (which, key, id(column), len(column.values))
         found = self._arrays.get(cache_key)
         if found is None:
-            counts = {
-                "existing": self.existing_anti_affinity_counts,
-                "affinity": self.affinity_counts,
-                "anti": self.anti_affinity_counts,
-            }[which]
-            found = self._arrays[cache_key] = values_array(counts, key, column)
+            found = self._arrays[cache_key] = values_array(self._counts(which), key, column)
         return found
 
 
