@@ -224,6 +224,12 @@ def test_pre_score_and_score_paths_agree(
     assert fast_status == ref_status
     if not fast_status.is_success:
         return
+    # Score over rows and its normalization first, while the fast state holds arrays only.
+    table = snapshot.node_table()
+    rows = np.arange(len(table), dtype=np.intp)
+    by_rows = fast_plugin.score_rows(fast_state, incoming, table, rows)
+    assert by_rows is not None
+    normalized_rows = fast_plugin.normalize_rows(fast_state, incoming, by_rows).tolist()
     fast_scores = fast_state.read(PRE_SCORE_STATE_KEY).topology_score
     assert fast_scores == ref_state.read(PRE_SCORE_STATE_KEY).topology_score
 
@@ -234,14 +240,11 @@ def test_pre_score_and_score_paths_agree(
         ref_value, _ = ref_plugin.score(ref_state, incoming, lister.get(info.node_name))
         assert value == ref_value
         raw.append(value)
-    table = snapshot.node_table()
-    rows = np.arange(len(table), dtype=np.intp)
-    by_rows = fast_plugin.score_rows(fast_state, incoming, table, rows)
-    assert by_rows is not None and by_rows.tolist() == raw
+    assert by_rows.tolist() == raw
     scores = [
         NodeScore(info.node_name, value) for info, value in zip(table.infos, raw, strict=True)
     ]
     assert fast_plugin.normalize_score(fast_state, incoming, scores).is_success
     normalized = [s.score for s in scores]
     assert all(0 <= s <= 100 for s in normalized)
-    assert fast_plugin.normalize_rows(fast_state, incoming, by_rows).tolist() == normalized
+    assert normalized_rows == normalized

@@ -34,7 +34,7 @@ from scheduler.plugins.interpodaffinity.fakes import (
     term,
     weighted,
 )
-from scheduler.plugins.interpodaffinity.scoring import normalize, normalize_array
+from scheduler.plugins.interpodaffinity.scoring import ScoreTally, normalize, normalize_array
 
 MAX = MAX_NODE_SCORE
 NAMESPACES = {
@@ -504,3 +504,18 @@ def test_normalize_min_max(raw: list[int], want: list[int]) -> None:
     normalize(scores)
     assert [s.score for s in scores] == want
     assert normalize_array(np.array(raw, dtype=np.int64)).tolist() == want
+
+
+def test_score_tally_keeps_upstreams_map_entries_including_net_zero_ones() -> None:
+    """ScoreTally (the fast path's score map as arrays) has an entry wherever a term added
+    something, even when the weights cancel, as upstream's scoreMap does."""
+    snapshot = make_snapshot([make_node(f"n{i}", {"zone": z}) for i, z in enumerate("aab")])
+    table = snapshot.node_table()
+    tally = ScoreTally(table)
+    assert not tally.any() and tally.score_map() == {}
+    tally.add("zone", np.array([1, 0, 0]), 5)  # a pod on n0 (zone a)
+    tally.add("zone", np.array([0, 1, 1]), -5)  # pods on n1 (zone a) and n2 (zone b)
+    assert tally.any()
+    assert tally.score_map() == {"zone": {"a": 0, "b": -5}}
+    rows = np.arange(len(table), dtype=np.intp)
+    assert tally.score_rows(rows).tolist() == [0, 0, -5]

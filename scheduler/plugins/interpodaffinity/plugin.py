@@ -195,22 +195,28 @@ class InterPodAffinity:
         hard_weight = self.args.hard_pod_affinity_weight
         table = _table_for(snapshot)
         if table is not None:
-            scores = scoring.topology_score_fast(
+            tally = scoring.topology_score_fast(
                 table,
                 affinity if has_constraints else (),
                 anti_affinity if has_constraints else (),
                 hard_weight,
                 matches,
             )
-        else:
-            scores = scoring.topology_score_reference(
-                snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list(),
-                has_constraints,
-                affinity,
-                anti_affinity,
-                hard_weight,
-                matches,
+            if not tally.any():
+                return Status.skip()
+            state.write(
+                PRE_SCORE_STATE_KEY,
+                PreScoreState(None, pod, affinity, anti_affinity, ns_labels, pending=tally),
             )
+            return Status.OK
+        scores = scoring.topology_score_reference(
+            snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list(),
+            has_constraints,
+            affinity,
+            anti_affinity,
+            hard_weight,
+            matches,
+        )
         if not scores:
             return Status.skip()
         state.write(
@@ -240,6 +246,9 @@ class InterPodAffinity:
         pre_score = self._pre_score_state(state)
         if pre_score is None:
             return None
+        pending = pre_score.pending
+        if pending is not None:
+            return pending.score_rows(rows)
         return scoring.score_rows(pre_score.topology_score, table, rows)
 
     def score_extensions(self) -> InterPodAffinity:
@@ -249,13 +258,13 @@ class InterPodAffinity:
         pre_score = self._pre_score_state(state)
         if pre_score is None:
             return _read_failed()
-        if pre_score.topology_score:
+        if pre_score.has_scores():
             scoring.normalize(scores)
         return Status.OK
 
     def normalize_rows(self, state: CycleState, pod: PodView, scores: IntArray) -> IntArray:
         pre_score = self._pre_score_state(state)
-        if pre_score is None or not pre_score.topology_score:
+        if pre_score is None or not pre_score.has_scores():
             return scores.copy()
         return scoring.normalize_array(scores)
 

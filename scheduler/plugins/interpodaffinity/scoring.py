@@ -33,7 +33,7 @@ from scheduler.plugins.interpodaffinity.terms import TermVerdicts, term_namespac
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.cache.node_table import IntArray, NodeTable
+    from scheduler.cache.node_table import BoolArray, IntArray, NodeTable
     from scheduler.cache.rows import Rows
 
 
@@ -112,28 +112,73 @@ def topology_score_reference(
     return scores
 
 
+class ScoreTally:  # a state.PendingScores
+    """A ScoreMap kept as arrays over each topology key's value ids: `scores` holds the
+    summed weights and `present` which values got any entry (upstream's map has an entry,
+    possibly 0, wherever a matching term contributed). The map is made only when read."""
+
+    __slots__ = ("present", "scores", "table")
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.scores: dict[str, IntArray] = {}
+        self.present: dict[str, BoolArray] = {}
+
+    def add(self, key: str, per_row: IntArray, amount: int) -> None:
+        """`amount` per pod counted in `per_row`, at each row's value of `key`."""
+        sums = self.table.topology(key).sums(per_row)
+        if key in self.scores:
+            self.scores[key] = self.scores[key] + amount * sums
+            self.present[key] = self.present[key] | (sums > 0)
+        else:
+            self.scores[key] = amount * sums
+            self.present[key] = sums > 0
+
+    def any(self) -> bool:
+        return any(present.any() for present in self.present.values())
+
+    def score_map(self) -> ScoreMap:
+        out: ScoreMap = {}
+        for key, present in self.present.items():
+            ids = np.flatnonzero(present).tolist()
+            if ids:
+                values = self.table.topology(key).values
+                scores = self.scores[key][ids].tolist()
+                out[key] = dict(zip([values[i] for i in ids], scores, strict=True))
+        return out
+
+    def score_rows(self, rows: Rows) -> IntArray:
+        total: IntArray = np.zeros(len(rows), dtype=np.int64)
+        for key, scores in self.scores.items():
+            column = self.table.topology(key)
+            per_value: IntArray = np.zeros(len(column.values) + 1, dtype=np.int64)
+            per_value[: len(scores)] = scores  # the extra last 0 is for rows lacking the key
+            total += per_value[column.ids[rows]]
+        return total
+
+
 def topology_score_fast(
     table: NodeTable,
     affinity: Sequence[WeightedAffinityTerm],
     anti_affinity: Sequence[WeightedAffinityTerm],
     hard_weight: int,
     matches: TermVerdicts,
-) -> ScoreMap:
-    """topology_score_reference over the NodeTable (the same map)."""
-    scores: ScoreMap = {}
+) -> ScoreTally:
+    """topology_score_reference over the NodeTable (the same map, as a ScoreTally)."""
+    scores = ScoreTally(table)
     if affinity or anti_affinity:
         groups = table.pod_groups()
         for weighted, sign in [(t, 1) for t in affinity] + [(t, -1) for t in anti_affinity]:
             term = weighted.term
             per_row = groups.counts(term_namespaces(term), term.selector, include_terminating=True)
             if per_row.any():
-                _add_sums(scores, table, term.topology_key, per_row, sign * weighted.weight)
+                scores.add(term.topology_key, per_row, sign * weighted.weight)
     _add_existing_terms_fast(scores, table, hard_weight, matches)
     return scores
 
 
 def _add_existing_terms_fast(
-    scores: ScoreMap, table: NodeTable, hard_weight: int, matches: TermVerdicts
+    scores: ScoreTally, table: NodeTable, hard_weight: int, matches: TermVerdicts
 ) -> None:
     """add_existing_pod_terms for every pod with affinity, from the table's TermGroups."""
     groups = table.term_groups()
@@ -145,16 +190,7 @@ def _add_existing_terms_fast(
             if not matches(term):
                 continue
             amount = hard_weight if kind == REQUIRED_AFFINITY else sign * weight
-            _add_sums(scores, table, term.topology_key, per_row, amount)
-
-
-def _add_sums(scores: ScoreMap, table: NodeTable, key: str, per_row: IntArray, amount: int) -> None:
-    """`amount` per pod counted in `per_row`, added at each row's value of `key`."""
-    column = table.topology(key)
-    sums = column.sums(per_row)
-    values = column.values
-    for value_id in np.flatnonzero(sums).tolist():
-        add_score(scores, key, values[value_id], amount * int(sums[value_id]))
+            scores.add(term.topology_key, per_row, amount)
 
 
 def score_rows(scores: ScoreMap, table: NodeTable, rows: Rows) -> IntArray:

@@ -10,7 +10,6 @@ reads them as arrays indexed by a NodeTable topology column's value ids (cached 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -21,6 +20,7 @@ from scheduler.plugins.interpodaffinity.terms import TopologyPair
 if TYPE_CHECKING:
     from scheduler.api.objects import NodeView, PodView
     from scheduler.cache.node_table import IntArray
+    from scheduler.cache.rows import Rows
     from scheduler.cache.topology_index import TopologyColumn
 
 TopologyCounts = dict[TopologyPair, int]
@@ -219,15 +219,63 @@ def _update(counts: TopologyCounts, labels: Mapping[str, str], key: str, value: 
 ScoreMap = dict[str, dict[str, int]]
 
 
-@dataclass(slots=True)
-class PreScoreState:
-    """Upstream's preScoreState: topology key → value → summed weights."""
+class PendingScores(Protocol):
+    """A score map the fast path computed as arrays (scoring.ScoreTally)."""
 
-    topology_score: ScoreMap
-    pod: PodView
-    preferred_affinity: tuple[WeightedAffinityTerm, ...] = ()
-    preferred_anti_affinity: tuple[WeightedAffinityTerm, ...] = ()
-    namespace_labels: Mapping[str, str] | None = None
+    def any(self) -> bool: ...
+
+    def score_map(self) -> ScoreMap: ...
+
+    def score_rows(self, rows: Rows) -> IntArray: ...
+
+
+class PreScoreState:
+    """Upstream's preScoreState: topology key → value → summed weights. From the fast path
+    the map stays `pending` arrays, which Score over rows reads directly; the map itself is
+    built when the per-node Score (or a test) reads `topology_score`."""
+
+    __slots__ = (
+        "_pending",
+        "_topology_score",
+        "namespace_labels",
+        "pod",
+        "preferred_affinity",
+        "preferred_anti_affinity",
+    )
+
+    def __init__(
+        self,
+        topology_score: ScoreMap | None,
+        pod: PodView,
+        preferred_affinity: tuple[WeightedAffinityTerm, ...] = (),
+        preferred_anti_affinity: tuple[WeightedAffinityTerm, ...] = (),
+        namespace_labels: Mapping[str, str] | None = None,
+        *,
+        pending: PendingScores | None = None,
+    ) -> None:
+        self._topology_score = topology_score
+        self._pending = pending
+        self.pod = pod
+        self.preferred_affinity = preferred_affinity
+        self.preferred_anti_affinity = preferred_anti_affinity
+        self.namespace_labels = namespace_labels
+
+    @property
+    def topology_score(self) -> ScoreMap:
+        if self._topology_score is None:
+            pending = self._pending
+            self._topology_score = pending.score_map() if pending is not None else {}
+        return self._topology_score
+
+    def has_scores(self) -> bool:
+        if self._topology_score is None and self._pending is not None:
+            return self._pending.any()
+        return bool(self.topology_score)
+
+    @property
+    def pending(self) -> PendingScores | None:
+        """The arrays, while the map has not been built (Score over rows reads them)."""
+        return self._pending if self._topology_score is None else None
 
     def clone(self) -> PreScoreState:
         return self  # read-only once written, as upstream
