@@ -8,7 +8,7 @@
 
 Subcommands that live outside the scheduler package (the embedded cluster, the benchmarks) are
 found through the `aiosched.commands` entry point group: the scheduler never imports them, it
-only reaches clusters over HTTP.
+only reaches clusters over HTTP(S).
 """
 
 from __future__ import annotations

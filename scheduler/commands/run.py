@@ -1,7 +1,7 @@
 """Run the scheduler against a cluster (or an embedded one) until interrupted.
 
 Without --kubeconfig, uses the in-cluster service account when running in a pod and
-~/.kube/config otherwise. With --embedded, starts kubesim in the same process first (over HTTP on
+~/.kube/config otherwise. With --embedded, starts kubesim in the same process first (over HTTPS on
 loopback, like any other API server) and writes a kubeconfig for kubectl. The configuration file
 (KubeSchedulerConfiguration v1) is reloaded when it changes and on SIGHUP; an invalid new file is
 refused and the running profiles stay as they were.
