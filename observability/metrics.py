@@ -257,11 +257,13 @@ class SchedulerMetrics:
     def permit_wait(self, result: str, seconds: float) -> None:
         self._permit_c[(result,)].observe(seconds)
 
-    def preemption_attempted(self, victims: int | None = None) -> None:
-        """One PostFilter preemption attempt; ``victims`` when it selected some."""
+    def preemption_attempted(self) -> None:
+        """One PostFilter (preemption) attempt."""
         self._preemption_attempts_c.inc()
-        if victims is not None:
-            self._preemption_victims_c.observe(victims)
+
+    def preemption_victims(self, victims: int) -> None:
+        """A preemption chose this many victims."""
+        self._preemption_victims_c.observe(victims)
 
     # --- queue and cache ---
 

@@ -1,5 +1,5 @@
 """Namespaces and the objects that select pods (Services, ReplicationControllers, ReplicaSets,
-StatefulSets), kept by informers for the topology plugins.
+StatefulSets, PodDisruptionBudgets), kept by informers for the topology plugins and preemption.
 
 InterPodAffinity resolves `namespaceSelector`s against namespace labels; PodTopologySpread's
 system default constraints select a pod's siblings through upstream's helper.DefaultSelector
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.api.fields import as_mapping, as_str, as_str_map
+from scheduler.api.fields import as_int, as_mapping, as_str, as_str_map
 from scheduler.api.objects import PodView
 from scheduler.api.selectors import IN, LabelSelector, Requirement
 
@@ -96,30 +96,74 @@ def label_selector_owner(kind: str) -> Any:
     return parse
 
 
+@dataclass(frozen=True, slots=True)
+class DisruptionBudget:
+    """A policy/v1 PodDisruptionBudget, as preemption reads it (upstream's
+    filterPodsWithPDBViolation): whom it selects, how many disruptions it still allows, and
+    the pods it already counts as disrupted."""
+
+    namespace: str
+    name: str
+    resource_version: str
+    selector: LabelSelector | None  # None or empty: selects nothing
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+    @staticmethod
+    def from_dict(obj: Mapping[str, Any], previous: Any = None) -> DisruptionBudget:
+        meta, spec = _meta(obj, "PodDisruptionBudget")
+        status = as_mapping(as_mapping(obj, "PodDisruptionBudget").get("status"), "status")
+        raw_selector = spec.get("selector")
+        selector = (
+            None if raw_selector is None else LabelSelector.from_dict(raw_selector, "spec.selector")
+        )
+        return DisruptionBudget(
+            as_str(meta.get("namespace"), "metadata.namespace", "default"),
+            as_str(meta.get("name"), "metadata.name"),
+            as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
+            selector,
+            as_int(status.get("disruptionsAllowed"), "status.disruptionsAllowed"),
+            frozenset(as_mapping(status.get("disruptedPods"), "status.disruptedPods")),
+        )
+
+    @property
+    def kind(self) -> str:
+        return "PodDisruptionBudget"
+
+    def selects(self, pod: PodView) -> bool:
+        selector = self.selector
+        return (
+            pod.namespace == self.namespace
+            and selector is not None
+            and not selector.is_everything()
+            and selector.matches(pod.labels)
+        )
+
+
 class _ByNamespace:
     """An informer handler keeping objects by namespace, then name."""
 
     def __init__(self) -> None:
-        self.by_namespace: dict[str, dict[str, SelectorOwner]] = {}
+        self.by_namespace: dict[str, dict[str, Any]] = {}
 
-    def on_add(self, obj: SelectorOwner) -> None:
+    def on_add(self, obj: Any) -> None:
         self.by_namespace.setdefault(obj.namespace, {})[obj.name] = obj
 
-    def on_update(self, old: SelectorOwner, new: SelectorOwner) -> None:
+    def on_update(self, old: Any, new: Any) -> None:
         self.on_delete(old)
         self.on_add(new)
 
-    def on_delete(self, obj: SelectorOwner) -> None:
+    def on_delete(self, obj: Any) -> None:
         names = self.by_namespace.get(obj.namespace)
         if names is not None:
             names.pop(obj.name, None)
             if not names:
                 del self.by_namespace[obj.namespace]
 
-    def get(self, namespace: str, name: str) -> SelectorOwner | None:
+    def get(self, namespace: str, name: str) -> Any:
         return self.by_namespace.get(namespace, {}).get(name)
 
-    def in_namespace(self, namespace: str) -> Iterable[SelectorOwner]:
+    def in_namespace(self, namespace: str) -> Iterable[Any]:
         return self.by_namespace.get(namespace, {}).values()
 
 
@@ -150,6 +194,7 @@ _INFORMER_OF_KIND = {
     "ReplicationController": "replicationcontrollers",
     "ReplicaSet": "replicasets",
     "StatefulSet": "statefulsets",
+    "PodDisruptionBudget": "poddisruptionbudgets",
 }
 
 
@@ -163,6 +208,7 @@ class ClusterObjects:
         self.replication_controllers = _ByNamespace()
         self.replica_sets = _ByNamespace()
         self.stateful_sets = _ByNamespace()
+        self.disruption_budgets = _ByNamespace()
 
     def informer_specs(self) -> list[tuple[str, str, Any, Any]]:
         """(informer name, API path, parser, handler) for each kind this store keeps."""
@@ -186,6 +232,12 @@ class ClusterObjects:
                 "/apis/apps/v1/statefulsets",
                 label_selector_owner("StatefulSet"),
                 self.stateful_sets,
+            ),
+            (
+                "poddisruptionbudgets",
+                "/apis/policy/v1/poddisruptionbudgets",
+                DisruptionBudget.from_dict,
+                self.disruption_budgets,
             ),
         ]
 
@@ -218,6 +270,12 @@ class ClusterObjects:
             for name, namespace in self.namespaces.by_name.items()
             if selector.matches(namespace.labels)
         )
+
+    # -- PodDisruptionBudgets -------------------------------------------------------------
+
+    def disruption_budgets_for(self, pod: PodView) -> list[DisruptionBudget]:
+        """The PodDisruptionBudgets that select `pod`."""
+        return [b for b in self.disruption_budgets.in_namespace(pod.namespace) if b.selects(pod)]
 
     # -- helper.DefaultSelector ----------------------------------------------------------
 

@@ -42,13 +42,14 @@ from scheduler.framework.events import (
     ClusterEvent,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState
+from scheduler.framework.interface import CycleState, Preemption
 from scheduler.framework.registry import Registry
 from scheduler.framework.results import Diagnosis
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
 from scheduler.informers import Informer, ResourceWatch
 from scheduler.instrumentation import AttemptTrace, Instrumentation
+from scheduler.preemption_calls import PreemptionCalls
 from scheduler.profile_set import ProfileSet, SchedulingProfile
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
@@ -133,6 +134,13 @@ class Scheduler:
         # Frameworks replaced by a reload that still hold pods waiting on Permit.
         self._retired: list[Framework] = []
         self.recorder = EventRecorder(client, clock, wall_clock)
+        self._preemption_calls = PreemptionCalls(
+            client,
+            self.recorder,
+            wall_clock,
+            self._reject_waiting_pod,
+            self.queue.delete_nominated_pod_if_exists,
+        )
         self.stats = LoopStats()
         self._group: asyncio.TaskGroup | None = None
         self.pod_informer: Informer[PodView] = Informer(
@@ -174,6 +182,8 @@ class Scheduler:
                 observer=MetricsObserver(profile, self.metrics),
                 trace_cycles=self.instrumentation.tracing_enabled,
                 cluster_objects=self.cluster_objects,
+                rng=self.rng,
+                start_preemption=lambda preemption: self._start_preemption(profile, preemption),
             )
 
         return ProfileSet.build(config, self.registry, deps_for)
@@ -388,27 +398,43 @@ class Scheduler:
         start: float,
         trace: AttemptTrace | None = None,
     ) -> None:
-        """PostFilter (preemption) is a coroutine; run it off the loop, then handle failure."""
+        """PostFilter (preemption) in the cycle, on its snapshot, as upstream; the API calls
+        of a preemption it decides run afterwards (`_start_preemption`)."""
         fwk = profile.framework
-        if not fwk.has_post_filter_plugins():
-            self._fail_unschedulable(profile, pinfo, fit, "", cycle, start, trace)
-            return
-
-        async def post_filter() -> None:
-            nominated = ""
+        nominated = ""
+        if fwk.has_post_filter_plugins():
+            self.metrics.preemption_attempted()
             try:
-                result, status = await fwk.run_post_filter_plugins(
+                result, status = fwk.run_post_filter_plugins(
                     state, pinfo.pod, fit.diagnosis.node_to_status
                 )
-                if status.is_success and result is not None:
-                    nominated = result.nominated_node_name
-                fit.diagnosis.post_filter_msg = status.message
             except Exception:
                 log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
-            self._fail_unschedulable(profile, pinfo, fit, nominated, cycle, start, trace)
+            else:
+                if status.code == Code.ERROR:
+                    log.error(
+                        "PostFilter failed", extra={"pod": pinfo.pod.key, "error": status.message}
+                    )
+                else:
+                    fit.diagnosis.post_filter_msg = status.message
+                if result is not None:
+                    nominated = result.nominated_node_name
+        self._fail_unschedulable(profile, pinfo, fit, nominated, cycle, start, trace)
 
-        assert self._group is not None
-        self._group.create_task(post_filter(), name=f"postfilter-{pinfo.pod.key}")
+    def _start_preemption(self, profile: str, preemption: Preemption) -> None:
+        """A PostFilter plugin chose victims: carry out the API calls after the cycle."""
+        self.metrics.preemption_victims(len(preemption.victims))
+        if self._group is not None:
+            self._group.create_task(
+                self._preemption_calls.run(preemption, profile),
+                name=f"preempt-for-{preemption.preemptor.key}",
+            )
+
+    def _reject_waiting_pod(self, uid: str) -> bool:
+        rejected = False
+        for profile in self.profiles.values():
+            rejected |= profile.framework.reject_waiting_pod(uid)
+        return rejected
 
     def _fail_unschedulable(
         self,

@@ -12,6 +12,7 @@ decoded from pluginConfig (or its defaults) and `handle` is the framework `Handl
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -121,6 +122,17 @@ class PostFilterResult:
     nominated_node_name: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    """A preemption decided in the cycle: what `Handle.start_preemption` carries out."""
+
+    preemptor: PodView
+    node_name: str
+    victims: tuple[PodView, ...]
+    # Lower-priority pods nominated to `node_name` whose nomination is cleared.
+    nominations_to_clear: tuple[PodView, ...] = ()
+
+
 @dataclass(slots=True)
 class NodeToStatus:
     """Why each node was rejected in one attempt (upstream's NodeToStatus / Diagnosis input).
@@ -202,7 +214,11 @@ class BatchFilterPlugin(FilterPlugin, Protocol):
 
 @runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
-    async def post_filter(
+    """Runs inside the scheduling cycle, on that cycle's snapshot, as upstream's PostFilter;
+    API calls it needs (preemption's deletions and status patches) go through the Handle,
+    which runs them after the cycle."""
+
+    def post_filter(
         self, state: CycleState, pod: PodView, filtered: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]: ...
 
@@ -328,5 +344,31 @@ class Handle(Protocol):
 
     @property
     def cluster_objects(self) -> ClusterObjects:
-        """Namespaces, Services and workload controllers (for the topology plugins)."""
+        """Namespaces, Services, workload controllers and PodDisruptionBudgets."""
+        ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's injected randomness (preemption's candidate offset)."""
+        ...
+
+    # What preemption's dry runs need from the framework (upstream's PluginsRunner).
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodView, pod_to_add: PodView, node_info: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodView, pod_to_remove: PodView, node_info: NodeInfo
+    ) -> Status: ...
+
+    def start_preemption(self, preemption: Preemption) -> None:
+        """Carry out a chosen preemption's API calls after the cycle (the scheduler owns the
+        task): victims get a DisruptionTarget condition and are deleted, lower-priority pods
+        nominated to the node lose their nomination, the preemptor's nominatedNodeName is
+        set."""
         ...

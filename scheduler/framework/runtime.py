@@ -8,6 +8,7 @@ conditions read the same.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from scheduler.framework.interface import (
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
+    Preemption,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -198,6 +200,9 @@ class HandleDeps:
     # Whether attempts may carry a CycleTracer; False keeps the untraced path free of lookups.
     trace_cycles: bool = False
     cluster_objects: ClusterObjects = field(default_factory=ClusterObjects)
+    rng: random.Random = field(default_factory=random.Random)
+    # Carries out preemptions' API calls after the cycle (the scheduler's; tests record them).
+    start_preemption: Callable[[Preemption], None] = lambda preemption: None
 
 
 class FrameworkError(ValueError):
@@ -328,6 +333,13 @@ class Framework:
     @property
     def cluster_objects(self) -> ClusterObjects:
         return self._deps.cluster_objects
+
+    @property
+    def rng(self) -> random.Random:
+        return self._deps.rng
+
+    def start_preemption(self, preemption: Preemption) -> None:
+        self._deps.start_preemption(preemption)
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]:
         return self._deps.nominator.nominated_pods_for_node(node_name)
@@ -707,7 +719,7 @@ class Framework:
                 return status
         return True, state_out, info_out
 
-    async def run_post_filter_plugins(
+    def run_post_filter_plugins(
         self, state: CycleState, pod: PodView, filtered: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         """Until the first Success / Unresolvable / Error; otherwise the rejections combined."""
@@ -719,7 +731,7 @@ class Framework:
             rejector = ""
             for plugin in self.post_filter_plugins:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
-                plugin_result, status = await plugin.post_filter(state, pod, filtered)
+                plugin_result, status = plugin.post_filter(state, pod, filtered)
                 if state.record_plugin_metrics:
                     self._plugin_done("PostFilter", plugin.name, status, plugin_start, state)
                 if status.is_success:

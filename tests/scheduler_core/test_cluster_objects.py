@@ -135,3 +135,27 @@ def test_namespaces_by_selector_and_labels() -> None:
 def test_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="Pod"):
         ClusterObjects().add_object({"kind": "Pod", "metadata": {"name": "x"}})
+
+
+def test_disruption_budgets_select_pods_of_their_namespace_by_a_non_empty_selector() -> None:
+    def pdb(name: str, selector: Obj | None, namespace: str = "ns") -> Obj:
+        spec = {} if selector is None else {"selector": selector}
+        status = {"disruptionsAllowed": 1, "disruptedPods": {"p-old": "2026-01-01T00:00:00Z"}}
+        meta = {"name": name, "namespace": namespace}
+        return {"kind": "PodDisruptionBudget", "metadata": meta, "spec": spec, "status": status}
+
+    store = ClusterObjects()
+    for budget in (
+        pdb("web", {"matchLabels": {"app": "web"}}),
+        pdb("everything", {}),  # an empty selector selects nothing (upstream)
+        pdb("missing", None),
+        pdb("elsewhere", {"matchLabels": {"app": "web"}}, namespace="other"),
+    ):
+        store.add_object(budget)
+    (found,) = store.disruption_budgets_for(pod({"app": "web"}))
+    assert (found.name, found.disruptions_allowed, found.disrupted_pods) == (
+        "web",
+        1,
+        frozenset({"p-old"}),
+    )
+    assert store.disruption_budgets_for(pod({"app": "db"})) == []
