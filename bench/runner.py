@@ -272,6 +272,19 @@ class WorkloadRun:
         for name in self.workload.namespaces:
             body = orjson.dumps(wl.namespace_manifest(name))
             await api.create("/api/v1/namespaces", body, exist_ok=True)
+        if self.workload.needs_high_priority:
+            body = orjson.dumps(wl.priority_class_manifest())
+            await api.create("/apis/scheduling.k8s.io/v1/priorityclasses", body, exist_ok=True)
+
+    async def _churn(self, api: KubeApi) -> None:
+        """Upstream's churn op (mode create): one more pod every interval until cancelled."""
+        w = self.workload
+        path = f"/api/v1/namespaces/{wl.CHURN_NAMESPACE}/pods"
+        index = 0
+        while True:
+            await api.create(path, orjson.dumps(wl.churn_pod_manifest(w, index)))
+            index += 1
+            await asyncio.sleep(w.churn_interval)
 
     def _node_creator(self, api: KubeApi) -> Callable[[int], Awaitable[None]]:
         async def create(index: int) -> None:
@@ -311,6 +324,8 @@ class WorkloadRun:
                 ]
                 if measure:
                     background.append(group.create_task(self._sample(tracker, sampler)))
+                    if w.churn_pod_template is not None:
+                        background.append(group.create_task(self._churn(api)))
                 first_created = self.clock()
                 await bulk(count, self.options.create_concurrency, create)
                 await tracker.wait_for(count)

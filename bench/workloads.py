@@ -7,6 +7,11 @@ Sources, all under kubernetes/kubernetes test/integration/scheduler_perf/:
 - affinity/performance-config.yaml: SchedulingPodAntiAffinity, SchedulingPodAffinity,
   SchedulingPreferredPodAffinity, SchedulingPreferredPodAntiAffinity, SchedulingNodeAffinity.
 - topology_spreading/performance-config.yaml: TopologySpreading, PreferredTopologySpreading.
+- default_preemption/performance-config.yaml: PreemptionBasic, PreemptionAsync, Unschedulable
+  (their `churn` op creates a high-priority pod every 200 ms while the measured pods are created).
+  Upstream's integration API server runs without the Priority admission plugin, so its
+  templates set `spec.priority: 10`; kubesim admits priority as kube-apiserver does, so the
+  bench creates a PriorityClass `scheduler-perf-high` (value 10) and names it instead.
 - templates/*.yaml: the node and pod templates named below (pod labels, affinity and spread
   terms copied exactly; every pod template requests 100m CPU and 500Mi, with port 80).
 
@@ -47,6 +52,11 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 MISC_CONFIG = "misc/performance-config.yaml"
 AFFINITY_CONFIG = "affinity/performance-config.yaml"
 TOPOLOGY_CONFIG = "topology_spreading/performance-config.yaml"
+PREEMPTION_CONFIG = "default_preemption/performance-config.yaml"
+
+HIGH_PRIORITY_CLASS = "scheduler-perf-high"
+HIGH_PRIORITY = 10
+CHURN_NAMESPACE = "churn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +83,9 @@ class PodTemplate:
     path: str  # upstream's file, under test/integration/scheduler_perf/
     labels: dict[str, str] = field(default_factory=dict, hash=False)
     spec: dict[str, Any] = field(default_factory=dict, hash=False)  # affinity, spread terms
+    requests: dict[str, str] = field(default_factory=lambda: dict(POD_REQUESTS), hash=False)
+    with_limits: bool = True  # limits equal to the requests, as most templates set
+    high_priority: bool = False  # spec.priority 10 upstream; our PriorityClass here
 
 
 BASIC_NODE = NodeTemplate(hostname_label=False)
@@ -165,6 +178,24 @@ POD_WITH_NODE_AFFINITY = PodTemplate(
 )
 
 
+POD_LOW_PRIORITY = PodTemplate(
+    "config/pod-low-priority.yaml",
+    spec={"terminationGracePeriodSeconds": 0},
+    requests={"cpu": "900m", "memory": "500Mi"},
+)
+POD_HIGH_PRIORITY = PodTemplate(
+    "config/pod-high-priority.yaml",
+    requests={"cpu": "3000m", "memory": "500Mi"},
+    high_priority=True,
+)
+POD_HIGH_PRIORITY_LARGE_CPU = PodTemplate(
+    "templates/pod-high-priority-large-cpu.yaml",
+    requests={"cpu": "9", "memory": "500Mi"},
+    with_limits=False,
+    high_priority=True,
+)
+
+
 def _spread(when_unsatisfiable: str) -> dict[str, Any]:
     return {
         "topologySpreadConstraints": [
@@ -206,10 +237,20 @@ class Workload:
     init_namespace: str = INIT_NAMESPACE
     measure_namespace: str = MEASURE_NAMESPACE
     source: str = MISC_CONFIG  # upstream's config file, under test/integration/scheduler_perf/
+    # upstream's churn op: one such pod every `churn_interval` seconds while measuring
+    churn_pod_template: PodTemplate | None = None
+    churn_interval: float = 0.2
 
     @property
-    def namespaces(self) -> tuple[str, str]:
-        return (self.init_namespace, self.measure_namespace)
+    def namespaces(self) -> tuple[str, ...]:
+        if self.churn_pod_template is None:
+            return (self.init_namespace, self.measure_namespace)
+        return (self.init_namespace, self.measure_namespace, CHURN_NAMESPACE)
+
+    @property
+    def needs_high_priority(self) -> bool:
+        templates = (self.init_pod_template, self.measure_pod_template, self.churn_pod_template)
+        return any(t is not None and t.high_priority for t in templates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +264,7 @@ class _Shape:
     measure_pod_template: PodTemplate
     init_namespace: str = INIT_NAMESPACE
     measure_namespace: str = MEASURE_NAMESPACE
+    churn_pod_template: PodTemplate | None = None
 
     def case(
         self,
@@ -244,6 +286,7 @@ class _Shape:
             init_namespace=self.init_namespace,
             measure_namespace=self.measure_namespace,
             source=self.source,
+            churn_pod_template=self.churn_pod_template,
         )
 
 
@@ -280,6 +323,26 @@ _PREFERRED_SPREAD = _Shape(
     MOON_NODE,
     POD_DEFAULT,
     POD_WITH_PREFERRED_TOPOLOGY_SPREADING,
+)
+
+_PREEMPTION_BASIC = _Shape(
+    "PreemptionBasic", PREEMPTION_CONFIG, BASIC_NODE, POD_LOW_PRIORITY, POD_HIGH_PRIORITY
+)
+_PREEMPTION_ASYNC = _Shape(
+    "PreemptionAsync",
+    PREEMPTION_CONFIG,
+    BASIC_NODE,
+    POD_LOW_PRIORITY,
+    POD_DEFAULT,
+    churn_pod_template=POD_HIGH_PRIORITY,
+)
+_UNSCHEDULABLE = _Shape(
+    "Unschedulable",
+    PREEMPTION_CONFIG,
+    BASIC_NODE,
+    POD_DEFAULT,
+    POD_DEFAULT,
+    churn_pod_template=POD_HIGH_PRIORITY_LARGE_CPU,
 )
 
 WORKLOADS: dict[str, Workload] = {
@@ -321,6 +384,17 @@ WORKLOADS: dict[str, Workload] = {
         _PREFERRED_SPREAD.case("500Nodes", 500, 1000, 1000),
         _PREFERRED_SPREAD.case("5000Nodes", 5000, 5000, 2000),
         _PREFERRED_SPREAD.case("5000Nodes_5000Pods", 5000, 5000, 5000, threshold=340),
+        # default_preemption/performance-config.yaml
+        _PREEMPTION_BASIC.case("5Nodes", 5, 20, 5),
+        _PREEMPTION_BASIC.case("1000Nodes", 1000, 4000, 1000),
+        _PREEMPTION_ASYNC.case("5Nodes", 5, 20, 5),
+        _PREEMPTION_ASYNC.case("500Nodes", 500, 2000, 500),
+        _PREEMPTION_ASYNC.case("5000Nodes", 5000, 20000, 5000, threshold=570),
+        _UNSCHEDULABLE.case("5Nodes/1Init/10Pods", 5, 1, 10),
+        _UNSCHEDULABLE.case("500Nodes/10Init/1kPods", 500, 10, 1000),
+        _UNSCHEDULABLE.case("5kNodes/100Init/1kPods", 5000, 100, 1000),
+        _UNSCHEDULABLE.case("5kNodes/100Init/10kPods", 5000, 100, 10000, threshold=590),
+        _UNSCHEDULABLE.case("5kNodes/20kInit/10kPods", 5000, 20000, 10000, threshold=600),
     )
 }
 
@@ -370,24 +444,42 @@ def pod_manifest(workload: Workload, index: int, *, measured: bool) -> dict[str,
     matched) in that phase's namespace."""
     template = workload.measure_pod_template if measured else workload.init_pod_template
     namespace = workload.measure_namespace if measured else workload.init_namespace
-    metadata: dict[str, Any] = {"name": pod_name(index), "namespace": namespace}
+    return template_manifest(template, pod_name(index), namespace)
+
+
+def churn_pod_manifest(workload: Workload, index: int) -> dict[str, Any]:
+    """The churn op's pod number `index`."""
+    assert workload.churn_pod_template is not None
+    return template_manifest(workload.churn_pod_template, f"churn-{index}", CHURN_NAMESPACE)
+
+
+def template_manifest(template: PodTemplate, name: str, namespace: str) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     if template.labels:
         metadata["labels"] = dict(template.labels)
+    resources: dict[str, Any] = {"requests": dict(template.requests)}
+    if template.with_limits:
+        resources = {"limits": dict(template.requests), **resources}
+    spec: dict[str, Any] = copy.deepcopy(template.spec)
+    if template.high_priority:
+        spec["priorityClassName"] = HIGH_PRIORITY_CLASS
+    spec["containers"] = [
+        {
+            "image": PAUSE_IMAGE,
+            "name": "pause",
+            "ports": [{"containerPort": 80}],
+            "resources": resources,
+        }
+    ]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def priority_class_manifest() -> dict[str, Any]:
     return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": metadata,
-        "spec": {
-            **copy.deepcopy(template.spec),
-            "containers": [
-                {
-                    "image": PAUSE_IMAGE,
-                    "name": "pause",
-                    "ports": [{"containerPort": 80}],
-                    "resources": {"limits": dict(POD_REQUESTS), "requests": dict(POD_REQUESTS)},
-                }
-            ],
-        },
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": HIGH_PRIORITY_CLASS},
+        "value": HIGH_PRIORITY,
     }
 
 

@@ -408,3 +408,58 @@ def test_basic_pod_is_upstreams_default_pod_unchanged(measured: bool) -> None:
             ]
         },
     }
+
+
+# default_preemption/performance-config.yaml: (name, nodes, init, measured, threshold)
+PREEMPTION_CASES = [
+    ("PreemptionBasic/5Nodes", 5, 20, 5, None),
+    ("PreemptionBasic/1000Nodes", 1000, 4000, 1000, None),
+    ("PreemptionAsync/5Nodes", 5, 20, 5, None),
+    ("PreemptionAsync/500Nodes", 500, 2000, 500, None),
+    ("PreemptionAsync/5000Nodes", 5000, 20000, 5000, 570),
+    ("Unschedulable/5Nodes/1Init/10Pods", 5, 1, 10, None),
+    ("Unschedulable/500Nodes/10Init/1kPods", 500, 10, 1000, None),
+    ("Unschedulable/5kNodes/100Init/1kPods", 5000, 100, 1000, None),
+    ("Unschedulable/5kNodes/100Init/10kPods", 5000, 100, 10000, 590),
+    ("Unschedulable/5kNodes/20kInit/10kPods", 5000, 20000, 10000, 600),
+]
+
+
+@pytest.mark.parametrize(("name", "nodes", "init", "measured", "threshold"), PREEMPTION_CASES)
+def test_preemption_shapes_have_upstreams_parameters(
+    name: str, nodes: int, init: int, measured: int, threshold: float | None
+) -> None:
+    w = WORKLOADS[name]
+    assert (w.init_nodes, w.init_pods, w.measure_pods, w.threshold) == (
+        nodes,
+        init,
+        measured,
+        threshold,
+    )
+    assert w.source == "default_preemption/performance-config.yaml"
+
+
+def test_preemption_templates_request_what_upstreams_do() -> None:
+    from bench.workloads import churn_pod_manifest, pod_manifest, priority_class_manifest
+
+    basic = WORKLOADS["PreemptionBasic/5Nodes"]
+    low = pod_manifest(basic, 0, measured=False)
+    high = pod_manifest(basic, 0, measured=True)
+    assert low["spec"]["containers"][0]["resources"]["requests"] == {
+        "cpu": "900m",
+        "memory": "500Mi",
+    }
+    assert "priorityClassName" not in low["spec"]
+    assert low["spec"]["terminationGracePeriodSeconds"] == 0
+    assert high["spec"]["priorityClassName"] == priority_class_manifest()["metadata"]["name"]
+    assert priority_class_manifest()["value"] == 10
+    assert high["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "3000m"
+    assert basic.needs_high_priority and basic.churn_pod_template is None
+
+    unschedulable = WORKLOADS["Unschedulable/5Nodes/1Init/10Pods"]
+    churn = churn_pod_manifest(unschedulable, 3)
+    assert churn["metadata"] == {"name": "churn-3", "namespace": "churn"}
+    resources = churn["spec"]["containers"][0]["resources"]
+    assert resources == {"requests": {"cpu": "9", "memory": "500Mi"}}  # no limits upstream
+    assert unschedulable.namespaces == ("namespace-1", "namespace-2", "churn")
+    assert pod_manifest(unschedulable, 0, measured=True)["spec"].get("priorityClassName") is None
