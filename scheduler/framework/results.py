@@ -100,7 +100,9 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
         if histogram:
             message += f" {', '.join(histogram)}."
     if diagnosis.post_filter_msg:
-        message += f" {diagnosis.post_filter_msg}."
+        # appended as it is: preemption's messages end with their own period (current
+        # upstream; releases before v1.27 added one more)
+        message += f" {diagnosis.post_filter_msg}"
     return message
 
 

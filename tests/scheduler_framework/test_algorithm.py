@@ -109,9 +109,10 @@ def test_fit_error_message_counts_and_sorts_reasons() -> None:
         str(error) == "0/4 nodes are available: 1 node(s) were unschedulable, 3 Insufficient cpu."
     )
     assert error.diagnosis.unschedulable_plugins == {"NodeResourcesFit", "NodeUnschedulable"}
-    assert with_post_filter_message(error, "preemption: not eligible") == (
+    never = "preemption: not eligible due to preemptionPolicy=Never."
+    assert with_post_filter_message(error, never) == (
         "0/4 nodes are available: 1 node(s) were unschedulable, 3 Insufficient cpu."
-        " preemption: not eligible."
+        " preemption: not eligible due to preemptionPolicy=Never."
     )
 
 
