@@ -49,6 +49,8 @@ class PreemptionCalls:
         for victim in preemption.victims:
             if self._reject_waiting_pod(victim.uid):
                 continue  # waiting on Permit: rejecting it frees its resources
+            if victim.deletion_timestamp is not None:
+                continue  # already being deleted: no second call
             if await self._disrupt(victim, profile):
                 self._recorder.record(
                     victim,

@@ -83,6 +83,7 @@ def in_tree_registry() -> Registry:
     """Every in-tree plugin this scheduler ships."""
     from scheduler.plugins import (
         balancedallocation,
+        defaultpreemption,
         imagelocality,
         interpodaffinity,
         nodeaffinity,
@@ -115,6 +116,7 @@ def in_tree_registry() -> Registry:
         balancedallocation.PLUGIN_ENTRY,
         podtopologyspread.PLUGIN_ENTRY,
         interpodaffinity.PLUGIN_ENTRY,
+        defaultpreemption.PLUGIN_ENTRY,
     ):
         registry.register(entry)
     return registry

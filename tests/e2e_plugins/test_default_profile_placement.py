@@ -298,9 +298,20 @@ class Rejection(PodCase):
 
 
 # Messages are upstream's FitError text (pkg/scheduler/framework/types.go): reasons counted over
-# nodes and sorted as strings. Upstream's default profile also runs DefaultPreemption, which adds
-# " preemption: 0/6 nodes are available: ..." after it; preemption is the next batch's work, and
-# these messages will gain that suffix when it lands.
+# nodes and sorted as strings, then DefaultPreemption's own: every pod here has the priority of
+# the pods already placed, so nodes that could pass Filter had "No preemption victims found for
+# incoming pod", and nodes rejected as UnschedulableAndUnresolvable (affinity, taints,
+# unschedulable) "Preemption is not helpful for scheduling".
+
+
+def preemption(no_victims: int, not_helpful: int) -> str:
+    """DefaultPreemption's message for the six nodes (its reasons sorted as strings too)."""
+    reasons = []
+    if no_victims:
+        reasons.append(f"{no_victims} No preemption victims found for incoming pod")
+    if not_helpful:
+        reasons.append(f"{not_helpful} Preemption is not helpful for scheduling")
+    return f" preemption: 0/6 nodes are available: {', '.join(sorted(reasons))}."
 #
 # Every node fails for its own reason.
 EVERY_REASON = Rejection(
@@ -311,7 +322,7 @@ EVERY_REASON = Rejection(
     message="0/6 nodes are available: 1 Insufficient cpu, "
     "1 node(s) didn't have free ports for the requested pod ports, "
     "1 node(s) didn't match Pod's node affinity/selector, "
-    f"{TAINTED_AND_CORDONED}.",
+    f"{TAINTED_AND_CORDONED}." + preemption(2, 4),
 )
 
 REJECTIONS = [
@@ -323,7 +334,7 @@ REJECTIONS = [
         cpu="20",
         memory="40Gi",
         message=f"0/6 nodes are available: {TAINTED_AND_CORDONED}, "
-        "3 Insufficient cpu, 3 Insufficient memory.",
+        "3 Insufficient cpu, 3 Insufficient memory." + preemption(3, 3),
     ),
     Rejection(
         "toleration-wrong-value",
@@ -332,7 +343,7 @@ REJECTIONS = [
             tolerations(toleration("dedicated", "Equal", "tpu", "NoSchedule")),
         ),
         message=f"0/6 nodes are available: {TAINTED_AND_CORDONED}, "
-        "3 node(s) didn't match Pod's node affinity/selector.",
+        "3 node(s) didn't match Pod's node affinity/selector." + preemption(0, 6),
     ),
     Rejection(
         "toleration-wrong-effect",
@@ -341,7 +352,7 @@ REJECTIONS = [
             tolerations(toleration("dedicated", "Exists", effect="PreferNoSchedule")),
         ),
         message=f"0/6 nodes are available: {TAINTED_AND_CORDONED}, "
-        "3 node(s) didn't match Pod's node affinity/selector.",
+        "3 node(s) didn't match Pod's node affinity/selector." + preemption(0, 6),
     ),
     Rejection(
         "noexecute-needs-noexecute",
@@ -350,7 +361,7 @@ REJECTIONS = [
             tolerations(toleration("maintenance", "Exists", effect="NoSchedule")),
         ),
         message=f"0/6 nodes are available: {TAINTED_AND_CORDONED}, "
-        "3 node(s) didn't match Pod's node affinity/selector.",
+        "3 node(s) didn't match Pod's node affinity/selector." + preemption(0, 6),
     ),
     # n-gpu has 2 of them, the other schedulable nodes none.
     Rejection(
@@ -358,7 +369,7 @@ REJECTIONS = [
         tolerations(toleration("dedicated", "Exists")),
         extended={GPU: "3"},
         message="0/6 nodes are available: 1 node(s) had untolerated taint {maintenance: true}, "
-        "1 node(s) were unschedulable, 4 Insufficient example.com/gpu.",
+        "1 node(s) were unschedulable, 4 Insufficient example.com/gpu." + preemption(4, 2),
     ),
     # The pod's cpu request is the larger of its init container's (3) and its containers' sum.
     Rejection(
@@ -366,7 +377,8 @@ REJECTIONS = [
         {"nodeSelector": {ZONE: "a"}},
         init_cpu="3",
         message="0/6 nodes are available: 1 Insufficient cpu, "
-        f"{TAINTED_AND_CORDONED}, 2 node(s) didn't match Pod's node affinity/selector.",
+        f"{TAINTED_AND_CORDONED}, 2 node(s) didn't match Pod's node affinity/selector."
+        + preemption(1, 5),
     ),
     # Zone a holds n-small (too small) and n-cordoned; the rest do not match the selector.
     Rejection(
@@ -374,7 +386,8 @@ REJECTIONS = [
         {"nodeSelector": {ZONE: "a"}},
         cpu="3",
         message="0/6 nodes are available: 1 Insufficient cpu, "
-        f"{TAINTED_AND_CORDONED}, 2 node(s) didn't match Pod's node affinity/selector.",
+        f"{TAINTED_AND_CORDONED}, 2 node(s) didn't match Pod's node affinity/selector."
+        + preemption(1, 5),
     ),
 ]
 
@@ -529,7 +542,7 @@ def test_same_host_port_spreads_and_the_odd_one_waits_for_a_free_port(kubectl: K
             "web-c",
             "0/6 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
             f"{TAINTED_AND_CORDONED}, "
-            "2 node(s) didn't have free ports for the requested pod ports.",
+            "2 node(s) didn't have free ports for the requested pod ports." + preemption(2, 4),
         )
         # Deleting a pod that held the port brings web-c back at once (NodePorts' pod-delete
         # event), not after the five-minute unschedulable timeout.
@@ -554,7 +567,7 @@ def test_uncordon_brings_a_waiting_pod_to_the_node(kubectl: Kubectl) -> None:
             kubectl,
             name,
             f"0/6 nodes are available: {TAINTED_AND_CORDONED}, "
-            "3 node(s) didn't match Pod's node affinity/selector.",
+            "3 node(s) didn't match Pod's node affinity/selector." + preemption(0, 6),
         )
         kubectl("uncordon", "n-cordoned")
         wait_until(

@@ -4,7 +4,7 @@ processes, driven with kubectl.
 Six identical nodes, two in each of three zones. The cases:
 - topologySpreadConstraints over zones (DoNotSchedule, maxSkew 1) spread six replicas 2/2/2;
 - required pod anti-affinity on the hostname leaves a seventh replica Pending with upstream's
-  FitError text (without the "preemption: ..." part: DefaultPreemption is not implemented yet);
+  FitError text, DefaultPreemption's part included;
 - the system default constraints (PodTopologySpread's defaultingType System) spread the pods of
   a ReplicaSet over the zones although the pods say nothing about spreading.
 """
@@ -130,7 +130,8 @@ def test_required_anti_affinity_leaves_the_seventh_replica_pending(kubectl: Kube
         assert pending["spec"].get("nodeName", "") == ""
         assert (cond["reason"], cond["message"]) == (
             "Unschedulable",
-            "0/6 nodes are available: 6 node(s) didn't match pod anti-affinity rules.",
+            "0/6 nodes are available: 6 node(s) didn't match pod anti-affinity rules. "
+            "preemption: 0/6 nodes are available: 6 No preemption victims found for incoming pod.",
         )
         # Removing one replica frees its node for the waiting one (the pod-delete event).
         freed = _node_of(kubectl, names[0])

@@ -66,7 +66,10 @@ def test_mixed_cluster_scheduled_as_kube_scheduler_would(tmp_path: Path) -> None
         huge = kubectl.json("pod", "huge")
         cond = wait_until(lambda: _condition(kubectl.json("pod", "huge")), what="condition")
         assert cond["status"] == "False" and cond["reason"] == "Unschedulable"
-        assert cond["message"] == "0/3 nodes are available: 3 Insufficient cpu."
+        assert cond["message"] == (
+            "0/3 nodes are available: 3 Insufficient cpu. "
+            "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        )
         assert huge["metadata"]["name"] == "huge"
 
         # A node that fits arrives: the pod is scheduled within seconds (not after 5 minutes).

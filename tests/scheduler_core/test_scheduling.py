@@ -36,7 +36,11 @@ async def test_unschedulable_pod_is_explained_and_scheduled_when_a_node_fits(
         await h.api.create_node("b", cpu="2")
         await h.wait_nodes_cached(2)  # the first failure message must count both nodes
         await h.api.create_pod("huge", cpu="6")
-        expected = "0/2 nodes are available: 2 Insufficient cpu."
+        # No pod has a lower priority than "huge", so preemption finds no victims.
+        expected = (
+            "0/2 nodes are available: 2 Insufficient cpu. "
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        )
 
         async def condition() -> dict[str, Any] | None:
             pod = await h.api.get_pod("huge")
@@ -126,7 +130,8 @@ async def test_cordoned_and_tainted_nodes_are_avoided_with_upstream_reasons(
         text = await h.wait_for(message, what="failure message")
         assert text == (
             "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
-            "1 node(s) were unschedulable."
+            "1 node(s) were unschedulable. "
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
         )
         # Uncordoning is a node update the queue routes back to the pod.
         await h.api.request(

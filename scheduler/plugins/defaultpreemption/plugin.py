@@ -1,0 +1,202 @@
+"""DefaultPreemption (PostFilter): when no node fits a pod, find lower-priority pods whose
+removal would make it fit, choose the node where that hurts least, and have them preempted.
+
+Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go (PostFilter,
+calculateNumCandidates, GetOffsetAndNumCandidates, CandidatesToVictimsMap, SelectVictimsOnNode,
+PodEligibleToPreemptOthers, isPreemptionAllowed). Runs synchronously inside the scheduling
+cycle on its snapshot; the chosen victims are deleted by the scheduler after the cycle
+(`Handle.start_preemption`). The workload-aware (pod group) paths and the async-preemption
+PreEnqueue gate of newer upstream are not part of this plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from scheduler.framework.events import ClusterEventWithHint
+from scheduler.framework.interface import CycleState, Handle, NodeToStatus, PostFilterResult
+from scheduler.framework.status import Code, Status
+from scheduler.plugins.defaultpreemption.args import (
+    DefaultPreemptionArgs,
+    validate_default_preemption_args,
+)
+from scheduler.plugins.defaultpreemption.evaluator import (
+    Candidate,
+    Evaluator,
+    ScoreFunc,
+    Victims,
+)
+from scheduler.plugins.defaultpreemption.util import (
+    BudgetLookup,
+    MoreImportantPodFunc,
+    filter_pods_with_pdb_violation,
+    more_important_pod,
+    pod_terminating_by_preemption,
+    sort_by_importance,
+)
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
+    from scheduler.cache.node_info import NodeInfo
+
+NAME = "DefaultPreemption"
+PREEMPTION_PREFIX = "preemption: "
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NO_VICTIMS_FOUND = "No preemption victims found for incoming pod"
+
+# (node, victim, preemptor) → whether the victim may be preempted, on top of having a lower
+# priority than the preemptor (upstream's IsEligiblePodFunc).
+IsEligiblePodFunc = Callable[["NodeInfo", "PodView", "PodView"], bool]
+
+
+def _always_eligible(node_info: NodeInfo, victim: PodView, preemptor: PodView) -> bool:
+    return True
+
+
+class DefaultPreemption:
+    name = NAME
+
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
+        self.args = args if args is not None else DefaultPreemptionArgs()
+        validate_default_preemption_args(self.args)
+        self.handle = handle
+        self.evaluator = Evaluator(NAME, handle, self)
+        # Customisation points kept from upstream (plugins built on this one replace them).
+        self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
+        self.more_important_pod: MoreImportantPodFunc = more_important_pod
+
+    # ---- PostFilter ----------------------------------------------------------------------
+
+    def post_filter(
+        self, state: CycleState, pod: PodView, filtered: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        result, status = self.evaluator.preempt(state, pod, filtered)
+        message = status.message
+        if message:
+            return result, Status(status.code, PREEMPTION_PREFIX + message)
+        return result, status
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        """None: this plugin never rejects a pod by itself (upstream registers events only for
+        its async-preemption PreEnqueue gate), so no event needs to requeue one for it."""
+        return ()
+
+    # ---- preemption.Interface -------------------------------------------------------------
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """How many candidates the dry run looks for: a percentage of the potential nodes,
+        at least the absolute minimum, at most all of them."""
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random start among the potential nodes (spreads preemption over the cluster)."""
+        return self.handle.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
+        return {candidate.name: candidate.victims for candidate in candidates}
+
+    def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
+        return None
+
+    def is_preemption_allowed(
+        self, node_info: NodeInfo, victim: PodView, preemptor: PodView
+    ) -> bool:
+        return victim.priority < preemptor.priority and self.is_eligible_pod(
+            node_info, victim, preemptor
+        )
+
+    def pod_eligible_to_preempt_others(
+        self, pod: PodView, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
+        """Not when the pod's preemptionPolicy is Never, nor while victims of an earlier
+        preemption are still terminating on its nominated node (unless that node no longer
+        passes the filters for good)."""
+        if pod.preemption_policy == "Never":
+            return False, NOT_ELIGIBLE_NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            if (
+                nominated_node_status is not None
+                and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            ):
+                return True, ""
+            node_info = self.handle.snapshot().get(nominated)
+            if node_info is not None:
+                for other in node_info.pods:
+                    if self.is_preemption_allowed(
+                        node_info, other, pod
+                    ) and pod_terminating_by_preemption(other):
+                        return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo, budgets_for: BudgetLookup
+    ) -> tuple[list[PodView], int, Status]:
+        """The fewest pods to remove from `node_info` (a copy) for `pod` to fit: remove every
+        pod it may preempt, then add back as many as still let it fit, PDB-violating ones
+        first, each group from the most important down."""
+        handle = self.handle
+
+        def remove(victim: PodView) -> Status:
+            node_info.remove_pod(victim)
+            return handle.run_pre_filter_extension_remove_pod(state, pod, victim, node_info)
+
+        def add(victim: PodView) -> Status:
+            node_info.add_pod(victim)
+            return handle.run_pre_filter_extension_add_pod(state, pod, victim, node_info)
+
+        potential = [p for p in node_info.pods if self.is_preemption_allowed(node_info, p, pod)]
+        for victim in potential:
+            status = remove(victim)
+            if not status.is_success:
+                return [], 0, _as_error(status)
+        if not potential:
+            return [], 0, Status.unresolvable(NO_VICTIMS_FOUND)
+
+        # Without its affinity to the victims the pod may still not fit; upstream does not
+        # try harder (affinity to lower-priority pods is not a recommended configuration).
+        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if not status.is_success:
+            return [], 0, status
+
+        potential = sort_by_importance(potential, self.more_important_pod)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, budgets_for)
+        victims: list[PodView] = []
+        num_violating = 0
+
+        def reprieve(candidate: PodView) -> tuple[bool, Status]:
+            status = add(candidate)
+            if not status.is_success:
+                return False, status
+            fits = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info).is_success
+            if not fits:
+                status = remove(candidate)
+                if not status.is_success:
+                    return False, status
+                victims.append(candidate)
+            return fits, Status.OK
+
+        for candidate in violating:
+            fits, status = reprieve(candidate)
+            if not status.is_success:
+                return [], 0, _as_error(status)
+            if not fits:
+                num_violating += 1
+        for candidate in non_violating:
+            _, status = reprieve(candidate)
+            if not status.is_success:
+                return [], 0, _as_error(status)
+
+        # Keep the victims ordered from most to least important.
+        if violating and non_violating:
+            victims = sort_by_importance(victims, self.more_important_pod)
+        return victims, num_violating, Status.OK
+
+
+def _as_error(status: Status) -> Status:
+    """fwk.AsStatus(status.AsError()): an Error carrying the message."""
+    return Status.error(status.message or status.code_name)

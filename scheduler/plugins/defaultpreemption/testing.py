@@ -1,0 +1,235 @@
+"""Builders for DefaultPreemption tests (upstream's st.MakePod() / st.MakeNode() / st.MakePDB()
+and tf.NewFramework as default_preemption_test.go uses them).
+
+Pods, nodes and PodDisruptionBudgets go through the real views; the plugin runs inside a real
+Framework with in-tree filter plugins over a real Snapshot, so dry runs exercise the same
+PreFilter extensions and filters the scheduler uses.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from scheduler.api.objects import NodeView, PodView
+from scheduler.api.times import format_time
+from scheduler.cache.snapshot import Snapshot
+from scheduler.cluster_objects import ClusterObjects, DisruptionBudget
+from scheduler.framework.fakes import RecordingClient, StaticNominator, make_node_info
+from scheduler.framework.interface import CycleState, Preemption
+from scheduler.framework.registry import PluginEntry, Registry, in_tree_registry
+from scheduler.framework.runtime import Framework, HandleDeps
+from scheduler.plugins.defaultpreemption.plugin import NAME, DefaultPreemption
+
+NEG_PRIORITY, LOW_PRIORITY, MID_PRIORITY, HIGH_PRIORITY, VERY_HIGH_PRIORITY = (
+    -100,
+    0,
+    100,
+    1000,
+    10000,
+)
+SMALL_RES = {"cpu": "100m", "memory": "100"}
+MEDIUM_RES = {"cpu": "200m", "memory": "200"}
+LARGE_RES = {"cpu": "300m", "memory": "300"}
+VERY_LARGE_RES = {"cpu": "500m", "memory": "500"}
+
+
+def epoch(seconds: int) -> str:
+    """metav1.Time of `seconds` after the epoch. Upstream's tests use epochTime1..6 a
+    nanosecond apart; metav1.Time serializes whole seconds, so ported cases use seconds."""
+    return format_time(datetime.fromtimestamp(seconds, UTC))
+
+
+def make_pod(
+    name: str,
+    *,
+    uid: str = "",
+    namespace: str = "default",
+    node: str = "",
+    priority: int | None = None,
+    req: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    start_time: str = "",
+    nominated_node: str = "",
+    preemption_policy: str = "",
+    terminating: bool = False,
+    conditions: Sequence[Mapping[str, Any]] = (),
+    anti_affinity_exists: tuple[str, str] | None = None,
+    spread_constraints: Sequence[Mapping[str, Any]] = (),
+    containers: int = 1,
+) -> PodView:
+    """st.MakePod().Name(name).UID(uid).Node(node).Priority(p).Req(req)..."""
+    resources = {"requests": dict(req)} if req else {}
+    spec: dict[str, Any] = {
+        "containers": [
+            {"name": f"c{i}", "image": "pause", "resources": resources if i == 0 else {}}
+            for i in range(containers)
+        ],
+    }
+    if node:
+        spec["nodeName"] = node
+    if priority is not None:
+        spec["priority"] = priority
+    if preemption_policy:
+        spec["preemptionPolicy"] = preemption_policy
+    if anti_affinity_exists is not None:
+        key, topology_key = anti_affinity_exists
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchExpressions": [{"key": key, "operator": "Exists"}]},
+                        "topologyKey": topology_key,
+                    }
+                ]
+            }
+        }
+    if spread_constraints:
+        spec["topologySpreadConstraints"] = [dict(c) for c in spread_constraints]
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "uid": uid or name,
+        "resourceVersion": "1",
+        "labels": dict(labels or {}),
+    }
+    if terminating:
+        metadata["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    status: dict[str, Any] = {"phase": "Running" if node else "Pending"}
+    if start_time:
+        status["startTime"] = start_time
+    if nominated_node:
+        status["nominatedNodeName"] = nominated_node
+    if conditions:
+        status["conditions"] = [dict(c) for c in conditions]
+    return PodView.from_dict({"metadata": metadata, "spec": spec, "status": status})
+
+
+def spread_exists(max_skew: int, topology_key: str, key: str) -> dict[str, Any]:
+    """SpreadConstraint(maxSkew, topologyKey, DoNotSchedule, Exists(key))."""
+    return {
+        "maxSkew": max_skew,
+        "topologyKey": topology_key,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchExpressions": [{"key": key, "operator": "Exists"}]},
+    }
+
+
+def make_node(
+    name: str,
+    capacity: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> NodeView:
+    """st.MakeNode().Name(name).Capacity(capacity): 32 pods unless `capacity` says otherwise."""
+    allocatable = {"pods": "32", **dict(capacity or {})}
+    return NodeView.from_dict(
+        {
+            "metadata": {
+                "name": name,
+                "uid": f"node-{name}",
+                "resourceVersion": "1",
+                "labels": dict(labels or {}),
+            },
+            "spec": {},
+            "status": {"allocatable": allocatable, "capacity": allocatable},
+        }
+    )
+
+
+def topology_node(spec: str, capacity: Mapping[str, str] | None = None) -> NodeView:
+    """Upstream's "node-a/zone1" notation: name, then labels hostname, zone, region."""
+    values = spec.split("/")
+    labels = dict(zip(("hostname", "zone", "region"), values, strict=False))
+    return make_node(values[0], capacity or VERY_LARGE_RES, labels)
+
+
+def make_pdb(
+    name: str,
+    *,
+    namespace: str = "default",
+    match_labels: Mapping[str, str] | None = None,
+    disruptions_allowed: int = 0,
+    disrupted_pods: Iterable[str] = (),
+) -> DisruptionBudget:
+    spec: dict[str, Any] = {}
+    if match_labels is not None:
+        spec["selector"] = {"matchLabels": dict(match_labels)}
+    return DisruptionBudget.from_dict(
+        {
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": namespace, "resourceVersion": "1"},
+            "spec": spec,
+            "status": {
+                "disruptionsAllowed": disruptions_allowed,
+                "disruptedPods": {p: "2024-01-01T00:00:00Z" for p in disrupted_pods},
+            },
+        }
+    )
+
+
+def make_snapshot(nodes: Iterable[NodeView], pods: Iterable[PodView] = ()) -> Snapshot:
+    by_node: dict[str, list[PodView]] = {}
+    for pod in pods:
+        by_node.setdefault(pod.node_name, []).append(pod)
+    return Snapshot.from_node_infos(make_node_info(n, by_node.get(n.name, [])) for n in nodes)
+
+
+@dataclass
+class Harness:
+    framework: Framework
+    plugin: DefaultPreemption
+    snapshot: Snapshot
+    preemptions: list[Preemption] = field(default_factory=list)
+
+    def pre_filtered_state(self, pod: PodView) -> CycleState:
+        """A CycleState PreFilter plugins have filled for `pod` (upstream's tests do the same)."""
+        state = CycleState()
+        _, status, _ = self.framework.run_pre_filter_plugins(state, pod, self.snapshot.list())
+        assert status.is_success, status
+        return state
+
+
+def build(
+    nodes: Iterable[NodeView],
+    pods: Iterable[PodView] = (),
+    *,
+    plugins: Sequence[str] = ("NodeResourcesFit",),
+    extra: Sequence[PluginEntry] = (),
+    args: Mapping[str, Any] | None = None,
+    pdbs: Iterable[DisruptionBudget] = (),
+    nominated: Mapping[str, list[PodView]] | None = None,
+    seed: int = 4,
+) -> Harness:
+    """A Framework with `plugins` (in-tree, or from `extra`) at PreFilter / Filter where they
+    implement them, and DefaultPreemption at PostFilter."""
+    registry: Registry = in_tree_registry()  # DefaultPreemption included
+    for entry in extra:
+        registry.register(entry)
+    snapshot = make_snapshot(nodes, pods)
+    objects = ClusterObjects()
+    for budget in pdbs:
+        objects.disruption_budgets.on_add(budget)
+    preemptions: list[Preemption] = []
+    deps = HandleDeps(
+        snapshot=lambda: snapshot,
+        client=RecordingClient(),
+        nominator=StaticNominator({k: list(v) for k, v in (nominated or {}).items()}),
+        cluster_objects=objects,
+        rng=random.Random(seed),
+        start_preemption=preemptions.append,
+    )
+    enabled: dict[str, list[tuple[str, int]]] = {"postFilter": [(NAME, 0)]}
+    for name in plugins:
+        points = registry[name].extension_points
+        for point in ("preFilter", "filter"):
+            if point in points:
+                enabled.setdefault(point, []).append((name, 0))
+    framework = Framework.build(
+        "default-scheduler", registry, enabled, {NAME: args} if args is not None else {}, deps
+    )
+    plugin = framework.plugins[NAME]
+    assert isinstance(plugin, DefaultPreemption)
+    return Harness(framework, plugin, snapshot, preemptions)
