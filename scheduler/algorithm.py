@@ -8,10 +8,13 @@ are neither evaluated nor reported.
 
 from __future__ import annotations
 
+import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from scheduler.algorithm_rows import (
     find_feasible_rows,
@@ -19,24 +22,31 @@ from scheduler.algorithm_rows import (
     row_table_for,
     select_row,
 )
-from scheduler.framework.interface import CycleState, SnapshotLister
+from scheduler.extenders.cycle import (
+    CallRecorder,
+    extender_scores,
+    find_nodes_that_pass_extenders,
+    mark_extender_rejection,
+)
+from scheduler.framework.interface import CycleState, PreFilterResult, SnapshotLister
 from scheduler.framework.results import (
     Diagnosis,
     FitError,
     NodePluginScores,
     NoNodesAvailable,
+    PluginScore,
     ScheduleResult,
     SchedulingError,
 )
-from scheduler.framework.runtime import Framework
+from scheduler.framework.runtime import Framework, RowScores
 from scheduler.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.cache.node_table import NodeTable
+    from scheduler.cache.node_table import IntArray, NodeTable
     from scheduler.cache.rows import Rows
-    from scheduler.framework.runtime import RowScores
+    from scheduler.extenders.http import HTTPExtender
 
 __all__ = [
     "AttemptDetails",
@@ -49,8 +59,11 @@ __all__ = [
     "num_feasible_nodes_to_find",
     "prioritize_nodes",
     "schedule_pod",
+    "schedule_pod_with_extenders",
     "select_host",
 ]
+
+log = logging.getLogger(__name__)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -136,6 +149,117 @@ def schedule_pod(
     return ScheduleResult(select_host(scores, rng), len(feasible) + rejected, len(feasible))
 
 
+async def schedule_pod_with_extenders(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    snapshot: SnapshotLister,
+    extenders: Sequence[HTTPExtender],
+    *,
+    percentage_of_nodes_to_score: int | None,
+    next_start_index: StartIndex,
+    rng: random.Random,
+    details: AttemptDetails | None = None,
+    recorder: CallRecorder | None = None,
+) -> ScheduleResult:
+    """schedule_pod when extenders are configured and interested in `pod`: the Filter plugins'
+    feasible nodes go through the extenders' filter, their prioritize scores are added to the
+    Score plugins' totals (upstream's findNodesThatFitPod / prioritizeNodes with extenders)."""
+    all_nodes = snapshot.list()
+    if not all_nodes:
+        raise NoNodesAvailable()
+    diagnosis = Diagnosis()
+    if details is not None:
+        details.diagnosis = diagnosis
+    feasible: list[NodeInfo] = []
+    rows: tuple[NodeTable, Rows] | None = None
+    pre_filtered = _run_pre_filter(fwk, state, pod, all_nodes, diagnosis)
+    if pre_filtered is not None:
+        feasible = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis)
+        if feasible:
+            try:
+                feasible = await find_nodes_that_pass_extenders(
+                    extenders, pod, feasible, diagnosis.node_to_status, recorder
+                )
+            except SchedulingError as exc:
+                # Upstream logs a failed evaluation of the nominated node and scans them all.
+                log.info(
+                    "evaluation failed on nominated node",
+                    extra={"pod": pod.key, "node": pod.nominated_node_name, "error": str(exc)},
+                )
+                feasible = []
+        if not feasible:
+            feasible, rows = _scan_nodes(
+                fwk, state, pod, snapshot, pre_filtered, diagnosis,
+                percentage_of_nodes_to_score, next_start_index,
+            )  # fmt: skip
+            passed = await find_nodes_that_pass_extenders(
+                extenders, pod, feasible, diagnosis.node_to_status, recorder
+            )
+            if len(passed) != len(feasible):
+                mark_extender_rejection(diagnosis.unschedulable_plugins)
+                if rows is not None:
+                    rows = rows[0], _rows_of(passed, feasible, rows[1])
+            feasible = passed
+    if not feasible:
+        raise FitError(pod, len(all_nodes), diagnosis)
+    rejected = len(diagnosis.node_to_status.statuses)
+    if len(feasible) == 1:
+        return ScheduleResult(feasible[0].node_name, 1 + rejected, 1)
+    if rows is not None:
+        table, feasible_rows = rows
+        row_scores = prioritize_rows(fwk, state, pod, table, feasible_rows, feasible)
+        by_node = await extender_scores(extenders, pod, feasible, recorder)
+        if by_node:
+            row_scores = _with_extender_columns(row_scores, feasible, by_node)
+        chosen = select_row(row_scores.total, rng)
+        if details is not None:
+            details.row_scores, details.scored_nodes = row_scores, feasible
+            details.chosen_row = chosen
+        host = feasible[chosen].node_name
+        return ScheduleResult(host, len(feasible) + rejected, len(feasible))
+    if fwk.has_score_plugins():
+        scores = prioritize_nodes(fwk, state, pod, feasible)
+    else:
+        # Upstream runs the (empty) Score pass when extenders exist: every plugin total is 0.
+        scores = [NodePluginScores(info.node_name) for info in feasible]
+    by_node = await extender_scores(extenders, pod, feasible, recorder)
+    for node_scores in scores:
+        extra = by_node.get(node_scores.name)
+        if extra:
+            node_scores.scores.extend(extra)
+            node_scores.total_score += sum(score.score for score in extra)
+    if details is not None:
+        details.scores = scores
+    return ScheduleResult(select_host(scores, rng), len(feasible) + rejected, len(feasible))
+
+
+def _rows_of(passed: Sequence[NodeInfo], feasible: Sequence[NodeInfo], rows: Rows) -> Rows:
+    """The table rows of `passed` (a reordered subset of `feasible`, whose rows are `rows`)."""
+    position = {id(info): i for i, info in enumerate(feasible)}
+    picked = np.fromiter((position[id(info)] for info in passed), dtype=np.intp, count=len(passed))
+    return rows[picked]
+
+
+def _with_extender_columns(
+    row_scores: RowScores, nodes: Sequence[NodeInfo], by_node: Mapping[str, list[PluginScore]]
+) -> RowScores:
+    """`row_scores` plus one weighted column per extender that scored some node."""
+    columns: dict[str, IntArray] = {}
+    for i, info in enumerate(nodes):
+        for score in by_node.get(info.node_name, ()):
+            column = columns.get(score.name)
+            if column is None:
+                column = columns[score.name] = np.zeros(len(nodes), dtype=np.int64)
+            column[i] += score.score
+    total = row_scores.total.astype(np.int64, copy=True)
+    for column in columns.values():
+        total += column
+    return RowScores(
+        [*row_scores.plugins, *columns], [*row_scores.weighted, *columns.values()], total
+    )
+
+
 def find_nodes_that_fit_pod(
     fwk: Framework,
     state: CycleState,
@@ -162,6 +286,35 @@ def _find_feasible(
     path found them (None: the per-node path ran)."""
     diagnosis = Diagnosis()
     all_nodes = snapshot.list()
+    pre_result = _run_pre_filter(fwk, state, pod, all_nodes, diagnosis)
+    if pre_result is None:
+        return [], diagnosis, None
+    # A node nominated by an earlier preemption is likely the only one that fits: try it first.
+    feasible_nominated = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis)
+    if feasible_nominated:
+        return feasible_nominated, diagnosis, None
+    feasible, rows = _scan_nodes(
+        fwk, state, pod, snapshot, pre_result, diagnosis, percentage_of_nodes_to_score,
+        next_start_index,
+    )  # fmt: skip
+    return feasible, diagnosis, rows
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFiltered:
+    result: PreFilterResult | None
+    plugins: frozenset[str]  # the PreFilter plugins that rejected or narrowed the nodes
+
+
+def _run_pre_filter(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    all_nodes: Sequence[NodeInfo],
+    diagnosis: Diagnosis,
+) -> _PreFiltered | None:
+    """None when PreFilter rejected the pod (the diagnosis says why); raises SchedulingError
+    when a PreFilter plugin failed."""
     pre_result, status, unschedulable_plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
     diagnosis.unschedulable_plugins = set(unschedulable_plugins)
     if not status.is_success:
@@ -171,29 +324,51 @@ def _find_feasible(
         diagnosis.node_to_status.absent = status
         diagnosis.pre_filter_msg = status.message
         diagnosis.add_plugin_status(status)
-        return [], diagnosis, None
+        return None
+    return _PreFiltered(pre_result, frozenset(unschedulable_plugins))
 
-    # A node nominated by an earlier preemption is likely the only one that fits: try it first.
-    if pod.nominated_node_name:
-        nominated = snapshot.get(pod.nominated_node_name)
-        if nominated is not None:
-            feasible_nominated: list[NodeInfo] = []
-            _find_nodes_that_pass_filters(
-                fwk, state, pod, diagnosis, [nominated], 0, 1, feasible_nominated
-            )
-            if feasible_nominated:
-                return feasible_nominated, diagnosis, None
 
+def _feasible_nominated_node(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    snapshot: SnapshotLister,
+    diagnosis: Diagnosis,
+) -> list[NodeInfo]:
+    """[the pod's nominated node] when it passes the Filter plugins, else []."""
+    if not pod.nominated_node_name:
+        return []
+    nominated = snapshot.get(pod.nominated_node_name)
+    if nominated is None:
+        return []
+    feasible: list[NodeInfo] = []
+    _find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], 0, 1, feasible)
+    return feasible
+
+
+def _scan_nodes(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    snapshot: SnapshotLister,
+    pre_filtered: _PreFiltered,
+    diagnosis: Diagnosis,
+    percentage_of_nodes_to_score: int | None,
+    next_start_index: StartIndex,
+) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
+    """The sampled Filter pass over the nodes PreFilter left (rows when the fast path ran)."""
+    all_nodes = snapshot.list()
     nodes: Sequence[NodeInfo] = all_nodes
+    pre_result = pre_filtered.result
     if pre_result is not None and pre_result.node_names is not None:
         wanted = pre_result.node_names
         nodes = [info for info in all_nodes if info.node_name in wanted]
-        names = " ".join(sorted(unschedulable_plugins))
+        names = " ".join(sorted(pre_filtered.plugins))
         diagnosis.node_to_status.absent = Status.unresolvable(
             f"node(s) didn't satisfy plugin(s) [{names}]"
         )
     if not nodes:
-        return [], diagnosis, None
+        return [], None
     num_to_find = num_feasible_nodes_to_find(percentage_of_nodes_to_score, len(nodes))
     start = next_start_index.value
     table = row_table_for(fwk, state, snapshot) if nodes is all_nodes else None
@@ -205,7 +380,7 @@ def _find_feasible(
             feasible_infos = [infos[row] for row in feasible_rows.tolist()]
             processed = len(diagnosis.node_to_status.statuses) + len(feasible_infos)
             next_start_index.value = (start + processed) % len(all_nodes)
-            return feasible_infos, diagnosis, (table, feasible_rows)
+            return feasible_infos, (table, feasible_rows)
     feasible: list[NodeInfo] = []
     try:
         _find_nodes_that_pass_filters(
@@ -215,7 +390,7 @@ def _find_feasible(
         # Always move on, errors included, so every node gets its turn.
         processed = len(diagnosis.node_to_status.statuses) + len(feasible)
         next_start_index.value = (start + processed) % len(all_nodes)
-    return feasible, diagnosis, None
+    return feasible, None
 
 
 def _find_nodes_that_pass_filters(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cluster_objects import ClusterObjects
+    from scheduler.extenders.http import HTTPExtender
     from scheduler.queue.types import QueuedPodInfo
 
 MAX_NODE_SCORE = 100
@@ -371,4 +372,9 @@ class Handle(Protocol):
         task): victims get a DisruptionTarget condition and are deleted, lower-priority pods
         nominated to the node lose their nomination, the preemptor's nominatedNodeName is
         set."""
+        ...
+
+    def extenders(self) -> Sequence[HTTPExtender]:
+        """The configured scheduler extenders in calling order (upstream's Handle.Extenders):
+        preemption offers its candidates to those that support it (`process_preemption`)."""
         ...

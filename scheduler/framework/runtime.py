@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.node_table import IntArray, NodeTable
+    from scheduler.extenders.http import HTTPExtender
     from scheduler.queue.types import QueuedPodInfo
 
 # Upstream caps a Permit Wait at 15 minutes.
@@ -203,6 +204,9 @@ class HandleDeps:
     rng: random.Random = field(default_factory=random.Random)
     # Carries out preemptions' API calls after the cycle (the scheduler's; tests record them).
     start_preemption: Callable[[Preemption], None] = lambda preemption: None
+    # The configured scheduler extenders, in calling order (preemption asks those that
+    # support it, as upstream's callExtenders).
+    extenders: Sequence[HTTPExtender] = ()
 
 
 class FrameworkError(ValueError):
@@ -340,6 +344,9 @@ class Framework:
 
     def start_preemption(self, preemption: Preemption) -> None:
         self._deps.start_preemption(preemption)
+
+    def extenders(self) -> Sequence[HTTPExtender]:
+        return self._deps.extenders
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]:
         return self._deps.nominator.nominated_pods_for_node(node_name)

@@ -1,0 +1,41 @@
+"""Scheduler extenders: KubeSchedulerConfiguration.extenders called over HTTP, as upstream.
+
+See http.py (one extender and its verbs), types.py (the extender/v1 wire format), cycle.py
+(where an attempt calls them) and tls.py (their TLS settings).
+"""
+
+from scheduler.extenders.cycle import (
+    NO_EXTENDERS,
+    CallRecorder,
+    ExtenderSet,
+    extender_scores,
+    extenders_binding,
+    find_nodes_that_pass_extenders,
+)
+from scheduler.extenders.http import DEFAULT_EXTENDER_TIMEOUT, ExtenderError, HTTPExtender
+from scheduler.extenders.tls import ExtenderConfigError
+from scheduler.extenders.types import (
+    EXTENDER_NAME,
+    MAX_EXTENDER_PRIORITY,
+    HostPriority,
+    MetaVictims,
+    Victims,
+)
+
+__all__ = [
+    "DEFAULT_EXTENDER_TIMEOUT",
+    "EXTENDER_NAME",
+    "MAX_EXTENDER_PRIORITY",
+    "NO_EXTENDERS",
+    "CallRecorder",
+    "ExtenderConfigError",
+    "ExtenderError",
+    "ExtenderSet",
+    "HTTPExtender",
+    "HostPriority",
+    "MetaVictims",
+    "Victims",
+    "extender_scores",
+    "extenders_binding",
+    "find_nodes_that_pass_extenders",
+]
