@@ -9,10 +9,11 @@ bindings together.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +22,7 @@ from observability.explain import ExplainStore
 from observability.logs import pod_keys
 from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing
-from profiles.config import ResolvedConfig
+from profiles.config import Extender, ResolvedConfig
 from scheduler.algorithm import (
     AttemptDetails,
     FitError,
@@ -29,6 +30,7 @@ from scheduler.algorithm import (
     ScheduleResult,
     StartIndex,
     schedule_pod,
+    schedule_pod_with_extenders,
 )
 from scheduler.api.objects import NodeView, PodView
 from scheduler.api.times import format_time
@@ -37,6 +39,14 @@ from scheduler.cache.snapshot import Snapshot
 from scheduler.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
 from scheduler.cluster_objects import ClusterObjects
 from scheduler.eventhandlers import NodeEventHandler, PodEventHandler
+from scheduler.extenders import (
+    EXTENDER_NAME,
+    CallRecorder,
+    ExtenderConfigError,
+    ExtenderSet,
+    HTTPExtender,
+    extenders_binding,
+)
 from scheduler.framework.events import (
     ASSIGNED_POD_DELETE,
     ClusterEvent,
@@ -44,11 +54,12 @@ from scheduler.framework.events import (
 )
 from scheduler.framework.interface import CycleState, Preemption
 from scheduler.framework.registry import Registry
-from scheduler.framework.results import Diagnosis
+from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
 from scheduler.informers import Informer, ResourceWatch
 from scheduler.instrumentation import AttemptTrace, Instrumentation
+from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
 from scheduler.preemption_calls import PreemptionCalls
 from scheduler.profile_set import ProfileSet, SchedulingProfile
 from scheduler.queue.scheduling_queue import SchedulingQueue
@@ -127,7 +138,10 @@ class Scheduler:
             max_backoff=config.pod_max_backoff_seconds,
             max_unschedulable_duration=self.options.max_unschedulable_seconds,
         )
+        # Extenders per `extenders` section seen (a reload may change it), and the current one.
+        self._extender_sets: dict[tuple[Extender, ...], ExtenderSet] = {}
         self.profiles = self.build_profiles(config)
+        self.extenders = self._extender_sets[config.extenders]
         self._pending_profiles: ProfileSet | None = None
         # True from pop() returning until the next pop(): profiles must not change meanwhile.
         self._in_cycle = True
@@ -171,7 +185,13 @@ class Scheduler:
         ]
 
     def build_profiles(self, config: ResolvedConfig) -> ProfileSet:
-        """Frameworks for `config`'s profiles, wired to this scheduler's snapshot and queue."""
+        """Frameworks for `config`'s profiles, wired to this scheduler's snapshot and queue
+        (and to its extenders: built here, so that bad extender settings refuse a reload)."""
+        extenders = self._extender_sets.get(config.extenders)
+        if extenders is None:
+            extenders = ExtenderSet(config.extenders)
+            self._extender_sets[config.extenders] = extenders
+        config = with_ignored_resources(config, extenders.ignored_resources)
 
         def deps_for(profile: str) -> HandleDeps:
             return HandleDeps(
@@ -184,6 +204,7 @@ class Scheduler:
                 cluster_objects=self.cluster_objects,
                 rng=self.rng,
                 start_preemption=lambda preemption: self._start_preemption(profile, preemption),
+                extenders=extenders.extenders,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)
@@ -192,6 +213,13 @@ class Scheduler:
 
     async def run(self) -> None:
         """Run until cancelled."""
+        try:
+            await self._run()
+        finally:
+            for extenders in self._extender_sets.values():
+                await extenders.close()
+
+    async def _run(self) -> None:
         async with asyncio.TaskGroup() as group:
             self._group = group
             group.create_task(self.node_informer.run(), name="informer-nodes")
@@ -245,6 +273,9 @@ class Scheduler:
         profile = self.profiles.get(pinfo.pod.scheduler_name)
         if profile is None:
             return QueueingHint.SKIP
+        if EXTENDER_NAME in pinfo.unschedulable_plugins and self.extenders:
+            # Extenders register no events: any event may make the pod schedulable.
+            return QueueingHint.QUEUE
         return profile.queueing_hint(pinfo, event, old, new)
 
     def _on_pod_gone(self, pod: PodView) -> None:
@@ -268,7 +299,11 @@ class Scheduler:
             if pinfo is None:
                 return
             try:
-                self._schedule_one(pinfo)
+                extenders = self._interested_extenders(pinfo.pod)
+                if extenders:
+                    await self._schedule_one_with_extenders(pinfo, extenders)
+                else:
+                    self._schedule_one(pinfo)
             except Exception:
                 log.exception("scheduling cycle crashed", extra={"pod": pinfo.pod.key})
                 self.queue.done(pinfo.uid)
@@ -284,6 +319,9 @@ class Scheduler:
         ]
         self.profiles = profiles
         self._pending_profiles = None
+        extenders = self._extender_sets.get(profiles.config.extenders)
+        if extenders is not None:  # always built by build_profiles
+            self.extenders = extenders
         self.queue.set_less(self._less)
         dropped = self.queue.drop_if(lambda pod: pod.scheduler_name not in profiles)
         added = 0
@@ -309,37 +347,93 @@ class Scheduler:
             return True
         return self.cache.is_assumed_pod(pod)
 
-    def _schedule_one(self, pinfo: QueuedPodInfo) -> None:
+    def _interested_extenders(self, pod: PodView) -> list[HTTPExtender]:
+        """The extenders interested in `pod` (none configured: no work at all)."""
+        if not self.extenders:
+            return []
+        return self.extenders.interested(pod)
+
+    def _begin_attempt(self, pinfo: QueuedPodInfo) -> _Attempt | None:
+        """The attempt's profile, state, trace and fresh snapshot; None when the pod is skipped."""
         pod = pinfo.pod
         profile = self.profiles.get(pod.scheduler_name)
         if profile is None or self._skip_pod_schedule(pod):
             self.queue.done(pod.uid)
-            return
-        fwk = profile.framework
+            return None
         self.stats.attempts += 1
         start = self.clock()
         state = CycleState()
         state.record_plugin_metrics = self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        fwk = profile.framework
         trace = self.instrumentation.begin_attempt(pinfo, profile.name, state, fwk.now)
         self.cache.update_snapshot(self.snapshot)
-        cycle = self.queue.scheduling_cycle
-        details = AttemptDetails()
-        try:
-            result = self._find_host(profile, state, pod, details)
-            self.metrics.scheduling_algorithm(self.clock() - start)
-        except FitError as fit:
-            self._post_filter_then_fail(profile, state, pinfo, fit, cycle, start, trace)
+        return _Attempt(profile, state, trace, start, self.queue.scheduling_cycle, AttemptDetails())
+
+    def _schedule_one(self, pinfo: QueuedPodInfo) -> None:
+        attempt = self._begin_attempt(pinfo)
+        if attempt is None:
             return
-        except NoNodesAvailable as exc:
+        try:
+            result = self._find_host(attempt.profile, attempt.state, pinfo.pod, attempt.details)
+            self.metrics.scheduling_algorithm(self.clock() - attempt.start)
+        except Exception as exc:
+            self._algorithm_failed(attempt, pinfo, exc)
+            return
+        self._assume_reserve_permit(attempt, pinfo, result)
+
+    async def _schedule_one_with_extenders(
+        self, pinfo: QueuedPodInfo, extenders: Sequence[HTTPExtender]
+    ) -> None:
+        """_schedule_one for a pod extenders are interested in: the algorithm awaits their
+        HTTP calls (the loop stays in the cycle meanwhile: profiles are not swapped)."""
+        attempt = self._begin_attempt(pinfo)
+        if attempt is None:
+            return
+        profile = attempt.profile
+        try:
+            result = await schedule_pod_with_extenders(
+                profile.framework,
+                attempt.state,
+                pinfo.pod,
+                self.snapshot,
+                extenders,
+                percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+                next_start_index=self.start_index,
+                rng=self.rng,
+                details=attempt.details,
+                recorder=CallRecorder(profile.framework, attempt.state),
+            )
+            self.metrics.scheduling_algorithm(self.clock() - attempt.start)
+        except Exception as exc:
+            self._algorithm_failed(attempt, pinfo, exc)
+            return
+        self._assume_reserve_permit(attempt, pinfo, result)
+
+    def _algorithm_failed(self, attempt: _Attempt, pinfo: QueuedPodInfo, exc: Exception) -> None:
+        profile, cycle, start, trace = attempt.profile, attempt.cycle, attempt.start, attempt.trace
+        if isinstance(exc, FitError):
+            self._post_filter_then_fail(profile, attempt.state, pinfo, exc, cycle, start, trace)
+        elif isinstance(exc, NoNodesAvailable):
             # Upstream counts this as unschedulable (a node add will bring the pod back).
             self._fail(profile, pinfo, Status.unresolvable(str(exc)), cycle, start, trace=trace)
-            return
-        except Exception as exc:
-            log.exception("scheduling algorithm failed", extra={"pod": pod.key})
+        else:
+            if isinstance(exc, SchedulingError):
+                log.error(
+                    "scheduling algorithm failed",
+                    extra={"pod": pinfo.pod.key, "error": str(exc)},
+                )
+            else:
+                log.exception("scheduling algorithm failed", extra={"pod": pinfo.pod.key})
             self._fail(profile, pinfo, Status.error(str(exc)), cycle, start, trace=trace)
-            return
+
+    def _assume_reserve_permit(
+        self, attempt: _Attempt, pinfo: QueuedPodInfo, result: ScheduleResult
+    ) -> None:
+        profile, state, cycle, start = attempt.profile, attempt.state, attempt.cycle, attempt.start
+        trace = attempt.trace
+        fwk = profile.framework
         host = result.suggested_host
-        assumed = pod.with_node(host)
+        assumed = pinfo.pod.with_node(host)
         self.cache.assume_pod(assumed)
         status = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if not status.is_success:
@@ -353,11 +447,11 @@ class Scheduler:
             self._forget(assumed)
             self._fail(profile, pinfo, status, cycle, start, trace=trace)
             return
-        self.instrumentation.scheduled(trace, pinfo, profile.name, result, details)
+        self.instrumentation.scheduled(trace, pinfo, profile.name, result, attempt.details)
         assert self._group is not None
         self._group.create_task(
             self._binding_cycle(profile, state, pinfo, assumed, result, cycle, start, trace),
-            name=f"bind-{pod.key}",
+            name=f"bind-{pinfo.pod.key}",
         )
 
     def _forget(self, assumed: PodView) -> None:
@@ -401,9 +495,11 @@ class Scheduler:
         """PostFilter (preemption) in the cycle, on its snapshot, as upstream; the API calls
         of a preemption it decides run afterwards (`_start_preemption`)."""
         fwk = profile.framework
-        nominated = ""
+        # None keeps the pod's nomination (upstream's ModeNoop); "" clears it.
+        nominated: str | None = ""
         if fwk.has_post_filter_plugins():
             self.metrics.preemption_attempted()
+            nominated = None
             try:
                 result, status = fwk.run_post_filter_plugins(
                     state, pinfo.pod, fit.diagnosis.node_to_status
@@ -415,8 +511,7 @@ class Scheduler:
                     log.error(
                         "PostFilter failed", extra={"pod": pinfo.pod.key, "error": status.message}
                     )
-                else:
-                    fit.diagnosis.post_filter_msg = status.message
+                fit.diagnosis.post_filter_msg = status.message
                 if result is not None:
                     nominated = result.nominated_node_name
         self._fail_unschedulable(profile, pinfo, fit, nominated, cycle, start, trace)
@@ -441,7 +536,7 @@ class Scheduler:
         profile: SchedulingProfile,
         pinfo: QueuedPodInfo,
         fit: FitError,
-        nominated_node: str,
+        nominated_node: str | None,
         cycle: int,
         start: float,
         trace: AttemptTrace | None = None,
@@ -467,12 +562,13 @@ class Scheduler:
         status: Status,
         cycle: int,
         start: float,
-        nominated_node: str = "",
+        nominated_node: str | None = "",
         *,
         trace: AttemptTrace | None = None,
         diagnosis: Diagnosis | None = None,
     ) -> None:
-        """Upstream's handleSchedulingFailure: requeue, record an event, patch the condition."""
+        """Upstream's handleSchedulingFailure: requeue, record an event, patch the condition.
+        `nominated_node`: the node to nominate, "" to clear a nomination, None to keep it."""
         pod = pinfo.pod
         self.instrumentation.failed(
             trace, pinfo, profile.name, status, diagnosis, self._snapshot_node_names
@@ -503,6 +599,8 @@ class Scheduler:
             self.queue.add_unschedulable_if_not_present(pinfo, cycle)
             if nominated_node:
                 self.queue.add_nominated_pod(current, nominated_node)
+            elif nominated_node == "":
+                self.queue.delete_nominated_pod_if_exists(current)
         self.recorder.record(
             pod,
             "Warning",
@@ -518,8 +616,10 @@ class Scheduler:
         return [info.node_name for info in self.snapshot.list()]
 
     def _spawn_status_update(
-        self, pod: PodView, reason: str, message: str, nominated_node: str
+        self, pod: PodView, reason: str, message: str, nominated_node: str | None
     ) -> None:
+        if nominated_node is None:
+            nominated_node = pod.nominated_node_name  # kept as it is
         condition = pod_scheduled_condition(pod)
         if (
             condition is not None
@@ -610,7 +710,7 @@ class Scheduler:
             if status.is_success:
                 status = await fwk.run_pre_bind_plugins(state, assumed, host)
             if status.is_success:
-                status = await fwk.run_bind_plugins(state, assumed, host)
+                status = await self._bind(fwk, state, assumed, host)
             if not status.is_success:
                 self._binding_failed(
                     profile, state, pinfo, assumed, host, status, cycle, start, trace
@@ -642,6 +742,17 @@ class Scheduler:
                 profile, state, pinfo, assumed, host, Status.error(str(exc)), cycle, start, trace
             )
 
+    async def _bind(
+        self, fwk: Framework, state: CycleState, assumed: PodView, host: str
+    ) -> Status:
+        """Upstream's bind: an interested binder extender first, else the Bind plugins."""
+        if self.extenders:
+            recorder = CallRecorder(fwk, state)
+            status = await extenders_binding(self.extenders.extenders, assumed, host, recorder)
+            if status is not None:
+                return status
+        return await fwk.run_bind_plugins(state, assumed, host)
+
     def _binding_failed(
         self,
         profile: SchedulingProfile,
@@ -661,6 +772,45 @@ class Scheduler:
         # The resources the assumed pod held are free again: others may fit now.
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
         self._fail(profile, pinfo, status, cycle, start, trace=trace)
+
+
+@dataclass(slots=True)
+class _Attempt:
+    """What one scheduling attempt carries from its start to its hand-off to binding."""
+
+    profile: SchedulingProfile
+    state: CycleState
+    trace: AttemptTrace | None
+    start: float
+    cycle: int
+    details: AttemptDetails
+
+
+def with_ignored_resources(config: ResolvedConfig, ignored: Sequence[str]) -> ResolvedConfig:
+    """`config` with NodeResourcesFit ignoring the extended resources extenders manage with
+    ignoredByScheduler (upstream's buildExtenders sets its args' ignoredResources to them)."""
+    if not ignored:
+        return config
+    profiles = []
+    for profile in config.profiles:
+        if NODE_RESOURCES_FIT not in profile.plugin_names():
+            profiles.append(profile)
+            continue
+        args = profile.args.get(NODE_RESOURCES_FIT)
+        if args is None:
+            args = NodeResourcesFitArgs()
+        if not isinstance(args, NodeResourcesFitArgs):
+            raise ExtenderConfigError(
+                f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}"
+            )
+        args = dataclasses.replace(args, ignored_resources=tuple(ignored))
+        profiles.append(
+            dataclasses.replace(profile, args={**profile.args, NODE_RESOURCES_FIT: args})
+        )
+    return dataclasses.replace(config, profiles=tuple(profiles))
+
+
+NODE_RESOURCES_FIT = "NodeResourcesFit"
 
 
 class MetricsObserver:

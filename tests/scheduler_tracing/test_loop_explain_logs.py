@@ -50,7 +50,9 @@ async def test_explain_names_the_plugin_that_rejected_each_node(tmp_path: Path) 
         assert explanation["profile"] == "default-scheduler"
         assert explanation["message"] == (
             "0/3 nodes are available: 1 Insufficient cpu, "
-            "2 node(s) had untolerated taint {dedicated: gpu}."
+            "2 node(s) had untolerated taint {dedicated: gpu}. "
+            "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming "
+            "pod, 2 Preemption is not helpful for scheduling."
         )
         assert (explanation["evaluatedNodes"], explanation["feasibleNodes"]) == (3, 0)
         assert verdicts(explanation) == {
@@ -160,7 +162,8 @@ async def test_log_lines_carry_pod_and_profile(
         "pod": "default/huge",
         "profile": "default-scheduler",
         "node": None,
-        "err": "0/1 nodes are available: 1 Insufficient cpu.",
+        "err": "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
         "levelno": V(2),
     }
 
