@@ -52,7 +52,7 @@ from scheduler.framework.events import (
     ClusterEvent,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState, Preemption
+from scheduler.framework.interface import CycleState, PostFilterResult, Preemption
 from scheduler.framework.registry import Registry
 from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -404,6 +404,13 @@ class Scheduler:
                 recorder=CallRecorder(profile.framework, attempt.state),
             )
             self.metrics.scheduling_algorithm(self.clock() - attempt.start)
+        except FitError as fit:
+            preempting = [e for e in extenders if e.supports_preemption()]
+            if preempting:
+                await self._post_filter_with_extenders_then_fail(attempt, pinfo, fit, preempting)
+            else:
+                self._algorithm_failed(attempt, pinfo, fit)
+            return
         except Exception as exc:
             self._algorithm_failed(attempt, pinfo, exc)
             return
@@ -495,26 +502,59 @@ class Scheduler:
         """PostFilter (preemption) in the cycle, on its snapshot, as upstream; the API calls
         of a preemption it decides run afterwards (`_start_preemption`)."""
         fwk = profile.framework
-        # None keeps the pod's nomination (upstream's ModeNoop); "" clears it.
-        nominated: str | None = ""
+        nominated: str | None = ""  # no PostFilter: the nomination is cleared
         if fwk.has_post_filter_plugins():
             self.metrics.preemption_attempted()
-            nominated = None
             try:
-                result, status = fwk.run_post_filter_plugins(
+                outcome = fwk.run_post_filter_plugins(
                     state, pinfo.pod, fit.diagnosis.node_to_status
                 )
             except Exception:
                 log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
-            else:
-                if status.code == Code.ERROR:
-                    log.error(
-                        "PostFilter failed", extra={"pod": pinfo.pod.key, "error": status.message}
-                    )
-                fit.diagnosis.post_filter_msg = status.message
-                if result is not None:
-                    nominated = result.nominated_node_name
+                outcome = None
+            nominated = self._post_filter_outcome(pinfo, fit, outcome)
         self._fail_unschedulable(profile, pinfo, fit, nominated, cycle, start, trace)
+
+    async def _post_filter_with_extenders_then_fail(
+        self,
+        attempt: _Attempt,
+        pinfo: QueuedPodInfo,
+        fit: FitError,
+        extenders: Sequence[HTTPExtender],
+    ) -> None:
+        """_post_filter_then_fail when extenders supporting preemption are interested in the
+        pod: preemption offers them its candidates before choosing (awaited in the cycle)."""
+        fwk = attempt.profile.framework
+        nominated: str | None = ""
+        if fwk.has_post_filter_plugins():
+            self.metrics.preemption_attempted()
+            try:
+                outcome = await fwk.run_post_filter_plugins_with_extenders(
+                    attempt.state, pinfo.pod, fit.diagnosis.node_to_status, extenders
+                )
+            except Exception:
+                log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
+                outcome = None
+            nominated = self._post_filter_outcome(pinfo, fit, outcome)
+        self._fail_unschedulable(
+            attempt.profile, pinfo, fit, nominated, attempt.cycle, attempt.start, attempt.trace
+        )
+
+    @staticmethod
+    def _post_filter_outcome(
+        pinfo: QueuedPodInfo,
+        fit: FitError,
+        outcome: tuple[PostFilterResult | None, Status] | None,
+    ) -> str | None:
+        """Note PostFilter's message in the diagnosis (even an Error's, as upstream); the
+        nomination to write: a node, "" to clear it, None to keep it (no result)."""
+        if outcome is None:
+            return None
+        result, status = outcome
+        if status.code == Code.ERROR:
+            log.error("PostFilter failed", extra={"pod": pinfo.pod.key, "error": status.message})
+        fit.diagnosis.post_filter_msg = status.message
+        return None if result is None else result.nominated_node_name
 
     def _start_preemption(self, profile: str, preemption: Preemption) -> None:
         """A PostFilter plugin chose victims: carry out the API calls after the cycle."""
@@ -742,9 +782,7 @@ class Scheduler:
                 profile, state, pinfo, assumed, host, Status.error(str(exc)), cycle, start, trace
             )
 
-    async def _bind(
-        self, fwk: Framework, state: CycleState, assumed: PodView, host: str
-    ) -> Status:
+    async def _bind(self, fwk: Framework, state: CycleState, assumed: PodView, host: str) -> Status:
         """Upstream's bind: an interested binder extender first, else the Bind plugins."""
         if self.extenders:
             recorder = CallRecorder(fwk, state)

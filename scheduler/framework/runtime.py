@@ -209,6 +209,48 @@ class HandleDeps:
     extenders: Sequence[HTTPExtender] = ()
 
 
+class _PostFilterRun:
+    """One PostFilter run's bookkeeping, shared by the plain and the extender-aware runner:
+    stop at the first Success / Unresolvable / Error, else combine the rejections."""
+
+    __slots__ = ("_fwk", "_state", "reasons", "rejector", "result", "returned", "start")
+
+    def __init__(self, fwk: Framework, state: CycleState) -> None:
+        self._fwk = fwk
+        self._state = state
+        self.start = fwk.now()
+        self.returned = Status.OK
+        self.result: PostFilterResult | None = None
+        self.reasons: list[str] = []
+        self.rejector = ""
+
+    def record(
+        self, plugin: str, outcome: tuple[PostFilterResult | None, Status], plugin_start: float
+    ) -> tuple[PostFilterResult | None, Status] | None:
+        """The run's answer if this plugin's outcome ends it, else None."""
+        plugin_result, status = outcome
+        if self._state.record_plugin_metrics:
+            self._fwk._plugin_done("PostFilter", plugin, status, plugin_start, self._state)
+        if status.is_success:
+            self.returned = status
+            return plugin_result, status
+        if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            self.returned = status.with_plugin(plugin)
+            return plugin_result, self.returned
+        if not status.is_rejected:
+            self.returned = _error(status.message, plugin)
+            return None, self.returned
+        if plugin_result is not None:
+            self.result = plugin_result
+        self.reasons.extend(status.reasons)
+        self.rejector = self.rejector or plugin
+        return None
+
+    def combined(self) -> tuple[PostFilterResult | None, Status]:
+        self.returned = Status.unschedulable(*self.reasons, plugin=self.rejector)
+        return self.result, self.returned
+
+
 class FrameworkError(ValueError):
     """The profile cannot be built (unknown plugin, plugin lacking a point, weights...)."""
 
@@ -730,34 +772,39 @@ class Framework:
         self, state: CycleState, pod: PodView, filtered: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         """Until the first Success / Unresolvable / Error; otherwise the rejections combined."""
-        start = self._now()
-        returned = Status.OK
+        run = _PostFilterRun(self, state)
         try:
-            result: PostFilterResult | None = None
-            reasons: list[str] = []
-            rejector = ""
             for plugin in self.post_filter_plugins:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
-                plugin_result, status = plugin.post_filter(state, pod, filtered)
-                if state.record_plugin_metrics:
-                    self._plugin_done("PostFilter", plugin.name, status, plugin_start, state)
-                if status.is_success:
-                    returned = status
-                    return plugin_result, status
-                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                    returned = status.with_plugin(plugin.name)
-                    return plugin_result, returned
-                if not status.is_rejected:
-                    returned = _error(status.message, plugin.name)
-                    return None, returned
-                if plugin_result is not None:
-                    result = plugin_result
-                reasons.extend(status.reasons)
-                rejector = rejector or plugin.name
-            returned = Status.unschedulable(*reasons, plugin=rejector)
-            return result, returned
+                outcome = plugin.post_filter(state, pod, filtered)
+                done = run.record(plugin.name, outcome, plugin_start)
+                if done is not None:
+                    return done
+            return run.combined()
         finally:
-            self._point_done("PostFilter", returned, start, state)
+            self._point_done("PostFilter", run.returned, run.start, state)
+
+    async def run_post_filter_plugins_with_extenders(
+        self, state: CycleState, pod: PodView, filtered: NodeToStatus, extenders: Sequence[Any]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """run_post_filter_plugins when extenders that support preemption are interested in
+        the pod: plugins offering `post_filter_with_extenders` (DefaultPreemption) are awaited
+        with them, as upstream's preemption calls its extenders."""
+        run = _PostFilterRun(self, state)
+        try:
+            for plugin in self.post_filter_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                with_extenders = getattr(plugin, "post_filter_with_extenders", None)
+                if with_extenders is not None:
+                    outcome = await with_extenders(state, pod, filtered, extenders)
+                else:
+                    outcome = plugin.post_filter(state, pod, filtered)
+                done = run.record(plugin.name, outcome, plugin_start)
+                if done is not None:
+                    return done
+            return run.combined()
+        finally:
+            self._point_done("PostFilter", run.returned, run.start, state)
 
     # ---- Score --------------------------------------------------------------------------
 

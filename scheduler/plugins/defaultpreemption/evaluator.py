@@ -20,9 +20,9 @@ Differences from upstream, all deliberate:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler.framework.interface import (
     CycleState,
@@ -62,6 +62,20 @@ class Candidate:
 
     name: str
     victims: Victims
+
+
+class PreemptingExtender(Protocol):
+    """What preemption asks of an extender (scheduler.extenders.HTTPExtender)."""
+
+    def supports_preemption(self) -> bool: ...
+
+    def is_interested(self, pod: PodView) -> bool: ...
+
+    def is_ignorable(self) -> bool: ...
+
+    async def process_preemption(
+        self, pod: PodView, victims: Mapping[str, Any], node_infos: Any
+    ) -> Mapping[str, Any]: ...
 
 
 class PreemptionInterface(Protocol):
@@ -194,6 +208,31 @@ class Evaluator:
         """<None, Error>: a transient error; <None, Unschedulable>: not eligible now (the
         nomination is kept); <PostFilterResult(""), Unschedulable>: preemption cannot help
         (the nomination is cleared); <PostFilterResult(node), Success>: victims chosen."""
+        found = self._candidates(state, pod, filtered)
+        if isinstance(found, tuple):
+            return found
+        candidates, status = self.call_extenders(pod, found)
+        return self._finish(pod, candidates, status)
+
+    async def preempt_with_extenders(
+        self,
+        state: CycleState,
+        pod: PodView,
+        filtered: NodeToStatus,
+        extenders: Sequence[PreemptingExtender],
+    ) -> tuple[PostFilterResult | None, Status]:
+        """`preempt`, with the candidates offered to the extenders that support preemption
+        and are interested in the pod (upstream's callExtenders)."""
+        found = self._candidates(state, pod, filtered)
+        if isinstance(found, tuple):
+            return found
+        candidates, status = await self.call_extenders_async(pod, found, extenders)
+        return self._finish(pod, candidates, status)
+
+    def _candidates(
+        self, state: CycleState, pod: PodView, filtered: NodeToStatus
+    ) -> list[Candidate] | tuple[PostFilterResult | None, Status]:
+        """Steps 1 and 2: the candidates, or the outcome when there can be none."""
         # 1) Is the preemptor eligible to preempt others?
         nominated_status = filtered.get(pod.nominated_node_name)
         eligible, message = self.interface.pod_eligible_to_preempt_others(pod, nominated_status)
@@ -209,9 +248,12 @@ class Evaluator:
             node_statuses.absent = Status.unresolvable(PREEMPTION_NOT_HELPFUL)
             message = fit_error_message(len(all_nodes), Diagnosis(node_to_status=node_statuses))
             return PostFilterResult(""), Status.unschedulable(message)
+        return candidates
 
-        # 3) Let extenders filter the candidates.
-        candidates, status = self.call_extenders(pod, candidates)
+    def _finish(
+        self, pod: PodView, candidates: list[Candidate], status: Status
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Steps 4 and 5, once extenders (3) had their say."""
         if not status.is_success:
             return None, status
 
@@ -298,8 +340,43 @@ class Evaluator:
     def call_extenders(
         self, pod: PodView, candidates: list[Candidate]
     ) -> tuple[list[Candidate], Status]:
-        """Extenders that support preemption may drop candidates or victims (not wired yet)."""
+        """The synchronous path has no extender to ask (the scheduler takes the async path,
+        `preempt_with_extenders`, whenever one could answer)."""
         return candidates, Status.OK
+
+    async def call_extenders_async(
+        self, pod: PodView, candidates: list[Candidate], extenders: Sequence[PreemptingExtender]
+    ) -> tuple[list[Candidate], Status]:
+        """Upstream's callExtenders: each extender that supports preemption and is interested
+        in the pod may drop candidates or change their victims; an ignorable one that fails is
+        skipped, any other failure ends preemption with its message."""
+        victims_map = self.interface.candidates_to_victims_map(candidates)
+        if not victims_map:
+            return candidates, Status.OK
+        for extender in extenders:
+            if not extender.supports_preemption() or not extender.is_interested(pod):
+                continue
+            try:
+                answer = await extender.process_preemption(
+                    pod, victims_map, self.handle.snapshot()
+                )
+            except Exception as err:
+                if extender.is_ignorable():
+                    continue
+                return [], Status.error(str(err))
+            kept: dict[str, Victims] = {}
+            for node_name, victims in answer.items():
+                if victims is None or not victims.pods:
+                    if extender.is_ignorable():
+                        continue
+                    return [], Status.error(
+                        f'expected at least one victim pod on node "{node_name}"'
+                    )
+                kept[node_name] = Victims(tuple(victims.pods), victims.num_pdb_violations)
+            victims_map = kept
+            if not victims_map:
+                break
+        return [Candidate(name, victims) for name, victims in victims_map.items()], Status.OK
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         if not candidates:

@@ -24,6 +24,7 @@ from scheduler.plugins.defaultpreemption.args import (
 from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
+    PreemptingExtender,
     ScoreFunc,
     Victims,
 )
@@ -51,6 +52,15 @@ NO_VICTIMS_FOUND = "No preemption victims found for incoming pod"
 IsEligiblePodFunc = Callable[["NodeInfo", "PodView", "PodView"], bool]
 
 
+def _prefixed(
+    result: PostFilterResult | None, status: Status
+) -> tuple[PostFilterResult | None, Status]:
+    """Upstream's PostFilter prefixes every message of the evaluator with "preemption: "."""
+    if status.message:
+        return result, Status(status.code, PREEMPTION_PREFIX + status.message)
+    return result, status
+
+
 def _always_eligible(node_info: NodeInfo, victim: PodView, preemptor: PodView) -> bool:
     return True
 
@@ -72,11 +82,21 @@ class DefaultPreemption:
     def post_filter(
         self, state: CycleState, pod: PodView, filtered: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
-        result, status = self.evaluator.preempt(state, pod, filtered)
-        message = status.message
-        if message:
-            return result, Status(status.code, PREEMPTION_PREFIX + message)
-        return result, status
+        return _prefixed(*self.evaluator.preempt(state, pod, filtered))
+
+    async def post_filter_with_extenders(
+        self,
+        state: CycleState,
+        pod: PodView,
+        filtered: NodeToStatus,
+        extenders: Sequence[PreemptingExtender],
+    ) -> tuple[PostFilterResult | None, Status]:
+        """post_filter with the candidates offered to preempting extenders first (the
+        scheduler awaits this instead when such an extender is interested in the pod)."""
+        result, status = await self.evaluator.preempt_with_extenders(
+            state, pod, filtered, extenders
+        )
+        return _prefixed(result, status)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """None: this plugin never rejects a pod by itself (upstream registers events only for
