@@ -8,7 +8,7 @@ static `decode_args`). Names are unique: registering one twice raises.
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,20 @@ class ArgsError(ValueError):
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
         self.message = message
+
+
+def check_known_fields(obj: Mapping[str, Any], allowed: Collection[str], path: str = "") -> None:
+    """Raise ArgsError "unknown field" for the first key of `obj` not in `allowed`; `path` is
+    where `obj` sits in the args ("" for the args themselves)."""
+    for key in obj:
+        if key not in allowed:
+            raise ArgsError(f"{path}.{key}" if path else str(key), "unknown field")
+
+
+def check_args_kind(raw: Mapping[str, Any], kind: str) -> None:
+    """Args may name their own kind; it must be `kind` ("NodeAffinityArgs", ...)."""
+    if raw.get("kind", kind) != kind:
+        raise ArgsError("kind", f'expected "{kind}", got "{raw["kind"]}"')
 
 
 def extension_points(cls: type) -> frozenset[str]:

@@ -22,7 +22,12 @@ from scheduler.api.objects import PodView
 from scheduler.cache.node_table import FloatArray, IntArray, NodeTable, fits_int64
 from scheduler.cache.rows import Rows
 from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, ScoreExtensions
-from scheduler.framework.registry import ArgsError, PluginEntry
+from scheduler.framework.registry import (
+    ArgsError,
+    PluginEntry,
+    check_args_kind,
+    check_known_fields,
+)
 from scheduler.framework.status import Status
 from scheduler.plugins.noderesources.args import DEFAULT_RESOURCES, ResourceSpec
 
@@ -44,12 +49,8 @@ def decode_balanced_allocation_args(
     """v1 defaults (cpu and memory; weight 0 means 1) and ValidateNodeResourcesBalanced-
     AllocationArgs (no duplicate names, every weight 1); the first problem raises ArgsError."""
     raw = raw or {}
-    for key in raw:
-        if key not in ("apiVersion", "kind", "resources"):
-            raise ArgsError(str(key), "unknown field")
-    kind = raw.get("kind", "NodeResourcesBalancedAllocationArgs")
-    if kind != "NodeResourcesBalancedAllocationArgs":
-        raise ArgsError("kind", f'expected "NodeResourcesBalancedAllocationArgs", got "{kind}"')
+    check_known_fields(raw, ("apiVersion", "kind", "resources"))
+    check_args_kind(raw, "NodeResourcesBalancedAllocationArgs")
     items = raw.get("resources") or []
     if not isinstance(items, list):
         raise ArgsError("resources", f"expected a list, got {type(items).__name__}")
@@ -59,9 +60,7 @@ def decode_balanced_allocation_args(
         path = f"resources[{index}]"
         if not isinstance(item, Mapping):
             raise ArgsError(path, f"expected an object, got {type(item).__name__}")
-        for key in item:
-            if key not in ("name", "weight"):
-                raise ArgsError(f"{path}.{key}", "unknown field")
+        check_known_fields(item, ("name", "weight"), path)
         name = item.get("name", "")
         weight = item.get("weight", 0)
         if not isinstance(name, str):

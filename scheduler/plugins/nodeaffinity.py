@@ -45,7 +45,12 @@ from scheduler.framework.interface import (
     NodeScore,
     PreFilterResult,
 )
-from scheduler.framework.registry import ArgsError, PluginEntry
+from scheduler.framework.registry import (
+    ArgsError,
+    PluginEntry,
+    check_args_kind,
+    check_known_fields,
+)
 from scheduler.framework.status import Status
 from scheduler.plugins.normalize_score import default_normalize_score
 
@@ -77,15 +82,14 @@ class NodeAffinityArgs:
 def decode_node_affinity_args(raw: Mapping[str, Any] | None) -> NodeAffinityArgs:
     """Decode and validate (upstream's ValidateNodeAffinityArgs: every term must parse)."""
     raw = raw or {}
-    _check_fields(raw, {"apiVersion", "kind", "addedAffinity"}, "")
-    if raw.get("kind", "NodeAffinityArgs") != "NodeAffinityArgs":
-        raise ArgsError("kind", f'expected "NodeAffinityArgs", got "{raw["kind"]}"')
+    check_known_fields(raw, {"apiVersion", "kind", "addedAffinity"}, "")
+    check_args_kind(raw, "NodeAffinityArgs")
     added = raw.get("addedAffinity")
     if added is None:
         return NodeAffinityArgs()
     if not isinstance(added, Mapping):
         raise ArgsError("addedAffinity", f"expected an object, got {type(added).__name__}")
-    _check_fields(added, {_REQUIRED, _PREFERRED}, "addedAffinity")
+    check_known_fields(added, {_REQUIRED, _PREFERRED}, "addedAffinity")
     try:
         required = _decode_required(added.get(_REQUIRED))
         preferred = _decode_preferred(added.get(_PREFERRED))
@@ -114,7 +118,7 @@ def _decode_preferred(raw: Any) -> tuple[PreferredSchedulingTerm, ...]:
         item_path = f"{path}[{index}]"
         if not isinstance(item, Mapping):
             raise ArgsError(item_path, f"expected an object, got {type(item).__name__}")
-        _check_fields(item, {"weight", "preference"}, item_path)
+        check_known_fields(item, {"weight", "preference"}, item_path)
         weight = item.get("weight", 0)
         if isinstance(weight, bool) or not isinstance(weight, int):
             raise ArgsError(f"{item_path}.weight", "expected an integer")
@@ -132,11 +136,6 @@ def _args_error(text: str) -> ArgsError:
     path, _, message = text.partition(": ")
     return ArgsError(path, message) if message else ArgsError("", text)
 
-
-def _check_fields(obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            raise ArgsError(f"{path}.{key}" if path else str(key), "unknown field")
 
 
 # Matching

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.framework.registry import ArgsError
+from scheduler.framework.registry import ArgsError, check_args_kind, check_known_fields
 
 KIND = "DefaultPreemptionArgs"
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
@@ -35,11 +35,8 @@ class DefaultPreemptionArgs:
 def decode_default_preemption_args(raw: Mapping[str, Any] | None) -> DefaultPreemptionArgs:
     """Decode, default and validate; the first problem raises ArgsError with its field path."""
     raw = raw or {}
-    for key in raw:
-        if key not in _FIELDS:
-            raise ArgsError(str(key), "unknown field")
-    if raw.get("kind", KIND) != KIND:
-        raise ArgsError("kind", f'expected "{KIND}", got "{raw["kind"]}"')
+    check_known_fields(raw, _FIELDS)
+    check_args_kind(raw, KIND)
     percentage = _int_field(raw, _PERCENTAGE, DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE)
     absolute = _int_field(raw, _ABSOLUTE, DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
     validate_default_preemption_args(DefaultPreemptionArgs(percentage, absolute))

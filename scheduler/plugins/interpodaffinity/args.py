@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.framework.registry import ArgsError
+from scheduler.framework.registry import ArgsError, check_args_kind, check_known_fields
 
 KIND = "InterPodAffinityArgs"
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
@@ -34,11 +34,8 @@ class InterPodAffinityArgs:
 def decode_interpod_affinity_args(raw: Mapping[str, Any] | None) -> InterPodAffinityArgs:
     """Decode, default and validate; the first problem raises ArgsError with its field path."""
     raw = raw or {}
-    for key in raw:
-        if key not in _FIELDS:
-            raise ArgsError(str(key), "unknown field")
-    if raw.get("kind", KIND) != KIND:
-        raise ArgsError("kind", f'expected "{KIND}", got "{raw["kind"]}"')
+    check_known_fields(raw, _FIELDS)
+    check_args_kind(raw, KIND)
     weight = raw.get("hardPodAffinityWeight")
     if weight is None:
         weight = DEFAULT_HARD_POD_AFFINITY_WEIGHT

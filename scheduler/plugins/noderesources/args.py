@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.framework.registry import ArgsError
+from scheduler.framework.registry import ArgsError, check_known_fields
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -86,11 +86,6 @@ def _expect(obj: Any, kind: type | tuple[type, ...], path: str, what: str) -> An
     return obj
 
 
-def _check_fields(obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            raise ArgsError(f"{path}.{key}" if path else str(key), "unknown field")
-
 
 def _string_list(raw: Any, path: str) -> tuple[str, ...]:
     items = _expect(raw, list, path, "a list")
@@ -100,7 +95,7 @@ def _string_list(raw: Any, path: str) -> tuple[str, ...]:
 def decode_node_resources_fit_args(raw: Mapping[str, Any] | None) -> NodeResourcesFitArgs:
     """Decode, default and validate; the first problem raises ArgsError with its field path."""
     raw = raw or {}
-    _check_fields(
+    check_known_fields(
         raw,
         {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"},
         "",
@@ -131,7 +126,7 @@ def _decode_strategy(raw: Any) -> ScoringStrategy:
     if raw is None:
         return ScoringStrategy()
     _expect(raw, Mapping, path, "an object")
-    _check_fields(raw, {"type", "resources", "requestedToCapacityRatio"}, path)
+    check_known_fields(raw, {"type", "resources", "requestedToCapacityRatio"}, path)
     strategy_type = raw.get("type", "")
     if strategy_type not in SCORING_STRATEGY_TYPES:
         supported = ", ".join(f'"{t}"' for t in SCORING_STRATEGY_TYPES)
@@ -144,7 +139,7 @@ def _decode_strategy(raw: Any) -> ScoringStrategy:
     if ratio is not None:
         ratio_path = f"{path}.requestedToCapacityRatio"
         _expect(ratio, Mapping, ratio_path, "an object")
-        _check_fields(ratio, {"shape"}, ratio_path)
+        check_known_fields(ratio, {"shape"}, ratio_path)
         shape = _decode_shape(ratio.get("shape") or [], f"{ratio_path}.shape")
     elif strategy_type == REQUESTED_TO_CAPACITY_RATIO:
         raise ArgsError(f"{path}.requestedToCapacityRatio", "Required value")
@@ -156,7 +151,7 @@ def _decode_resources(raw: Any, path: str) -> tuple[ResourceSpec, ...]:
     for i, item in enumerate(_expect(raw, list, path, "a list")):
         item_path = f"{path}[{i}]"
         _expect(item, Mapping, item_path, "an object")
-        _check_fields(item, {"name", "weight"}, item_path)
+        check_known_fields(item, {"name", "weight"}, item_path)
         name = _expect(item.get("name", ""), str, f"{item_path}.name", "a string")
         weight = _expect(item.get("weight", 0), int, f"{item_path}.weight", "an integer")
         weight = weight or 1  # upstream v1 defaulting: an unset weight is 1
@@ -177,7 +172,7 @@ def _decode_shape(raw: Any, path: str) -> tuple[UtilizationShapePoint, ...]:
     for i, item in enumerate(items):
         item_path = f"{path}[{i}]"
         _expect(item, Mapping, item_path, "an object")
-        _check_fields(item, {"utilization", "score"}, item_path)
+        check_known_fields(item, {"utilization", "score"}, item_path)
         utilization = _expect(
             item.get("utilization", 0), int, f"{item_path}.utilization", "an integer"
         )

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.framework.registry import ArgsError
+from scheduler.framework.registry import ArgsError, check_known_fields
 
 SYSTEM_DEFAULTING = "System"
 LIST_DEFAULTING = "List"
@@ -79,7 +79,7 @@ _CONSTRAINT_FIELDS = {
 def decode_pod_topology_spread_args(raw: Mapping[str, Any] | None) -> PodTopologySpreadArgs:
     """Decode, default and validate; the first problem raises ArgsError with its field path."""
     raw = raw or {}
-    _check_fields(raw, {"apiVersion", "kind", "defaultConstraints", "defaultingType"}, "")
+    check_known_fields(raw, {"apiVersion", "kind", "defaultConstraints", "defaultingType"}, "")
     if raw.get("kind", "PodTopologySpreadArgs") != "PodTopologySpreadArgs":
         raise ArgsError("kind", f'expected "PodTopologySpreadArgs", got "{raw["kind"]}"')
     defaulting_type = _expect(raw.get("defaultingType") or SYSTEM_DEFAULTING, str, "defaultingType")
@@ -96,7 +96,7 @@ def decode_pod_topology_spread_args(raw: Mapping[str, Any] | None) -> PodTopolog
 
 def _decode_constraint(item: Any, path: str) -> tuple[DefaultConstraint, bool]:
     item = _expect(item, Mapping, path)
-    _check_fields(item, _CONSTRAINT_FIELDS, path)
+    check_known_fields(item, _CONSTRAINT_FIELDS, path)
     max_skew = _expect(item.get("maxSkew", 0), int, f"{path}.maxSkew")
     key = _expect(item.get("topologyKey", ""), str, f"{path}.topologyKey")
     action = _expect(item.get("whenUnsatisfiable", ""), str, f"{path}.whenUnsatisfiable")
@@ -224,9 +224,3 @@ def _expect(obj: Any, kind: Any, path: str) -> Any:
     if (isinstance(obj, bool) and kind is int) or not isinstance(obj, kind):
         raise ArgsError(path, f"expected {_TYPE_NAMES[kind]}, got {type(obj).__name__}")
     return obj
-
-
-def _check_fields(obj: Mapping[str, Any], allowed: set[str], path: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            raise ArgsError(f"{path}.{key}" if path else str(key), "unknown field")
