@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, RowRejections, RowScores
-from scheduler.framework.status import Status
+from scheduler.framework.status import Code, Status
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
@@ -36,10 +37,12 @@ MIN_ROW_CHUNK = 128
 def row_table_for(fwk: Framework, state: CycleState, snapshot: SnapshotLister) -> NodeTable | None:
     """The table to filter this cycle on, or None when the per-node path must run: the
     snapshot has no table, a Filter plugin lacks a row path, a value is too large for exact
-    array arithmetic, or nominated pods may need filtering twice (once with them added)."""
+    array arithmetic, or pods are nominated somewhere and the nominator cannot say where."""
     if not isinstance(snapshot, Snapshot):
         return None
-    if not fwk.can_filter_rows(state) or fwk.has_nominated_pods():
+    if not fwk.can_filter_rows(state):
+        return None
+    if fwk.has_nominated_pods() and not fwk.can_list_nominated_nodes():
         return None
     table = snapshot.node_table()
     if len(table) != len(snapshot.node_info_list) or not table.exact:
@@ -66,31 +69,95 @@ def find_feasible_rows(
     found: list[Rows] = []
     found_count = 0
     rejected: list[tuple[Rows, RowRejections]] = []
+    # Rows whose node has pods nominated to it that count for this pod are filtered one by
+    # one, with and without those pods, as the per-node path does; their outcome replaces
+    # the row pass's (row -> status of those rejected).
+    nominated_rows = _nominated_rows(fwk, pod, table)
+    overrides: dict[int, Status] = {}
     offset = 0
     while offset < count and found_count < num_to_find:
         size = min(count - offset, max(num_to_find - found_count, MIN_ROW_CHUNK))
         rows = (np.arange(offset, offset + size, dtype=np.intp) + start) % count
         alive, rejections = fwk.run_filter_plugins_rows(state, pod, table, rows)
+        failed: dict[int, Status] = {}  # position -> status
+        if nominated_rows:
+            outcome = _nominated_outcomes(fwk, state, pod, table, rows, nominated_rows)
+            if outcome is None:
+                return None  # a plugin error: the per-node path reports it
+            passed, failed = outcome
+            alive, rejections = _settle(alive, rejections, passed, failed)
         needed = num_to_find - found_count
         if len(alive) >= needed:
             # Stop right after the last feasible row needed, as the per-node scan does.
             alive = alive[:needed]
             last = alive[-1]
             rejections = [_before(r, last) for r in rejections]
+            failed = {p: status for p, status in failed.items() if p < last}
             size = int(last) + 1
         found.append(rows[alive])
         found_count += len(alive)
         rejected.extend((rows, r) for r in rejections)
+        overrides.update((int(rows[p]), status) for p, status in failed.items())
         offset += size
     statuses = _statuses(table, rejected)
     if statuses is None:
         return None  # the per-node path reruns Filter and records it
+    names = table.names
+    statuses.update((names[row], status) for row, status in overrides.items())
     diagnosis.node_to_status.statuses.update(statuses)
     for status in statuses.values():
         diagnosis.add_plugin_status(status)
     fwk.record_extension_point("Filter", Status.OK, begin, state)
     feasible = np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
     return feasible, offset
+
+
+def _nominated_rows(fwk: Framework, pod: PodView, table: NodeTable) -> frozenset[int]:
+    names = fwk.nodes_needing_nominated_pass(pod) or ()
+    row_of = table.row_of
+    return frozenset(row_of[name] for name in names if name in row_of)
+
+
+def _nominated_outcomes(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    table: NodeTable,
+    rows: Rows,
+    nominated_rows: frozenset[int],
+) -> tuple[set[int], dict[int, Status]] | None:
+    """(positions that pass, position -> status of those rejected) for the chunk's rows with
+    nominated pods, filtered per node; None on a plugin error."""
+    passed: set[int] = set()
+    failed: dict[int, Status] = {}
+    infos = table.infos
+    for position, row in enumerate(rows.tolist()):
+        if row not in nominated_rows:
+            continue
+        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[row])
+        if status.code == Code.ERROR:
+            return None
+        if status.is_success:
+            passed.add(position)
+        else:
+            failed[position] = status
+    return passed, failed
+
+
+def _settle(
+    alive: npt.NDArray[np.intp],
+    rejections: list[RowRejections],
+    passed: set[int],
+    failed: dict[int, Status],
+) -> tuple[npt.NDArray[np.intp], list[RowRejections]]:
+    """The row pass's outcome with the per-node outcomes of nominated rows put in its place."""
+    settled = set(alive.tolist()) - failed.keys() | passed
+    touched = np.fromiter(passed | failed.keys(), dtype=np.intp)
+    kept = [
+        RowRejections(r.plugin, r.positions[~np.isin(r.positions, touched)], r.verdict)
+        for r in rejections
+    ]
+    return np.array(sorted(settled), dtype=np.intp), kept
 
 
 def _before(rejections: RowRejections, last: int) -> RowRejections:

@@ -129,6 +129,9 @@ class _NoNominations:
     def has_nominated_pods(self) -> bool:
         return False
 
+    def nominated_node_names(self) -> list[str]:
+        return []
+
 
 @dataclass(slots=True)
 class RowRejections:
@@ -683,6 +686,18 @@ class Framework:
         """Whether any pod is nominated anywhere (a nominator that can't tell: assume so)."""
         probe = getattr(self._deps.nominator, "has_nominated_pods", None)
         return True if probe is None else bool(probe())
+
+    def can_list_nominated_nodes(self) -> bool:
+        return hasattr(self._deps.nominator, "nominated_node_names")
+
+    def nodes_needing_nominated_pass(self, pod: PodView) -> list[str] | None:
+        """The nodes where filtering `pod` must consider pods nominated there (see
+        needs_nominated_pods_pass); None when the nominator cannot list its nodes."""
+        lister = getattr(self._deps.nominator, "nominated_node_names", None)
+        if lister is None:
+            return None
+        names: list[str] = lister()
+        return [name for name in names if self.needs_nominated_pods_pass(pod, name)]
 
     def can_filter_rows(self, state: CycleState) -> bool:
         """Whether every Filter plugin that runs this cycle has a row fast path."""

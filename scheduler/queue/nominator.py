@@ -56,5 +56,9 @@ class Nominator:
     def node_of(self, uid: str) -> str:
         return self._node_of.get(uid, "")
 
+    def node_names(self) -> list[str]:
+        """The nodes some pod is nominated to."""
+        return list(self._by_node)
+
     def pods_for_node(self, node_name: str) -> list[PodView]:
         return list(self._by_node.get(node_name, {}).values())

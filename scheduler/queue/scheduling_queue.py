@@ -403,6 +403,10 @@ class SchedulingQueue:
         """Whether any pod is nominated (lets Filter skip the per-node nominated-pods check)."""
         return len(self._nominator) > 0
 
+    def nominated_node_names(self) -> list[str]:
+        """The nodes some pod is nominated to (the row path checks only those one by one)."""
+        return self._nominator.node_names()
+
     def nominated_node_name(self, uid: str) -> str:
         return self._nominator.node_of(uid)
 

@@ -7,6 +7,7 @@ case runs the same framework over the same NodeInfos both ways.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -251,9 +252,10 @@ def run_path(
     start: int,
     percentage: int | None,
     strategy: str,
+    nominator: Any = None,
 ) -> Outcome:
     """Feasible names, next start index, statuses, plugins, FitError text and scores."""
-    fwk = default_framework(lister, strategy)
+    fwk = default_framework(lister, strategy, nominator)
     state = CycleState()
     index = StartIndex(start % len(snapshot))
     feasible, diagnosis = find_nodes_that_fit_pod(fwk, state, pod, lister, percentage, index)
@@ -302,6 +304,65 @@ def test_row_path_matches_per_node_path(
     assert row_table_for(fwk, CycleState(), snapshot) is not None
     slow = run_path(snapshot, per_node_lister(snapshot), incoming, start, percentage, strategy)
     fast = run_path(snapshot, snapshot, incoming, start, percentage, strategy)
+    assert fast == slow
+
+
+class ListingNominator(StaticNominator):
+    """A nominator that can say which nodes have nominated pods (as the queue's can)."""
+
+    def has_nominated_pods(self) -> bool:
+        return any(self.pods_by_node.values())
+
+    def nominated_node_names(self) -> list[str]:
+        return [name for name, pods in self.pods_by_node.items() if pods]
+
+
+nominated_specs = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=29),  # node index
+        st.sampled_from(["100m", "1", "3"]),  # cpu
+        st.sampled_from([-1, 0, 1]),  # priority relative to the incoming pod
+        st.sampled_from([0, 8080]),  # host port
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    nodes=st.lists(node_specs, min_size=1, max_size=30),
+    pod=pod_specs,
+    nominated=nominated_specs,
+    start=st.integers(min_value=0, max_value=29),
+    percentage=st.sampled_from([None, 10, 50, 100]),
+)
+def test_row_path_with_nominated_pods_matches_per_node_path(
+    nodes: list[dict[str, Any]],
+    pod: dict[str, Any],
+    nominated: list[tuple[int, str, int, int]],
+    start: int,
+    percentage: int | None,
+) -> None:
+    """Nodes with pods nominated to them are filtered one by one inside the row path, with
+    and without those pods: the same feasible nodes, statuses and stop point as per node."""
+    snapshot = build_cluster(nodes).update_snapshot(Snapshot())
+    incoming = build_pod(pod)
+    by_node: dict[str, list[PodView]] = {}
+    for number, (index, cpu, relative, host_port) in enumerate(nominated):
+        name = f"node-{index % len(nodes)}"
+        view = dataclasses.replace(
+            build_pod(pod_spec(cpu=cpu, host_port=host_port)),
+            uid=f"nominated-{number}",
+            priority=incoming.priority + relative,
+        )
+        by_node.setdefault(name, []).append(view)
+    nominator = ListingNominator(by_node)
+    fwk = default_framework(snapshot, LEAST_ALLOCATED, nominator)
+    assert row_table_for(fwk, CycleState(), snapshot) is not None
+    slow = run_path(
+        snapshot, per_node_lister(snapshot), incoming, start, percentage, LEAST_ALLOCATED, nominator
+    )
+    fast = run_path(snapshot, snapshot, incoming, start, percentage, LEAST_ALLOCATED, nominator)
     assert fast == slow
 
 
