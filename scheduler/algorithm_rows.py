@@ -113,6 +113,8 @@ def find_feasible_rows(
 
 
 def _nominated_rows(fwk: Framework, pod: PodView, table: NodeTable) -> frozenset[int]:
+    if not fwk.has_nominated_pods():
+        return frozenset()  # the usual case, answered without listing anything
     names = fwk.nodes_needing_nominated_pass(pod) or ()
     row_of = table.row_of
     return frozenset(row_of[name] for name in names if name in row_of)

@@ -279,6 +279,11 @@ class ClusterObjects:
 
     # -- helper.DefaultSelector ----------------------------------------------------------
 
+    def may_select(self, pod: PodView) -> bool:
+        """False when default_selector(pod) is surely empty: no Service in the pod's namespace
+        and no owner (cheap enough to ask for every pod)."""
+        return bool(pod.owner_references) or pod.namespace in self.services.by_namespace
+
     def default_selector(self, pod: PodView) -> LabelSelector:
         """The selector of the pod's siblings: the selectors of the Services selecting it
         merged, plus the selector of its controlling RC, ReplicaSet or StatefulSet.

@@ -128,8 +128,10 @@ def default_constraints_for(
 ) -> tuple[Constraint, ...]:
     """buildDefaultConstraints: the args' constraints of this action, each selecting the pod's
     siblings (helper.DefaultSelector); none when nothing selects the pod."""
+    if cluster_objects is None or not cluster_objects.may_select(pod):
+        return ()
     chosen = [d for d in defaults if d.when_unsatisfiable == action]
-    if not chosen or cluster_objects is None:
+    if not chosen:
         return ()
     selector = cluster_objects.default_selector(pod)
     if selector.is_everything():
