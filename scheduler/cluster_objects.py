@@ -126,10 +126,6 @@ class DisruptionBudget:
             frozenset(as_mapping(status.get("disruptedPods"), "status.disruptedPods")),
         )
 
-    @property
-    def kind(self) -> str:
-        return "PodDisruptionBudget"
-
     def selects(self, pod: PodView) -> bool:
         selector = self.selector
         return (
