@@ -66,7 +66,8 @@ class Status:
 
     @classmethod
     def skip(cls) -> Status:
-        return cls(Code.SKIP)
+        """The shared Skip status (statuses are never changed in place, as Status.OK)."""
+        return _SKIP
 
     @classmethod
     def wait(cls, *reasons: str, plugin: str = "") -> Status:
@@ -129,3 +130,4 @@ class Status:
 
 
 Status.OK = Status()
+_SKIP = Status(Code.SKIP)
