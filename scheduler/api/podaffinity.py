@@ -74,18 +74,6 @@ class PodAffinityInfo:
     # Whether a term uses matchLabelKeys / mismatchLabelKeys (so depends on the pod's labels).
     uses_label_keys: bool = False
 
-    @property
-    def has_affinity_constraints(self) -> bool:
-        return bool(self.required_affinity or self.preferred_affinity)
-
-    @property
-    def has_anti_affinity_constraints(self) -> bool:
-        return bool(self.required_anti_affinity or self.preferred_anti_affinity)
-
-    @property
-    def has_constraints(self) -> bool:
-        return self.has_affinity_constraints or self.has_anti_affinity_constraints
-
 
 NO_POD_AFFINITY = PodAffinityInfo()
 

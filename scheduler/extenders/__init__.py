@@ -5,7 +5,6 @@ See http.py (one extender and its verbs), types.py (the extender/v1 wire format)
 """
 
 from scheduler.extenders.cycle import (
-    NO_EXTENDERS,
     CallRecorder,
     ExtenderSet,
     extender_scores,
@@ -26,7 +25,6 @@ __all__ = [
     "DEFAULT_EXTENDER_TIMEOUT",
     "EXTENDER_NAME",
     "MAX_EXTENDER_PRIORITY",
-    "NO_EXTENDERS",
     "CallRecorder",
     "ExtenderConfigError",
     "ExtenderError",

@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 FILTER_POINT = "ExtenderFilter"
 PRIORITIZE_POINT = "ExtenderPrioritize"
 BIND_POINT = "ExtenderBind"
-PREEMPT_POINT = "ExtenderPreempt"
 
 
 class ExtenderSet:
@@ -47,7 +46,6 @@ class ExtenderSet:
 
     def __init__(self, configs: Sequence[Extender]) -> None:
         built = [HTTPExtender(config, f"extenders[{i}]") for i, config in enumerate(configs)]
-        self.configs = tuple(configs)
         self.extenders: tuple[HTTPExtender, ...] = tuple(
             [e for e in built if not e.ignorable] + [e for e in built if e.ignorable]
         )
@@ -70,9 +68,6 @@ class ExtenderSet:
 
     async def close(self) -> None:
         await close_all(self.extenders)
-
-
-NO_EXTENDERS = ExtenderSet(())
 
 
 class CallRecorder:

@@ -83,7 +83,7 @@ def test_preferred_terms_keep_their_weights() -> None:
     info = pod(affinity).pod_affinity
     assert [t.weight for t in info.preferred_affinity] == [5]
     assert info.preferred_anti_affinity[0].term.topology_key == "host"
-    assert info.has_affinity_constraints and info.has_anti_affinity_constraints
+    assert info.required_affinity == () and info.required_anti_affinity == ()
 
 
 def test_missing_label_selector_selects_nothing() -> None:
