@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from scheduler.cache.snapshot import Snapshot
+from scheduler.cache.snapshot import Snapshot, node_table_for
 from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, RowRejections, RowScores
@@ -38,16 +38,12 @@ def row_table_for(fwk: Framework, state: CycleState, snapshot: SnapshotLister) -
     """The table to filter this cycle on, or None when the per-node path must run: the
     snapshot has no table, a Filter plugin lacks a row path, a value is too large for exact
     array arithmetic, or pods are nominated somewhere and the nominator cannot say where."""
-    if not isinstance(snapshot, Snapshot):
-        return None
-    if not fwk.can_filter_rows(state):
+    if not isinstance(snapshot, Snapshot) or not fwk.can_filter_rows(state):
         return None
     if fwk.has_nominated_pods() and not fwk.can_list_nominated_nodes():
         return None
-    table = snapshot.node_table()
-    if len(table) != len(snapshot.node_info_list) or not table.exact:
-        return None
-    return table
+    table = node_table_for(snapshot)
+    return table if table is not None and table.exact else None
 
 
 def find_feasible_rows(

@@ -8,6 +8,7 @@ plugins never see an event applied halfway through a cycle.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.node_table import NodeTable
@@ -110,3 +111,14 @@ class Snapshot:
 
     def __len__(self) -> int:
         return len(self.node_info_list)
+
+
+def node_table_for(snapshot: Any, nodes: Sequence[NodeInfo] | None = None) -> NodeTable | None:
+    """`snapshot`'s NodeTable, brought up to date, when it is a Snapshot and `nodes` (when
+    given) is its own node list: the precondition of the plugins' table fast paths. None
+    otherwise (a plain lister, or nodes a caller assembled), for the per-node path."""
+    if not isinstance(snapshot, Snapshot):
+        return None
+    if nodes is not None and nodes is not snapshot.node_info_list:
+        return None
+    return snapshot.node_table()

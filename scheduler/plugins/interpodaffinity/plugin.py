@@ -16,7 +16,7 @@ import numpy as np
 
 from scheduler.api.podaffinity import NO_POD_AFFINITY
 from scheduler.cache.rows import Rows, RowVerdict
-from scheduler.cache.snapshot import Snapshot
+from scheduler.cache.snapshot import node_table_for
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -91,7 +91,7 @@ class InterPodAffinity:
         anti_affinity = merge_all(info.required_anti_affinity, cluster)
         ns_labels = cluster.namespace_labels(pod.namespace)
         matches = TermVerdicts(pod, ns_labels)
-        table = _table_for(snapshot) if _is_snapshot_list(snapshot, nodes) else None
+        table = node_table_for(snapshot, nodes)
         if table is not None:
             tallies = dict(
                 zip(
@@ -193,7 +193,7 @@ class InterPodAffinity:
         ns_labels = cluster.namespace_labels(pod.namespace)
         matches = TermVerdicts(pod, ns_labels)
         hard_weight = self.args.hard_pod_affinity_weight
-        table = _table_for(snapshot)
+        table = node_table_for(snapshot)
         if table is not None:
             tally = scoring.topology_score_fast(
                 table,
@@ -288,16 +288,3 @@ class InterPodAffinity:
 
 def _read_failed() -> Status:
     return Status.error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-
-
-def _is_snapshot_list(snapshot: object, nodes: Sequence[NodeInfo]) -> bool:
-    """Whether `nodes` is the Snapshot's own node list (so its NodeTable describes them)."""
-    return isinstance(snapshot, Snapshot) and nodes is snapshot.node_info_list
-
-
-def _table_for(snapshot: object) -> NodeTable | None:
-    """The Snapshot's NodeTable, up to date, or None if it doesn't match the node list."""
-    if not isinstance(snapshot, Snapshot):
-        return None
-    table = snapshot.node_table()
-    return table if len(table) == len(snapshot.node_info_list) else None

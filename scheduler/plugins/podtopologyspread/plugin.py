@@ -21,7 +21,7 @@ import numpy as np
 from scheduler.api.objects import PodView
 from scheduler.cache.node_table import IntArray, NodeTable
 from scheduler.cache.rows import Rows, RowVerdict
-from scheduler.cache.snapshot import Snapshot
+from scheduler.cache.snapshot import node_table_for
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -104,13 +104,7 @@ class PodTopologySpread:
 
     def _table_for(self, nodes: Sequence[NodeInfo]) -> NodeTable | None:
         handle = self._handle
-        if handle is None:
-            return None
-        snapshot = handle.snapshot()
-        if not isinstance(snapshot, Snapshot) or nodes is not snapshot.node_info_list:
-            return None
-        table = snapshot.node_table()
-        return table if len(table) == len(nodes) else None
+        return None if handle is None else node_table_for(handle.snapshot(), nodes)
 
     @staticmethod
     def _row_data(state: CycleState, pod: PodView, table: NodeTable) -> RowData:
@@ -207,9 +201,9 @@ class PodTopologySpread:
         if not constraints:
             return Status.skip()
         s: PreScoreState | None = None
-        if isinstance(snapshot, Snapshot) and all_nodes is snapshot.node_info_list:
-            table = snapshot.node_table()
-            rows = _rows_of(table, nodes) if len(table) == len(all_nodes) else None
+        table = node_table_for(snapshot, all_nodes)
+        if table is not None:
+            rows = _rows_of(table, nodes)
             if rows is not None:
                 data = self._row_data(state, pod, table)
                 s = scoring.pre_score_state_rows(pod, constraints, table, rows, require_all, data)
