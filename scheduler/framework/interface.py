@@ -355,6 +355,11 @@ class Handle(Protocol):
 
     # What preemption's dry runs need from the framework (upstream's PluginsRunner).
 
+    @property
+    def filter_plugins(self) -> Sequence[FilterPlugin]:
+        """The profile's Filter plugins in the order they run."""
+        ...
+
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: PodView, node_info: NodeInfo
     ) -> Status: ...

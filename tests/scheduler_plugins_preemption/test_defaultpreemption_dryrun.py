@@ -25,6 +25,7 @@ from scheduler.plugins.defaultpreemption import DefaultPreemptionArgs
 from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
+    RejectionFunc,
     ScoreFunc,
     Victims,
 )
@@ -558,6 +559,9 @@ class FakePostFilterInterface:
         self, state: CycleState, pod: PodView, node_info: NodeInfo, budgets_for: BudgetLookup
     ) -> tuple[list[PodView], int, Status]:
         return [node_info.pods[0]], self.num_violating, Status.OK
+
+    def dry_run_rejection(self, state: CycleState, pod: PodView) -> RejectionFunc | None:
+        return None
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         return None

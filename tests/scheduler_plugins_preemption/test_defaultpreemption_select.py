@@ -24,6 +24,7 @@ from scheduler.framework.status import Code, Status
 from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
+    RejectionFunc,
     ScoreFunc,
     Victims,
     nodes_for_status_code,
@@ -234,6 +235,9 @@ class FewestContainersInterface:
         self, state: CycleState, pod: PodView, node_info: NodeInfo, budgets_for: BudgetLookup
     ) -> tuple[list[PodView], int, Status]:
         return [node_info.pods[0]], 1, Status.OK
+
+    def dry_run_rejection(self, state: CycleState, pod: PodView) -> RejectionFunc | None:
+        return None
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         def fewest_containers(node: str) -> float:

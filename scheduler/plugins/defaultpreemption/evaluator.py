@@ -45,6 +45,7 @@ NO_CANDIDATE_NODE = "no candidate node for preemption"
 MAX_INT32 = 2**31 - 1
 
 ScoreFunc = Callable[[str], float]
+RejectionFunc = Callable[["NodeInfo"], "Status | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +101,12 @@ class PreemptionInterface(Protocol):
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         """Score functions to pick the node with (each breaks the previous one's ties); None
         for upstream's defaults."""
+        ...
+
+    def dry_run_rejection(self, state: CycleState, pod: PodView) -> RejectionFunc | None:
+        """For this attempt, a cheap function that returns the status `select_victims_on_node`
+        would certainly return on a node (given the uncopied NodeInfo), or None to run it;
+        None when there is no such shortcut."""
         ...
 
 
@@ -316,8 +323,15 @@ class Evaluator:
         statuses = NodeToStatus()
         errors: list[str] = []
         count = len(potential_nodes)
+        rejection = self.interface.dry_run_rejection(state, pod)
         for i in range(count):
-            node_info = potential_nodes[(offset + i) % count].snapshot()
+            original = potential_nodes[(offset + i) % count]
+            if rejection is not None:
+                rejected = rejection(original)
+                if rejected is not None:
+                    statuses.statuses[original.node_name] = rejected
+                    continue
+            node_info = original.snapshot()
             node_name = node_info.node_name
             pods, num_violations, status = self.interface.select_victims_on_node(
                 state.clone(), pod, node_info, budgets_for
@@ -357,9 +371,7 @@ class Evaluator:
             if not extender.supports_preemption() or not extender.is_interested(pod):
                 continue
             try:
-                answer = await extender.process_preemption(
-                    pod, victims_map, self.handle.snapshot()
-                )
+                answer = await extender.process_preemption(pod, victims_map, self.handle.snapshot())
             except Exception as err:
                 if extender.is_ignorable():
                     continue

@@ -25,9 +25,11 @@ from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
     PreemptingExtender,
+    RejectionFunc,
     ScoreFunc,
     Victims,
 )
+from scheduler.plugins.defaultpreemption.resource_shortcut import ResourceShortcut
 from scheduler.plugins.defaultpreemption.util import (
     BudgetLookup,
     MoreImportantPodFunc,
@@ -121,6 +123,15 @@ class DefaultPreemption:
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         return None
+
+    def dry_run_rejection(self, state: CycleState, pod: PodView) -> RejectionFunc | None:
+        """Nodes the pod cannot fit even without its lower-priority pods are rejected from
+        sums of requests (resource_shortcut); not when victims are chosen by a customised
+        eligibility, which the shortcut does not know."""
+        if self.is_eligible_pod is not _always_eligible:
+            return None
+        shortcut = ResourceShortcut.for_attempt(self.handle, state, pod)
+        return shortcut.rejection if shortcut is not None else None
 
     def is_preemption_allowed(
         self, node_info: NodeInfo, victim: PodView, preemptor: PodView

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -51,9 +51,23 @@ def is_extended_resource_name(name: str) -> bool:
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
+class ResourceView(Protocol):
+    """What fitting a request reads of a node: a NodeInfo, or what is left of one once
+    preemption's victims are gone."""
+
+    @property
+    def allocatable(self) -> Resource: ...
+
+    @property
+    def requested(self) -> Resource: ...
+
+    @property
+    def pods(self) -> Sequence[PodView]: ...
+
+
 def fits_request(
     request: Resource,
-    node_info: NodeInfo,
+    node_info: ResourceView,
     ignored_resources: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
 ) -> list[InsufficientResource]:
@@ -145,7 +159,7 @@ class _BareNode:
 
 
 def _fits_empty_node(pod: PodView, node: NodeView) -> bool:
-    return not fits_request(pod.requests, _BareNode(node))  # type: ignore[arg-type]
+    return not fits_request(pod.requests, _BareNode(node))
 
 
 def _requested_resources_increased(pod: PodView, old: NodeView, new: NodeView) -> bool:
@@ -213,6 +227,10 @@ class NodeResourcesFit:
         return None
 
     def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
+        return self.filter_resources(state, node_info)
+
+    def filter_resources(self, state: CycleState, node_info: ResourceView) -> Status:
+        """`filter` on anything with a node's allocatable, requested and pods."""
         try:
             request: Resource = state.read(PRE_FILTER_STATE_KEY)
         except KeyError:
