@@ -356,6 +356,11 @@ class Handle(Protocol):
     # What preemption's dry runs need from the framework (upstream's PluginsRunner).
 
     @property
+    def pre_filter_plugins(self) -> Sequence[PreFilterPlugin]:
+        """The profile's PreFilter plugins in the order they run."""
+        ...
+
+    @property
     def filter_plugins(self) -> Sequence[FilterPlugin]:
         """The profile's Filter plugins in the order they run."""
         ...

@@ -25,8 +25,8 @@ from scheduler.plugins.defaultpreemption import DefaultPreemptionArgs
 from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
-    RejectionFunc,
     ScoreFunc,
+    ShortcutFunc,
     Victims,
 )
 from scheduler.plugins.defaultpreemption.testing import (
@@ -560,7 +560,7 @@ class FakePostFilterInterface:
     ) -> tuple[list[PodView], int, Status]:
         return [node_info.pods[0]], self.num_violating, Status.OK
 
-    def dry_run_rejection(self, state: CycleState, pod: PodView) -> RejectionFunc | None:
+    def dry_run_shortcut(self, state: CycleState, pod: PodView) -> ShortcutFunc | None:
         return None
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:

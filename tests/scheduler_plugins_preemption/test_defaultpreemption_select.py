@@ -24,8 +24,8 @@ from scheduler.framework.status import Code, Status
 from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
-    RejectionFunc,
     ScoreFunc,
+    ShortcutFunc,
     Victims,
     nodes_for_status_code,
     pick_one_node_for_preemption,
@@ -236,7 +236,7 @@ class FewestContainersInterface:
     ) -> tuple[list[PodView], int, Status]:
         return [node_info.pods[0]], 1, Status.OK
 
-    def dry_run_rejection(self, state: CycleState, pod: PodView) -> RejectionFunc | None:
+    def dry_run_shortcut(self, state: CycleState, pod: PodView) -> ShortcutFunc | None:
         return None
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:

@@ -1,11 +1,13 @@
-"""The dry run's resource shortcut (resource_shortcut.py) decides exactly what the full dry run
-decides: the same candidates with the same victims, and the same status for every node it
-rejects, whatever the pods, priorities, nominated pods and host ports."""
+"""The dry run's resource shortcuts (resource_shortcut.py) decide exactly what the full dry run
+decides: the same candidates with the same victims and PDB violations, and the same status for
+every node rejected, whatever the pods, priorities, nominated pods, PDBs, host ports and
+affinity."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +15,13 @@ from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.framework.interface import NodeToStatus
 from scheduler.framework.status import Code, Status
-from scheduler.plugins.defaultpreemption.testing import build, make_node, make_pod
+from scheduler.plugins.defaultpreemption.testing import (
+    build,
+    epoch,
+    make_node,
+    make_pdb,
+    make_pod,
+)
 
 # The default profile's Filter plugins, in its order.
 DEFAULT_FILTERS = (
@@ -39,8 +47,11 @@ def with_host_port(pod: PodView, port: int | None) -> PodView:
     return PodView.from_dict(raw)
 
 
+Cluster = tuple[list[Any], list[PodView], dict[str, list[PodView]], PodView, int]
+
+
 @st.composite
-def clusters(draw: st.DrawFn) -> tuple[list[Any], list[PodView], dict[str, list[PodView]], PodView]:
+def clusters(draw: st.DrawFn) -> Cluster:
     node_count = draw(st.integers(1, 4))
     nodes = [
         make_node(
@@ -50,6 +61,7 @@ def clusters(draw: st.DrawFn) -> tuple[list[Any], list[PodView], dict[str, list[
                 "memory": draw(st.sampled_from(["1Gi", "4Gi"])),
                 "pods": draw(st.sampled_from(["2", "3", "110"])),
             },
+            {"hostname": f"n{i}"},
         )
         for i in range(node_count)
     ]
@@ -62,6 +74,7 @@ def clusters(draw: st.DrawFn) -> tuple[list[Any], list[PodView], dict[str, list[
                 priority=draw(PRIORITIES),
                 req={"cpu": draw(CPU), "memory": draw(MEMORY)},
                 labels={"app": draw(st.sampled_from(["a", "b"]))},
+                start_time=epoch(draw(st.integers(0, 3))),
             )
             pods.append(with_host_port(pod, draw(st.sampled_from([None, 80, 81]))))
     nominated: dict[str, list[PodView]] = {}
@@ -79,22 +92,31 @@ def clusters(draw: st.DrawFn) -> tuple[list[Any], list[PodView], dict[str, list[
         "preemptor",
         priority=draw(PRIORITIES),
         req={"cpu": draw(CPU), "memory": draw(MEMORY)},
+        # anti-affinity to app=b pods: InterPodAffinity then filters after NodeResourcesFit
+        anti_affinity_exists=draw(st.sampled_from([None, None, None, ("app", "hostname")])),
     )
-    preemptor = with_host_port(preemptor, draw(st.sampled_from([None, 80])))
-    return nodes, pods, nominated, preemptor
+    preemptor = with_host_port(preemptor, draw(st.sampled_from([None, None, None, 80])))
+    return nodes, pods, nominated, preemptor, draw(st.integers(0, 1))
 
 
 def dry_run(
-    cluster: tuple[list[Any], list[PodView], dict[str, list[PodView]], PodView], shortcut: bool
+    cluster: Cluster, shortcut: bool
 ) -> tuple[list[tuple[str, list[str], int]], dict[str, tuple[Code, tuple[str, ...]]], list[str]]:
-    nodes, pods, nominated, preemptor = cluster
-    harness = build(nodes, pods, plugins=DEFAULT_FILTERS, nominated=nominated)
+    nodes, pods, nominated, preemptor, disruptions_allowed = cluster
+    # one PDB over app=a pods: some victims violate it, which orders the reprieves
+    pdb = make_pdb("pdb", match_labels={"app": "a"}, disruptions_allowed=disruptions_allowed)
+    harness = build(nodes, pods, plugins=DEFAULT_FILTERS, nominated=nominated, pdbs=[pdb])
     if not shortcut:
         harness.plugin.is_eligible_pod = lambda node_info, victim, preemptor: True
     state = harness.pre_filtered_state(preemptor)
     potential: list[NodeInfo] = list(harness.snapshot.list())
     candidates, statuses, errors = harness.plugin.evaluator.dry_run_preemption(
-        state, preemptor, potential, lambda pod: [], 0, len(potential)
+        state,
+        preemptor,
+        potential,
+        harness.framework.cluster_objects.disruption_budgets_for,
+        0,
+        len(potential),
     )
     return (
         [
@@ -106,11 +128,9 @@ def dry_run(
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(clusters())
-def test_shortcut_decides_as_the_full_dry_run(
-    cluster: tuple[list[Any], list[PodView], dict[str, list[PodView]], PodView],
-) -> None:
+def test_shortcut_decides_as_the_full_dry_run(cluster: Cluster) -> None:
     assert dry_run(cluster, shortcut=True) == dry_run(cluster, shortcut=False)
 
 
@@ -122,10 +142,12 @@ def test_shortcut_rejects_without_copying_when_nothing_can_help() -> None:
     harness = build(nodes, pods, plugins=DEFAULT_FILTERS)
     preemptor = make_pod("big", priority=100, req={"cpu": "9"})
     state = harness.pre_filtered_state(preemptor)
-    rejection = harness.plugin.dry_run_rejection(state, preemptor)
-    assert rejection is not None
-    status = rejection(harness.snapshot.list()[0])
-    assert status is not None
+    shortcut = harness.plugin.dry_run_shortcut(state, preemptor)
+    assert shortcut is not None
+    outcome = shortcut(harness.snapshot.list()[0], no_budgets)
+    assert outcome is not None
+    victims, _, status = outcome
+    assert victims == []
     assert (status.code, status.reasons, status.plugin) == (
         Code.UNSCHEDULABLE,
         ("Insufficient cpu",),
@@ -136,19 +158,71 @@ def test_shortcut_rejects_without_copying_when_nothing_can_help() -> None:
     assert result.message == "preemption: 0/3 nodes are available: 3 Insufficient cpu."
 
 
-def test_no_shortcut_when_a_pod_dependent_filter_runs_first() -> None:
-    """A filter before NodeResourcesFit that removing pods could satisfy (NodePorts for a pod
-    with a host port, InterPodAffinity for a pod with affinity) must run in the full dry run."""
-    nodes = [make_node("n0", {"cpu": "4"})]
-    harness = build(nodes, plugins=DEFAULT_FILTERS)
-    plain = make_pod("plain", priority=100, req={"cpu": "9"})
-    ported = with_host_port(plain, 80)
-    assert harness.plugin.dry_run_rejection(harness.pre_filtered_state(plain), plain) is not None
-    assert harness.plugin.dry_run_rejection(harness.pre_filtered_state(ported), ported) is None
-    # InterPodAffinity first: skipped for a pod without affinity, consulted for one with it
-    reordered = build(nodes, plugins=("InterPodAffinity", "NodeResourcesFit"))
-    affine = make_pod("affine", priority=100, req={"cpu": "9"}, anti_affinity_exists=("a", "h"))
-    state = reordered.pre_filtered_state(plain)
-    assert reordered.plugin.dry_run_rejection(state, plain) is not None
-    state = reordered.pre_filtered_state(affine)
-    assert reordered.plugin.dry_run_rejection(state, affine) is None
+def test_shortcut_reprieves_by_resources_for_a_plain_pod() -> None:
+    """Upstream's PreemptionAsync shape: low-priority pods fill a node; a high-priority pod
+    needs three of them gone, the least important ones."""
+    nodes = [make_node("n0", {"cpu": "4", "memory": "8Gi", "pods": "110"})]
+    pods = [
+        make_pod(f"low{i}", node="n0", priority=i, req={"cpu": "900m"}, start_time=epoch(i))
+        for i in range(4)
+    ]
+    harness = build(nodes, pods, plugins=DEFAULT_FILTERS)
+    preemptor = make_pod("high", priority=100, req={"cpu": "3"})
+    state = harness.pre_filtered_state(preemptor)
+    shortcut = harness.plugin.dry_run_shortcut(state, preemptor)
+    assert shortcut is not None
+    outcome = shortcut(harness.snapshot.list()[0], no_budgets)
+    assert outcome is not None
+    victims, violations, status = outcome
+    assert ([p.name for p in victims], violations, status.is_success) == (
+        ["low2", "low1", "low0"],
+        0,
+        True,
+    )
+
+
+def no_budgets(pod: PodView) -> list[Any]:
+    return []
+
+
+def shortcut_outcome(plugins: tuple[str, ...], pod: PodView) -> str:
+    """ "none" (no shortcut), "full" (the node goes the full dry run) or "decided"."""
+    nodes = [make_node("n0", {"cpu": "4"}, {"hostname": "n0"})]
+    pods = [make_pod("low", node="n0", priority=0, req={"cpu": "1"}, labels={"app": "a"})]
+    harness = build(nodes, pods, plugins=plugins)
+    shortcut = harness.plugin.dry_run_shortcut(harness.pre_filtered_state(pod), pod)
+    if shortcut is None:
+        return "none"
+    return "full" if shortcut(harness.snapshot.list()[0], no_budgets) is None else "decided"
+
+
+PLAIN = make_pod("plain", priority=100, req={"cpu": "3500m"})
+BIG = make_pod("big", priority=100, req={"cpu": "9"})
+AFFINE = make_pod(
+    "affine", priority=100, req={"cpu": "3500m"}, anti_affinity_exists=("app", "hostname")
+)
+AFFINE_BIG = make_pod(
+    "affine-big", priority=100, req={"cpu": "9"}, anti_affinity_exists=("app", "hostname")
+)
+
+
+@pytest.mark.parametrize(
+    ("plugins", "pod", "expected"),
+    [
+        pytest.param(DEFAULT_FILTERS, PLAIN, "decided", id="plain pod: resources only"),
+        pytest.param(
+            DEFAULT_FILTERS, with_host_port(BIG, 80), "none", id="host port: NodePorts first"
+        ),
+        pytest.param(DEFAULT_FILTERS, AFFINE_BIG, "decided", id="affinity, cannot fit: rejected"),
+        pytest.param(
+            DEFAULT_FILTERS, AFFINE, "full", id="affinity, fits: InterPodAffinity decides"
+        ),
+        pytest.param(("InterPodAffinity", "NodeResourcesFit"), BIG, "decided", id="skipped first"),
+        pytest.param(
+            ("InterPodAffinity", "NodeResourcesFit"), AFFINE_BIG, "none", id="affinity first"
+        ),
+        pytest.param(("NodeUnschedulable",), BIG, "none", id="no NodeResourcesFit"),
+    ],
+)
+def test_when_the_shortcut_applies(plugins: tuple[str, ...], pod: PodView, expected: str) -> None:
+    assert shortcut_outcome(plugins, pod) == expected

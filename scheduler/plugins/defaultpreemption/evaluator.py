@@ -45,7 +45,8 @@ NO_CANDIDATE_NODE = "no candidate node for preemption"
 MAX_INT32 = 2**31 - 1
 
 ScoreFunc = Callable[[str], float]
-RejectionFunc = Callable[["NodeInfo"], "Status | None"]
+# (node, PDB lookup) → select_victims_on_node's outcome, or None to run it
+ShortcutFunc = Callable[["NodeInfo", BudgetLookup], "tuple[list[PodView], int, Status] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +104,10 @@ class PreemptionInterface(Protocol):
         for upstream's defaults."""
         ...
 
-    def dry_run_rejection(self, state: CycleState, pod: PodView) -> RejectionFunc | None:
-        """For this attempt, a cheap function that returns the status `select_victims_on_node`
-        would certainly return on a node (given the uncopied NodeInfo), or None to run it;
-        None when there is no such shortcut."""
+    def dry_run_shortcut(self, state: CycleState, pod: PodView) -> ShortcutFunc | None:
+        """For this attempt, a cheap function that returns what `select_victims_on_node`
+        would return for a node (given the NodeInfo itself, not a copy), or None where it must
+        run; None when there is no such shortcut."""
         ...
 
 
@@ -323,19 +324,16 @@ class Evaluator:
         statuses = NodeToStatus()
         errors: list[str] = []
         count = len(potential_nodes)
-        rejection = self.interface.dry_run_rejection(state, pod)
+        shortcut = self.interface.dry_run_shortcut(state, pod)
         for i in range(count):
-            original = potential_nodes[(offset + i) % count]
-            if rejection is not None:
-                rejected = rejection(original)
-                if rejected is not None:
-                    statuses.statuses[original.node_name] = rejected
-                    continue
-            node_info = original.snapshot()
+            node_info = potential_nodes[(offset + i) % count]
             node_name = node_info.node_name
-            pods, num_violations, status = self.interface.select_victims_on_node(
-                state.clone(), pod, node_info, budgets_for
-            )
+            outcome = None if shortcut is None else shortcut(node_info, budgets_for)
+            if outcome is None:
+                outcome = self.interface.select_victims_on_node(
+                    state.clone(), pod, node_info.snapshot(), budgets_for
+                )
+            pods, num_violations, status = outcome
             if status.is_success and pods:
                 candidate = Candidate(node_name, Victims(tuple(pods), num_violations))
                 group = non_violating if num_violations == 0 else violating

@@ -25,8 +25,8 @@ from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
     PreemptingExtender,
-    RejectionFunc,
     ScoreFunc,
+    ShortcutFunc,
     Victims,
 )
 from scheduler.plugins.defaultpreemption.resource_shortcut import ResourceShortcut
@@ -124,14 +124,14 @@ class DefaultPreemption:
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[ScoreFunc] | None:
         return None
 
-    def dry_run_rejection(self, state: CycleState, pod: PodView) -> RejectionFunc | None:
-        """Nodes the pod cannot fit even without its lower-priority pods are rejected from
-        sums of requests (resource_shortcut); not when victims are chosen by a customised
-        eligibility, which the shortcut does not know."""
+    def dry_run_shortcut(self, state: CycleState, pod: PodView) -> ShortcutFunc | None:
+        """Where sums of requests decide a node, decide it without copying it
+        (resource_shortcut); not when victims are chosen by a customised eligibility, which
+        the shortcut does not know."""
         if self.is_eligible_pod is not _always_eligible:
             return None
-        shortcut = ResourceShortcut.for_attempt(self.handle, state, pod)
-        return shortcut.rejection if shortcut is not None else None
+        shortcut = ResourceShortcut.for_attempt(self.handle, state, pod, self.more_important_pod)
+        return shortcut.select_victims if shortcut is not None else None
 
     def is_preemption_allowed(
         self, node_info: NodeInfo, victim: PodView, preemptor: PodView

@@ -1,15 +1,21 @@
-"""An exact shortcut in preemption's dry run: nodes where the pod would not fit even with every
-lower-priority pod gone are rejected without copying them.
+"""Exact shortcuts in preemption's dry run, computed from sums of requests instead of copied
+NodeInfos, copied CycleStates and filter runs per victim.
 
-The dry run's first step on a node (`select_victims_on_node`) removes every pod the preemptor
-may preempt and runs the filters, with equal-or-higher priority nominated pods added. When the
-filters before NodeResourcesFit cannot change their answer by removing pods, and the preemptor
-does not fit the node's remaining requests, that step fails with NodeResourcesFit's status.
-This module computes that status from sums of requests, without cloning the NodeInfo and
-CycleState and without running the PreFilter extensions per victim, which is most of a dry
-run's cost when no node can help (upstream's Unschedulable benchmark).
+`select_victims_on_node` removes every pod the preemptor may preempt, runs the filters (with
+equal-or-higher priority nominated pods added), and then adds victims back one by one while the
+preemptor still passes the filters. Copying the node and its state and running the filters once
+per victim is most of a dry run's cost. Two cases need none of it:
 
-The shortcut only rejects; a node where the pod would fit goes through the full dry run.
+- *Rejection.* When every filter before NodeResourcesFit either cannot change its verdict when
+  pods are removed or has nothing to check for this pod, and the preemptor does not fit the
+  node's remaining requests, the first step fails with NodeResourcesFit's status. No node can
+  help in upstream's Unschedulable benchmark, so this is all its dry runs do.
+- *Resources only.* When, in addition, no filter after NodeResourcesFit runs for this pod (the
+  topology plugins skip pods without affinity or spread constraints), passing the filters means
+  fitting the node's resources, so reprieving victims is arithmetic.
+
+Otherwise, and on nodes without a pod to preempt, the full dry run decides. A hypothesis test
+(tests/scheduler_plugins_preemption/test_resource_shortcut.py) checks the shortcuts against it.
 """
 
 from __future__ import annotations
@@ -19,19 +25,30 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scheduler.api.objects import PodView, Resource
+from scheduler.framework.status import Status
+from scheduler.plugins.defaultpreemption.util import (
+    BudgetLookup,
+    MoreImportantPodFunc,
+    filter_pods_with_pdb_violation,
+    sort_by_importance,
+)
 from scheduler.plugins.noderesources.fit import NAME as FIT
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.interface import CycleState, Handle
-    from scheduler.framework.status import Status
 
 # Filters whose verdict depends on the pod and the node alone, never on the pods on the node;
 # they fail only as UnschedulableAndUnresolvable, so a node preemption considers passed them.
 _POD_SET_INDEPENDENT = frozenset(
     {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"}
 )
+# PreFilter extensions (AddPod / RemovePod) that only update their own state and cannot fail
+# once their PreFilter succeeded; any other extension makes the full dry run necessary.
+_QUIET_EXTENSIONS = frozenset({"InterPodAffinity", "PodTopologySpread"})
+
+Outcome = tuple[list[PodView], int, Status]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,54 +61,102 @@ class _Remaining:
 
 
 class ResourceShortcut:
-    """For one preemptor in one cycle: NodeResourcesFit's rejection of each node with all
-    lower-priority pods removed, where that is certainly the dry run's verdict."""
+    """For one preemptor in one cycle: `select_victims_on_node`'s outcome on a node where
+    sums of requests decide it, without copying the node."""
 
-    def __init__(self, handle: Handle, state: CycleState, pod: PodView, fit: NodeResourcesFit):
+    def __init__(
+        self,
+        handle: Handle,
+        state: CycleState,
+        pod: PodView,
+        fit: NodeResourcesFit,
+        resources_only: bool,
+        more_important: MoreImportantPodFunc,
+    ) -> None:
         self._handle = handle
         self._state = state
         self._pod = pod
         self._fit = fit
+        self._resources_only = resources_only
+        self._more_important = more_important
 
     @classmethod
     def for_attempt(
-        cls, handle: Handle, state: CycleState, pod: PodView
+        cls, handle: Handle, state: CycleState, pod: PodView, more_important: MoreImportantPodFunc
     ) -> ResourceShortcut | None:
-        """None unless NodeResourcesFit runs, and every filter before it either cannot be
-        changed by removing pods or (NodePorts) has nothing to check for this pod."""
+        """None unless NodeResourcesFit runs and every filter before it has a verdict that
+        removing pods cannot change (or, for NodePorts, nothing to check for this pod)."""
         skipped = state.skip_filter_plugins
-        for plugin in handle.filter_plugins:
-            if plugin.name == FIT:
-                if isinstance(plugin, NodeResourcesFit) and FIT not in skipped:
-                    return cls(handle, state, pod, plugin)
+        for pre_filter in handle.pre_filter_plugins:
+            if pre_filter.name in skipped or pre_filter.name in _QUIET_EXTENSIONS:
+                continue
+            if pre_filter.pre_filter_extensions() is not None:
                 return None
-            if plugin.name in _POD_SET_INDEPENDENT or plugin.name in skipped:
+        fit: NodeResourcesFit | None = None
+        resources_only = True
+        for plugin in handle.filter_plugins:
+            if plugin.name in skipped:
                 continue
-            if plugin.name == "NodePorts" and not pod.host_ports:
-                continue
+            if fit is not None:
+                resources_only = False  # a filter after NodeResourcesFit runs for this pod
+                break
+            if plugin.name == FIT:
+                if not isinstance(plugin, NodeResourcesFit):
+                    return None
+                fit = plugin
+            elif plugin.name not in _POD_SET_INDEPENDENT and not (
+                plugin.name == "NodePorts" and not pod.host_ports
+            ):
+                return None
+        if fit is None:
             return None
-        return None
+        return cls(handle, state, pod, fit, resources_only, more_important)
 
-    def rejection(self, node_info: NodeInfo) -> Status | None:
-        """NodeResourcesFit's status for the pod on `node_info` without its lower-priority
-        pods and with the nominated pods the filters would add; None when the pod would fit
-        there or the node has no pod to preempt (the full dry run then decides)."""
+    def select_victims(self, node_info: NodeInfo, budgets_for: BudgetLookup) -> Outcome | None:
+        """What `select_victims_on_node` would return for `node_info` (not copied), or None
+        when the full dry run must decide."""
         priority = self._pod.priority
-        kept = [other for other in node_info.pods if other.priority >= priority]
-        if len(kept) == len(node_info.pods):
-            return None
+        remaining = [other for other in node_info.pods if other.priority >= priority]
+        if len(remaining) == len(node_info.pods):
+            return None  # nothing to preempt: the full dry run says so in its own words
         uid = self._pod.uid
-        kept.extend(
+        remaining.extend(
             other
             for other in self._handle.nominated_pods_for_node(node_info.node_name)
             if other.priority >= priority and other.uid != uid
         )
         requested = Resource()
-        for other in kept:
+        for other in remaining:
             requested.add(other.requests)
+        allocatable = node_info.allocatable
         status = self._fit.filter_resources(
-            self._state, _Remaining(node_info.allocatable, requested, kept)
+            self._state, _Remaining(allocatable, requested, remaining)
         )
-        if not status.is_rejected:
-            return None  # fits, or an error the full dry run reports in its own words
-        return status.with_plugin(FIT)
+        if not status.is_success:
+            if not status.is_rejected:
+                return None  # an error the full dry run reports in its own words
+            return [], 0, status.with_plugin(FIT)
+        if not self._resources_only:
+            return None
+
+        potential = sort_by_importance(
+            (other for other in node_info.pods if other.priority < priority),
+            self._more_important,
+        )
+        violating, non_violating = filter_pods_with_pdb_violation(potential, budgets_for)
+        victims: list[PodView] = []
+        num_violating = 0
+        for group_violates, group in ((True, violating), (False, non_violating)):
+            for candidate in group:
+                requested.add(candidate.requests)
+                remaining.append(candidate)
+                view = _Remaining(allocatable, requested, remaining)
+                if self._fit.filter_resources(self._state, view).is_success:
+                    continue
+                requested.subtract(candidate.requests)
+                remaining.pop()
+                victims.append(candidate)
+                num_violating += group_violates
+        if violating and non_violating:
+            victims = sort_by_importance(victims, self._more_important)
+        return victims, num_violating, Status.OK
