@@ -17,6 +17,7 @@ from typing import Any
 from scheduler.api.fields import as_int, as_mapping, as_str, as_str_map
 from scheduler.api.objects import PodView
 from scheduler.api.selectors import IN, LabelSelector, Requirement
+from scheduler.storage_objects import StorageObjects
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +206,8 @@ class ClusterObjects:
         self.replica_sets = _ByNamespace()
         self.stateful_sets = _ByNamespace()
         self.disruption_budgets = _ByNamespace()
+        # The volume plugins' objects; their informers also feed the scheduling queue.
+        self.storage = StorageObjects()
 
     def informer_specs(self) -> list[tuple[str, str, Any, Any]]:
         """(informer name, API path, parser, handler) for each kind this store keeps."""

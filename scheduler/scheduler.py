@@ -179,9 +179,14 @@ class Scheduler:
             name="nodes",
             rng=self.rng,
         )
+        storage = self.cluster_objects.storage
+        storage.connect(self.queue.move_all_to_active_or_backoff)
         self.object_informers: list[Informer[Any]] = [
             Informer(client, ResourceWatch(path), parse, handler, name=name, rng=self.rng)
-            for name, path, parse, handler in self.cluster_objects.informer_specs()
+            for name, path, parse, handler in (
+                *self.cluster_objects.informer_specs(),
+                *storage.informer_specs(),
+            )
         ]
 
     def build_profiles(self, config: ResolvedConfig) -> ProfileSet:
