@@ -665,3 +665,60 @@ def test_plugin_error_is_reported_as_per_node() -> None:
             find_nodes_that_fit_pod(fwk, CycleState(), make_pod(), lister, None, index)
         messages.append((str(error.value), index.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "pod", "nominated", "feasible"),
+    [
+        pytest.param(
+            [node_spec(cpu="2"), node_spec(cpu="2")],
+            pod_spec(cpu="1"),
+            {"node-0": [("1500m", 0)]},
+            ["node-1"],
+            id="fits alone, not beside an equal-priority nominated pod",
+        ),
+        pytest.param(
+            [node_spec(cpu="2"), node_spec(cpu="2")],
+            pod_spec(cpu="1"),
+            {"node-0": [("1500m", -1)]},
+            ["node-0", "node-1"],
+            id="a lower-priority nominated pod does not count",
+        ),
+        pytest.param(
+            [node_spec(cpu="2", taints=[TAINTS[0]]), node_spec(cpu="2", pods="1")],
+            pod_spec(cpu="1"),
+            {"node-0": [("1500m", 1)], "node-1": [("100m", 1)]},
+            [],
+            id="a taint keeps its verdict; the nominated pod fills the pod count",
+        ),
+    ],
+)
+def test_nominated_pods_count_where_only_resources_decide(
+    nodes: list[dict[str, Any]],
+    pod: dict[str, Any],
+    nominated: dict[str, list[tuple[str, int]]],
+    feasible: list[str],
+) -> None:
+    """Without filters that pods on the node could change but NodeResourcesFit, the row path
+    adds nominated pods' requests to the node's instead of filtering a copy per node; the
+    outcome (feasible nodes, each rejected node's status) is the per-node path's."""
+    snapshot = build_cluster(nodes).update_snapshot(Snapshot())
+    incoming = build_pod(pod)
+    by_node = {
+        name: [
+            dataclasses.replace(
+                build_pod(pod_spec(cpu=cpu)),
+                uid=f"nominated-{name}-{i}",
+                priority=incoming.priority + relative,
+            )
+            for i, (cpu, relative) in enumerate(pods)
+        ]
+        for name, pods in nominated.items()
+    }
+    nominator = ListingNominator(by_node)
+    slow = run_path(
+        snapshot, per_node_lister(snapshot), incoming, 0, None, LEAST_ALLOCATED, nominator
+    )
+    fast = run_path(snapshot, snapshot, incoming, 0, None, LEAST_ALLOCATED, nominator)
+    assert fast == slow
+    assert sorted(fast[0]) == feasible

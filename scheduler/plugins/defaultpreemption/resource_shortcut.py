@@ -14,17 +14,16 @@ per victim is most of a dry run's cost. Two cases need none of it:
   topology plugins skip pods without affinity or spread constraints), passing the filters means
   fitting the node's resources, so reprieving victims is arithmetic.
 
-Otherwise, and on nodes without a pod to preempt, the full dry run decides. A hypothesis test
+Otherwise, and on nodes without a pod to preempt, the full dry run decides (the conditions are
+noderesources.fit_alone's). A hypothesis test
 (tests/scheduler_plugins_preemption/test_resource_shortcut.py) checks the shortcuts against it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from scheduler.api.objects import PodView, Resource
+from scheduler.api.objects import PodView
 from scheduler.framework.status import Status
 from scheduler.plugins.defaultpreemption.util import (
     BudgetLookup,
@@ -33,31 +32,19 @@ from scheduler.plugins.defaultpreemption.util import (
     sort_by_importance,
 )
 from scheduler.plugins.noderesources.fit import NAME as FIT
-from scheduler.plugins.noderesources.fit import NodeResourcesFit
+from scheduler.plugins.noderesources.fit_alone import (
+    FitAlone,
+    RemainingResources,
+    fit_alone,
+    nominated_that_count,
+    requested_by,
+)
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.interface import CycleState, Handle
 
-# Filters whose verdict depends on the pod and the node alone, never on the pods on the node;
-# they fail only as UnschedulableAndUnresolvable, so a node preemption considers passed them.
-_POD_SET_INDEPENDENT = frozenset(
-    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"}
-)
-# PreFilter extensions (AddPod / RemovePod) that only update their own state and cannot fail
-# once their PreFilter succeeded; any other extension makes the full dry run necessary.
-_QUIET_EXTENSIONS = frozenset({"InterPodAffinity", "PodTopologySpread"})
-
 Outcome = tuple[list[PodView], int, Status]
-
-
-@dataclass(frozen=True, slots=True)
-class _Remaining:
-    """What NodeResourcesFit reads of a node once the victims are gone."""
-
-    allocatable: Resource
-    requested: Resource
-    pods: Sequence[PodView]
 
 
 class ResourceShortcut:
@@ -69,48 +56,22 @@ class ResourceShortcut:
         handle: Handle,
         state: CycleState,
         pod: PodView,
-        fit: NodeResourcesFit,
-        resources_only: bool,
+        alone: FitAlone,
         more_important: MoreImportantPodFunc,
     ) -> None:
         self._handle = handle
         self._state = state
         self._pod = pod
-        self._fit = fit
-        self._resources_only = resources_only
+        self._fit = alone.fit
+        self._resources_only = alone.decides_alone
         self._more_important = more_important
 
     @classmethod
     def for_attempt(
         cls, handle: Handle, state: CycleState, pod: PodView, more_important: MoreImportantPodFunc
     ) -> ResourceShortcut | None:
-        """None unless NodeResourcesFit runs and every filter before it has a verdict that
-        removing pods cannot change (or, for NodePorts, nothing to check for this pod)."""
-        skipped = state.skip_filter_plugins
-        for pre_filter in handle.pre_filter_plugins:
-            if pre_filter.name in skipped or pre_filter.name in _QUIET_EXTENSIONS:
-                continue
-            if pre_filter.pre_filter_extensions() is not None:
-                return None
-        fit: NodeResourcesFit | None = None
-        resources_only = True
-        for plugin in handle.filter_plugins:
-            if plugin.name in skipped:
-                continue
-            if fit is not None:
-                resources_only = False  # a filter after NodeResourcesFit runs for this pod
-                break
-            if plugin.name == FIT:
-                if not isinstance(plugin, NodeResourcesFit):
-                    return None
-                fit = plugin
-            elif plugin.name not in _POD_SET_INDEPENDENT and not (
-                plugin.name == "NodePorts" and not pod.host_ports
-            ):
-                return None
-        if fit is None:
-            return None
-        return cls(handle, state, pod, fit, resources_only, more_important)
+        alone = fit_alone(handle, state, pod)
+        return None if alone is None else cls(handle, state, pod, alone, more_important)
 
     def select_victims(self, node_info: NodeInfo, budgets_for: BudgetLookup) -> Outcome | None:
         """What `select_victims_on_node` would return for `node_info` (not copied), or None
@@ -119,18 +80,11 @@ class ResourceShortcut:
         remaining = [other for other in node_info.pods if other.priority >= priority]
         if len(remaining) == len(node_info.pods):
             return None  # nothing to preempt: the full dry run says so in its own words
-        uid = self._pod.uid
-        remaining.extend(
-            other
-            for other in self._handle.nominated_pods_for_node(node_info.node_name)
-            if other.priority >= priority and other.uid != uid
-        )
-        requested = Resource()
-        for other in remaining:
-            requested.add(other.requests)
+        remaining.extend(nominated_that_count(self._handle, self._pod, node_info.node_name))
+        requested = requested_by(remaining)
         allocatable = node_info.allocatable
         status = self._fit.filter_resources(
-            self._state, _Remaining(allocatable, requested, remaining)
+            self._state, RemainingResources(allocatable, requested, remaining)
         )
         if not status.is_success:
             if not status.is_rejected:
@@ -150,7 +104,7 @@ class ResourceShortcut:
             for candidate in group:
                 requested.add(candidate.requests)
                 remaining.append(candidate)
-                view = _Remaining(allocatable, requested, remaining)
+                view = RemainingResources(allocatable, requested, remaining)
                 if self._fit.filter_resources(self._state, view).is_success:
                     continue
                 requested.subtract(candidate.requests)
