@@ -37,8 +37,15 @@ def pod_start_time(pod: PodView) -> float:
     raw: Any = status.get("startTime") if isinstance(status, Mapping) else None
     if not isinstance(raw, str) or not raw:
         return math.inf
+    return _timestamp(raw)
+
+
+@functools.lru_cache(maxsize=65536)
+def _timestamp(text: str) -> float:
+    """RFC 3339 text as seconds since the epoch (+inf if malformed); cached, since every dry
+    run sorts each node's victims by it and pods share start times at second precision."""
     try:
-        return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return math.inf
 
