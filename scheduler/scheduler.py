@@ -45,6 +45,7 @@ from scheduler.extenders import (
     ExtenderConfigError,
     ExtenderSet,
     HTTPExtender,
+    TracedPreemptingExtender,
     extenders_binding,
 )
 from scheduler.framework.events import (
@@ -534,8 +535,10 @@ class Scheduler:
         if fwk.has_post_filter_plugins():
             self.metrics.preemption_attempted()
             try:
+                recorder = CallRecorder(fwk, attempt.state)
+                traced = [TracedPreemptingExtender(e, recorder) for e in extenders]
                 outcome = await fwk.run_post_filter_plugins_with_extenders(
-                    attempt.state, pinfo.pod, fit.diagnosis.node_to_status, extenders
+                    attempt.state, pinfo.pod, fit.diagnosis.node_to_status, traced
                 )
             except Exception:
                 log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})

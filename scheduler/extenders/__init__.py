@@ -7,6 +7,7 @@ See http.py (one extender and its verbs), types.py (the extender/v1 wire format)
 from scheduler.extenders.cycle import (
     CallRecorder,
     ExtenderSet,
+    TracedPreemptingExtender,
     extender_scores,
     extenders_binding,
     find_nodes_that_pass_extenders,
@@ -32,6 +33,7 @@ __all__ = [
     "HTTPExtender",
     "HostPriority",
     "MetaVictims",
+    "TracedPreemptingExtender",
     "Victims",
     "extender_scores",
     "extenders_binding",

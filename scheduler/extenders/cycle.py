@@ -9,6 +9,8 @@
   its weight, scaled to MaxNodeScore, are added to the plugins' totals. Failures are ignored.
 - Bind (extendersBinding): the first interested binder binds instead of the Bind plugins; an
   ignorable one that fails is skipped.
+- Preempt (callExtenders in preemption): DefaultPreemption offers its candidates to each
+  interested extender that supports preemption; `TracedPreemptingExtender` records those calls.
 
 Every HTTP call is recorded in the attempt's trace as an ``Extender<Verb>`` extension point with
 the extender (its URL prefix) as the plugin.
@@ -18,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from profiles.config import Extender
 from scheduler.extenders.http import ExtenderError, HTTPExtender, close_all
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 FILTER_POINT = "ExtenderFilter"
 PRIORITIZE_POINT = "ExtenderPrioritize"
 BIND_POINT = "ExtenderBind"
+PREEMPT_POINT = "ExtenderPreempt"
 
 
 class ExtenderSet:
@@ -89,6 +92,38 @@ class CallRecorder:
         end = self._fwk.now()
         tracer.on_plugin(point, extender.name, status, end - start, end)
         tracer.on_extension_point(point, status, start, end)
+
+
+class TracedPreemptingExtender:
+    """An extender as preemption sees it, with each preempt call recorded in the attempt's
+    trace (upstream's ProcessPreemption, as an ``ExtenderPreempt`` extension point)."""
+
+    __slots__ = ("_extender", "_recorder")
+
+    def __init__(self, extender: HTTPExtender, recorder: CallRecorder) -> None:
+        self._extender = extender
+        self._recorder = recorder
+
+    def supports_preemption(self) -> bool:
+        return self._extender.supports_preemption()
+
+    def is_interested(self, pod: PodView) -> bool:
+        return self._extender.is_interested(pod)
+
+    def is_ignorable(self) -> bool:
+        return self._extender.is_ignorable()
+
+    async def process_preemption(
+        self, pod: PodView, victims: Mapping[str, Any], node_infos: Any
+    ) -> Mapping[str, Any]:
+        start = self._recorder.now()
+        try:
+            answer = await self._extender.process_preemption(pod, victims, node_infos)
+        except Exception as exc:
+            self._recorder.done(PREEMPT_POINT, self._extender, _failed(exc), start)
+            raise
+        self._recorder.done(PREEMPT_POINT, self._extender, Status.OK, start)
+        return answer
 
 
 def _failed(exc: Exception) -> Status:

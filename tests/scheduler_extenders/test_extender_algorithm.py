@@ -13,7 +13,13 @@ import pytest
 
 from scheduler.algorithm import StartIndex, schedule_pod_with_extenders
 from scheduler.cache.node_info import NodeInfo
-from scheduler.extenders import EXTENDER_NAME, CallRecorder, ExtenderError, HostPriority
+from scheduler.extenders import (
+    EXTENDER_NAME,
+    CallRecorder,
+    ExtenderError,
+    HostPriority,
+    TracedPreemptingExtender,
+)
 from scheduler.framework.fakes import (
     RecordingClient,
     make_node,
@@ -364,3 +370,40 @@ async def test_extender_calls_are_traced() -> None:
     ]
     assert ("ExtenderFilter", "E1") in tracer.plugins
     assert ("ExtenderPrioritize", "E2") in tracer.plugins
+
+
+class PreemptingFake:
+    """An extender's preempt verb: keeps the candidates, or fails."""
+
+    def __init__(self, name: str, fails: bool) -> None:
+        self.name = name
+        self.fails = fails
+
+    def supports_preemption(self) -> bool:
+        return True
+
+    def is_interested(self, pod: Any) -> bool:
+        return True
+
+    def is_ignorable(self) -> bool:
+        return False
+
+    async def process_preemption(self, pod: Any, victims: Any, node_infos: Any) -> Any:
+        if self.fails:
+            raise ExtenderError(self.name, "preempt", "connection refused")
+        return victims
+
+
+async def test_extender_preempt_calls_are_traced() -> None:
+    fwk = framework([(EqualPrioritizer(), 1)], trace=True)
+    state = CycleState()
+    tracer = RecordingTracer()
+    state.tracer = tracer
+    recorder = CallRecorder(fwk, state)
+    kept = TracedPreemptingExtender(PreemptingFake("P1", fails=False), recorder)  # type: ignore[arg-type]
+    failing = TracedPreemptingExtender(PreemptingFake("P2", fails=True), recorder)  # type: ignore[arg-type]
+    assert await kept.process_preemption(make_pod("p"), {"node1": "v"}, None) == {"node1": "v"}
+    with pytest.raises(ExtenderError):
+        await failing.process_preemption(make_pod("p"), {"node1": "v"}, None)
+    assert tracer.points == [("ExtenderPreempt", "Success"), ("ExtenderPreempt", "Error")]
+    assert tracer.plugins == [("ExtenderPreempt", "P1"), ("ExtenderPreempt", "P2")]
