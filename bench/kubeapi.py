@@ -119,6 +119,10 @@ class KubeApi:
                 return {}
             raise
 
+    async def replace(self, path: str, body: bytes) -> Obj:
+        """PUT: e.g. a status subresource (creating an object resets its status)."""
+        return await self._request("PUT", path, body)
+
     async def watch(self, path: str, resource_version: str) -> AsyncIterator[Obj]:
         """Watch events from `resource_version`, one dict per event, until the server ends it."""
         query = f"watch=1&allowWatchBookmarks=true&resourceVersion={resource_version}"

@@ -290,8 +290,28 @@ class WorkloadRun:
         async def create(index: int) -> None:
             body = orjson.dumps(wl.node_manifest(self.workload, index))
             await api.create("/api/v1/nodes", body)
+            csi_node = wl.csi_node_manifest(self.workload, index)
+            if csi_node is not None:
+                path = "/apis/storage.k8s.io/v1/csinodes"
+                await api.create(path, orjson.dumps(csi_node), exist_ok=True)
 
         return create
+
+    @staticmethod
+    async def _create_bound_volume(
+        api: KubeApi, template: wl.VolumeTemplate, index: int, namespace: str
+    ) -> None:
+        """Pod `index`'s PVC and PV, bound, as CreatePodWithPersistentVolume: each is created,
+        then its status set (creation resets it)."""
+        claim, volume = wl.volume_manifests(template, index, namespace)
+        claims = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
+        created = await api.create(claims, orjson.dumps(claim))
+        claim["metadata"] = created.get("metadata", claim["metadata"])
+        await api.replace(f"{claims}/{claim['metadata']['name']}/status", orjson.dumps(claim))
+        created = await api.create("/api/v1/persistentvolumes", orjson.dumps(volume))
+        volume["metadata"] = created.get("metadata", volume["metadata"])
+        path = f"/api/v1/persistentvolumes/{volume['metadata']['name']}/status"
+        await api.replace(path, orjson.dumps(volume))
 
     async def _schedule_pods(self, api: KubeApi, count: int, measure: bool) -> None:
         """Create `count` init or measured pods and wait until all are seen bound."""
@@ -304,9 +324,12 @@ class WorkloadRun:
         sampler = ThroughputSampler()
         created_at: dict[str, float] = {}
         path = f"/api/v1/namespaces/{namespace}/pods"
+        volume = w.measure_volume if measure else w.init_volume
 
         async def create(index: int) -> None:
             name = wl.pod_name(index)
+            if volume is not None:
+                await self._create_bound_volume(api, volume, index, namespace)
             body = orjson.dumps(wl.pod_manifest(w, index, measured=measure))
             created_at[name] = self.clock()
             await api.create(path, body)

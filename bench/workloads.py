@@ -12,6 +12,14 @@ Sources, all under kubernetes/kubernetes test/integration/scheduler_perf/:
   Upstream's integration API server runs without the Priority admission plugin, so its
   templates set `spec.priority: 10`; kubesim admits priority as kube-apiserver does, so the
   bench creates a PriorityClass `scheduler-perf-high` (value 10) and names it instead.
+- volumes/performance-config.yaml: SchedulingInTreePVs, SchedulingCSIPVs, PreemptionPVs. Each
+  pod gets its own PV (templates/pv-aws.yaml or pv-csi.yaml: 1Gi, ReadOnlyMany, Retain; a CSI
+  volume's handle is the PV's name) and PVC (templates/pvc.yaml: 1Gi, ReadOnlyMany), created
+  bound to each other with Bound phases, as scheduler_perf's CreatePodWithPersistentVolume does;
+  SchedulingCSIPVs's nodes also get a CSINode allowing 39 ebs.csi.aws.com volumes and the
+  matching `attachable-volumes-csi-ebs.csi.aws.com` allocatable (nodeAllocatableStrategy).
+  SchedulingMigratedInTreePVs needs CSI migration of in-tree volumes, which aiosched's
+  NodeVolumeLimits does not do, so it is not ported.
 - templates/*.yaml: the node and pod templates named below (pod labels, affinity and spread
   terms copied exactly; every pod template requests 100m CPU and 500Mi, with port 80).
 
@@ -53,6 +61,7 @@ MISC_CONFIG = "misc/performance-config.yaml"
 AFFINITY_CONFIG = "affinity/performance-config.yaml"
 TOPOLOGY_CONFIG = "topology_spreading/performance-config.yaml"
 PREEMPTION_CONFIG = "default_preemption/performance-config.yaml"
+VOLUMES_CONFIG = "volumes/performance-config.yaml"
 
 HIGH_PRIORITY_CLASS = "scheduler-perf-high"
 HIGH_PRIORITY = 10
@@ -66,6 +75,8 @@ class NodeTemplate:
     hostname_label: bool = True  # as upstream's node preparer; False keeps SchedulingBasic as was
     label_key: str | None = None  # labelNodePrepareStrategy.labelKey
     label_values: tuple[str, ...] = ()  # labelNodePrepareStrategy.labelValues, round robin
+    # nodeAllocatableStrategy.csiNodeAllocatable: CSI driver -> volumes a node may attach
+    csi_attach_limits: tuple[tuple[str, int], ...] = ()
 
     def labels(self, index: int, name: str) -> dict[str, str]:
         labels: dict[str, str] = {}
@@ -89,6 +100,8 @@ class PodTemplate:
 
 
 BASIC_NODE = NodeTemplate(hostname_label=False)
+EBS_CSI_DRIVER = "ebs.csi.aws.com"
+CSI_NODE = NodeTemplate(csi_attach_limits=((EBS_CSI_DRIVER, 39),))
 NODE = NodeTemplate()  # node-default.yaml with upstream's hostname label
 ZONE1_NODE = NodeTemplate(label_key=ZONE_LABEL, label_values=("zone1",))
 MOON_NODE = NodeTemplate(label_key=ZONE_LABEL, label_values=("moon-1", "moon-2", "moon-3"))
@@ -222,6 +235,19 @@ POD_WITH_PREFERRED_TOPOLOGY_SPREADING = PodTemplate(
 
 
 @dataclass(frozen=True, slots=True)
+class VolumeTemplate:
+    """A createPods op's persistentVolumeTemplatePath: the PV each pod gets (its claim is
+    templates/pvc.yaml)."""
+
+    path: str
+    source: str  # "csi" or "awsElasticBlockStore"
+
+
+PV_AWS = VolumeTemplate("templates/pv-aws.yaml", "awsElasticBlockStore")
+PV_CSI = VolumeTemplate("templates/pv-csi.yaml", "csi")
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     """One test case: nodes, pods scheduled before measuring, pods measured."""
 
@@ -240,6 +266,9 @@ class Workload:
     # upstream's churn op: one such pod every `churn_interval` seconds while measuring
     churn_pod_template: PodTemplate | None = None
     churn_interval: float = 0.2
+    # each init / measured pod gets its own bound PV and PVC from this template
+    init_volume: VolumeTemplate | None = None
+    measure_volume: VolumeTemplate | None = None
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -265,6 +294,8 @@ class _Shape:
     init_namespace: str = INIT_NAMESPACE
     measure_namespace: str = MEASURE_NAMESPACE
     churn_pod_template: PodTemplate | None = None
+    init_volume: VolumeTemplate | None = None
+    measure_volume: VolumeTemplate | None = None
 
     def case(
         self,
@@ -287,6 +318,8 @@ class _Shape:
             measure_namespace=self.measure_namespace,
             source=self.source,
             churn_pod_template=self.churn_pod_template,
+            init_volume=self.init_volume,
+            measure_volume=self.measure_volume,
         )
 
 
@@ -345,6 +378,33 @@ _UNSCHEDULABLE = _Shape(
     churn_pod_template=POD_HIGH_PRIORITY_LARGE_CPU,
 )
 
+_IN_TREE_PVS = _Shape(
+    "SchedulingInTreePVs",
+    VOLUMES_CONFIG,
+    BASIC_NODE,
+    POD_DEFAULT,
+    POD_DEFAULT,
+    init_volume=PV_AWS,
+    measure_volume=PV_AWS,
+)
+_CSI_PVS = _Shape(
+    "SchedulingCSIPVs",
+    VOLUMES_CONFIG,
+    CSI_NODE,
+    POD_DEFAULT,
+    POD_DEFAULT,
+    init_volume=PV_CSI,
+    measure_volume=PV_CSI,
+)
+_PREEMPTION_PVS = _Shape(
+    "PreemptionPVs",
+    VOLUMES_CONFIG,
+    BASIC_NODE,
+    POD_LOW_PRIORITY,
+    POD_HIGH_PRIORITY,
+    measure_volume=PV_AWS,
+)
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
@@ -395,6 +455,17 @@ WORKLOADS: dict[str, Workload] = {
         _UNSCHEDULABLE.case("5kNodes/100Init/1kPods", 5000, 100, 1000),
         _UNSCHEDULABLE.case("5kNodes/100Init/10kPods", 5000, 100, 10000, threshold=590),
         _UNSCHEDULABLE.case("5kNodes/20kInit/10kPods", 5000, 20000, 10000, threshold=600),
+        # volumes/performance-config.yaml
+        _IN_TREE_PVS.case("5Nodes", 5, 5, 10),
+        _IN_TREE_PVS.case("500Nodes", 500, 500, 1000),
+        _IN_TREE_PVS.case("5000Nodes", 5000, 5000, 1000),
+        _IN_TREE_PVS.case("5000Nodes_2000Pods", 5000, 1000, 2000, threshold=290),
+        _CSI_PVS.case("5Nodes", 5, 5, 10),
+        _CSI_PVS.case("500Nodes", 500, 500, 1000),
+        _CSI_PVS.case("5000Nodes", 5000, 5000, 1000),
+        _CSI_PVS.case("5000Nodes_5000Pods", 5000, 5000, 5000, threshold=100),
+        _PREEMPTION_PVS.case("5Nodes", 5, 20, 5),
+        _PREEMPTION_PVS.case("1000Nodes", 1000, 4000, 1000),
     )
 }
 
@@ -426,25 +497,104 @@ def node_manifest(workload: Workload, index: int) -> dict[str, Any]:
     labels = workload.node_template.labels(index, name)
     if labels:
         metadata["labels"] = labels
+    capacity = dict(NODE_CAPACITY)
+    for driver, count in workload.node_template.csi_attach_limits:
+        capacity[f"attachable-volumes-csi-{driver}"] = str(count)
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": metadata,
         "spec": {},
         "status": {
-            "capacity": dict(NODE_CAPACITY),
+            "capacity": capacity,
             "conditions": [{"status": "True", "type": "Ready"}],
             "phase": "Running",
         },
     }
 
 
+def csi_node_manifest(workload: Workload, index: int) -> dict[str, Any] | None:
+    """The CSINode nodeAllocatableStrategy creates for node `index`, if the template has one."""
+    limits = workload.node_template.csi_attach_limits
+    if not limits:
+        return None
+    name = node_name(index)
+    drivers = [
+        {"name": driver, "nodeID": name, "allocatable": {"count": count}}
+        for driver, count in limits
+    ]
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": name},
+        "spec": {"drivers": drivers},
+    }
+
+
+def volume_manifests(
+    template: VolumeTemplate, index: int, namespace: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(PVC, PV) for pod `index`, bound to each other as CreatePodWithPersistentVolume makes
+    them: claim `pvc-<index>`, volume `<namespace>-pv-<index>`, both with Bound phases."""
+    claim_name = f"pvc-{index}"
+    volume_name = f"{namespace}-pv-{index}"
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": claim_name,
+            "namespace": namespace,
+            "annotations": {"pv.kubernetes.io/bind-completed": "true"},
+        },
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "volumeName": volume_name,
+        },
+        "status": {"phase": "Bound"},
+    }
+    source: dict[str, Any]
+    if template.source == "csi":
+        source = {"csi": {"driver": EBS_CSI_DRIVER, "volumeHandle": volume_name}}
+    else:
+        source = {"awsElasticBlockStore": {"volumeID": volume_name}}
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": volume_name},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "capacity": {"storage": "1Gi"},
+            "persistentVolumeReclaimPolicy": "Retain",
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": namespace,
+                "name": claim_name,
+            },
+            **source,
+        },
+        "status": {"phase": "Bound"},
+    }
+    return claim, volume
+
+
+def with_claim(pod: dict[str, Any], index: int) -> dict[str, Any]:
+    """The pod with its claim `pvc-<index>` as volume "vol"."""
+    pod["spec"]["volumes"] = [
+        {"name": "vol", "persistentVolumeClaim": {"claimName": f"pvc-{index}"}}
+    ]
+    return pod
+
+
 def pod_manifest(workload: Workload, index: int, *, measured: bool) -> dict[str, Any]:
     """The workload's init or measured pod template, with a fixed name (so creation times can be
-    matched) in that phase's namespace."""
+    matched) in that phase's namespace, and its claim when the phase gives pods volumes."""
     template = workload.measure_pod_template if measured else workload.init_pod_template
     namespace = workload.measure_namespace if measured else workload.init_namespace
-    return template_manifest(template, pod_name(index), namespace)
+    pod = template_manifest(template, pod_name(index), namespace)
+    volume = workload.measure_volume if measured else workload.init_volume
+    return pod if volume is None else with_claim(pod, index)
 
 
 def churn_pod_manifest(workload: Workload, index: int) -> dict[str, Any]:
