@@ -190,6 +190,9 @@ class Scheduler:
             )
         ]
 
+    def _informed_pod(self, namespace: str, name: str) -> PodView | None:
+        return self.pod_informer.store.get(f"{namespace}/{name}")
+
     def build_profiles(self, config: ResolvedConfig) -> ProfileSet:
         """Frameworks for `config`'s profiles, wired to this scheduler's snapshot and queue
         (and to its extenders: built here, so that bad extender settings refuse a reload)."""
@@ -211,6 +214,7 @@ class Scheduler:
                 rng=self.rng,
                 start_preemption=lambda preemption: self._start_preemption(profile, preemption),
                 extenders=extenders.extenders,
+                pod_lister=self._informed_pod,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)

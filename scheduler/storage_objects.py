@@ -42,19 +42,36 @@ class KeyedStore(Generic[T]):
         }
         self.by_key: dict[str, T] = {}
         self.sink: EventSink | None = None
+        # Called with (old, new) after each change, after the store is updated (see
+        # `subscribe`); the volume binder waits on these for the PV controller's progress.
+        self._listeners: list[Callable[[Any, Any], None]] = []
 
     def on_add(self, obj: T) -> None:
         self.by_key[_key(obj)] = obj
         self._emit(ActionType.ADD, None, obj)
+        self._notify(None, obj)
 
     def on_update(self, old: T, new: T) -> None:
         self.by_key.pop(_key(old), None)
         self.by_key[_key(new)] = new
         self._emit(ActionType.UPDATE, old, new)
+        self._notify(old, new)
 
     def on_delete(self, obj: T) -> None:
         self.by_key.pop(_key(obj), None)
         self._emit(ActionType.DELETE, obj, None)
+        self._notify(obj, None)
+
+    def subscribe(self, listener: Callable[[Any, Any], None]) -> Callable[[], None]:
+        """Call `listener(old, new)` after every later change (None for the missing side of
+        an add or delete); returns the function that unsubscribes it."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
 
     def get(self, key: str) -> T | None:
         return self.by_key.get(key)
@@ -65,6 +82,10 @@ class KeyedStore(Generic[T]):
     def _emit(self, action: ActionType, old: Any, new: Any) -> None:
         if self.sink is not None:
             self.sink(self._events[action], old, new)
+
+    def _notify(self, old: Any, new: Any) -> None:
+        for listener in tuple(self._listeners):
+            listener(old, new)
 
 
 def _key(obj: Any) -> str:

@@ -353,6 +353,11 @@ class Handle(Protocol):
         """The scheduler's injected randomness (preemption's candidate offset)."""
         ...
 
+    def pod_exists(self, pod: PodView) -> bool:
+        """Whether the pod is still known to the scheduler's pod informer (upstream's pod
+        lister; VolumeBinding stops waiting for a deleted pod's volumes)."""
+        ...
+
     # What preemption's dry runs need from the framework (upstream's PluginsRunner).
 
     @property

@@ -103,8 +103,12 @@ def in_tree_registry() -> Registry:
         nodeaffinity,
         nodename,
         nodeports,
+        nodevolumelimits,
         podtopologyspread,
         tainttoleration,
+        volumebinding,
+        volumerestrictions,
+        volumezone,
     )
     from scheduler.plugins.defaultbinder import DefaultBinder
     from scheduler.plugins.noderesources.args import decode_node_resources_fit_args
@@ -131,6 +135,10 @@ def in_tree_registry() -> Registry:
         podtopologyspread.PLUGIN_ENTRY,
         interpodaffinity.PLUGIN_ENTRY,
         defaultpreemption.PLUGIN_ENTRY,
+        volumerestrictions.PLUGIN_ENTRY,
+        nodevolumelimits.PLUGIN_ENTRY,
+        volumebinding.PLUGIN_ENTRY,
+        volumezone.PLUGIN_ENTRY,
     ):
         registry.register(entry)
     return registry

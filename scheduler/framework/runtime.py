@@ -210,6 +210,8 @@ class HandleDeps:
     # The configured scheduler extenders, in calling order (preemption asks those that
     # support it, as upstream's callExtenders).
     extenders: Sequence[HTTPExtender] = ()
+    # The informer's pod by namespace and name (upstream's pod lister); None: not known here.
+    pod_lister: Callable[[str, str], PodView | None] | None = None
 
 
 class _PostFilterRun:
@@ -382,6 +384,11 @@ class Framework:
     @property
     def cluster_objects(self) -> ClusterObjects:
         return self._deps.cluster_objects
+
+    def pod_exists(self, pod: PodView) -> bool:
+        """Whether the pod is still in the informer's store (True when there is no store)."""
+        lister = self._deps.pod_lister
+        return lister is None or lister(pod.namespace, pod.name) is not None
 
     @property
     def rng(self) -> random.Random:
