@@ -191,8 +191,18 @@ async def test_empty_extension_points_can_be_left_out(tmp_path: Path) -> None:
         await h.wait_for(lambda: h.pod_span("web"), what="PodScheduling span")
         (attempt,) = h.attempts("web")
         points = names(h.children(attempt))
-        # The default profile has no Reserve, Permit, PreBind or PostBind plugin.
-        assert points == {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore", "Bind"}
+        # The default profile has no Permit or PostBind plugin (VolumeBinding reserves and
+        # pre-binds, even for a pod without volumes, as upstream's).
+        assert points == {
+            "PreFilter",
+            "Filter",
+            "PreScore",
+            "Score",
+            "NormalizeScore",
+            "Reserve",
+            "PreBind",
+            "Bind",
+        }
 
 
 async def test_unsampled_pods_record_no_spans_and_leave_nothing_open(tmp_path: Path) -> None:
