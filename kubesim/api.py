@@ -254,7 +254,7 @@ class Api:
             meta.pop(key, None)
         defaults.apply_defaults(resource.kind, obj)
         try:
-            defaults.admit_create(resource.kind, obj, self.lookup)
+            defaults.admit_create(resource.kind, obj, self.lookup, self.store.items)
         except defaults.AdmissionError as exc:
             raise errors.ApiError(exc.code, exc.reason, exc.message) from exc
         if resource.namespaced:

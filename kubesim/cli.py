@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kubesim.cluster import Cluster, ClusterConfig, RemoteBindRefused
 from kubesim.nodes import NodeTemplate
+from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
 
 
@@ -56,6 +57,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks"
     )
+    add_storage_arguments(parser)
+
+
+def add_storage_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of the storage controllers (`aiosched run --embedded` has its own copy: the
+    scheduler never imports kubesim)."""
+    parser.add_argument(
+        "--no-csi-driver",
+        dest="csi_driver",
+        action="store_false",
+        help="do not simulate the csi.kubesim.io CSI driver: no CSIDriver, no default "
+        "StorageClass `standard`, no CSINodes, no provisioning for it (the PV binder still runs)",
+    )
+    parser.add_argument(
+        "--csi-attach-limit",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help="volumes of csi.kubesim.io attachable per node, reported in each CSINode's "
+        "allocatable.count (default 0: no limit reported)",
+    )
+    parser.add_argument(
+        "--storage-provisioners",
+        type=_names,
+        default=(),
+        metavar="NAME,...",
+        help="more provisioner names to provision volumes for, as if their CSI drivers were "
+        "installed (e.g. ebs.csi.aws.com, so StorageClasses written for a cloud work unchanged)",
+    )
+    parser.add_argument(
+        "--storage-delay",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long the PV binder and provisioner wait before acting on a change "
+        "(default 0)",
+    )
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def storage_options_from_args(args: argparse.Namespace) -> StorageOptions:
+    return StorageOptions(
+        csi_driver=args.csi_driver,
+        attach_limit=args.csi_attach_limit,
+        extra_provisioners=args.storage_provisioners,
+        delay=args.storage_delay,
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ClusterConfig:
@@ -74,6 +139,7 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
         data_dir=args.data_dir,
         kubeconfig_out=args.kubeconfig_out,
         tls=not args.insecure_http,
+        storage=storage_options_from_args(args),
     )
 
 

@@ -1,4 +1,5 @@
-"""Assembles a running kubesim: store (+ data dir), API, HTTP server, simulated nodes."""
+"""Assembles a running kubesim: store (+ data dir), API, HTTP server, simulated nodes and
+storage controllers."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from kubesim.api import Api
 from kubesim.meta import Clock, Obj, new_uid, rfc3339
 from kubesim.nodes import NodeSimulator, NodeTemplate
 from kubesim.server import ServerOptions, build_app
+from kubesim.storage.controllers import StorageControllers, StorageOptions
 from kubesim.store import DEFAULT_HISTORY, Store
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -57,6 +59,7 @@ class ClusterConfig:
     kubeconfig_out: Path | None = None
     token: str | None = None
     tls: bool = True  # kubectl sends the token only over TLS
+    storage: StorageOptions = field(default_factory=StorageOptions)
 
 
 def is_loopback(host: str) -> bool:
@@ -86,6 +89,7 @@ class Cluster:
         self.simulator = NodeSimulator(
             self.api, config.node_template, config.pod_start_delay, config.heartbeat_interval
         )
+        self.storage = StorageControllers(self.api, config.storage)
         self._wal: persistence.WriteAheadLog | None = None
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -141,19 +145,28 @@ class Cluster:
                 self.token,
                 self.cert.cert_pem if self.cert is not None else None,
             )
+        await self.start_controllers()
+
+    async def start_controllers(self) -> None:
+        """The in-process controllers: simulated kubelets first, then storage, which so finds
+        the initial nodes stored and writes their CSINodes in a few large commits."""
         await self.simulator.start(self.config.nodes)
+        await self.storage.start()
 
     async def stop(self) -> None:
+        await self.storage.stop()
         await self.simulator.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
         if self._wal is not None:
+            await self._wal.drain()
             self._wal.close()
             self._wal = None
 
     async def _bootstrap(self) -> None:
-        """What a fresh API server has: system namespaces and priority classes."""
+        """What a fresh API server has: system namespaces and priority classes (and, before any
+        claim can be created, the simulated driver's CSIDriver and default StorageClass)."""
         now = rfc3339(self.api.clock())
         for name in SYSTEM_NAMESPACES:
             if self.store.get("namespaces", "", name) is None:
@@ -184,6 +197,7 @@ class Cluster:
                     },
                     now,
                 )
+        await self.storage.bootstrap()
 
     async def _system_create(self, key: str, obj: Obj, now: str) -> Any:
         meta = obj["metadata"]

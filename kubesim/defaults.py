@@ -2,7 +2,7 @@
 
 Defaults follow pkg/apis/core/v1/defaults.go (plus apps/v1, scheduling/v1 defaults and the
 create-time strategies that fill pod and namespace status). Admission follows upstream's
-NamespaceLifecycle, Priority and DefaultTolerationSeconds plugins.
+NamespaceLifecycle, Priority, DefaultTolerationSeconds and DefaultStorageClass plugins.
 """
 
 from __future__ import annotations
@@ -245,6 +245,55 @@ def _default_replicated(obj: dict[str, Any], kind: str) -> None:
     _default_template(obj)
 
 
+def _default_claim(claim: dict[str, Any]) -> None:
+    spec = claim.setdefault("spec", {})
+    if isinstance(spec, dict):
+        spec.setdefault("volumeMode", "Filesystem")
+    status = claim.setdefault("status", {})
+    if isinstance(status, dict):
+        status.setdefault("phase", "Pending")
+
+
+def _default_volume_object(volume: dict[str, Any]) -> None:
+    spec = volume.setdefault("spec", {})
+    if isinstance(spec, dict):
+        spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+        spec.setdefault("volumeMode", "Filesystem")
+    status = volume.setdefault("status", {})
+    if isinstance(status, dict):
+        status.setdefault("phase", "Pending")
+
+
+def _default_storage_class(storage_class: dict[str, Any]) -> None:
+    storage_class.setdefault("reclaimPolicy", "Delete")
+    storage_class.setdefault("volumeBindingMode", "Immediate")
+
+
+def _default_csi_driver(driver: dict[str, Any]) -> None:
+    spec = driver.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    for key, value in (
+        ("attachRequired", True),
+        ("podInfoOnMount", False),
+        ("requiresRepublish", False),
+        ("storageCapacity", False),
+        ("seLinuxMount", False),
+        ("fsGroupPolicy", "ReadWriteOnceWithFSType"),
+    ):
+        spec.setdefault(key, value)
+    spec.setdefault("volumeLifecycleModes", ["Persistent"])
+
+
+# core/v1 and storage/v1 SetDefaults_PersistentVolume(Claim), _StorageClass, _CSIDriver
+_STORAGE_DEFAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "PersistentVolumeClaim": _default_claim,
+    "PersistentVolume": _default_volume_object,
+    "StorageClass": _default_storage_class,
+    "CSIDriver": _default_csi_driver,
+}
+
+
 def apply_defaults(kind: str, obj: dict[str, Any]) -> None:
     """Fill the defaults the API server would, in place."""
     if kind == "Pod":
@@ -259,8 +308,8 @@ def apply_defaults(kind: str, obj: dict[str, Any]) -> None:
         _default_service(obj)
     elif kind == "PriorityClass":
         obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    elif kind == "PersistentVolumeClaim":
-        obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+    elif kind in _STORAGE_DEFAULTS:
+        _STORAGE_DEFAULTS[kind](obj)
 
 
 # --- admission ---------------------------------------------------------------------------------
@@ -404,6 +453,44 @@ def _admit_priority_class(obj: dict[str, Any], list_all: ListAll | None) -> None
         )
 
 
+STORAGE_CLASSES_KEY = "storage.k8s.io/storageclasses"
+DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+
+
+def default_storage_class(classes: Iterable[dict[str, Any]]) -> str | None:
+    """The default StorageClass's name: the newest of those marked default, ties by name
+    (upstream pkg/volume/util GetDefaultClass)."""
+    marked = []
+    for storage_class in classes:
+        meta = storage_class.get("metadata") or {}
+        annotations = meta.get("annotations") or {}
+        if isinstance(annotations, dict) and any(
+            annotations.get(key) == "true" for key in DEFAULT_CLASS_ANNOTATIONS
+        ):
+            marked.append((str(meta.get("creationTimestamp") or ""), str(meta.get("name") or "")))
+    if not marked:
+        return None
+    newest = max(created for created, _ in marked)
+    return min(name for created, name in marked if created == newest)
+
+
+def _admit_default_storage_class(claim: dict[str, Any], list_all: ListAll | None) -> None:
+    """DefaultStorageClass admission: a claim with no class field at all (nil, not "") gets
+    the default class (plugin/pkg/admission/storage/storageclass/setdefault)."""
+    spec = claim.setdefault("spec", {})
+    if not isinstance(spec, dict) or spec.get("storageClassName") is not None:
+        return
+    annotations = (claim.get("metadata") or {}).get("annotations") or {}
+    if "volume.beta.kubernetes.io/storage-class" in annotations or list_all is None:
+        return
+    name = default_storage_class(list_all(STORAGE_CLASSES_KEY))
+    if name is not None:
+        spec["storageClassName"] = name
+
+
 def admit_create(
     kind: str,
     obj: dict[str, Any],
@@ -413,7 +500,8 @@ def admit_create(
     """Run create-time admission in place; raises AdmissionError to reject.
 
     lookup(resource_key, namespace, name) fetches one stored object; list_all(resource_key),
-    when given, lists a resource (needed for the globalDefault PriorityClass).
+    when given, lists a resource (needed for the globalDefault PriorityClass and the default
+    StorageClass).
     """
     _, _, namespaced = _resource_of(kind)
     if namespaced:
@@ -423,6 +511,8 @@ def admit_create(
         _admit_priority(obj, lookup, list_all)
     elif kind == "PriorityClass":
         _admit_priority_class(obj, list_all)
+    elif kind == "PersistentVolumeClaim":
+        _admit_default_storage_class(obj, list_all)
 
 
 def admit_update(kind: str, obj: dict[str, Any], old: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from types import TracebackType
 
 from kubesim.cluster import Cluster, ClusterConfig
 from kubesim.nodes import NodeTemplate
+from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
 
 
@@ -32,6 +33,10 @@ class EmbeddedCluster:
         token: str | None = None,
         tls: bool = True,
         zones: int = 0,
+        csi_driver: bool = True,
+        csi_attach_limit: int = 0,
+        storage_provisioners: tuple[str, ...] = (),
+        storage_delay: float = 0.0,
     ) -> None:
         self._cluster = Cluster(
             ClusterConfig(
@@ -47,6 +52,12 @@ class EmbeddedCluster:
                 kubeconfig_out=Path(kubeconfig_out) if kubeconfig_out is not None else None,
                 token=token,
                 tls=tls,
+                storage=StorageOptions(
+                    csi_driver=csi_driver,
+                    attach_limit=csi_attach_limit,
+                    extra_provisioners=tuple(storage_provisioners),
+                    delay=storage_delay,
+                ),
             )
         )
 

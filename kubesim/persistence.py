@@ -141,6 +141,13 @@ class WriteAheadLog:
             if not future.done():
                 future.set_exception(OSError(exc.errno, exc.strerror or str(exc)))
 
+    async def drain(self) -> None:
+        """Wait until every queued record is written (or failed). A write still in flight after
+        close() would land in whichever file next reuses the descriptor number, such as the
+        snapshot or log of a cluster restarted in the same process."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
     def close(self) -> None:
         os.close(self._fd)
 

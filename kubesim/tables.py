@@ -14,6 +14,7 @@ from typing import Any
 import kubernetes_asyncio.client.models as models
 import orjson
 
+from kubesim.quantity import canonical_quantity
 from kubesim.resources import ResourceType
 from kubesim.schemas import describe
 
@@ -388,6 +389,94 @@ def _age(obj: JSON, now: datetime) -> str:
     return since(_get(obj, "metadata", "creationTimestamp"), now)
 
 
+# ---- persistent volumes and claims ---------------------------------------------------------
+
+_ACCESS_MODE_ORDER = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
+                      ("ReadWriteOncePod", "RWOP"))
+_UNSET = "<unset>"
+_PVC_COLUMNS = [
+    _NAME,
+    _column("Status", describe(models.V1PersistentVolumeClaimStatus, "phase")),
+    _column("Volume", describe(models.V1PersistentVolumeClaimSpec, "volume_name")),
+    _column("Capacity", describe(models.V1PersistentVolumeClaimStatus, "capacity")),
+    _column("Access Modes", describe(models.V1PersistentVolumeClaimStatus, "access_modes")),
+    _column("StorageClass", "StorageClass of the pvc"),
+    _column("VolumeAttributesClass", "VolumeAttributesClass of the pvc"),
+    _AGE,
+    _column("VolumeMode", describe(models.V1PersistentVolumeClaimSpec, "volume_mode"),
+            priority=1),
+]
+_PV_COLUMNS = [
+    _NAME,
+    _column("Capacity", describe(models.V1PersistentVolumeSpec, "capacity")),
+    _column("Access Modes", describe(models.V1PersistentVolumeSpec, "access_modes")),
+    _column("Reclaim Policy",
+            describe(models.V1PersistentVolumeSpec, "persistent_volume_reclaim_policy")),
+    _column("Status", describe(models.V1PersistentVolumeStatus, "phase")),
+    _column("Claim", describe(models.V1PersistentVolumeSpec, "claim_ref")
+            or "claimRef is part of a bi-directional binding between PersistentVolume and "
+            "PersistentVolumeClaim."),
+    _column("StorageClass", describe(models.V1PersistentVolumeSpec, "storage_class_name")),
+    _column("VolumeAttributesClass", "VolumeAttributesClass of the pv"),
+    _column("Reason", describe(models.V1PersistentVolumeStatus, "reason")),
+    _AGE,
+    _column("VolumeMode", describe(models.V1PersistentVolumeSpec, "volume_mode"), priority=1),
+]
+
+
+def _access_modes(modes: Any) -> str:
+    """helper.GetAccessModesAsString: abbreviations in a fixed order, duplicates dropped."""
+    present = set(modes) if isinstance(modes, list) else set()
+    return ",".join(short for mode, short in _ACCESS_MODE_ORDER if mode in present)
+
+
+def _storage(resources: Any) -> str:
+    value = _get(resources, "storage")
+    if value is None:
+        return "0"
+    try:
+        return canonical_quantity(value)
+    except (ValueError, TypeError):
+        return str(value)
+
+
+def _class_of(obj: JSON) -> str:
+    beta = _get(obj, "metadata", "annotations", "volume.beta.kubernetes.io/storage-class")
+    return str(beta if isinstance(beta, str) else _get(obj, "spec", "storageClassName") or "")
+
+
+def _volume_phase(obj: JSON) -> str:
+    if _get(obj, "metadata", "deletionTimestamp"):
+        return "Terminating"
+    return str(_get(obj, "status", "phase") or "")
+
+
+def _pvc_row(claim: JSON, now: datetime) -> Row:
+    volume = str(_get(claim, "spec", "volumeName") or "")
+    capacity = modes = ""
+    if volume:
+        capacity = _storage(_get(claim, "status", "capacity"))
+        modes = _access_modes(_get(claim, "status", "accessModes"))
+    return _meta_row(
+        claim, now, _volume_phase(claim), volume, capacity, modes, _class_of(claim),
+        _get(claim, "spec", "volumeAttributesClassName") or _UNSET, _age(claim, now),
+        _get(claim, "spec", "volumeMode") or _UNSET,
+    )
+
+
+def _pv_row(volume: JSON, now: datetime) -> Row:
+    ref = _get(volume, "spec", "claimRef")
+    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if isinstance(ref, dict) else ""
+    return _meta_row(
+        volume, now, _storage(_get(volume, "spec", "capacity")),
+        _access_modes(_get(volume, "spec", "accessModes")),
+        str(_get(volume, "spec", "persistentVolumeReclaimPolicy") or ""), _volume_phase(volume),
+        claim, _class_of(volume), _get(volume, "spec", "volumeAttributesClassName") or _UNSET,
+        str(_get(volume, "status", "reason") or ""), _age(volume, now),
+        _get(volume, "spec", "volumeMode") or _UNSET,
+    )
+
+
 _Printer = Callable[[JSON, datetime], Row]
 
 _PRINTERS: dict[tuple[str, str], tuple[list[JSON], _Printer]] = {
@@ -410,6 +499,8 @@ _PRINTERS: dict[tuple[str, str], tuple[list[JSON], _Printer]] = {
             o.get("preemptionPolicy") or "",
         ),
     ),
+    ("", "PersistentVolumeClaim"): (_PVC_COLUMNS, _pvc_row),
+    ("", "PersistentVolume"): (_PV_COLUMNS, _pv_row),
     ("", "ConfigMap"): (
         _CONFIGMAP_COLUMNS,
         lambda o, now: _meta_row(
