@@ -7,6 +7,7 @@ passes, ``?verbose`` lists ``[+]name ok`` lines, a failure answers 500 listing e
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -160,9 +161,12 @@ class ObservabilityServer:
         ready: HealthChecks | None = None,
         debug_routes: Mapping[str, Handler] | None = None,
         live: HealthChecks | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.host = host
         self.requested_port = port
+        # HTTPS with this context (a certificate and key given on the command line), else HTTP.
+        self.ssl_context = ssl_context
         self._app = self._build_app(metrics, health, ready, live, debug_routes or {})
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
@@ -201,13 +205,14 @@ class ObservabilityServer:
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{host}:{self.port}"
 
     async def start(self) -> int:
         runner = web.AppRunner(self._app, access_log=None)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.host, self.requested_port)
+            site = web.TCPSite(runner, self.host, self.requested_port, ssl_context=self.ssl_context)
             await site.start()
         except BaseException:
             await runner.cleanup()

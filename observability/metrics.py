@@ -180,7 +180,9 @@ class SchedulerMetrics:
         )
         self._config_reloads = FastCounter(
             "aiosched_config_reloads_total",
-            "Number of scheduler configuration reloads, by result (success or failure).",
+            "Number of scheduler configuration reloads, by result (success; failure: refused, "
+            "the running configuration stays; restart_required: applied except fields that "
+            "need a restart, such as leaderElection or clientConnection).",
             ("result",),
             registry=reg,
         )
@@ -291,9 +293,17 @@ class SchedulerMetrics:
 
     # --- configuration ---
 
-    def config_reload(self, ok: bool) -> None:
-        self._config_reloads.labels("success" if ok else "failure").inc()
-        self._config_last_reload_success.set(1 if ok else 0)
+    def config_reload(self, ok: bool, restart_required: bool = False) -> None:
+        """One reload: ``ok`` False when it was refused; ``restart_required`` when it was
+        applied but changed fields only a restart applies (not counted as a success)."""
+        if not ok:
+            result = "failure"
+        elif restart_required:
+            result = "restart_required"
+        else:
+            result = "success"
+        self._config_reloads.labels(result).inc()
+        self._config_last_reload_success.set(1 if result == "success" else 0)
 
     # --- exposition ---
 

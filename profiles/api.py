@@ -4,35 +4,48 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from profiles.config import ConfigSpec, ResolvedConfig, ResolvedProfile
+from profiles.config import ConfigOverrides, ConfigSpec, ResolvedConfig, ResolvedProfile
 from profiles.defaults import apply_defaults, default_client_connection, default_leader_election
 from profiles.errors import ConfigError, ConfigInvalidError, ErrorSink, child, index
+from profiles.fields import refusals
 from profiles.load import parse_text
+from profiles.overrides import apply_overrides, name_flags
 from profiles.resolve import resolve_profile
 from profiles.spec import PluginRegistry
 from profiles.validate import validate_config
 
 
-def load_config(path: str | Path | None, registry: PluginRegistry) -> ResolvedConfig:
-    """Load a KubeSchedulerConfiguration file; None gives upstream's defaults."""
+def load_config(
+    path: str | Path | None, registry: PluginRegistry, overrides: ConfigOverrides = ()
+) -> ResolvedConfig:
+    """Load a KubeSchedulerConfiguration file; None gives upstream's defaults. ``overrides``
+    (command-line flags) are written over the file before defaults and validation."""
     if path is None:
-        return resolve_config(ConfigSpec(), registry)
+        return resolve_config(ConfigSpec(), registry, overrides)
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigInvalidError([ConfigError(source, "", f"cannot read file: {exc}")]) from exc
-    return load_config_text(text, registry, source=source)
+    return load_config_text(text, registry, source=source, overrides=overrides)
 
 
 def load_config_text(
-    text: str, registry: PluginRegistry, source: str = "<string>"
+    text: str,
+    registry: PluginRegistry,
+    source: str = "<string>",
+    overrides: ConfigOverrides = (),
 ) -> ResolvedConfig:
-    return resolve_config(parse_text(text, source), registry)
+    return resolve_config(parse_text(text, source), registry, overrides)
 
 
-def resolve_config(spec: ConfigSpec, registry: PluginRegistry) -> ResolvedConfig:
+def resolve_config(
+    spec: ConfigSpec, registry: PluginRegistry, overrides: ConfigOverrides = ()
+) -> ResolvedConfig:
     sink = ErrorSink(spec.source)
+    spec = apply_overrides(spec, overrides)
+    for path, message in refusals(spec):  # values aiosched cannot honour (profiles/fields.py)
+        sink.add(path, message)
     spec = apply_defaults(spec)
     leader_election = default_leader_election(spec)
     client_connection = default_client_connection(spec)
@@ -46,7 +59,8 @@ def resolve_config(spec: ConfigSpec, registry: PluginRegistry) -> ResolvedConfig
     if len(profiles) == len(resolved):
         _check_same_queue_sort(profiles, sink)
     if sink.errors:
-        raise ConfigInvalidError(dict.fromkeys(sink.errors))  # drop exact duplicates
+        errors = name_flags(dict.fromkeys(sink.errors), overrides)  # drop exact duplicates
+        raise ConfigInvalidError(errors)
     return ResolvedConfig(
         source=spec.source,
         parallelism=spec.parallelism or 0,

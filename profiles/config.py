@@ -17,6 +17,8 @@ from profiles.spec import EXTENSION_POINTS, MULTI_POINT
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+JSON_CONTENT_TYPE = "application/json"
+PROTOBUF_CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 
 
 def frozen_mapping(items: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
@@ -106,11 +108,15 @@ class LeaderElection:
 
 @dataclass(frozen=True)
 class ClientConnection:
-    """Zero qps/burst and empty contentType mean "unset" in the spec; resolved holds defaults."""
+    """Zero qps/burst and empty contentType mean "unset" in the spec; resolved holds defaults.
+
+    The resolved contentType defaults to JSON, not to upstream's protobuf: aiosched's client
+    encodes and decodes JSON only, and profiles/fields.py refuses any other value.
+    """
 
     kubeconfig: str = ""
     accept_content_types: str = ""
-    content_type: str = "application/vnd.kubernetes.protobuf"
+    content_type: str = JSON_CONTENT_TYPE
     qps: float = 50.0
     burst: int = 100
 
@@ -153,6 +159,26 @@ class Extender:
     node_cache_capable: bool = False
     managed_resources: tuple[ExtenderManagedResource, ...] = ()
     ignorable: bool = False
+
+
+# ---- command-line overrides ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigOverride:
+    """One command-line flag that overrides a field of the file (or of the defaults, without
+    one), as kube-scheduler's ApplyLeaderElectionTo / ApplyDeprecated do.
+
+    ``path`` is the field's path in the file (``leaderElection.leaseDuration``), ``value`` is
+    already of the field's type (seconds for durations), ``flag`` names the flag for messages.
+    """
+
+    path: str
+    value: Any
+    flag: str
+
+
+ConfigOverrides = tuple[ConfigOverride, ...]
 
 
 # ---- the whole file as written --------------------------------------------------------------

@@ -34,6 +34,36 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # Fields v1 dropped but that configs carried over from v1beta* still set; accepted, ignored.
 DEPRECATED_TOP_LEVEL = ("healthzBindAddress", "metricsBindAddress")
 
+# Every field name the decoder accepts, per object (profiles/fields.py says what each one does).
+TOP_LEVEL_FIELDS: tuple[str, ...] = (
+    "apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
+    "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
+    "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
+    "delayCacheUntilActive", *DEPRECATED_TOP_LEVEL,
+)  # fmt: skip
+LEADER_ELECTION_FIELDS: tuple[str, ...] = (
+    "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
+    "resourceName", "resourceNamespace",
+)  # fmt: skip
+CLIENT_CONNECTION_FIELDS: tuple[str, ...] = (
+    "kubeconfig", "acceptContentTypes", "contentType", "qps", "burst",
+)  # fmt: skip
+EXTENDER_FIELDS: tuple[str, ...] = (
+    "urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
+    "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
+    "ignorable",
+)  # fmt: skip
+EXTENDER_TLS_FIELDS: tuple[str, ...] = (
+    "insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData",
+)  # fmt: skip
+MANAGED_RESOURCE_FIELDS: tuple[str, ...] = ("name", "ignoredByScheduler")
+PROFILE_FIELDS: tuple[str, ...] = (
+    "schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig",
+)  # fmt: skip
+PLUGIN_SET_FIELDS: tuple[str, ...] = ("enabled", "disabled")
+PLUGIN_FIELDS: tuple[str, ...] = ("name", "weight")
+PLUGIN_CONFIG_FIELDS: tuple[str, ...] = ("name", "args")
+
 T = TypeVar("T")
 
 
@@ -181,13 +211,7 @@ class _Decoder:
     # ---- KubeSchedulerConfiguration ----------------------------------------------------------
 
     def config(self, doc: Any) -> ConfigSpec:
-        fields = (
-            "apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
-            "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
-            "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
-            "delayCacheUntilActive", *DEPRECATED_TOP_LEVEL,
-        )  # fmt: skip
-        m = self.obj(doc, "", fields)
+        m = self.obj(doc, "", TOP_LEVEL_FIELDS)
         if m is None:
             return ConfigSpec(source=self.sink.source)
         api_version = self.str_(m, "apiVersion", "")
@@ -228,11 +252,7 @@ class _Decoder:
     def leader_election(self, value: Any, path: str) -> LeaderElectionSpec:
         if value is None:
             return LeaderElectionSpec()
-        fields = (
-            "leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
-            "resourceName", "resourceNamespace",
-        )  # fmt: skip
-        m = self.obj(value, path, fields)
+        m = self.obj(value, path, LEADER_ELECTION_FIELDS)
         if m is None:
             return LeaderElectionSpec()
         return LeaderElectionSpec(
@@ -249,8 +269,7 @@ class _Decoder:
         unset = ClientConnection(content_type="", qps=0.0, burst=0)
         if value is None:
             return unset
-        fields = ("kubeconfig", "acceptContentTypes", "contentType", "qps", "burst")
-        m = self.obj(value, path, fields)
+        m = self.obj(value, path, CLIENT_CONNECTION_FIELDS)
         if m is None:
             return unset
         return ClientConnection(
@@ -264,12 +283,7 @@ class _Decoder:
     # ---- extenders ------------------------------------------------------------------------
 
     def extender(self, value: Any, path: str) -> Extender | None:
-        fields = (
-            "urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
-            "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
-            "ignorable",
-        )  # fmt: skip
-        m = self.obj(value, path, fields)
+        m = self.obj(value, path, EXTENDER_FIELDS)
         if m is None:
             return None
         tls = m.get("tlsConfig")
@@ -289,11 +303,7 @@ class _Decoder:
         )
 
     def extender_tls(self, value: Any, path: str) -> ExtenderTLS | None:
-        fields = (
-            "insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData",
-            "caData",
-        )  # fmt: skip
-        m = self.obj(value, path, fields)
+        m = self.obj(value, path, EXTENDER_TLS_FIELDS)
         if m is None:
             return None
         return ExtenderTLS(
@@ -308,7 +318,7 @@ class _Decoder:
         )
 
     def managed_resource(self, value: Any, path: str) -> ExtenderManagedResource | None:
-        m = self.obj(value, path, ("name", "ignoredByScheduler"))
+        m = self.obj(value, path, MANAGED_RESOURCE_FIELDS)
         if m is None:
             return None
         return ExtenderManagedResource(
@@ -319,8 +329,7 @@ class _Decoder:
     # ---- profiles -------------------------------------------------------------------------
 
     def profile(self, value: Any, path: str) -> ProfileSpec | None:
-        fields = ("schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig")
-        m = self.obj(value, path, fields)
+        m = self.obj(value, path, PROFILE_FIELDS)
         if m is None:
             return None
         plugins = m.get("plugins")
@@ -346,7 +355,7 @@ class _Decoder:
         return Plugins(frozen_mapping(sets))
 
     def plugin_set(self, value: Any, path: str) -> PluginSet | None:
-        m = self.obj(value, path, ("enabled", "disabled"))
+        m = self.obj(value, path, PLUGIN_SET_FIELDS)
         if m is None:
             return None
         return PluginSet(
@@ -355,7 +364,7 @@ class _Decoder:
         )
 
     def plugin_ref(self, value: Any, path: str) -> PluginRef | None:
-        m = self.obj(value, path, ("name", "weight"))
+        m = self.obj(value, path, PLUGIN_FIELDS)
         if m is None:
             return None
         name = self.str_(m, "name", path)
@@ -366,7 +375,7 @@ class _Decoder:
         return PluginRef(name, self.int_(m, "weight", path, INT32_MIN, INT32_MAX), origin=path)
 
     def plugin_config(self, value: Any, path: str) -> PluginConfigEntry | None:
-        m = self.obj(value, path, ("name", "args"))
+        m = self.obj(value, path, PLUGIN_CONFIG_FIELDS)
         if m is None:
             return None
         name = self.str_(m, "name", path)

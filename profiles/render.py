@@ -15,6 +15,7 @@ from profiles.api import load_config
 from profiles.config import ResolvedConfig, ResolvedProfile
 from profiles.duration import format_duration
 from profiles.errors import ConfigInvalidError
+from profiles.fields import caveats
 from profiles.spec import EXTENSION_POINTS, PluginRegistry
 
 
@@ -36,14 +37,20 @@ def render_profiles(cfg: ResolvedConfig) -> str:
             "resource": f"{le.resource_lock}/{le.resource_namespace}/{le.resource_name}",
         },
         "clientConnection": {
+            "kubeconfig": cfg.client_connection.kubeconfig
+            or "unset (--kubeconfig, else in-cluster, else ~/.kube/config)",
+            "contentType": cfg.client_connection.content_type,
             "qps": cfg.client_connection.qps,
             "burst": cfg.client_connection.burst,
         },
+        "delayCacheUntilActive": cfg.delay_cache_until_active,
     }
     if cfg.extenders:
         doc["extenders"] = [_plain(e) for e in cfg.extenders]
     if cfg.notes:
         doc["notes"] = list(cfg.notes)
+    # What the file asks for that aiosched does not do (parallelism, profiling, ...).
+    doc["caveats"] = list(caveats(cfg))
     doc["profiles"] = [_profile(p) for p in cfg.profiles]
     return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=100)
 

@@ -29,9 +29,10 @@ from typing import Any
 
 import aiohttp
 import orjson
-from kubernetes_asyncio import config as kube_config
 from kubernetes_asyncio.client import Configuration
 from yarl import URL
+
+from scheduler.kubeconfig import InCluster, KubeconfigError, resolve_configuration
 
 log = logging.getLogger(__name__)
 
@@ -69,31 +70,24 @@ class TokenBucket:
 
 @dataclass(frozen=True, slots=True)
 class ClientSettings:
-    kubeconfig: str | None = None  # None: in-cluster config, else ~/.kube/config
+    """How to reach the API server (see scheduler/kubeconfig.py for the order of sources)."""
+
+    kubeconfig: str | None = None  # None: --master, else in-cluster, else ~/.kube/config
     context: str | None = None
+    master: str | None = None  # kube-scheduler's --master: overrides the kubeconfig's server
     qps: float = 50.0
     burst: int = 100
     user_agent: str = "aiosched"
     max_connections: int = 64
+    in_cluster: InCluster | None = None  # where a pod's service account is (None: the usual)
 
 
 async def load_configuration(settings: ClientSettings) -> Configuration:
-    """Resolve a kubeconfig path or in-cluster service account into kubernetes-asyncio config."""
-    configuration = Configuration()
-    if settings.kubeconfig is None:
-        try:
-            kube_config.load_incluster_config(  # type: ignore[no-untyped-call]
-                client_configuration=configuration
-            )
-            return configuration
-        except kube_config.ConfigException:
-            pass  # not in a pod: fall back to the default kubeconfig like kubectl
-    await kube_config.load_kube_config(
-        config_file=settings.kubeconfig,
-        context=settings.context,
-        client_configuration=configuration,
+    """Resolve a kubeconfig path, --master or the in-cluster service account into
+    kubernetes-asyncio's Configuration. Raises KubeconfigError (one line) when it cannot."""
+    return await resolve_configuration(
+        settings.kubeconfig, settings.context, settings.master, settings.in_cluster
     )
-    return configuration
 
 
 def ssl_context_for(configuration: Configuration) -> ssl.SSLContext:
@@ -141,7 +135,14 @@ class KubeClient:
 
     @classmethod
     async def connect(cls, settings: ClientSettings) -> KubeClient:
-        return cls(await load_configuration(settings), settings)
+        configuration = await load_configuration(settings)
+        try:
+            return cls(configuration, settings)
+        except (ssl.SSLError, OSError, ValueError) as exc:  # CA bundle or client certificate
+            raise KubeconfigError(
+                f"cannot use the TLS settings for {configuration.host} "
+                f"(certificate-authority, client-certificate or client-key): {exc}"
+            ) from None
 
     @property
     def host(self) -> str:

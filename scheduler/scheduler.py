@@ -221,15 +221,17 @@ class Scheduler:
 
     # ----------------------------------------------------------------------------- lifecycle
 
-    async def run(self) -> None:
-        """Run until cancelled."""
+    async def run(self, active: asyncio.Event | None = None) -> None:
+        """Run until cancelled. With ``active``, informers (and the queue they fill) start at
+        once but the scheduling loop waits until it is set: a leader election standby keeps
+        warm caches (kube-scheduler with delayCacheUntilActive false)."""
         try:
-            await self._run()
+            await self._run(active)
         finally:
             for extenders in self._extender_sets.values():
                 await extenders.close()
 
-    async def _run(self) -> None:
+    async def _run(self, active: asyncio.Event | None) -> None:
         async with asyncio.TaskGroup() as group:
             self._group = group
             group.create_task(self.node_informer.run(), name="informer-nodes")
@@ -239,6 +241,9 @@ class Scheduler:
             group.create_task(self.recorder.run(), name="event-recorder")
             group.create_task(self.queue.run(), name="queue-flush")
             await self.wait_for_cache_sync()
+            if active is not None and not active.is_set():
+                log.info("caches synced; waiting for leadership to schedule")
+                await active.wait()
             log.info(
                 "caches synced; scheduling",
                 extra={"nodes": len(self.node_informer.store), "profiles": self.profiles.names()},
@@ -329,6 +334,8 @@ class Scheduler:
         ]
         self.profiles = profiles
         self._pending_profiles = None
+        config = profiles.config
+        self.queue.set_backoff(config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds)
         extenders = self._extender_sets.get(profiles.config.extenders)
         if extenders is not None:  # always built by build_profiles
             self.extenders = extenders

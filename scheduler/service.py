@@ -4,23 +4,29 @@
 server, the config file watcher (and SIGHUP), and the periodic gauges. A reload validates the new
 file first; an invalid file is logged, counted (aiosched_config_reloads_total{result="failure"})
 and shown in /readyz, and the running profiles stay untouched. A valid one is handed to the
-scheduling loop, which swaps it in between two cycles.
+scheduling loop, which swaps it in between two cycles: profiles, extenders, percentages and the
+queue's backoff. Fields only a restart applies (leaderElection, clientConnection,
+delayCacheUntilActive; profiles/fields.py) keep their running values; a reload that changes them
+is logged and counted as result="restart_required", not as a success.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from observability.explain import ExplainStore
 from observability.http import ObservabilityServer, explain_routes
 from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing, setup_tracing
 from profiles.api import load_config
-from profiles.config import ResolvedConfig
+from profiles.config import ConfigOverrides, ResolvedConfig
 from profiles.errors import ConfigInvalidError
+from profiles.fields import caveats, restart_required
 from profiles.reload import ConfigWatcher
 from scheduler import gc_tuning
 from scheduler.client import KubeClient
@@ -29,6 +35,7 @@ from scheduler.framework.runtime import FrameworkError
 from scheduler.leaderelection import LeaderElector
 from scheduler.profile_set import full_registry, registry_for_config
 from scheduler.scheduler import Scheduler, SchedulerOptions
+from scheduler.startup import listen_error
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +59,20 @@ class SchedulerService:
         registry: Registry | None = None,
         explain_every_attempt: bool = False,
         tune_gc: bool = False,
+        config_overrides: ConfigOverrides = (),
+        ssl_context: ssl.SSLContext | None = None,
+        pod_max_in_unschedulable_seconds: float = 300.0,
     ) -> None:
         # Process-wide collector settings: for the `aiosched run` process, not embedders.
         self.tune_gc = tune_gc
         # Explain keeps failed attempts (and the success that follows one) unless asked for all.
         self.explain_every_attempt = explain_every_attempt
         self.config_path = config_path
+        # Command-line flags over the file, applied at start and again on every reload.
+        self.config_overrides = config_overrides
+        # HTTPS for the endpoints when a certificate was given, else plain HTTP.
+        self.ssl_context = ssl_context
+        self.pod_max_in_unschedulable_seconds = pod_max_in_unschedulable_seconds
         self.http_host = http_host
         self.http_port = http_port
         self.seed = seed
@@ -70,15 +85,23 @@ class SchedulerService:
         self.last_reload_error = ""
         self._watcher: ConfigWatcher | None = None
         self.elector: LeaderElector | None = None
+        # The configuration the process started with: restart-only fields keep these values.
+        self.running_config: ResolvedConfig | None = None
+        # Restart-only fields the file changed since start (empty when it matches).
+        self.restart_pending: tuple[str, ...] = ()
 
     def load_config(self) -> ResolvedConfig:
-        """Load and validate the config file (all defaults without one)."""
-        return load_config(self.config_path, registry_for_config(self.registry))
+        """Load and validate the config file (all defaults without one), flags applied."""
+        return load_config(
+            self.config_path, registry_for_config(self.registry), self.config_overrides
+        )
 
     def load_initial_config(self) -> ResolvedConfig:
         config = self.load_config()
         for note in config.notes:
             log.info("config note", extra={"note": note})
+        for caveat in caveats(config):
+            log.info("config caveat", extra={"note": caveat})
         return config
 
     def request_reload(self) -> None:
@@ -103,8 +126,17 @@ class SchedulerService:
             return False
         scheduler.swap_profiles(profiles)
         self.last_reload_error = ""
-        self.metrics.config_reload(True)
-        log.info("config reloaded", extra={"profiles": profiles.names()})
+        running = self.running_config
+        self.restart_pending = () if running is None else restart_required(running, config)
+        self.metrics.config_reload(True, restart_required=bool(self.restart_pending))
+        if self.restart_pending:
+            log.warning(
+                "config reloaded, but these fields only take effect after a restart; they keep "
+                "their running values",
+                extra={"profiles": profiles.names(), "fields": list(self.restart_pending)},
+            )
+        else:
+            log.info("config reloaded", extra={"profiles": profiles.names()})
         return True
 
     async def _reload_from_watcher(self) -> None:
@@ -143,12 +175,15 @@ class SchedulerService:
     # ----------------------------------------------------------------------------- running
 
     async def run(self, client: KubeClient, config: ResolvedConfig) -> None:
+        self.running_config = config
         self.tracing = setup_tracing(**self.tracing_overrides)  # type: ignore[arg-type]
         scheduler = Scheduler(
             client,
             config,
             self.registry,
-            SchedulerOptions(seed=self.seed),
+            SchedulerOptions(
+                seed=self.seed, max_unschedulable_seconds=self.pod_max_in_unschedulable_seconds
+            ),
             metrics=self.metrics,
             tracing=self.tracing,
             explain=self.explain,
@@ -162,11 +197,15 @@ class SchedulerService:
             health=self.health_checks(),
             ready=self.readiness_checks(),
             debug_routes=explain_routes(self.explain),
+            ssl_context=self.ssl_context,
         )
-        port = await server.start()
-        print(
-            f"aiosched: serving /metrics and /healthz on http://{self.http_host}:{port}", flush=True
-        )
+        try:
+            await server.start()
+        except OSError as exc:
+            await self.tracing.aclose()
+            raise listen_error(self.http_host, self.http_port, exc) from None
+        security = "TLS" if self.ssl_context is not None else "plain HTTP, no authentication"
+        print(f"aiosched: serving /metrics and /healthz on {server.url} ({security})", flush=True)
         try:
             async with asyncio.TaskGroup() as group:
                 if config.leader_election.leader_elect:
@@ -184,18 +223,41 @@ class SchedulerService:
             await self.tracing.aclose()
 
     async def _lead_then_schedule(self, client: KubeClient, config: ResolvedConfig) -> None:
-        """Schedule only while holding the lease; losing it ends the process, as upstream."""
-        assert self.scheduler is not None
+        """Schedule only while holding the lease; losing it ends the process, as upstream.
+
+        As kube-scheduler's Run (cmd/kube-scheduler/app/server.go): informers start and sync
+        first and the Lease is campaigned for after, unless delayCacheUntilActive, in which case
+        they start only once the Lease is won.
+        """
+        scheduler = self.scheduler
+        assert scheduler is not None
+        if config.delay_cache_until_active:
+            log.info("delayCacheUntilActive: informers start once the lease is won")
+            await self._campaign(client, config, scheduler.run)
+        else:
+            active = asyncio.Event()
+            async with asyncio.TaskGroup() as group:
+                warm = group.create_task(scheduler.run(active), name="scheduler")
+                await scheduler.wait_for_cache_sync()
+                await self._campaign(client, config, active.set)
+                warm.cancel()
+        raise LeadershipLost("leader election lost; exiting so a fresh process can campaign")
+
+    async def _campaign(
+        self,
+        client: KubeClient,
+        config: ResolvedConfig,
+        on_started_leading: Callable[[], Any],
+    ) -> None:
         self.elector = LeaderElector.from_config(
             client,
             config.leader_election,
-            on_started_leading=self.scheduler.run,
+            on_started_leading=on_started_leading,
             on_stopped_leading=lambda: log.warning("stopped leading"),
             on_new_leader=lambda leader: log.info("new leader elected", extra={"leader": leader}),
         )
         log.info("waiting to acquire the lease", extra={"lease": self.elector.describe()})
         await self.elector.run()
-        raise LeadershipLost("leader election lost; exiting so a fresh process can campaign")
 
     def _leading(self) -> tuple[bool, str]:
         if self.elector is None:

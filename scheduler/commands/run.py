@@ -1,10 +1,17 @@
 """Run the scheduler against a cluster (or an embedded one) until interrupted.
 
-Without --kubeconfig, uses the in-cluster service account when running in a pod and
-~/.kube/config otherwise. With --embedded, starts kubesim in the same process first (over HTTPS on
-loopback, like any other API server) and writes a kubeconfig for kubectl. The configuration file
-(KubeSchedulerConfiguration v1) is reloaded when it changes and on SIGHUP; an invalid new file is
-refused and the running profiles stay as they were.
+Takes kube-scheduler's flags where they apply (--config, --kubeconfig, --master, --leader-elect*,
+--bind-address, --secure-port, --tls-*, -v, --logging-format); flags kube-scheduler removed stop
+with one line naming their replacement. The API server is found through --kubeconfig, else the
+config's clientConnection.kubeconfig, else --master alone, else the in-cluster service account,
+else $KUBECONFIG or ~/.kube/config. With --embedded, starts kubesim in the same process first
+(over HTTPS on loopback, like any other API server) and writes a kubeconfig for kubectl. The
+configuration file (KubeSchedulerConfiguration v1) is reloaded when it changes and on SIGHUP; an
+invalid new file is refused and the running profiles stay as they were.
+
+Start-up problems (a kubeconfig that cannot be used, an API server that does not answer, a port
+in use, TLS files that cannot be loaded, tracing settings) end the command with one line that
+says what to do, and exit status 1.
 """
 
 from __future__ import annotations
@@ -15,25 +22,223 @@ import contextlib
 import logging
 import os
 import signal
+import ssl
 import sys
 import tempfile
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from observability.tracing import TracingConfigError, resolve_tracing_config
+from profiles.config import ConfigOverride, ResolvedConfig
 from profiles.errors import ConfigInvalidError
 from scheduler.client import ClientSettings, KubeClient
+from scheduler.commands.upstream_flags import (
+    DEPRECATED_CLIENT_FLAGS,
+    add_removed_flags,
+    deprecation_message,
+    go_bool,
+    go_duration,
+)
+from scheduler.kubeconfig import KubeconfigError
 from scheduler.service import LeadershipLost, SchedulerService
+from scheduler.startup import StartupError, check_api_server, load_serving_certificate
 
 log = logging.getLogger("aiosched")
 
-DEFAULT_HTTP_ADDRESS = "127.0.0.1:10259"
+DEFAULT_BIND_ADDRESS = "127.0.0.1"
+DEFAULT_SECURE_PORT = 10259  # kube-scheduler's (kubeschedulerconfig.DefaultKubeSchedulerPort)
+DEFAULT_HTTP_ADDRESS = f"{DEFAULT_BIND_ADDRESS}:{DEFAULT_SECURE_PORT}"
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 300.0
+
+# --leader-elect* flag -> (argparse dest, config field), as component-base's
+# BindLeaderElectionFlags names them.
+LEADER_ELECT_FLAGS: dict[str, tuple[str, str]] = {
+    "--leader-elect": ("leader_elect", "leaderElection.leaderElect"),
+    "--leader-elect-lease-duration": (
+        "leader_elect_lease_duration",
+        "leaderElection.leaseDuration",
+    ),
+    "--leader-elect-renew-deadline": (
+        "leader_elect_renew_deadline",
+        "leaderElection.renewDeadline",
+    ),
+    "--leader-elect-retry-period": ("leader_elect_retry_period", "leaderElection.retryPeriod"),
+    "--leader-elect-resource-lock": ("leader_elect_resource_lock", "leaderElection.resourceLock"),
+    "--leader-elect-resource-name": ("leader_elect_resource_name", "leaderElection.resourceName"),
+    "--leader-elect-resource-namespace": (
+        "leader_elect_resource_namespace",
+        "leaderElection.resourceNamespace",
+    ),
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (YAML/JSON)")
-    parser.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig of the cluster to use")
+    parser.add_argument(
+        "--config", metavar="FILE", help="KubeSchedulerConfiguration (YAML/JSON) to run with"
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="kubeconfig of the cluster to use; wins over clientConnection.kubeconfig (which "
+        "kube-scheduler would keep, ignoring this flag when --config is given)",
+    )
+    parser.add_argument(
+        "--master",
+        metavar="URL",
+        help="the API server's address, overriding the kubeconfig's (alone: that URL without "
+        "credentials, as kube-scheduler)",
+    )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
+
+    serving = parser.add_argument_group(
+        "serving /metrics, /healthz, /livez, /readyz and /debug",
+        "Without --tls-cert-file the endpoints are plain HTTP with no authentication (so the "
+        "default address is loopback, not kube-scheduler's 0.0.0.0); with a certificate and key "
+        "they are HTTPS, still without authentication.",
+    )
+    serving.add_argument(
+        "--bind-address",
+        metavar="IP",
+        help=f"address to listen on (default {DEFAULT_BIND_ADDRESS})",
+    )
+    serving.add_argument(
+        "--secure-port",
+        type=int,
+        metavar="PORT",
+        help=f"port to listen on (default {DEFAULT_SECURE_PORT}; 0 picks a free port and logs it, "
+        "where kube-scheduler would serve nothing)",
+    )
+    serving.add_argument(
+        "--http-address",
+        metavar="HOST:PORT",
+        help="--bind-address and --secure-port in one (aiosched's older flag; give one or "
+        "the others)",
+    )
+    serving.add_argument(
+        "--tls-cert-file", metavar="FILE", help="PEM certificate (chain) to serve HTTPS with"
+    )
+    serving.add_argument(
+        "--tls-private-key-file", metavar="FILE", help="PEM private key of --tls-cert-file"
+    )
+    serving.add_argument(
+        "--authentication-kubeconfig",
+        metavar="PATH",
+        help="accepted for kube-scheduler manifests; not used yet (no TokenReview is made)",
+    )
+    serving.add_argument(
+        "--authorization-kubeconfig",
+        metavar="PATH",
+        help="accepted for kube-scheduler manifests; not used yet (no SubjectAccessReview)",
+    )
+
+    election = parser.add_argument_group(
+        "leader election (each flag given overrides the configuration's leaderElection, with or "
+        "without --config, as kube-scheduler)"
+    )
+    election.add_argument(
+        "--leader-elect",
+        type=go_bool,
+        nargs="?",
+        const=True,
+        metavar="BOOL",
+        help="schedule only while holding the Lease (configuration default: true)",
+    )
+    election.add_argument(
+        "--leader-elect-lease-duration",
+        type=go_duration,
+        metavar="DURATION",
+        help="how long standbys wait after the last renewal before taking over (default 15s)",
+    )
+    election.add_argument(
+        "--leader-elect-renew-deadline",
+        type=go_duration,
+        metavar="DURATION",
+        help="how long the leader keeps retrying a renewal before it stops leading (default 10s)",
+    )
+    election.add_argument(
+        "--leader-elect-retry-period",
+        type=go_duration,
+        metavar="DURATION",
+        help="the wait between attempts to acquire or renew (default 2s)",
+    )
+    election.add_argument(
+        "--leader-elect-resource-lock",
+        metavar="KIND",
+        help='lock object kind; only "leases" (default) is supported, as upstream since v1.24',
+    )
+    election.add_argument(
+        "--leader-elect-resource-name",
+        metavar="NAME",
+        help="the Lease's name (default kube-scheduler: set your own when running beside "
+        "kube-scheduler, or only one of the two will schedule)",
+    )
+    election.add_argument(
+        "--leader-elect-resource-namespace",
+        metavar="NAMESPACE",
+        help="the Lease's namespace (default kube-system)",
+    )
+
+    logs = parser.add_argument_group("logs")
+    logs.add_argument(
+        "--logging-format",
+        "--log-format",
+        dest="log_format",
+        choices=("text", "json"),
+        default="text",
+        help="text (klog-like lines, default) or json (one object per line)",
+    )
+    logs.add_argument(
+        "-v",
+        "--v",
+        dest="verbosity",
+        type=int,
+        default=0,
+        help="log verbosity, as klog's -v (default 0 as kube-scheduler; 2 logs every binding "
+        "and failure, 3 every attempt)",
+    )
+
+    deprecated = parser.add_argument_group(
+        "deprecated kube-scheduler flags (each logs a warning; the client and profiling ones "
+        "apply only without --config, as upstream)"
+    )
+    deprecated.add_argument(
+        "--kube-api-qps", type=float, metavar="QPS", help="clientConnection.qps"
+    )
+    deprecated.add_argument(
+        "--kube-api-burst", type=int, metavar="N", help="clientConnection.burst"
+    )
+    deprecated.add_argument(
+        "--kube-api-content-type",
+        metavar="TYPE",
+        help="clientConnection.contentType (only application/json is supported)",
+    )
+    deprecated.add_argument(
+        "--profiling",
+        type=go_bool,
+        nargs="?",
+        const=True,
+        metavar="BOOL",
+        help="enableProfiling (true is refused: aiosched serves no profiling)",
+    )
+    deprecated.add_argument(
+        "--contention-profiling",
+        type=go_bool,
+        nargs="?",
+        const=True,
+        metavar="BOOL",
+        help="enableContentionProfiling (true is refused)",
+    )
+    deprecated.add_argument(
+        "--pod-max-in-unschedulable-pods-duration",
+        type=go_duration,
+        metavar="DURATION",
+        help="longest time a pod stays unschedulable before it is retried anyway (default 5m; "
+        "applies with or without --config)",
+    )
+    # Removed upstream: recognised only to say so in one line (see upstream_flags.REMOVED).
+    add_removed_flags(parser)
+
     embedded = parser.add_argument_group("embedded cluster")
     embedded.add_argument(
         "--embedded",
@@ -57,28 +262,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     embedded.add_argument(
         "--cluster-port", type=int, default=0, help="embedded API server port (0: any free port)"
     )
-    parser.add_argument(
-        "--http-address",
-        default=DEFAULT_HTTP_ADDRESS,
-        metavar="HOST:PORT",
-        help="serve /metrics, /healthz, /readyz and /debug here (port 0 picks a free port; "
-        "default %(default)s)",
+    embedded.add_argument(
+        "--no-csi-driver",
+        dest="csi_driver",
+        action="store_false",
+        help="do not simulate the csi.kubesim.io CSI driver (no CSIDriver, default StorageClass, "
+        "CSINodes or provisioning for it; the PV binder still runs)",
+    )
+    embedded.add_argument(
+        "--csi-attach-limit",
+        type=int,
+        default=0,
+        metavar="N",
+        help="volumes of csi.kubesim.io attachable per node, in each CSINode's allocatable.count "
+        "(default 0: no limit reported)",
+    )
+    embedded.add_argument(
+        "--storage-provisioners",
+        default="",
+        metavar="NAME,...",
+        help="more provisioner names the embedded cluster provisions volumes for",
+    )
+    embedded.add_argument(
+        "--storage-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long the embedded PV binder and provisioner wait before acting (default 0)",
     )
     parser.add_argument(
         "--explain-every-attempt",
         action="store_true",
         help="keep `aiosched explain` data for every attempt, not only failed ones and the "
         "success that follows them (costs a little per pod)",
-    )
-    parser.add_argument("--log-format", choices=("text", "json"), default="text")
-    parser.add_argument(
-        "-v",
-        "--v",
-        dest="verbosity",
-        type=int,
-        default=0,
-        help="log verbosity, as klog's -v (default 0 as kube-scheduler; 2 logs every binding "
-        "and failure, 3 every attempt)",
     )
     parser.add_argument("--seed", type=int, help="seed tie-breaking randomness (reproducible runs)")
     tracing = parser.add_argument_group("tracing (default: the OTEL_* environment variables)")
@@ -100,10 +316,13 @@ def main(args: argparse.Namespace) -> int:
         runner = asyncio.run
     try:
         return int(runner(_run(args)))
-    except ConfigInvalidError as exc:
-        print(f"aiosched run: {exc}", file=sys.stderr)
-        return 1
-    except LeadershipLost as exc:
+    except (
+        ConfigInvalidError,
+        LeadershipLost,
+        StartupError,
+        KubeconfigError,
+        TracingConfigError,
+    ) as exc:
         print(f"aiosched run: {exc}", file=sys.stderr)
         return 1
 
@@ -119,14 +338,96 @@ def _first_cause(exc: BaseException | None) -> BaseException:
 def _parse_address(address: str) -> tuple[str, int]:
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit():
-        raise SystemExit(f"aiosched run: --http-address must be HOST:PORT, got {address!r}")
-    return host or "127.0.0.1", int(port)
+        raise StartupError(f"--http-address must be HOST:PORT, got {address!r}")
+    return host.strip("[]") or DEFAULT_BIND_ADDRESS, int(port)
+
+
+def listen_address(args: argparse.Namespace) -> tuple[str, int]:
+    """Where the endpoints listen: --bind-address/--secure-port, or --http-address."""
+    if args.http_address is not None:
+        if args.bind_address is not None or args.secure_port is not None:
+            raise StartupError(
+                "--http-address is --bind-address and --secure-port in one; give either it or "
+                "them, not both"
+            )
+        return _parse_address(args.http_address)
+    host = args.bind_address if args.bind_address is not None else DEFAULT_BIND_ADDRESS
+    port = args.secure_port if args.secure_port is not None else DEFAULT_SECURE_PORT
+    if not 0 <= port <= 65535:
+        raise StartupError(f"--secure-port must be in 0..65535, got {port}")
+    return host, port
+
+
+def config_overrides(
+    args: argparse.Namespace, kubeconfig: str | None
+) -> tuple[tuple[ConfigOverride, ...], list[str]]:
+    """The flags that override configuration fields, and the warnings they call for."""
+    overrides: list[ConfigOverride] = []
+    warnings: list[str] = []
+    for flag, (dest, path) in LEADER_ELECT_FLAGS.items():
+        value = getattr(args, dest)
+        if value is not None:
+            overrides.append(ConfigOverride(path, value, flag))
+    if kubeconfig:
+        flag = "--embedded" if args.embedded else "--kubeconfig"
+        overrides.append(ConfigOverride("clientConnection.kubeconfig", kubeconfig, flag))
+    for flag, path in DEPRECATED_CLIENT_FLAGS.items():
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is None:
+            continue
+        warnings.append(deprecation_message(flag, config_given=args.config is not None))
+        if args.config is None:
+            overrides.append(ConfigOverride(path, value, flag))
+    if args.pod_max_in_unschedulable_pods_duration is not None:
+        warnings.append(
+            "--pod-max-in-unschedulable-pods-duration is deprecated in kube-scheduler (it still "
+            "applies there and here)"
+        )
+    for flag in ("--authentication-kubeconfig", "--authorization-kubeconfig"):
+        if getattr(args, flag[2:].replace("-", "_")) is not None:
+            warnings.append(
+                f"{flag} is accepted but not used yet: the HTTP endpoints do no authentication "
+                "or authorization"
+            )
+    return tuple(overrides), warnings
+
+
+def client_settings(
+    config: ResolvedConfig, context: str | None, master: str | None
+) -> ClientSettings:
+    """The API client as clientConnection says (its kubeconfig already holds --kubeconfig's)."""
+    cc = config.client_connection
+    return ClientSettings(
+        kubeconfig=cc.kubeconfig or None,
+        context=context,
+        master=master,
+        qps=cc.qps,
+        burst=cc.burst,
+    )
+
+
+def serving_context(args: argparse.Namespace) -> ssl.SSLContext | None:
+    cert, key = args.tls_cert_file, args.tls_private_key_file
+    if not cert and not key:
+        return None
+    if not cert or not key:
+        given, missing = (
+            ("--tls-cert-file", "--tls-private-key-file")
+            if cert
+            else ("--tls-private-key-file", "--tls-cert-file")
+        )
+        raise StartupError(f"{given} needs {missing} as well")
+    return load_serving_certificate(cert, key)
+
+
+def _comma_separated(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 def _embedded_cluster_factory() -> Any:
     for entry in entry_points(group="aiosched.embedded"):
         return entry.load()
-    raise SystemExit("aiosched run: --embedded needs the kubesim package, which is not installed")
+    raise StartupError("--embedded needs the kubesim package, which is not installed")
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -134,24 +435,57 @@ async def _run(args: argparse.Namespace) -> int:
     from scheduler import gc_tuning
 
     setup_logging(args.log_format, args.verbosity)
+    tracing_overrides = {
+        "endpoint": args.otel_endpoint,
+        "protocol": args.otel_protocol,
+        "service_name": args.otel_service_name,
+        "sampler": args.otel_sampler,
+        "sampler_arg": args.otel_sampler_arg,
+    }
+    resolve_tracing_config(**tracing_overrides)  # fail now, not after connecting
+    http_host, http_port = listen_address(args)
+    ssl_context = serving_context(args)
+    kubeconfig: str | None = args.kubeconfig
+    if args.embedded:
+        kubeconfig = args.kubeconfig_out or os.path.join(
+            tempfile.gettempdir(), "aiosched-embedded.kubeconfig"
+        )
+    overrides, warnings = config_overrides(args, kubeconfig)
+    for warning in warnings:
+        log.warning(warning)
     gc_tuning.tune_for_service()
-    http_host, http_port = _parse_address(args.http_address)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     async with contextlib.AsyncExitStack() as stack:
-        kubeconfig = args.kubeconfig
+        service = SchedulerService(
+            config_path=Path(args.config) if args.config else None,
+            http_host=http_host,
+            http_port=http_port,
+            seed=args.seed,
+            explain_every_attempt=args.explain_every_attempt,
+            tune_gc=True,
+            tracing_overrides=tracing_overrides,
+            config_overrides=overrides,
+            ssl_context=ssl_context,
+            pod_max_in_unschedulable_seconds=(
+                args.pod_max_in_unschedulable_pods_duration or DEFAULT_POD_MAX_IN_UNSCHEDULABLE
+            ),
+        )
+        config = service.load_initial_config()
         if args.embedded:
-            kubeconfig = args.kubeconfig_out or os.path.join(
-                tempfile.gettempdir(), "aiosched-embedded.kubeconfig"
-            )
+            assert kubeconfig is not None
             cluster_cls = _embedded_cluster_factory()
             cluster = await stack.enter_async_context(
                 cluster_cls(
                     port=args.cluster_port,
                     nodes=args.nodes,
                     zones=args.zones,
+                    csi_driver=args.csi_driver,
+                    csi_attach_limit=args.csi_attach_limit,
+                    storage_provisioners=_comma_separated(args.storage_provisioners),
+                    storage_delay=args.storage_delay,
                     kubeconfig_out=kubeconfig,
                 )
             )
@@ -160,31 +494,10 @@ async def _run(args: argparse.Namespace) -> int:
                 f"kubectl --kubeconfig {kubeconfig} get nodes",
                 flush=True,
             )
-        service = SchedulerService(
-            config_path=Path(args.config) if args.config else None,
-            http_host=http_host,
-            http_port=http_port,
-            seed=args.seed,
-            explain_every_attempt=args.explain_every_attempt,
-            tune_gc=True,
-            tracing_overrides={
-                "endpoint": args.otel_endpoint,
-                "protocol": args.otel_protocol,
-                "service_name": args.otel_service_name,
-                "sampler": args.otel_sampler,
-                "sampler_arg": args.otel_sampler_arg,
-            },
-        )
-        config = service.load_initial_config()
-        client = await KubeClient.connect(
-            ClientSettings(
-                kubeconfig=kubeconfig,
-                context=args.context,
-                qps=config.client_connection.qps,
-                burst=config.client_connection.burst,
-            )
-        )
+        master = None if args.embedded else args.master
+        client = await KubeClient.connect(client_settings(config, args.context, master))
         stack.push_async_callback(client.close)
+        await check_api_server(client)
         loop.add_signal_handler(signal.SIGHUP, service.request_reload)
         runner = asyncio.create_task(service.run(client, config))
         stopper = asyncio.create_task(stop.wait())

@@ -107,6 +107,17 @@ class SchedulingQueue:
         self._wakeup = asyncio.Event()
         self._stop = asyncio.Event()
 
+    def set_backoff(self, initial: float, maximum: float) -> None:
+        """New podInitialBackoffSeconds / podMaxBackoffSeconds (a config reload): pods that
+        enter backoffQ from now on wait by them; those already waiting keep their expiry."""
+        self._initial_backoff = initial
+        self._max_backoff = maximum
+
+    @property
+    def backoff(self) -> tuple[float, float]:
+        """(initial, maximum) backoff in seconds."""
+        return self._initial_backoff, self._max_backoff
+
     # ----------------------------------------------------------------- informer-driven changes
 
     def add(self, pod: PodView) -> None:
