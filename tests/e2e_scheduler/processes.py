@@ -61,7 +61,7 @@ def start(args: Sequence[str], log: Path, pattern: str) -> Process:
     raise RuntimeError(f"{args[:3]} did not start:\n{log.read_text(errors='replace')}")
 
 
-def start_cluster(workdir: Path, port: int = 0, nodes: int = 0) -> Process:
+def start_cluster(workdir: Path, port: int = 0, nodes: int = 0, *extra: str) -> Process:
     return start(
         [
             *aiosched(),
@@ -74,6 +74,7 @@ def start_cluster(workdir: Path, port: int = 0, nodes: int = 0) -> Process:
             str(workdir / "kubeconfig"),
             "--data-dir",
             str(workdir / "data"),
+            *extra,
         ],
         workdir / f"cluster-{time.monotonic_ns()}.log",
         r"serving on (https?://[\d.]+:\d+)",
