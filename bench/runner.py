@@ -123,6 +123,8 @@ class WorkloadRun:
             "0",
             "--kubeconfig-out",
             str(self.kubeconfig),
+            # scheduler_perf's nodes have no CSI driver; the shapes that need CSINodes create them
+            "--no-csi-driver",
         ]
 
     def _scheduler_argv(self) -> list[str]:
