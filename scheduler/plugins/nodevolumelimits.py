@@ -65,6 +65,7 @@ from scheduler.plugins.volume_helpers import (
     claim_not_found,
     claim_of,
     has_volumes,
+    hint_for_claim_event,
     pod_volumes,
     volume_is_for_pod,
 )
@@ -316,17 +317,9 @@ class NodeVolumeLimits:
 
     @staticmethod
     def _schedulable_after_claim_added(pod: Any, old: Any, new: Any) -> QueueingHint:
-        if not isinstance(pod, PodView) or not isinstance(new, PersistentVolumeClaimView):
-            return QueueingHint.QUEUE
-        if new.namespace != pod.namespace:
-            return QueueingHint.SKIP
-        try:
-            claims = _pod_claims(pod)
-        except MalformedObject:
-            return QueueingHint.QUEUE
-        if any(claim.name == new.name for claim in claims):
-            return QueueingHint.QUEUE
-        return QueueingHint.SKIP
+        return hint_for_claim_event(
+            pod, None, new, lambda p: (claim.name for claim in _pod_claims(p))
+        )
 
     @staticmethod
     def _schedulable_after_csi_node_updated(pod: Any, old: Any, new: Any) -> QueueingHint:

@@ -16,7 +16,7 @@ Facts from upstream:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from scheduler.api.errors import MalformedObject
 from scheduler.api.fields import as_bool, as_list, as_mapping, as_str
 from scheduler.api.objects import PodView
 from scheduler.api.storage import PersistentVolumeClaimView
+from scheduler.framework.events import QueueingHint
 
 PERSISTENT_VOLUME_CLAIM = "persistentVolumeClaim"
 EPHEMERAL = "ephemeral"
@@ -245,3 +246,22 @@ def pod_disks_conflict(wanted: Sequence[DiskVolume], pods: Sequence[PodView]) ->
         if existing and any_disk_conflict(wanted, existing):
             return True
     return False
+
+
+def hint_for_claim_event(
+    pod: Any, old: Any, new: Any, claim_names: Callable[[PodView], Iterable[str]]
+) -> QueueingHint:
+    """The queueing hint of a PVC add or update for a plugin that rejected `pod` over its own
+    claims (`claim_names`): Queue when the claim is one of them, Skip when it is another pod's
+    (or another namespace's), Queue when the objects cannot be read (upstream's fallback)."""
+    if not isinstance(pod, PodView) or not isinstance(new, PersistentVolumeClaimView):
+        return QueueingHint.QUEUE
+    if old is not None and not isinstance(old, PersistentVolumeClaimView):
+        return QueueingHint.QUEUE
+    if new.namespace != pod.namespace:
+        return QueueingHint.SKIP
+    try:
+        names = set(claim_names(pod))
+    except MalformedObject:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if new.name in names else QueueingHint.SKIP

@@ -28,7 +28,6 @@ import numpy as np
 
 from scheduler.api.errors import MalformedObject
 from scheduler.api.objects import PodView
-from scheduler.api.storage import PersistentVolumeClaimView
 from scheduler.cache.node_table import NodeTable
 from scheduler.cache.rows import Rows, RowVerdict, verdict_per_node, verdict_with_status
 from scheduler.framework.events import (
@@ -48,6 +47,7 @@ from scheduler.plugins.volume_helpers import (
     claim_not_found,
     disk_volumes,
     has_volumes,
+    hint_for_claim_event,
     persistent_claim_names,
     pod_disks_conflict,
 )
@@ -224,15 +224,7 @@ class VolumeRestrictions:
 
     @staticmethod
     def _schedulable_after_claim_added(pod: Any, old: Any, new: Any) -> QueueingHint:
-        if not isinstance(pod, PodView) or not isinstance(new, PersistentVolumeClaimView):
-            return QueueingHint.QUEUE
-        if new.namespace != pod.namespace:
-            return QueueingHint.SKIP
-        try:
-            names = persistent_claim_names(pod)
-        except MalformedObject:
-            return QueueingHint.QUEUE
-        return QueueingHint.QUEUE if new.name in names else QueueingHint.SKIP
+        return hint_for_claim_event(pod, None, new, persistent_claim_names)
 
     @staticmethod
     def _schedulable_after_pod_deleted(pod: Any, old: Any, new: Any) -> QueueingHint:

@@ -28,7 +28,6 @@ from scheduler.api.errors import MalformedObject
 from scheduler.api.objects import PodView
 from scheduler.api.storage import (
     VOLUME_BINDING_WAIT,
-    PersistentVolumeClaimView,
     PersistentVolumeView,
     StorageClassView,
 )
@@ -48,6 +47,7 @@ from scheduler.plugins.volume_helpers import (
     claim_not_found,
     class_not_found,
     has_volumes,
+    hint_for_claim_event,
     persistent_claim_names,
     volume_not_found,
 )
@@ -267,17 +267,7 @@ class VolumeZone:
 
     @staticmethod
     def _schedulable_after_claim_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-        if not isinstance(pod, PodView) or not isinstance(new, PersistentVolumeClaimView):
-            return QueueingHint.QUEUE
-        if old is not None and not isinstance(old, PersistentVolumeClaimView):
-            return QueueingHint.QUEUE
-        if new.namespace != pod.namespace:
-            return QueueingHint.SKIP
-        try:
-            names = persistent_claim_names(pod)
-        except MalformedObject:
-            return QueueingHint.QUEUE
-        return QueueingHint.QUEUE if new.name in names else QueueingHint.SKIP
+        return hint_for_claim_event(pod, old, new, persistent_claim_names)
 
     @staticmethod
     def _schedulable_after_storage_class_added(pod: Any, old: Any, new: Any) -> QueueingHint:
