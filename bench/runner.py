@@ -123,8 +123,9 @@ class WorkloadRun:
             "0",
             "--kubeconfig-out",
             str(self.kubeconfig),
-            # scheduler_perf's nodes have no CSI driver; the shapes that need CSINodes create them
-            "--no-csi-driver",
+            # scheduler_perf's API server runs no controllers (no PV binder, no CSI driver): the
+            # volume shapes create their PVs and PVCs bound, and their CSINodes, themselves
+            "--no-storage-controllers",
         ]
 
     def _scheduler_argv(self) -> list[str]:

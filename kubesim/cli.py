@@ -64,6 +64,13 @@ def add_storage_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of the storage controllers (`aiosched run --embedded` has its own copy: the
     scheduler never imports kubesim)."""
     parser.add_argument(
+        "--no-storage-controllers",
+        dest="storage_controllers",
+        action="store_false",
+        help="run no storage control loops: no PV binder, no simulated CSI driver (as "
+        "scheduler_perf's API server, which has no controller manager; the bench uses it)",
+    )
+    parser.add_argument(
         "--no-csi-driver",
         dest="csi_driver",
         action="store_false",
@@ -116,6 +123,7 @@ def _names(text: str) -> tuple[str, ...]:
 
 def storage_options_from_args(args: argparse.Namespace) -> StorageOptions:
     return StorageOptions(
+        enabled=args.storage_controllers,
         csi_driver=args.csi_driver,
         attach_limit=args.csi_attach_limit,
         extra_provisioners=args.storage_provisioners,

@@ -52,6 +52,8 @@ Item = tuple[str, str, str]  # (kind, namespace, name)
 
 @dataclass(frozen=True, slots=True)
 class StorageOptions:
+    # run the storage controllers at all (scheduler_perf's API server has none: the bench)
+    enabled: bool = True
     # simulate the csi.kubesim.io driver: its CSIDriver, the default class, CSINodes, provisioning
     csi_driver: bool = True
     # CSINode allocatable.count (volumes attachable per node); 0 reports no limit
@@ -95,7 +97,7 @@ class StorageControllers:
     # ---- lifecycle ---------------------------------------------------------------------------
     async def bootstrap(self) -> None:
         """The driver's CSIDriver and the default class, unless they exist (users' win)."""
-        if not self.options.csi_driver:
+        if not self.options.enabled or not self.options.csi_driver:
             return
         for key, obj in ((CSIDRIVERS, csi.csi_driver()), (CLASSES, csi.default_storage_class())):
             if self.store.get(key, "", name_of(obj)) is None:
@@ -103,6 +105,8 @@ class StorageControllers:
 
     async def start(self) -> None:
         """Index what is stored, look at all of it once, then follow events."""
+        if not self.options.enabled:
+            return
         self.store.add_listener(self._on_event)
         for volume in self.store.items(PVS):
             self.volumes.add(volume)

@@ -114,6 +114,20 @@ async def test_no_csi_driver_leaves_the_driver_out_but_binds() -> None:
         await eventually(lambda: _phase_is(kube, "data", "Bound"))
 
 
+async def test_no_storage_controllers_leave_claims_and_volumes_as_written() -> None:
+    """As scheduler_perf's API server: the bench writes bound pairs itself, and nothing may
+    change them under it (a status update after the create must not conflict)."""
+    async with running(nodes=2, storage=StorageOptions(enabled=False)) as kube:
+        assert (await kube.get(f"{STORAGE}/csinodes"))["items"] == []
+        assert (await kube.get(f"{STORAGE}/storageclasses"))["items"] == []
+        claim = await kube.create_claim("data", volumeName="vol")
+        await kube.create_volume("vol", capacity={"storage": "1Gi"})
+        await kube.settle()
+        again = await kube.claim("data")
+        assert again["metadata"]["resourceVersion"] == claim["metadata"]["resourceVersion"]
+        assert again["status"]["phase"] == "Pending"
+
+
 async def _phase_is(kube: StorageKube, claim: str, phase: str) -> bool:
     return bool((await kube.claim(claim))["status"]["phase"] == phase)
 
