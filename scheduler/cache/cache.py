@@ -308,9 +308,7 @@ class Cache:
                 snapshot.have_pods_with_required_anti_affinity_node_info_list, anti_affinity_changed
             )
             if update_pvc:
-                snapshot.used_pvc_set = {
-                    key for info in snapshot.node_info_list for key in info.pvc_ref_counts
-                }
+                snapshot.forget_used_pvcs()
         snapshot.nodes_changed(copied, reordered=update_all)
         snapshot.generation = self._generations.current
         return snapshot

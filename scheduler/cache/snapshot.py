@@ -18,13 +18,13 @@ class Snapshot:
     __slots__ = (
         "_table",
         "_table_changed",
+        "_used_pvc_set",
         "generation",
         "have_pods_with_affinity_node_info_list",
         "have_pods_with_required_anti_affinity_node_info_list",
         "node_info_list",
         "node_info_map",
         "tree_version",
-        "used_pvc_set",
     )
 
     def __init__(self) -> None:
@@ -32,8 +32,9 @@ class Snapshot:
         self.node_info_list: list[NodeInfo] = []
         self.have_pods_with_affinity_node_info_list: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
-        # "namespace/claim" of every PVC some pod in the snapshot uses.
-        self.used_pvc_set: set[str] = set()
+        # "namespace/claim" of every PVC some pod in the snapshot uses; None: collect on use
+        # (only ReadWriteOncePod claims ask, and binding pods with claims changes it often).
+        self._used_pvc_set: set[str] | None = set()
         # The cache generation this snapshot reflects; 0 means never updated.
         self.generation = 0
         # The cache's node tree version node_info_list was built from (-1: never).
@@ -62,7 +63,19 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list = [
             info for info in self.node_info_list if info.pods_with_required_anti_affinity
         ]
-        self.used_pvc_set = {key for info in self.node_info_list for key in info.pvc_ref_counts}
+        self._used_pvc_set = None
+
+    def forget_used_pvcs(self) -> None:
+        """Some node's PVCs changed: collect the set again when it is next asked for."""
+        self._used_pvc_set = None
+
+    @property
+    def used_pvc_set(self) -> set[str]:
+        if self._used_pvc_set is None:
+            self._used_pvc_set = {
+                key for info in self.node_info_list for key in info.pvc_ref_counts
+            }
+        return self._used_pvc_set
 
     # Columnar table
 

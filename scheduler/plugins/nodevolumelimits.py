@@ -81,6 +81,7 @@ ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 
 # "<driver>/<volume handle>" → driver.
 Volumes = dict[str, str]
+_MAX_CACHED_PODS = 20_000  # bounds what the cache keeps alive of deleted pods
 
 
 class _Failure(Exception):
@@ -110,6 +111,20 @@ class NodeVolumeLimits:
         # Handles of unbound claims must not collide with real volume handles.
         self._random_prefix = secrets.token_hex(16)
         self._exceeded = Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        # The claims of the pods already on nodes, by pod object (a new version of a pod is a
+        # new object): Filter counts every pod on each node it checks, for every pod with
+        # volumes, and reading spec.volumes each time was most of its cost.
+        self._claims_by_pod: dict[int, tuple[PodView, list[PodClaim]]] = {}
+
+    def _claims_of(self, pod: PodView) -> list[PodClaim]:
+        cached = self._claims_by_pod.get(id(pod))
+        if cached is not None and cached[0] is pod:
+            return cached[1]
+        claims = _pod_claims(pod)
+        if len(self._claims_by_pod) >= _MAX_CACHED_PODS:
+            self._claims_by_pod.clear()
+        self._claims_by_pod[id(pod)] = (pod, claims)
+        return claims
 
     def _storage(self) -> StorageObjects:
         if self._handle is None:
@@ -223,7 +238,7 @@ class NodeVolumeLimits:
         """Upstream's filterAttachableVolumes: add the pod's countable volumes to `result`.
         Raises _Failure with the status Filter returns."""
         storage = self._storage()
-        for claim in _pod_claims(pod):
+        for claim in self._claims_of(pod) if not new_pod else _pod_claims(pod):
             if not claim.name:
                 raise _Failure(Status.error("PersistentVolumeClaim had no name"))
             pvc = storage.claim(pod.namespace, claim.name)

@@ -280,6 +280,18 @@ class VolumeBinder:
                 return False, True
         return True, True
 
+    def bound_volumes_fit_every_node(self, claims: list[PersistentVolumeClaimView]) -> bool:
+        """Whether `_check_bound_claims` passes on any node whatever its labels: every bound
+        PV exists and has no node affinity."""
+        for pvc in claims:
+            try:
+                pv = self.pv_cache.get(pvc.volume_name)
+            except NotFoundError:
+                return False
+            if pv.node_affinity is not None:
+                return False
+        return True
+
     def _find_matching_volumes(
         self,
         claims: list[PersistentVolumeClaimView],

@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scheduler.api.errors import MalformedObject
+from scheduler.cache.rows import Rows, RowVerdict
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -46,6 +49,7 @@ from scheduler.plugins.volumebinding.hints import (
 if TYPE_CHECKING:
     from scheduler.api.objects import NodeView, PodView
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import NodeTable
 
 NAME = "VolumeBinding"
 # Upstream's stateKey is the plugin name.
@@ -178,6 +182,23 @@ class VolumeBinding:
         data.pod_volumes_by_node[node.name] = volumes
         return Status.OK
 
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict | None:
+        """`filter` over table rows when no node can differ: every claim is bound to a PV that
+        exists and has no node affinity (scheduler_perf's volume shapes, network storage).
+        Reserve then finds no per-node volumes and notes all claims bound, as upstream's
+        AssumePodVolumes decides for a pod with nothing to bind. Otherwise per node."""
+        data = _read(state)
+        if data is None or data.claims is None:
+            return None
+        claims = data.claims
+        if claims.unbound_claims_delay_binding or claims.unbound_claims_immediate:
+            return None
+        if not self.binder.bound_volumes_fit_every_node(claims.bound_claims):
+            return None
+        return RowVerdict(np.ones(len(rows), dtype=np.bool_), _never_rejected)
+
     # Reserve / Unreserve
 
     def reserve(self, state: CycleState, pod: PodView, node_name: str) -> Status:
@@ -271,3 +292,7 @@ def _read(state: CycleState) -> VolumeBindingState | None:
 def _not_found() -> Status:
     # Upstream's getStateData returns CycleState's ErrNotFound as is.
     return Status.error("not found")
+
+
+def _never_rejected(row: int) -> Status:
+    raise AssertionError("every row passed")
