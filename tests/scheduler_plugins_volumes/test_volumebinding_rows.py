@@ -1,0 +1,89 @@
+"""VolumeBinding's row fast path (filter_rows): all rows pass when no node can differ (every
+claim bound to a PV without node affinity), and the framework then gets the per-node path's
+outcome, Reserve included; anything node-dependent goes per node (None)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from scheduler.cache.snapshot import Snapshot
+from scheduler.cluster_objects import ClusterObjects
+from scheduler.framework.fakes import RecordingClient
+from scheduler.framework.interface import CycleState
+from scheduler.framework.registry import Registry
+from scheduler.framework.runtime import Framework, HandleDeps
+from scheduler.plugins.volumebinding import NAME, PLUGIN_ENTRY, VolumeBinding
+from scheduler.plugins.volumebinding.testing import (
+    HOSTNAME_LABEL,
+    WAIT,
+    make_class,
+    make_node,
+    make_pod,
+    make_pv,
+    make_pvc,
+    node_infos,
+)
+
+BOUND = make_pvc("bound", "", bound_pv="pv-net", bind_completed=True, phase="Bound")
+PINNED = make_pvc("pinned", "", bound_pv="pv-local", bind_completed=True, phase="Bound")
+UNBOUND = make_pvc("waiting", "local")
+MISSING_PV = make_pvc("lost-pv", "", bound_pv="pv-gone", bind_completed=True, phase="Bound")
+
+
+def _framework() -> tuple[Framework, Snapshot]:
+    objects = ClusterObjects()
+    objects.storage.add(
+        make_class("local", WAIT, "kubernetes.io/no-provisioner"),
+        BOUND,
+        PINNED,
+        UNBOUND,
+        MISSING_PV,
+        make_pv("pv-net", "", phase="Bound", claim=BOUND),
+        make_pv(
+            "pv-local", "", phase="Bound", claim=PINNED, node_affinity={HOSTNAME_LABEL: ["node-a"]}
+        ),
+    )
+    snapshot = Snapshot.from_node_infos(node_infos([make_node("node-a"), make_node("node-b")]))
+    deps = HandleDeps(snapshot=lambda: snapshot, client=RecordingClient(), cluster_objects=objects)
+    registry = Registry()
+    registry.register(PLUGIN_ENTRY)
+    enabled = {point: [(NAME, 1)] for point in ("preFilter", "filter", "reserve", "preBind")}
+    return Framework.build("default-scheduler", registry, enabled, {}, deps), snapshot
+
+
+@pytest.mark.parametrize(
+    ("claim", "row_path"),
+    [
+        pytest.param("bound", True, id="bound to a PV without node affinity: rows"),
+        pytest.param("pinned", False, id="bound PV with node affinity: per node"),
+        pytest.param("waiting", False, id="unbound WaitForFirstConsumer claim: per node"),
+        pytest.param("lost-pv", False, id="bound to a missing PV: per node"),
+    ],
+)
+def test_rows_only_when_no_node_can_differ(claim: str, row_path: bool) -> None:
+    fwk, snapshot = _framework()
+    plugin = fwk.plugins[NAME]
+    assert isinstance(plugin, VolumeBinding)
+    pod = make_pod("web", claims=[claim])
+    state = CycleState()
+    _, status, _ = fwk.run_pre_filter_plugins(state, pod, snapshot.list())
+    if not status.is_success:
+        assert not row_path  # rejected before Filter: nothing to compare
+        return
+    table = snapshot.node_table()
+    rows = np.arange(len(table), dtype=np.intp)
+    verdict = plugin.filter_rows(state, pod, table, rows)
+    assert (verdict is not None) == row_path
+    per_node = [fwk.run_filter_plugins(state, pod, info).is_success for info in snapshot.list()]
+    if verdict is None:
+        return
+    assert verdict.passed.tolist() == per_node == [True, True]
+    # Filtered by rows only, the binding cycle still finds nothing to write: all claims bound.
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, pod, snapshot.list())
+    plugin.filter_rows(state, pod, table, rows)
+    assert fwk.run_reserve_plugins_reserve(state, pod, "node-b").is_success
+    assert asyncio.run(fwk.run_pre_bind_plugins(state, pod, "node-b")).is_success
