@@ -126,6 +126,7 @@ class WorkloadRun:
             # scheduler_perf's API server runs no controllers (no PV binder, no CSI driver): the
             # volume shapes create their PVs and PVCs bound, and their CSINodes, themselves
             "--no-storage-controllers",
+            "--no-controllers",  # nor workload, lifecycle or garbage-collection controllers
         ]
 
     def _scheduler_argv(self) -> list[str]:

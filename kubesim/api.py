@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from kubesim import defaults, errors, patch, selectors, validation, views
+from kubesim import defaults, deletion_policy, errors, patch, selectors, validation, views
 from kubesim.dryrun import DryRunStore
 from kubesim.meta import Clock, Obj, generate_name, new_uid, rfc3339
 from kubesim.resources import RESOURCES, ResourceType
@@ -409,17 +409,25 @@ class Api:
     async def _delete_stored(self, resource: ResourceType, old: Obj, options: Obj) -> Obj:
         old_meta = old["metadata"]
         grace = self._grace_period(resource, old, options.get("gracePeriodSeconds"))
-        finalizers = old_meta.get("finalizers") or []
+        # propagationPolicy: the garbage collector's orphan/foregroundDeletion finalizers
+        finalizers = deletion_policy.finalizers_after_delete(resource.key, old_meta, options)
         if grace > 0 or finalizers:
             if old_meta.get("deletionTimestamp"):
                 current = old_meta.get("deletionGracePeriodSeconds")
+                if finalizers != (old_meta.get("finalizers") or []):
+                    meta = {**old_meta, "finalizers": finalizers}
+                    return await self.store.put(resource.storage_key, {**old, "metadata": meta},
+                                                old)
                 if current is None or grace >= current:
                     return old  # already terminating; a longer grace never extends it
             meta = {
                 **old_meta,
+                "finalizers": finalizers,
                 "deletionTimestamp": rfc3339(self.clock() + grace),
                 "deletionGracePeriodSeconds": grace,
             }
+            if not finalizers:
+                del meta["finalizers"]
             if "generation" in meta:
                 meta["generation"] = int(meta["generation"]) + 1
             return await self.store.put(resource.storage_key, {**old, "metadata": meta}, old)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from kubesim.cluster import Cluster, ClusterConfig, RemoteBindRefused
+from kubesim.controllers.options import ControllerOptions
 from kubesim.nodes import NodeTemplate
 from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
@@ -58,6 +59,66 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks"
     )
     add_storage_arguments(parser)
+    add_controller_arguments(parser)
+
+
+def add_controller_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of kubesim's workload controllers (kubesim/controllers)."""
+    parser.add_argument(
+        "--no-controllers",
+        dest="controllers",
+        action="store_false",
+        help="run no workload controllers (Deployments, ReplicaSets, DaemonSets, Jobs, "
+        "StatefulSets, garbage collector, node lifecycle, disruption budgets)",
+    )
+    parser.add_argument(
+        "--controller-delay",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long the workload controllers wait before acting on a change (default 0)",
+    )
+    parser.add_argument(
+        "--node-monitor-grace-period",
+        type=_non_negative_float,
+        default=40.0,
+        metavar="SECONDS",
+        help="a node whose lease is not renewed for this long turns Unknown and is tainted "
+        "node.kubernetes.io/unreachable (default 40, as upstream)",
+    )
+    parser.add_argument(
+        "--node-monitor-period",
+        type=_non_negative_float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how often node health is checked (default 5, as upstream)",
+    )
+    parser.add_argument(
+        "--job-duration",
+        type=_non_negative_float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long a Job's pod runs before it Succeeds (a pod template annotation "
+        "kubesim.io/job-duration-seconds overrides it; default 5)",
+    )
+    parser.add_argument(
+        "--stopped-nodes",
+        type=_names,
+        default=(),
+        metavar="NAME,...",
+        help="simulated nodes whose kubelet starts stopped (no heartbeats); "
+        "POST /kubesim/nodes/NAME/start and /stop switch a kubelet at run time",
+    )
+
+
+def controller_options_from_args(args: argparse.Namespace) -> ControllerOptions:
+    return ControllerOptions(
+        enabled=args.controllers,
+        sync_delay=args.controller_delay,
+        node_monitor_grace_period=args.node_monitor_grace_period,
+        node_monitor_period=args.node_monitor_period,
+        job_duration=args.job_duration,
+    )
 
 
 def add_storage_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,6 +209,8 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
         kubeconfig_out=args.kubeconfig_out,
         tls=not args.insecure_http,
         storage=storage_options_from_args(args),
+        controllers=controller_options_from_args(args),
+        stopped_nodes=args.stopped_nodes,
     )
 
 

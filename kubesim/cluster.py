@@ -15,8 +15,10 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim import identity, kubeconfig, openapi, persistence, tls
+from kubesim import identity, kubeconfig, openapi, persistence, rbac, tls
 from kubesim.api import Api
+from kubesim.controllers.options import ControllerOptions
+from kubesim.controllers.setup import add_node_routes, build_manager
 from kubesim.meta import Clock, Obj, new_uid, rfc3339
 from kubesim.nodes import NodeSimulator, NodeTemplate
 from kubesim.server import ServerOptions, build_app
@@ -60,6 +62,9 @@ class ClusterConfig:
     token: str | None = None
     tls: bool = True  # kubectl sends the token only over TLS
     storage: StorageOptions = field(default_factory=StorageOptions)
+    controllers: ControllerOptions = field(default_factory=ControllerOptions)
+    # nodes whose simulated kubelet starts stopped (POST /kubesim/nodes/{name}/start wakes it)
+    stopped_nodes: tuple[str, ...] = ()
 
 
 def is_loopback(host: str) -> bool:
@@ -87,9 +92,15 @@ class Cluster:
         self.store = Store(history_size=config.watch_history)
         self.api = Api(self.store, clock=clock, rng=rng or random.Random())
         self.simulator = NodeSimulator(
-            self.api, config.node_template, config.pod_start_delay, config.heartbeat_interval
+            self.api,
+            config.node_template,
+            config.pod_start_delay,
+            config.heartbeat_interval,
+            config.controllers.job_duration,
+            config.stopped_nodes,
         )
         self.storage = StorageControllers(self.api, config.storage)
+        self.controllers = build_manager(self.api, config.controllers)
         self._wal: persistence.WriteAheadLog | None = None
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -125,6 +136,7 @@ class Cluster:
             self.api,
             ServerOptions(token=self.token, bookmark_interval=self.config.bookmark_interval),
         )
+        add_node_routes(app, self.simulator)
         self._runner = web.AppRunner(
             app, access_log=None, handler_cancellation=False, shutdown_timeout=1.0
         )
@@ -152,8 +164,11 @@ class Cluster:
         the initial nodes stored and writes their CSINodes in a few large commits."""
         await self.simulator.start(self.config.nodes)
         await self.storage.start()
+        if self.config.controllers.enabled:
+            await self.controllers.start()
 
     async def stop(self) -> None:
+        await self.controllers.stop()
         await self.storage.stop()
         await self.simulator.stop()
         if self._runner is not None:
@@ -165,8 +180,9 @@ class Cluster:
             self._wal = None
 
     async def _bootstrap(self) -> None:
-        """What a fresh API server has: system namespaces and priority classes (and, before any
-        claim can be created, the simulated driver's CSIDriver and default StorageClass)."""
+        """What a fresh API server has: system namespaces and priority classes, the bootstrap
+        RBAC policy (and, before any claim can be created, the simulated driver's CSIDriver and
+        default StorageClass)."""
         now = rfc3339(self.api.clock())
         for name in SYSTEM_NAMESPACES:
             if self.store.get("namespaces", "", name) is None:
@@ -197,6 +213,9 @@ class Cluster:
                     },
                     now,
                 )
+        for key, obj in rbac.bootstrap_objects():
+            if self.store.get(key, "", obj["metadata"]["name"]) is None:
+                await self._system_create(key, obj, now)
         await self.storage.bootstrap()
 
     async def _system_create(self, key: str, obj: Obj, now: str) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubesim.quantity import format_quantity, parse_canonical, parse_quantity_with_format
 from kubesim.resources import RESOURCES
+from kubesim.workload_defaults import WORKLOAD_DEFAULTS
 
 Lookup = Callable[[str, str, str], "dict[str, Any] | None"]
 ListAll = Callable[[str], "Iterable[dict[str, Any]]"]
@@ -294,12 +295,31 @@ _STORAGE_DEFAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
+def _default_binding(binding: dict[str, Any]) -> None:
+    """rbac/v1 SetDefaults_(Cluster)RoleBinding and SetDefaults_Subject: the RBAC group where
+    it may be left out (a ServiceAccount subject has none)."""
+    group = "rbac.authorization.k8s.io"
+    ref = binding.get("roleRef")
+    if isinstance(ref, dict) and not ref.get("apiGroup"):
+        ref["apiGroup"] = group
+    for subject in binding.get("subjects") or []:
+        if (
+            isinstance(subject, dict)
+            and not subject.get("apiGroup")
+            and subject.get("kind") in ("User", "Group")
+        ):
+            subject["apiGroup"] = group
+
+
 def apply_defaults(kind: str, obj: dict[str, Any]) -> None:
     """Fill the defaults the API server would, in place."""
     if kind == "Pod":
         _default_pod(obj)
     elif kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
         _default_replicated(obj, kind)
+    elif kind in WORKLOAD_DEFAULTS:
+        WORKLOAD_DEFAULTS[kind](obj)
+        _default_template(obj)
     elif kind == "Node":
         _default_node(obj)
     elif kind == "Namespace":
@@ -310,6 +330,8 @@ def apply_defaults(kind: str, obj: dict[str, Any]) -> None:
         obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
     elif kind in _STORAGE_DEFAULTS:
         _STORAGE_DEFAULTS[kind](obj)
+    elif kind in ("RoleBinding", "ClusterRoleBinding"):
+        _default_binding(obj)
 
 
 # --- admission ---------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ _SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ..
     "status": (None, None, None, ("get", "patch", "update")),
     "binding": ("", "v1", "Binding", ("create",)),
     "eviction": ("policy", "v1", "Eviction", ("create",)),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
+    "scale": ("autoscaling", "v1", "Scale", ("get", "patch", "update")),
 }
 
 JSON = dict[str, Any]

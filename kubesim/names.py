@@ -131,3 +131,17 @@ def is_valid_label_value(value: str) -> list[str]:
     if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
+
+
+# k8s.io/apimachinery/pkg/api/validation/path: what RBAC names must be (roles and bindings may
+# hold ':' as in "system:kube-scheduler", which no DNS name allows).
+_NAME_MAY_NOT_BE = (".", "..")
+_NAME_MAY_NOT_CONTAIN = ("/", "%")
+
+
+def is_valid_path_segment_name(value: str) -> list[str]:
+    """path.IsValidPathSegmentName."""
+    for illegal in _NAME_MAY_NOT_BE:
+        if value == illegal:
+            return [f"may not be '{illegal}'"]
+    return [f"may not contain '{part}'" for part in _NAME_MAY_NOT_CONTAIN if part in value]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesim.api import Api
-from kubesim.meta import Obj, new_uid, rfc3339
+from kubesim.meta import Obj, new_uid, parse_rfc3339, rfc3339
 from kubesim.store import Store
 from kubesim.watch import Event
 
@@ -27,6 +27,8 @@ LEASES = "coordination.k8s.io/leases"
 LEASE_NAMESPACE = "kube-node-lease"
 KUBELET_VERSION = "v1.32.0-kubesim"
 HEARTBEAT_SLICES = 10  # renew a tenth of the leases at a time, so 5000 nodes never burst
+# on a Job's pod template: seconds the pod runs before it completes (default: --job-duration)
+JOB_DURATION_ANNOTATION = "kubesim.io/job-duration-seconds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,13 @@ def _ready_conditions(now: str) -> list[dict[str, Any]]:
     ]
 
 
+def _marked_unknown(node: Obj) -> bool:
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return bool(condition.get("status") == "Unknown")
+    return False
+
+
 class NodeSimulator:
     """The kubelets of every node in the store. Owns its background tasks; call start/stop."""
 
@@ -130,8 +139,15 @@ class NodeSimulator:
         template: NodeTemplate,
         pod_start_delay: float = 0.0,
         heartbeat_interval: float = 10.0,
+        job_duration: float = 5.0,
+        stopped_nodes: tuple[str, ...] = (),
     ) -> None:
         self.api = api
+        # a Job's pod ends Succeeded after this long (or JOB_DURATION_ANNOTATION's seconds)
+        self.job_duration = job_duration
+        # nodes whose kubelet is down: no lease renewal, no pod started or finished
+        self.stopped: set[str] = set(stopped_nodes)
+        self._job_timers: set[tuple[str, str]] = set()
         self.store: Store = api.store
         self.template = template
         self.pod_start_delay = pod_start_delay
@@ -190,12 +206,15 @@ class NodeSimulator:
 
     def _check_pod(self, pod: Obj) -> None:
         node = (pod.get("spec") or {}).get("nodeName")
-        if not node or self.store.get(NODES, "", node) is None:
+        if not node or node in self.stopped or self.store.get(NODES, "", node) is None:
             return
         meta = pod["metadata"]
-        if meta.get("deletionTimestamp"):
+        phase = (pod.get("status") or {}).get("phase", "Pending")
+        if phase == "Running" and not meta.get("deletionTimestamp"):
+            self._maybe_finish_job_pod(pod)
+        elif meta.get("deletionTimestamp"):
             self._enqueue("pod-delete", meta["namespace"], meta["name"])
-        elif (pod.get("status") or {}).get("phase", "Pending") == "Pending":
+        elif phase == "Pending":
             if self.pod_start_delay > 0:
                 timer = asyncio.get_running_loop().call_later(
                     self.pod_start_delay, self._enqueue, "pod-run", meta["namespace"], meta["name"]
@@ -226,6 +245,11 @@ class NodeSimulator:
                     await self._run_pod(namespace, name)
                 elif job == "pod-delete":
                     await self._finish_deletion(namespace, name)
+                elif job == "pod-succeed":
+                    self._job_timers.discard((namespace, name))
+                    await self._succeed_pod(namespace, name)
+                elif job == "node-start":
+                    await self._restart_node(name)
             except Exception:  # one bad object must not stop every node's kubelet
                 log.exception("node simulator job %s %s/%s failed", job, namespace, name)
 
@@ -321,10 +345,13 @@ class NodeSimulator:
             changes: list[tuple[str, Obj | None, Obj | None]] = []
             for lease in self.store.items(LEASES, LEASE_NAMESPACE):
                 name = lease["metadata"]["name"]
-                if hash(name) % HEARTBEAT_SLICES != slice_index:
+                if hash(name) % HEARTBEAT_SLICES != slice_index or name in self.stopped:
                     continue
-                if self.store.get(NODES, "", name) is None:
+                node = self.store.get(NODES, "", name)
+                if node is None:
                     continue
+                if _marked_unknown(node):  # the node lifecycle controller gave up on it too soon
+                    self._enqueue("node-start", "", name)
                 spec = {**lease.get("spec", {}), "renewTime": renew}
                 changes.append(
                     (LEASES, {**lease, "metadata": dict(lease["metadata"]), "spec": spec}, lease)
@@ -392,3 +419,95 @@ class NodeSimulator:
         if pod["metadata"].get("finalizers"):
             return
         await self.store.delete(PODS, pod)
+
+
+    # ---- Jobs' pods (KWOK's pod-complete stage) -----------------------------------------------
+    def _job_pod_duration(self, pod: Obj) -> float | None:
+        """Seconds a pod runs before it completes: only pods of a Job complete."""
+        refs = pod["metadata"].get("ownerReferences") or []
+        if not any(isinstance(r, dict) and r.get("kind") == "Job" for r in refs):
+            return None
+        raw = (pod["metadata"].get("annotations") or {}).get(JOB_DURATION_ANNOTATION)
+        if raw is not None:
+            try:
+                return max(0.0, float(raw))
+            except ValueError:
+                log.warning("pod %s: ignoring %s=%r", pod["metadata"]["name"],
+                            JOB_DURATION_ANNOTATION, raw)
+        return self.job_duration
+
+    def _maybe_finish_job_pod(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        item = (meta["namespace"], meta["name"])
+        if item in self._job_timers:
+            return
+        duration = self._job_pod_duration(pod)
+        if duration is None:
+            return
+        started = (pod.get("status") or {}).get("startTime")
+        try:  # after a restart, only what is left of the run
+            left = parse_rfc3339(started) + duration - self.api.clock() if started else duration
+        except ValueError:
+            left = duration
+        self._job_timers.add(item)
+        timer = asyncio.get_running_loop().call_later(
+            max(0.0, left), self._enqueue, "pod-succeed", *item)
+        self._timers.add(timer)
+
+    async def _succeed_pod(self, namespace: str, name: str) -> None:
+        pod = self.store.get(PODS, namespace, name)
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return
+        status = pod.get("status") or {}
+        node = (pod.get("spec") or {}).get("nodeName")
+        if status.get("phase") != "Running" or not node or node in self.stopped:
+            return
+        now = rfc3339(self.api.clock())
+        conditions = [
+            {**c, "status": "False", "reason": "PodCompleted", "lastTransitionTime": now}
+            if c.get("type") in ("Ready", "ContainersReady") else c
+            for c in status.get("conditions") or []
+        ]
+        containers = [
+            {**c, "ready": False, "started": False, "state": {"terminated": {
+                "exitCode": 0, "reason": "Completed", "startedAt": status.get("startTime"),
+                "finishedAt": now, "containerID": c.get("containerID", "")}}}
+            for c in status.get("containerStatuses") or []
+        ]
+        new_status = {**status, "phase": "Succeeded", "conditions": conditions,
+                      "containerStatuses": containers}
+        await self.store.put(PODS, {**pod, "status": new_status}, pod)
+
+    # ---- stopping and starting a node's kubelet ----------------------------------------------
+    def stop_node(self, name: str) -> bool:
+        """Stop the node's kubelet: its lease is no longer renewed (the node lifecycle
+        controller then marks it Unknown) and its pods are neither started nor finished."""
+        if self.store.get(NODES, "", name) is None:
+            return False
+        self.stopped.add(name)
+        return True
+
+    def start_node(self, name: str) -> bool:
+        if self.store.get(NODES, "", name) is None:
+            return False
+        self.stopped.discard(name)
+        self._enqueue("node-start", "", name)
+        return True
+
+    async def _restart_node(self, name: str) -> None:
+        """A kubelet coming back: Ready again, lease renewed, its pods looked at anew."""
+        node = self.store.get(NODES, "", name)
+        if node is None or name in self.stopped:
+            return
+        now = rfc3339(self.api.clock())
+        status = {**(node.get("status") or {}), "conditions": _ready_conditions(now)}
+        await self.store.put(NODES, {**node, "metadata": dict(node["metadata"]),
+                                     "status": status}, node)
+        lease = self.store.get(LEASES, LEASE_NAMESPACE, name)
+        if lease is not None:
+            spec = {**lease.get("spec", {}), "renewTime": micro_time(self.api.clock())}
+            await self.store.put(LEASES, {**lease, "metadata": dict(lease["metadata"]),
+                                          "spec": spec}, lease)
+        for pod in self.store.items(PODS):
+            if (pod.get("spec") or {}).get("nodeName") == name:
+                self._check_pod(pod)

@@ -102,6 +102,15 @@ _KINDS: dict[str, Struct] = {
     "StatefulSet": _struct(
         metadata=OBJECT_META, spec=_nested(template=POD_TEMPLATE_SPEC), status=_CONDITIONS_STATUS
     ),
+    "Deployment": _struct(
+        metadata=OBJECT_META, spec=_nested(template=POD_TEMPLATE_SPEC), status=_CONDITIONS_STATUS
+    ),
+    "DaemonSet": _struct(
+        metadata=OBJECT_META, spec=_nested(template=POD_TEMPLATE_SPEC), status=_CONDITIONS_STATUS
+    ),
+    "Job": _struct(
+        metadata=OBJECT_META, spec=_nested(template=POD_TEMPLATE_SPEC), status=_CONDITIONS_STATUS
+    ),
     "PodDisruptionBudget": _struct(metadata=OBJECT_META, status=_CONDITIONS_STATUS),
     "PersistentVolumeClaim": _struct(metadata=OBJECT_META, status=_CONDITIONS_STATUS),
     "CSINode": _struct(

@@ -167,8 +167,175 @@ DELETE_OPTIONS: Schema = {
 EVICTION: Schema = {1: _msg("metadata", OBJECT_META), 2: _msg("deleteOptions", DELETE_OPTIONS)}
 BINDING: Schema = {1: _msg("metadata", OBJECT_META), 2: _msg("target", OBJECT_REFERENCE)}
 
+# `kubectl create deployment|job` (k8s.io/api core/v1, apps/v1 and batch/v1 generated.proto): the
+# pod template fields those commands and common flags write
+CONTAINER: Schema = {
+    1: Field("name", "string"),
+    2: Field("image", "string"),
+    3: Field("command", "string", repeated=True),
+    4: Field("args", "string", repeated=True),
+    5: Field("workingDir", "string"),
+    6: _msg("ports", {1: Field("name", "string"), 2: Field("hostPort", "int"),
+                      3: Field("containerPort", "int"), 4: Field("protocol", "string"),
+                      5: Field("hostIP", "string")}, repeated=True),
+    7: _msg("env", {1: Field("name", "string"), 2: Field("value", "string")}, repeated=True),
+    8: _msg("resources", {}),
+    13: Field("terminationMessagePath", "string"),
+    14: Field("imagePullPolicy", "string"),
+    16: Field("stdin", "bool"),
+    17: Field("stdinOnce", "bool"),
+    18: Field("tty", "bool"),
+    20: Field("terminationMessagePolicy", "string"),
+}
+POD_SPEC: Schema = {
+    2: _msg("containers", CONTAINER, repeated=True),
+    3: Field("restartPolicy", "string"),
+    4: Field("terminationGracePeriodSeconds", "int"),
+    5: Field("activeDeadlineSeconds", "int"),
+    6: Field("dnsPolicy", "string"),
+    7: Field("nodeSelector", "map"),
+    8: Field("serviceAccountName", "string"),
+    11: Field("hostNetwork", "bool"),
+    16: Field("hostname", "string"),
+    17: Field("subdomain", "string"),
+    19: Field("schedulerName", "string"),
+    20: _msg("initContainers", CONTAINER, repeated=True),
+    24: Field("priorityClassName", "string"),
+}
+POD_TEMPLATE_SPEC: Schema = {1: _msg("metadata", OBJECT_META), 2: _msg("spec", POD_SPEC)}
+DEPLOYMENT: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: _msg(
+        "spec",
+        {
+            1: Field("replicas", "int", keep_zero=True),
+            2: _msg("selector", LABEL_SELECTOR),
+            3: _msg("template", POD_TEMPLATE_SPEC),
+            4: _msg("strategy", {1: Field("type", "string"), 2: _msg("rollingUpdate", {
+                1: Field("maxUnavailable", "int_or_string"),
+                2: Field("maxSurge", "int_or_string")})}),
+            5: Field("minReadySeconds", "int"),
+            6: Field("revisionHistoryLimit", "int", keep_zero=True),
+            7: Field("paused", "bool"),
+            9: Field("progressDeadlineSeconds", "int"),
+        },
+    ),
+}
+JOB: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: _msg(
+        "spec",
+        {
+            1: Field("parallelism", "int", keep_zero=True),
+            2: Field("completions", "int", keep_zero=True),
+            3: Field("activeDeadlineSeconds", "int"),
+            4: _msg("selector", LABEL_SELECTOR),
+            5: Field("manualSelector", "bool"),
+            6: _msg("template", POD_TEMPLATE_SPEC),
+            7: Field("backoffLimit", "int", keep_zero=True),
+            8: Field("ttlSecondsAfterFinished", "int", keep_zero=True),
+            9: Field("completionMode", "string"),
+            10: Field("suspend", "bool"),
+        },
+    ),
+}
+
+# `kubectl create serviceaccount|token|role|rolebinding|clusterrolebinding` and `kubectl auth
+# whoami|can-i` (k8s.io/api core/v1, authentication/v1, authorization/v1 and rbac/v1
+# generated.proto)
+SERVICE_ACCOUNT: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: _msg("secrets", OBJECT_REFERENCE, repeated=True),
+    3: _msg("imagePullSecrets", {1: Field("name", "string")}, repeated=True),
+    4: Field("automountServiceAccountToken", "bool", keep_zero=True),
+}
+TOKEN_REQUEST: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: _msg(
+        "spec",
+        {
+            1: Field("audiences", "string", repeated=True),
+            4: Field("expirationSeconds", "int"),
+            3: _msg("boundObjectRef", {1: Field("kind", "string"), 2: Field("apiVersion", "string"),
+                                       3: Field("name", "string"), 4: Field("uid", "string")}),
+        },
+    ),
+}
+TOKEN_REVIEW: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: _msg("spec", {1: Field("token", "string"), 2: Field("audiences", "string", repeated=True)}),
+}
+RESOURCE_ATTRIBUTES: Schema = {
+    1: Field("namespace", "string"),
+    2: Field("verb", "string"),
+    3: Field("group", "string"),
+    4: Field("version", "string"),
+    5: Field("resource", "string"),
+    6: Field("subresource", "string"),
+    7: Field("name", "string"),
+}
+NON_RESOURCE_ATTRIBUTES: Schema = {1: Field("path", "string"), 2: Field("verb", "string")}
+SUBJECT_ACCESS_REVIEW: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: _msg(
+        "spec",
+        {
+            1: _msg("resourceAttributes", RESOURCE_ATTRIBUTES),
+            2: _msg("nonResourceAttributes", NON_RESOURCE_ATTRIBUTES),
+            3: Field("user", "string"),
+            4: Field("groups", "string", repeated=True),
+            6: Field("uid", "string"),
+        },
+    ),
+}
+SELF_SUBJECT_ACCESS_REVIEW: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: _msg(
+        "spec",
+        {
+            1: _msg("resourceAttributes", RESOURCE_ATTRIBUTES),
+            2: _msg("nonResourceAttributes", NON_RESOURCE_ATTRIBUTES),
+        },
+    ),
+}
+POLICY_RULE: Schema = {
+    1: Field("verbs", "string", repeated=True),
+    2: Field("apiGroups", "string", repeated=True),
+    3: Field("resources", "string", repeated=True),
+    4: Field("resourceNames", "string", repeated=True),
+    5: Field("nonResourceURLs", "string", repeated=True),
+}
+ROLE: Schema = {1: _msg("metadata", OBJECT_META), 2: _msg("rules", POLICY_RULE, repeated=True)}
+ROLE_BINDING: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: _msg(
+        "subjects",
+        {1: Field("kind", "string"), 2: Field("apiGroup", "string"), 3: Field("name", "string"),
+         4: Field("namespace", "string")},
+        repeated=True,
+    ),
+    3: _msg("roleRef", {1: Field("apiGroup", "string"), 2: Field("kind", "string"),
+                        3: Field("name", "string")}),
+}
+_RBAC_V1 = "rbac.authorization.k8s.io/v1"
+IDENTITY_KINDS: Mapping[tuple[str, str], Schema] = {
+    ("v1", "ServiceAccount"): SERVICE_ACCOUNT,
+    ("authentication.k8s.io/v1", "TokenRequest"): TOKEN_REQUEST,
+    ("authentication.k8s.io/v1", "TokenReview"): TOKEN_REVIEW,
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): {1: _msg("metadata", OBJECT_META)},
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): SUBJECT_ACCESS_REVIEW,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): SELF_SUBJECT_ACCESS_REVIEW,
+    (_RBAC_V1, "Role"): ROLE,
+    (_RBAC_V1, "ClusterRole"): ROLE,
+    (_RBAC_V1, "RoleBinding"): ROLE_BINDING,
+    (_RBAC_V1, "ClusterRoleBinding"): ROLE_BINDING,
+}
+
 # (apiVersion, kind) -> message schema; status is left out where the server resets it anyway
 KINDS: Mapping[tuple[str, str], Schema] = {
+    **IDENTITY_KINDS,
+    ("apps/v1", "Deployment"): DEPLOYMENT,
+    ("batch/v1", "Job"): JOB,
     ("v1", "Namespace"): NAMESPACE,
     ("v1", "ConfigMap"): CONFIG_MAP,
     ("v1", "Service"): SERVICE,

@@ -79,6 +79,7 @@ RESOURCES: tuple[ResourceType, ...] = (
     _R("", "v1", "Binding", "bindings", "binding", True, verbs=("create",)),
     _R("", "v1", "Event", "events", "event", True, ("ev",)),
     _R("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
+    _R("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ("sa",), ("token",)),
     _R("", "v1", "Service", "services", "service", True, ("svc",), ("status",), ("all",)),
     _R(
         "",
@@ -88,7 +89,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "replicationcontroller",
         True,
         ("rc",),
-        ("status",),
+        ("status", "scale"),
         ("all",),
     ),
     _R(
@@ -119,7 +120,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "replicaset",
         True,
         ("rs",),
-        ("status",),
+        ("status", "scale"),
         ("all",),
     ),
     _R(
@@ -130,9 +131,24 @@ RESOURCES: tuple[ResourceType, ...] = (
         "statefulset",
         True,
         ("sts",),
-        ("status",),
+        ("status", "scale"),
         ("all",),
     ),
+    # workload kinds run by kubesim/controllers (kube-controller-manager's controllers)
+    _R(
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        "deployment",
+        True,
+        ("deploy",),
+        ("status", "scale"),
+        ("all",),
+    ),
+    _R("apps", "v1", "DaemonSet", "daemonsets", "daemonset", True, ("ds",), ("status",), ("all",)),
+    _R("apps", "v1", "ControllerRevision", "controllerrevisions", "controllerrevision", True),
+    _R("batch", "v1", "Job", "jobs", "job", True, (), ("status",), ("all",)),
     # one storage, two APIs: upstream keeps events.k8s.io/v1 Events as core Events in etcd
     _R("events.k8s.io", "v1", "Event", "events", "event", True, ("ev",), stored_as="events"),
     _R("coordination.k8s.io", "v1", "Lease", "leases", "lease", True),
@@ -165,6 +181,49 @@ RESOURCES: tuple[ResourceType, ...] = (
         "csistoragecapacities",
         "csistoragecapacity",
         True,
+    ),
+    # RBAC objects are stored and validated as upstream's and authorize the requests of
+    # service account tokens and SubjectAccessReviews (rbac.py); the admin token may do anything
+    _R("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", "clusterrole", False),
+    _R(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        "clusterrolebinding",
+        False,
+    ),
+    _R("rbac.authorization.k8s.io", "v1", "Role", "roles", "role", True),
+    _R("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", True),
+    # reviews: answered, never stored (reviews.py)
+    _R(
+        "authentication.k8s.io", "v1", "TokenReview", "tokenreviews", "tokenreview", False,
+        verbs=("create",),
+    ),
+    _R(
+        "authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews",
+        "selfsubjectreview", False, verbs=("create",),
+    ),
+    _R(
+        "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews",
+        "subjectaccessreview", False, verbs=("create",),
+    ),
+    _R(
+        "authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+        "selfsubjectaccessreview", False, verbs=("create",),
+    ),
+    # kubesim serves no custom resources: the list (which `kubectl apply` reads to validate) is
+    # always empty, and a CRD cannot be created.
+    _R(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        False,
+        ("crd", "crds"),
+        categories=("api-extensions",),
+        verbs=("get", "list", "watch"),
     ),
 )
 

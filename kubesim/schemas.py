@@ -96,6 +96,8 @@ def resource_model(resource: ResourceType) -> type:
 
 def group_package(group: str, version: str) -> str:
     """"apps", "v1" -> "io.k8s.api.apps.v1"; core -> "io.k8s.api.core.v1"."""
+    if group == "apiextensions.k8s.io":  # served by apiextensions-apiserver, named after it
+        return f"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}"
     return f"io.k8s.api.{group.split('.')[0] if group else 'core'}.{version}"
 
 

@@ -15,11 +15,15 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from kubesim import (
+    authn,
     discovery,
     dryrun,
     errors,
     openapi,
     protobuf,
+    rbac,
+    reviews,
+    scale,
     subresources,
     tables,
     views,
@@ -147,6 +151,8 @@ class KubeApiHandler:
     def __init__(self, api: Api, options: ServerOptions) -> None:
         self.api = api
         self.options = options
+        self.authenticator = authn.Authenticator(options.token, api.store.get)
+        self.authorizer = rbac.Authorizer(api.store.get, api.store.items)
         self._pdb_refresh_pending: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -168,6 +174,10 @@ class KubeApiHandler:
                 raise errors.method_not_allowed(method, target.resource.plural)
         if target.resource.key == BINDINGS:
             return await self.legacy_binding(request, target)
+        if target.resource.key in reviews.REVIEW_KEYS:
+            return await self.review(request, target)
+        if target.subresource == "token":
+            return await self.token_request(request, target)
         if not target.name:
             if method == "GET":
                 if request.query.get("watch") in _TRUE:
@@ -177,6 +187,8 @@ class KubeApiHandler:
                 return await self.create(request, target)
             if method == "DELETE":
                 return await self.delete_collection(request, target)
+        elif target.subresource == "scale":
+            return await self.scale(request, target)
         elif target.subresource in ("", "status"):
             if method == "GET":
                 return self.respond(request, target.resource, self.get(target))
@@ -199,6 +211,51 @@ class KubeApiHandler:
                 )
             return json_response(result, 201)
         raise errors.method_not_allowed(method, target.resource.plural)
+
+    async def scale(self, request: web.Request, target: Target) -> web.Response:
+        """GET/PUT/PATCH .../{name}/scale: an autoscaling/v1 Scale over spec.replicas."""
+        namespace, resource = target.namespace or "", target.resource
+        if request.method == "GET":
+            return json_response(scale.scale_of(resource, self.get(target)))
+        if request.method == "PUT":
+            body = await read_json(request)
+            return json_response(
+                await scale.write_replicas(
+                    self._writer(request), resource, namespace, target.name, body
+                )
+            )
+        if request.method == "PATCH":
+            body = await read_json(request)
+            return json_response(
+                await scale.patch_scale(
+                    self._writer(request), resource, namespace, target.name,
+                    request.content_type, body,
+                )
+            )
+        raise errors.method_not_allowed(request.method, resource.plural)
+
+    async def review(self, request: web.Request, target: Target) -> web.Response:
+        """POST of a TokenReview, SubjectAccessReview or a self review: answered, not stored."""
+        body = await read_json(request)
+        user = request.get(USER_KEY, authn.ADMIN)
+        answer = reviews.review(
+            target.resource.key, body, user, self.authenticator, self.authorizer,
+            self.api.clock(),
+        )
+        return json_response(answer, 201)
+
+    async def token_request(self, request: web.Request, target: Target) -> web.Response:
+        """POST serviceaccounts/NAME/token (`kubectl create token NAME`)."""
+        if request.method != "POST":
+            raise errors.method_not_allowed(request.method, "serviceaccounts/token")
+        body = await read_json(request)
+        namespace = target.namespace or ""
+        account = self.api.store.get(target.resource.storage_key, namespace, target.name)
+        answer = reviews.token_request(
+            target.resource, account, namespace, target.name, body, self.authenticator,
+            self.api.clock(),
+        )
+        return json_response(answer, 201)
 
     async def legacy_binding(self, request: web.Request, target: Target) -> web.Response:
         """POST namespaces/{ns}/bindings: a Binding whose metadata.name is the pod, as
@@ -445,21 +502,114 @@ class KubeApiHandler:
             log.warning("refreshing PodDisruptionBudgets in %s failed: %s", namespace, exc.message)
 
 
-def auth_middleware(token: str, counter: RequestCounter | None = None) -> Middleware:
+def auth_middleware(
+    token: str,
+    counter: RequestCounter | None = None,
+    handler_state: KubeApiHandler | None = None,
+) -> Middleware:
+    """The admin token may do anything; a service account token kubesim issued is authorized
+    by RBAC (403 with upstream's message when denied); anything else is 401. Impersonation
+    headers (`kubectl --as`) switch to the user they name, whose request RBAC then decides."""
     expected = f"Bearer {token}".encode()
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.path not in OPEN_PATHS:
-            given = request.headers.get("Authorization", "").encode()
-            if not hmac.compare_digest(given, expected):
-                return error_response(errors.unauthorized())
+            given = request.headers.get("Authorization", "")
+            admin = hmac.compare_digest(given.encode(), expected)
+            if not admin or _impersonating(request):
+                denied = _authorize_other(request, given, admin, handler_state)
+                if denied is not None:
+                    return denied
         response = await _serve(request, handler)
         if counter is not None:
             counter.record(request, response.status)
         return response
 
     return middleware
+
+
+# who the request is from, for the self reviews (aiohttp >= 3.12 wants a typed key)
+USER_KEY: Any = (
+    web.RequestKey("kubesim.user", rbac.UserInfo) if hasattr(web, "RequestKey") else "kubesim.user"
+)
+
+
+def _impersonating(request: web.Request) -> bool:
+    return "Impersonate-User" in request.headers or "Impersonate-Group" in request.headers
+
+
+def _authorize_other(
+    request: web.Request, header: str, admin: bool, state: KubeApiHandler | None
+) -> web.Response | None:
+    """None when the request may go on (its user is then kept on the request), else the 401
+    or 403 to answer."""
+    if state is None:
+        return error_response(errors.unauthorized())
+    if admin:
+        user = authn.ADMIN
+    else:
+        token = authn.bearer_token(header)
+        found = state.authenticator.authenticate(token, state.api.clock()) if token else None
+        if found is None:
+            return error_response(errors.unauthorized())
+        user = found.user
+    if _impersonating(request):
+        impersonated, checks = _impersonation(request, user)
+        for check in checks:
+            if not state.authorizer.authorize(check).allowed:
+                return error_response(_forbidden(check))
+        user = impersonated
+    attributes = rbac.request_attributes(user, request.method, request.path, dict(request.query))
+    if state.authorizer.authorize(attributes).allowed:
+        request[USER_KEY] = user
+        return None
+    return error_response(_forbidden(attributes))
+
+
+def _impersonation(
+    request: web.Request, requester: rbac.UserInfo
+) -> tuple[rbac.UserInfo, list[rbac.Attributes]]:
+    """The user the Impersonate-* headers name and the `impersonate` checks the requester must
+    pass, as k8s.io/apiserver/pkg/endpoints/filters/impersonation.go builds them."""
+    name = request.headers.get("Impersonate-User", "")
+    groups = list(request.headers.getall("Impersonate-Group", []))
+    uid = request.headers.get("Impersonate-Uid", "")
+    checks: list[rbac.Attributes] = []
+    namespace, sep, account = name.removeprefix(rbac.SERVICE_ACCOUNT_PREFIX).partition(":")
+    if name.startswith(rbac.SERVICE_ACCOUNT_PREFIX) and sep:
+        checks.append(rbac.Attributes(requester, "impersonate", True, resource="serviceaccounts",
+                                      namespace=namespace, name=account))
+        if not groups:
+            groups = list(authn.service_account_user(namespace, account).groups)
+    elif name:
+        checks.append(rbac.Attributes(requester, "impersonate", True, resource="users",
+                                      name=name))
+    checks += [
+        rbac.Attributes(requester, "impersonate", True, resource="groups", name=group)
+        for group in groups
+    ]
+    if uid:
+        checks.append(rbac.Attributes(requester, "impersonate", True,
+                                      api_group="authentication.k8s.io", resource="uids",
+                                      name=uid))
+    if name and not {rbac.ALL_AUTHENTICATED, rbac.ALL_UNAUTHENTICATED} & set(groups):
+        groups.append(rbac.ALL_AUTHENTICATED)
+    return rbac.UserInfo(name, uid, tuple(groups)), checks
+
+
+def _forbidden(attributes: rbac.Attributes) -> errors.ApiError:
+    """responsewriters.Forbidden: `pods "x" is forbidden: User "u" cannot get resource ...`."""
+    reason = rbac.forbidden_message(attributes)
+    if not attributes.resource_request:
+        return errors.ApiError(403, "Forbidden", f"forbidden: {reason}", {})
+    resource = attributes.resource
+    qualified = f"{resource}.{attributes.api_group}" if attributes.api_group else resource
+    head = f'{qualified} "{attributes.name}"' if attributes.name else qualified
+    details: dict[str, Any] = {"group": attributes.api_group, "kind": resource}
+    if attributes.name:
+        details = {"name": attributes.name, **details}
+    return errors.ApiError(403, "Forbidden", f"{head} is forbidden: {reason}", details)
 
 
 async def _serve(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -485,11 +635,11 @@ async def _healthz(request: web.Request) -> web.Response:
 
 def build_app(api: Api, options: ServerOptions) -> web.Application:
     counter = RequestCounter()
+    handler = KubeApiHandler(api, options)
     app = web.Application(
-        middlewares=[auth_middleware(options.token, counter)],
+        middlewares=[auth_middleware(options.token, counter, handler)],
         client_max_size=errors.MAX_BODY_BYTES + 1,
     )
-    handler = KubeApiHandler(api, options)
     for path in OPEN_PATHS:
         app.router.add_get(path, _healthz)
 

@@ -129,10 +129,14 @@ def pdb_status(pdb: Obj, pods: list[Obj], now: float) -> Obj:
     else:
         desired = expected
     status = dict(pdb.get("status") or {})
+    # buildDisruptedPodMap: an entry lasts while its pod is still there and not yet deleting
+    present = {
+        p["metadata"]["name"] for p in selected if not p["metadata"].get("deletionTimestamp")
+    }
     disrupted = {
         pod: when
         for pod, when in (status.get("disruptedPods") or {}).items()
-        if now - parse_rfc3339(when) < DISRUPTED_POD_TIMEOUT
+        if pod in present and now - parse_rfc3339(when) < DISRUPTED_POD_TIMEOUT
     }
     allowed = max(0, healthy - len(disrupted) - desired)
     status.update(

@@ -389,6 +389,51 @@ def _age(obj: JSON, now: datetime) -> str:
     return since(_get(obj, "metadata", "creationTimestamp"), now)
 
 
+# ---- service accounts, RBAC, CRDs (printers.go; CRDs: the default table convertor) ---------
+
+_CREATED_AT = _column("Created At", _AGE_DOC, kind="date")
+_CREATED_AT_COLUMNS = [_NAME, _CREATED_AT]
+_SERVICE_ACCOUNT_COLUMNS = [
+    _NAME,
+    _column("Secrets", describe(models.V1ServiceAccount, "secrets"), kind="integer"),
+    _AGE,
+]
+_BINDING_COLUMNS = [
+    _NAME,
+    _column("Role", describe(models.V1RoleBinding, "role_ref")),
+    _AGE,
+    _column("Users", "Users in the roleBinding", priority=1),
+    _column("Groups", "Groups in the roleBinding", priority=1),
+    _column("ServiceAccounts", "ServiceAccounts in the roleBinding", priority=1),
+]
+
+
+def _created_at(obj: JSON, now: datetime) -> Row:
+    moment = _parse_time(_get(obj, "metadata", "creationTimestamp"))
+    shown = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
+    return _meta_row(obj, now, shown)
+
+
+def _binding_row(binding: JSON, now: datetime) -> Row:
+    """rbac.SubjectsStrings: users, groups and namespace/name of service accounts."""
+    ref = binding.get("roleRef") or {}
+    users: list[str] = []
+    groups: list[str] = []
+    accounts: list[str] = []
+    for subject in binding.get("subjects") or []:
+        kind, name = subject.get("kind"), subject.get("name") or ""
+        if kind == "ServiceAccount":
+            accounts.append(f"{subject.get('namespace') or ''}/{name}")
+        elif kind == "User":
+            users.append(name)
+        elif kind == "Group":
+            groups.append(name)
+    return _meta_row(
+        binding, now, f"{ref.get('kind') or ''}/{ref.get('name') or ''}", _age(binding, now),
+        ", ".join(users), ", ".join(groups), ", ".join(accounts),
+    )
+
+
 # ---- persistent volumes and claims ---------------------------------------------------------
 
 _ACCESS_MODE_ORDER = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
@@ -479,7 +524,17 @@ def _pv_row(volume: JSON, now: datetime) -> Row:
 
 _Printer = Callable[[JSON, datetime], Row]
 
+_RBAC = "rbac.authorization.k8s.io"
 _PRINTERS: dict[tuple[str, str], tuple[list[JSON], _Printer]] = {
+    ("", "ServiceAccount"): (
+        _SERVICE_ACCOUNT_COLUMNS,
+        lambda o, now: _meta_row(o, now, len(o.get("secrets") or []), _age(o, now)),
+    ),
+    (_RBAC, "Role"): (_CREATED_AT_COLUMNS, _created_at),
+    (_RBAC, "ClusterRole"): (_CREATED_AT_COLUMNS, _created_at),
+    (_RBAC, "RoleBinding"): (_BINDING_COLUMNS, _binding_row),
+    (_RBAC, "ClusterRoleBinding"): (_BINDING_COLUMNS, _binding_row),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (_CREATED_AT_COLUMNS, _created_at),
     ("", "Pod"): (_POD_COLUMNS, lambda o, now: _pod_row(o, now)[0]),
     ("", "Node"): (_NODE_COLUMNS, _node_row),
     ("", "Event"): (_EVENT_COLUMNS, _event_row),

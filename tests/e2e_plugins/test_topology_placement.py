@@ -38,7 +38,8 @@ REPLICA_SET = {
     "kind": "ReplicaSet",
     "metadata": {"name": "catalog", "namespace": "default"},
     "spec": {
-        "replicas": 3,
+        # scaled to 3 by the test that uses it (kubesim runs the ReplicaSet controller)
+        "replicas": 0,
         "selector": {"matchLabels": {"app": "catalog"}},
         "template": {
             "metadata": {"labels": {"app": "catalog"}},
@@ -144,23 +145,18 @@ def test_required_anti_affinity_leaves_the_seventh_replica_pending(kubectl: Kube
 def test_system_default_constraints_spread_a_replicasets_pods_over_zones(
     kubectl: Kubectl,
 ) -> None:
-    owner = kubectl.json("replicaset", "catalog")
-    reference = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "name": "catalog",
-        "uid": owner["metadata"]["uid"],
-        "controller": True,
-    }
-    zones = []
+    """kubesim's ReplicaSet controller creates the three pods at once; the scheduling loop
+    still places them one after the other, each seeing where the earlier ones went. Without
+    the default constraints every other node would tie and the three could share a zone."""
     try:
-        # One at a time, each seeing where the earlier ones went. Without the default
-        # constraints every other node would tie and the three could share a zone.
-        for i in range(3):
-            manifest = _labeled(f"catalog-{i}", {"app": "catalog"})
-            manifest["metadata"]["ownerReferences"] = [reference]
-            kubectl.apply(to_yaml(manifest))
-            zones.append(ZONE_OF[_node_of(kubectl, f"catalog-{i}")])
+        kubectl("scale", "replicaset", "catalog", "--replicas=3")
+
+        def pod_names() -> list[str]:
+            names = kubectl("get", "pods", "-l", "app=catalog", "-o", "name").split()
+            return [name.removeprefix("pod/") for name in names]
+
+        names = wait_until(lambda: len(pod_names()) == 3 and pod_names(), what="3 pods")
+        zones = [ZONE_OF[_node_of(kubectl, name)] for name in names]
         assert sorted(zones) == list(ZONES)
     finally:
-        _delete_all(kubectl, "app=catalog")
+        kubectl("scale", "replicaset", "catalog", "--replicas=0")

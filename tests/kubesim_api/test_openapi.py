@@ -72,8 +72,11 @@ def _supports_field_validation(doc: dict[str, Any], group: str, version: str, ki
 async def test_v3_documents_advertise_field_validation(client: TestClient[Any, Any]) -> None:
     root = await (await client.get("/openapi/v3")).json()
     assert set(root["paths"]) == {
-        "api/v1", "apis/apps/v1", "apis/events.k8s.io/v1", "apis/coordination.k8s.io/v1",
-        "apis/scheduling.k8s.io/v1", "apis/policy/v1", "apis/storage.k8s.io/v1"}
+        "api/v1", "apis/apps/v1", "apis/batch/v1", "apis/events.k8s.io/v1",
+        "apis/coordination.k8s.io/v1", "apis/scheduling.k8s.io/v1", "apis/policy/v1",
+        "apis/storage.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1",
+        "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1",
+        "apis/apiextensions.k8s.io/v1"}
     for resource in RESOURCES:
         url = root["paths"][
             ("apis/" if resource.group else "api/") + resource.group_version]["serverRelativeURL"]
