@@ -24,8 +24,11 @@ COPY --from=build /opt/aiosched /opt/aiosched
 RUN useradd --system --user-group --uid 10001 --no-create-home --home-dir /nonexistent aiosched
 USER 10001:10001
 WORKDIR /tmp
-# /metrics, /healthz, /readyz and /debug (aiosched run --http-address).
+# The secure port, as kube-scheduler's: HTTPS; /healthz, /livez, /readyz open; /metrics and /debug
+# for bearer tokens the API server allows (aiosched run --http-address, or --bind-address and
+# --secure-port).
 EXPOSE 10259
 ENTRYPOINT ["aiosched"]
 # In a pod: in-cluster config, upstream's default profile, endpoints reachable from the kubelet.
+# deploy/kubernetes runs it with its own command line.
 CMD ["run", "--http-address", "0.0.0.0:10259"]

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Bootstrap and run aiosched from a fresh clone with nothing but Python 3.11+ and pip.
 
-    python3 dev.py run [ARGS...]   install into .venv, then `aiosched run --embedded ARGS...`
+    python3 dev.py run [ARGS...]   install into .venv, then `aiosched run ARGS...` (default:
+                                   --embedded --insecure-http, the local demo)
     python3 dev.py test [ARGS...]  install into .venv (with the dev extra), then ruff, mypy, pytest
     python3 dev.py bench [ARGS...] install into .venv, then `aiosched bench ARGS...`
 
@@ -57,7 +58,8 @@ def main(argv: list[str]) -> int:
         return 0
     ensure_installed("")
     if command == "run":
-        args = rest or ["--embedded"]
+        # the local demo: the embedded cluster, /metrics and /debug on loopback over plain HTTP
+        args = rest or ["--embedded", "--insecure-http"]
         os.execv(BIN / "aiosched", [str(BIN / "aiosched"), "run", *args])
     os.execv(BIN / "aiosched", [str(BIN / "aiosched"), "bench", *rest])
     return 0

@@ -138,6 +138,7 @@ class WorkloadRun:
             str(self.kubeconfig),
             "--http-address",
             f"127.0.0.1:{self.metrics_port}",
+            "--insecure-http",  # the bench scrapes /metrics on loopback, without a token
             "--config",
             str(config),
             *self.options.scheduler_args,

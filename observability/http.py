@@ -3,6 +3,9 @@
 Health endpoints answer like upstream's k8s.io/apiserver healthz handlers: ``ok`` when every check
 passes, ``?verbose`` lists ``[+]name ok`` lines, a failure answers 500 listing every check with
 ``[-]name failed: detail``, ``?exclude=name`` skips a check and ``/healthz/name`` runs one.
+
+A ``guard`` (the secure port's delegated authentication and authorization, given by whoever runs
+the server) sees every request first and may answer it instead of the handler.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ HealthCheck = Callable[[], tuple[bool, str]]
 #: One check (named "scheduler") or several by name.
 HealthChecks = HealthCheck | Mapping[str, HealthCheck]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: Sees a request before its handler: None lets it through, a response refuses it.
+RequestGuard = Callable[[web.Request], Awaitable[web.StreamResponse | None]]
 
 EXPLAIN_ROUTE = "/debug/explain/{namespace}/{name}"
 _TEXT = "text/plain"
@@ -134,19 +139,36 @@ def _json(data: Any, status: int = 200) -> web.Response:
 
 
 async def fetch_explanation(
-    base_url: str, namespace: str, name: str, timeout: float = 10.0
+    base_url: str,
+    namespace: str,
+    name: str,
+    timeout: float = 10.0,
+    token: str | None = None,
+    ssl_context: ssl.SSLContext | bool = True,
 ) -> dict[str, Any] | None:
     """Client side of ``aiosched explain``: the JSON for a pod, or None when none is kept."""
     url = f"{base_url.rstrip('/')}/debug/explain/{namespace}/{name}"
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
         ClientSession(timeout=ClientTimeout(total=timeout)) as session,
-        session.get(url) as response,
+        session.get(url, headers=headers, ssl=ssl_context) as response,
     ):
         if response.status == 404:
             return None
         response.raise_for_status()
         data: dict[str, Any] = orjson.loads(await response.read())
         return data
+
+
+def _guarding(guard: RequestGuard) -> Any:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        refused = await guard(request)
+        if refused is not None:
+            return refused
+        return await handler(request)
+
+    return middleware
 
 
 class ObservabilityServer:
@@ -162,12 +184,13 @@ class ObservabilityServer:
         debug_routes: Mapping[str, Handler] | None = None,
         live: HealthChecks | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        guard: RequestGuard | None = None,
     ) -> None:
         self.host = host
         self.requested_port = port
-        # HTTPS with this context (a certificate and key given on the command line), else HTTP.
+        # HTTPS with this context (given or self-signed), else plain HTTP.
         self.ssl_context = ssl_context
-        self._app = self._build_app(metrics, health, ready, live, debug_routes or {})
+        self._app = self._build_app(metrics, health, ready, live, debug_routes or {}, guard)
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
 
@@ -178,8 +201,10 @@ class ObservabilityServer:
         ready: HealthChecks | None,
         live: HealthChecks | None,
         debug_routes: Mapping[str, Handler],
+        guard: RequestGuard | None = None,
     ) -> web.Application:
-        app = web.Application()
+        middlewares = [] if guard is None else [_guarding(guard)]
+        app = web.Application(middlewares=middlewares)
         if metrics is not None:
             app.router.add_get("/metrics", metrics_handler(metrics))
         # livez defaults to the health checks: both mean "the process is not wedged".

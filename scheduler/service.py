@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from observability.explain import ExplainStore
-from observability.http import ObservabilityServer, explain_routes
+from observability.http import ObservabilityServer, RequestGuard, explain_routes
 from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing, setup_tracing
 from profiles.api import load_config
@@ -70,7 +70,7 @@ class SchedulerService:
         self.config_path = config_path
         # Command-line flags over the file, applied at start and again on every reload.
         self.config_overrides = config_overrides
-        # HTTPS for the endpoints when a certificate was given, else plain HTTP.
+        # HTTPS for the endpoints with this context (given or self-signed), else plain HTTP.
         self.ssl_context = ssl_context
         self.pod_max_in_unschedulable_seconds = pod_max_in_unschedulable_seconds
         self.http_host = http_host
@@ -174,7 +174,16 @@ class SchedulerService:
 
     # ----------------------------------------------------------------------------- running
 
-    async def run(self, client: KubeClient, config: ResolvedConfig) -> None:
+    async def run(
+        self,
+        client: KubeClient,
+        config: ResolvedConfig,
+        http_guard: RequestGuard | None = None,
+        serving_note: str = "",
+    ) -> None:
+        """Schedule until cancelled. `http_guard` checks every request to the endpoints but the
+        health ones (the secure port's delegated authentication and authorization);
+        `serving_note` says how they are served, in the start-up line."""
         self.running_config = config
         self.tracing = setup_tracing(**self.tracing_overrides)  # type: ignore[arg-type]
         scheduler = Scheduler(
@@ -198,14 +207,18 @@ class SchedulerService:
             ready=self.readiness_checks(),
             debug_routes=explain_routes(self.explain),
             ssl_context=self.ssl_context,
+            guard=http_guard,
         )
         try:
             await server.start()
         except OSError as exc:
             await self.tracing.aclose()
             raise listen_error(self.http_host, self.http_port, exc) from None
-        security = "TLS" if self.ssl_context is not None else "plain HTTP, no authentication"
-        print(f"aiosched: serving /metrics and /healthz on {server.url} ({security})", flush=True)
+        if not serving_note:
+            serving_note = "TLS" if self.ssl_context is not None else "plain HTTP"
+            serving_note += ", bearer tokens checked" if http_guard else ", no authentication"
+        print(f"aiosched: serving /metrics and /healthz on {server.url} ({serving_note})",
+              flush=True)
         try:
             async with asyncio.TaskGroup() as group:
                 if config.leader_election.leader_elect:

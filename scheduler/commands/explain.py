@@ -1,14 +1,20 @@
 """Explain the last scheduling attempt of a pod: per-node filter verdicts and top scores.
 
-Asks a running `aiosched run` over its HTTP address (the one serving /metrics) for
+Asks a running `aiosched run` over its secure port (the one serving /metrics) for
 /debug/explain/NAMESPACE/POD and prints which plugin rejected each node and why, and the
-per-plugin scores of the best nodes.
+per-plugin scores of the best nodes. The secure port wants a bearer token the API server allows
+to GET /debug/explain/... (`kubectl create token ...` of a service account bound to the
+aiosched:metrics-reader ClusterRole, say), and serves a self-signed certificate unless it was
+given one: pass --certificate-authority, or --insecure-skip-tls-verify. An `aiosched run
+--insecure-http` is asked over plain HTTP with --insecure-http.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import ssl
 import sys
 from typing import Any
 
@@ -17,6 +23,8 @@ import orjson
 
 from observability.explain import render_text
 
+TOKEN_VARIABLE = "AIOSCHED_TOKEN"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pod", metavar="NAMESPACE/POD", help="the pod, e.g. default/web-0")
@@ -24,14 +32,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--http-address",
         default="127.0.0.1:10259",
         metavar="HOST:PORT",
-        help="where `aiosched run` serves /metrics and /debug (default %(default)s)",
+        help="where `aiosched run` serves /metrics and /debug, its secure port (default "
+        "%(default)s)",
     )
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help=f"bearer token for the secure port (default: ${TOKEN_VARIABLE})",
+    )
+    parser.add_argument(
+        "--certificate-authority",
+        metavar="FILE",
+        help="PEM certificate(s) to verify the secure port's certificate with",
+    )
+    parser.add_argument(
+        "--insecure-skip-tls-verify",
+        action="store_true",
+        help="do not verify the secure port's certificate (the self-signed one aiosched "
+        "generates when given none)",
+    )
+    parser.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="ask over plain HTTP (an `aiosched run --insecure-http`)",
+    )
 
 
-async def _fetch(address: str, namespace: str, name: str) -> tuple[int, Any]:
-    url = f"http://{address}/debug/explain/{namespace}/{name}"
-    async with aiohttp.ClientSession() as session, session.get(url) as response:
+def _tls(args: argparse.Namespace) -> ssl.SSLContext | bool:
+    if args.insecure_skip_tls_verify:
+        return False
+    if args.certificate_authority:
+        return ssl.create_default_context(cafile=args.certificate_authority)
+    return True
+
+
+async def _fetch(args: argparse.Namespace, namespace: str, name: str) -> tuple[int, Any]:
+    scheme = "http" if args.insecure_http else "https"
+    url = f"{scheme}://{args.http_address}/debug/explain/{namespace}/{name}"
+    token = args.token or os.environ.get(TOKEN_VARIABLE, "")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    ssl_setting = True if args.insecure_http else _tls(args)
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(url, headers=headers, ssl=ssl_setting) as response,
+    ):
         body = await response.read()
         try:
             return response.status, orjson.loads(body)
@@ -44,9 +89,22 @@ def main(args: argparse.Namespace) -> int:
     if not sep:
         namespace, name = "default", args.pod
     try:
-        status, body = asyncio.run(_fetch(args.http_address, namespace, name))
+        status, body = asyncio.run(_fetch(args, namespace, name))
     except (aiohttp.ClientError, OSError) as exc:
-        print(f"aiosched explain: cannot reach {args.http_address}: {exc}", file=sys.stderr)
+        hint = ""
+        if isinstance(exc, aiohttp.ClientConnectorCertificateError | ssl.SSLError):
+            hint = " (pass --certificate-authority, or --insecure-skip-tls-verify for the "
+            hint += "self-signed certificate aiosched generates)"
+        elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+            hint = " (an `aiosched run --insecure-http` is asked with --insecure-http)"
+        print(f"aiosched explain: cannot reach {args.http_address}: {exc}{hint}",
+              file=sys.stderr)
+        return 1
+    if status in (401, 403):
+        message = body.get("message") if isinstance(body, dict) else body
+        what = "a bearer token (--token)" if status == 401 else "a token allowed to read it"
+        print(f"aiosched explain: {args.http_address} refused the request ({message}): it "
+              f"needs {what}", file=sys.stderr)
         return 1
     if status != 200:
         message = body.get("error") if isinstance(body, dict) else body

@@ -9,6 +9,12 @@ else $KUBECONFIG or ~/.kube/config. With --embedded, starts kubesim in the same 
 configuration file (KubeSchedulerConfiguration v1) is reloaded when it changes and on SIGHUP; an
 invalid new file is refused and the running profiles stay as they were.
 
+The endpoints are served as kube-scheduler's secure port: HTTPS (a self-signed certificate unless
+--tls-cert-file is given), /healthz, /livez and /readyz open, /metrics and /debug for bearer
+tokens the API server authenticates and authorizes (delegated_auth.py; the reviews go to
+--authentication-kubeconfig / --authorization-kubeconfig when given). --insecure-http serves
+plain HTTP without checks, for local use.
+
 Start-up problems (a kubeconfig that cannot be used, an API server that does not answer, a port
 in use, TLS files that cannot be loaded, tracing settings) end the command with one line that
 says what to do, and exit status 1.
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import signal
@@ -40,8 +47,10 @@ from scheduler.commands.upstream_flags import (
     go_bool,
     go_duration,
 )
+from scheduler.delegated_auth import DelegatedAuth
 from scheduler.kubeconfig import KubeconfigError
 from scheduler.service import LeadershipLost, SchedulerService
+from scheduler.serving import self_signed_context
 from scheduler.startup import StartupError, check_api_server, load_serving_certificate
 
 log = logging.getLogger("aiosched")
@@ -93,9 +102,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     serving = parser.add_argument_group(
         "serving /metrics, /healthz, /livez, /readyz and /debug",
-        "Without --tls-cert-file the endpoints are plain HTTP with no authentication (so the "
-        "default address is loopback, not kube-scheduler's 0.0.0.0); with a certificate and key "
-        "they are HTTPS, still without authentication.",
+        "As kube-scheduler's secure port: HTTPS (with a self-signed certificate unless "
+        "--tls-cert-file is given); /healthz, /livez and /readyz are open, /metrics and /debug "
+        "need a bearer token that the API server authenticates (TokenReview) and allows to GET "
+        "the path (SubjectAccessReview). --insecure-http serves plain HTTP without any check, "
+        "for local use only.",
     )
     serving.add_argument(
         "--bind-address",
@@ -116,7 +127,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the others)",
     )
     serving.add_argument(
-        "--tls-cert-file", metavar="FILE", help="PEM certificate (chain) to serve HTTPS with"
+        "--tls-cert-file",
+        metavar="FILE",
+        help="PEM certificate (chain) to serve HTTPS with (default: a self-signed one, "
+        "generated at start)",
     )
     serving.add_argument(
         "--tls-private-key-file", metavar="FILE", help="PEM private key of --tls-cert-file"
@@ -124,12 +138,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serving.add_argument(
         "--authentication-kubeconfig",
         metavar="PATH",
-        help="accepted for kube-scheduler manifests; not used yet (no TokenReview is made)",
+        help="kubeconfig of the API server that reviews bearer tokens (TokenReview; default: "
+        "the cluster aiosched schedules on)",
     )
     serving.add_argument(
         "--authorization-kubeconfig",
         metavar="PATH",
-        help="accepted for kube-scheduler manifests; not used yet (no SubjectAccessReview)",
+        help="kubeconfig of the API server that authorizes requests (SubjectAccessReview; "
+        "default: the cluster aiosched schedules on)",
+    )
+    serving.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="serve plain HTTP with no authentication or authorization, for local use (the "
+        "embedded demo, tests); anyone who reaches the port reads /metrics and /debug",
     )
 
     election = parser.add_argument_group(
@@ -383,12 +405,10 @@ def config_overrides(
             "--pod-max-in-unschedulable-pods-duration is deprecated in kube-scheduler (it still "
             "applies there and here)"
         )
-    for flag in ("--authentication-kubeconfig", "--authorization-kubeconfig"):
-        if getattr(args, flag[2:].replace("-", "_")) is not None:
-            warnings.append(
-                f"{flag} is accepted but not used yet: the HTTP endpoints do no authentication "
-                "or authorization"
-            )
+    if args.insecure_http:
+        for flag in ("--authentication-kubeconfig", "--authorization-kubeconfig"):
+            if getattr(args, flag[2:].replace("-", "_")) is not None:
+                warnings.append(f"{flag} is not used: --insecure-http checks no tokens")
     return tuple(overrides), warnings
 
 
@@ -406,10 +426,19 @@ def client_settings(
     )
 
 
-def serving_context(args: argparse.Namespace) -> ssl.SSLContext | None:
+def serving_context(args: argparse.Namespace, bind_address: str) -> ssl.SSLContext | None:
+    """The secure port's TLS: the given certificate, else a self-signed one (None: plain HTTP,
+    with --insecure-http)."""
     cert, key = args.tls_cert_file, args.tls_private_key_file
-    if not cert and not key:
+    if args.insecure_http:
+        if cert or key:
+            raise StartupError(
+                "--insecure-http serves plain HTTP: drop it to serve HTTPS with "
+                "--tls-cert-file and --tls-private-key-file"
+            )
         return None
+    if not cert and not key:
+        return self_signed_context(bind_address)[0]
     if not cert or not key:
         given, missing = (
             ("--tls-cert-file", "--tls-private-key-file")
@@ -418,6 +447,46 @@ def serving_context(args: argparse.Namespace) -> ssl.SSLContext | None:
         )
         raise StartupError(f"{given} needs {missing} as well")
     return load_serving_certificate(cert, key)
+
+
+def serving_note(args: argparse.Namespace, host: str) -> str:
+    """How the endpoints are served, for the start-up line."""
+    if args.insecure_http:
+        exposed = "" if _is_loopback(host) else f"; {host} is not loopback: anyone reaching it"
+        return f"plain HTTP, no authentication: --insecure-http{exposed}"
+    certificate = "given certificate" if args.tls_cert_file else "self-signed certificate"
+    return (
+        f"TLS, {certificate}; /metrics and /debug need a bearer token the API server "
+        "authenticates and authorizes"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def delegated_auth(
+    args: argparse.Namespace, client: KubeClient, stack: contextlib.AsyncExitStack
+) -> DelegatedAuth | None:
+    """The secure port's guard: reviews go to the API server aiosched schedules on, or to the
+    ones --authentication-kubeconfig and --authorization-kubeconfig name (None with
+    --insecure-http)."""
+    if args.insecure_http:
+        return None
+    reviewers: list[KubeClient] = []
+    for path in (args.authentication_kubeconfig, args.authorization_kubeconfig):
+        if path is None:
+            reviewers.append(client)
+            continue
+        other = await KubeClient.connect(ClientSettings(kubeconfig=path))
+        stack.push_async_callback(other.close)
+        reviewers.append(other)
+    return DelegatedAuth(reviewers[0], reviewers[1])
 
 
 def _comma_separated(text: str) -> tuple[str, ...]:
@@ -444,7 +513,7 @@ async def _run(args: argparse.Namespace) -> int:
     }
     resolve_tracing_config(**tracing_overrides)  # fail now, not after connecting
     http_host, http_port = listen_address(args)
-    ssl_context = serving_context(args)
+    ssl_context = serving_context(args, http_host)
     kubeconfig: str | None = args.kubeconfig
     if args.embedded:
         kubeconfig = args.kubeconfig_out or os.path.join(
@@ -498,8 +567,16 @@ async def _run(args: argparse.Namespace) -> int:
         client = await KubeClient.connect(client_settings(config, args.context, master))
         stack.push_async_callback(client.close)
         await check_api_server(client)
+        guard = await delegated_auth(args, client, stack)
         loop.add_signal_handler(signal.SIGHUP, service.request_reload)
-        runner = asyncio.create_task(service.run(client, config))
+        runner = asyncio.create_task(
+            service.run(
+                client,
+                config,
+                http_guard=None if guard is None else guard.guard,
+                serving_note=serving_note(args, http_host),
+            )
+        )
         stopper = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
         for task in (runner, stopper):

@@ -9,6 +9,7 @@ import asyncio
 import fnmatch
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -26,6 +27,7 @@ from profiles.api import load_config
 from scheduler.cli import build_parser
 from scheduler.commands.run import DEFAULT_HTTP_ADDRESS
 from scheduler.profile_set import registry_for_config
+from scheduler.serving import self_signed_context
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((REPO / "compose.yaml").read_text())
@@ -186,65 +188,104 @@ def test_k3s_runs_without_its_own_scheduler() -> None:
     assert k3s["privileged"] is True
 
 
-def test_kubeconfig_flows_from_k3s_through_the_rewrite_to_aiosched() -> None:
+def identity_args() -> tuple[str, str, str, str, str]:
+    """(script, admin kubeconfig, output kubeconfig, server, manifests) inside `identity`."""
+    service = SERVICES["identity"]
+    assert service["entrypoint"] == ["/bin/sh"]
+    script, admin, out, server, manifests = service["command"]
+    return script, admin, out, server, manifests
+
+
+def test_aiosched_gets_the_service_account_s_kubeconfig_and_never_the_admin_s() -> None:
     k3s_output = SERVICES["k3s"]["environment"]["K3S_KUBECONFIG_OUTPUT"]
-    script, src, dst, host = SERVICES["kubeconfig"]["command"][1:]
+    script, admin, out, server, manifests = identity_args()
     written_by_k3s = host_path("k3s", k3s_output)
-    read_by_rewrite = host_path("kubeconfig", src)
-    written_by_rewrite = host_path("kubeconfig", dst)
+    read_by_identity = host_path("identity", admin)
+    written_by_identity = host_path("identity", out)
     read_by_aiosched = host_path("aiosched", aiosched_args().kubeconfig)
 
     assert (written_by_k3s[0].source, written_by_k3s[1]) == (
-        read_by_rewrite[0].source,
-        read_by_rewrite[1],
+        read_by_identity[0].source,
+        read_by_identity[1],
     )
-    assert (written_by_rewrite[0].source, written_by_rewrite[1]) == (
+    assert read_by_identity[0].read_only
+    assert (written_by_identity[0].source, written_by_identity[1]) == (
         read_by_aiosched[0].source,
         read_by_aiosched[1],
     )
-    script_mount, _ = host_path("kubeconfig", script)
-    assert script_mount.source == "./deploy/rewrite-kubeconfig.sh"
+    # the admin kubeconfig's volume is not mounted into aiosched at all
+    assert written_by_k3s[0].source not in {m.source for m in mounts("aiosched")}
+    assert host_path("identity", script)[0].source == "./deploy/serviceaccount-kubeconfig.sh"
+    assert host_path("identity", manifests)[0].source == "./deploy/kubernetes"
     # aiosched reaches k3s by service name, which k3s's serving certificate must cover.
+    host = urlsplit(server).hostname
     assert host in SERVICES
     assert f"--tls-san={host}" in SERVICES["k3s"]["command"]
-    assert SERVICES["kubeconfig"]["depends_on"]["k3s"]["condition"] == "service_healthy"
+    assert port_of(server) in published("k3s")  # the port kubectl on the host uses too
+    assert SERVICES["identity"]["image"] == SERVICES["k3s"]["image"]  # its kubectl and sh
+    assert SERVICES["identity"]["depends_on"]["k3s"]["condition"] == "service_healthy"
     assert (
-        SERVICES["aiosched"]["depends_on"]["kubeconfig"]["condition"]
+        SERVICES["aiosched"]["depends_on"]["identity"]["condition"]
         == "service_completed_successfully"
     )
 
 
-def run_rewrite(tmp_path: Path, kubeconfig: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    src, dst = tmp_path / "kubeconfig.yaml", tmp_path / "aiosched.kubeconfig"
-    src.write_text(kubeconfig)
-    _, _, _, host = SERVICES["kubeconfig"]["command"][1:]
+def run_identity(
+    tmp_path: Path, admin: Path, server: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path / "aiosched.kubeconfig"
     result = subprocess.run(
-        ["sh", str(REPO / "deploy" / "rewrite-kubeconfig.sh"), str(src), str(dst), host],
+        ["sh", str(REPO / "deploy" / "serviceaccount-kubeconfig.sh"), str(admin), str(out),
+         server, str(REPO / "deploy" / "kubernetes")],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=60,
         check=False,
     )
-    return result, dst
+    return result, out
 
 
-def test_rewrite_points_the_kubeconfig_at_the_k3s_service(tmp_path: Path) -> None:
-    result, dst = run_rewrite(tmp_path, K3S_KUBECONFIG)
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
+def test_identity_script_writes_a_kubeconfig_with_the_service_account_s_token(
+    tmp_path: Path,
+) -> None:
+    from processes import Kubectl, start_cluster, stopping
 
-    assert result.returncode == 0, result.stderr
-    rewritten = yaml.safe_load(dst.read_text())
-    server = rewritten["clusters"][0]["cluster"]["server"]
-    assert server == "https://k3s:6443"
-    assert port_of(server) in published("k3s")  # the port kubectl on the host uses too
-    assert rewritten["users"] == yaml.safe_load(K3S_KUBECONFIG)["users"]
-    assert dst.stat().st_mode & 0o044 == 0o044  # readable by aiosched's non-root user
+    cluster = start_cluster(tmp_path)
+    with stopping(cluster):
+        result, out = run_identity(tmp_path, tmp_path / "kubeconfig", cluster.url)
+
+        assert result.returncode == 0, result.stderr
+        written = yaml.safe_load(out.read_text())
+        admin = yaml.safe_load((tmp_path / "kubeconfig").read_text())
+        assert written["clusters"][0]["cluster"] == {
+            "server": cluster.url,
+            "certificate-authority-data": admin["clusters"][0]["cluster"][
+                "certificate-authority-data"
+            ],
+        }
+        (user,) = written["users"]
+        assert set(user["user"]) == {"token"}
+        assert out.stat().st_mode & 0o777 == 0o644  # readable by aiosched's non-root user
+        whoami = Kubectl(tmp_path)("auth", "whoami", f"--kubeconfig={out}", "-o", "json")
+        assert json.loads(whoami)["status"]["userInfo"]["username"] == (
+            "system:serviceaccount:kube-system:aiosched"
+        )
 
 
-def test_rewrite_refuses_a_kubeconfig_it_does_not_recognise(tmp_path: Path) -> None:
-    result, dst = run_rewrite(tmp_path, K3S_KUBECONFIG.replace("127.0.0.1", "10.0.0.1"))
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
+def test_identity_script_fails_without_writing_when_the_cluster_is_unreachable(
+    tmp_path: Path,
+) -> None:
+    admin = tmp_path / "admin.kubeconfig"
+    admin.write_text(K3S_KUBECONFIG)
+
+    result, out = run_identity(tmp_path, admin, "https://127.0.0.1:1")
 
     assert result.returncode != 0
-    assert not dst.exists()
+    assert not out.exists()
+    assert not list(tmp_path.glob("aiosched.kubeconfig.tmp*"))
 
 
 def test_k3s_healthcheck_reads_the_kubeconfig_it_writes() -> None:
@@ -297,7 +338,9 @@ async def test_healthcheck_command_passes_against_the_real_endpoint() -> None:
     command = healthcheck_command("aiosched")
     assert command[0] == "python"  # the image has no curl; its python is on PATH
     port = port_of(aiosched_args().http_address)
-    async with ObservabilityServer(port=0) as server:
+    assert not aiosched_args().insecure_http  # the secure port, with its self-signed certificate
+    context, _ = self_signed_context("0.0.0.0")
+    async with ObservabilityServer(port=0, ssl_context=context) as server:
         code = command[-1].replace(f":{port}/", f":{server.port}/")
         process = await asyncio.create_subprocess_exec(sys.executable, *command[1:-1], code)
         assert await asyncio.wait_for(process.wait(), 30) == 0

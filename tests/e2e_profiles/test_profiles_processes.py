@@ -80,6 +80,7 @@ def start_scheduler(workdir: Path, config: Path) -> Process:
             str(config),
             "--http-address",
             "127.0.0.1:0",
+            "--insecure-http",
             "--seed",
             "1",
         ],

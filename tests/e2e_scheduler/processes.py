@@ -95,6 +95,7 @@ def start_scheduler(workdir: Path, config: str, *extra: str) -> Process:
             str(config_path),
             "--http-address",
             "127.0.0.1:0",
+            "--insecure-http",  # the tests scrape /metrics without a token
             *extra,
         ],
         workdir / "scheduler.log",

@@ -113,7 +113,7 @@ def test_config_kubeconfig_secure_port_tls_and_master(tmp_path: Path) -> None:
         first = start(
             [*aiosched(), "run", "--config", str(config), *serving],
             tmp_path / "first.log",
-            r"serving /metrics and /healthz on (https://[\d.]+:\d+) \(TLS\)",
+            r"serving /metrics and /healthz on (https://[\d.]+:\d+) \(TLS, given certificate",
         )
         with stopping(first):
             assert first.url == f"https://127.0.0.1:{port}"
@@ -147,7 +147,7 @@ def test_config_kubeconfig_secure_port_tls_and_master(tmp_path: Path) -> None:
         plain.write_text(CONFIG)
         third = start(
             [*aiosched(), "run", "--config", str(plain), "--kubeconfig", str(wrong),
-             "--master", cluster.url, "--secure-port=0"],
+             "--master", cluster.url, "--secure-port=0", "--insecure-http"],
             tmp_path / "third.log",
             r"serving /metrics and /healthz on (http://[\d.]+:\d+) \(plain HTTP",
         )  # fmt: skip

@@ -70,7 +70,7 @@ def children(spans: list[ReceivedSpan], parent: ReceivedSpan) -> dict[str, Recei
 def explain(scheduler_url: str, pod: str, *extra: str) -> subprocess.CompletedProcess[str]:
     address = scheduler_url.removeprefix("http://")
     return subprocess.run(
-        [*aiosched(), "explain", pod, "--http-address", address, *extra],
+        [*aiosched(), "explain", pod, "--http-address", address, "--insecure-http", *extra],
         capture_output=True,
         text=True,
         timeout=30,

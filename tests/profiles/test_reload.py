@@ -60,6 +60,33 @@ async def test_configmap_symlink_swap(tmp_path: Path) -> None:
     assert counter.calls == 1
 
 
+async def test_configmap_update_as_the_kubelet_writes_it(tmp_path: Path) -> None:
+    """The kubelet's AtomicWriter (pkg/volume/util/atomic_writer.go), as deploy/kubernetes mounts
+    the ConfigMap: the new content goes to a fresh timestamped directory with the same mtime and
+    size as the old, `..data` is swapped to it, then the old directory is removed. The file's
+    own path (`config.yaml -> ..data/config.yaml`) never changes."""
+    _configmap_dir(tmp_path, "..2024_01_01_00_00_00.1", "profile: a\n")
+    (tmp_path / "config.yaml").symlink_to("..data/config.yaml")
+    old_stat = (tmp_path / "..2024_01_01_00_00_00.1" / "config.yaml").stat()
+    counter = Counter()
+    w = make_watcher(tmp_path / "config.yaml", counter)
+    assert await w.poll_once() is False
+
+    new_dir = tmp_path / "..2024_01_01_00_01_00.2"
+    new_dir.mkdir()
+    (new_dir / "config.yaml").write_text("profile: b\n")
+    os.utime(new_dir / "config.yaml", ns=(old_stat.st_atime_ns, old_stat.st_mtime_ns))
+    (tmp_path / "..data_tmp").symlink_to(new_dir.name)
+    os.replace(tmp_path / "..data_tmp", tmp_path / "..data")
+    for leftover in (tmp_path / "..2024_01_01_00_00_00.1").iterdir():
+        leftover.unlink()
+    (tmp_path / "..2024_01_01_00_00_00.1").rmdir()
+
+    assert await w.poll_once() is True
+    assert await w.poll_once() is False
+    assert counter.calls == 1
+
+
 async def test_missing_file_mid_swap_is_ignored(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     f.write_text("a: 1\n")

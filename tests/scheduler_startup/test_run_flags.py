@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ssl
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from scheduler.commands.run import (
     client_settings,
     config_overrides,
     listen_address,
+    serving_context,
+    serving_note,
 )
 from scheduler.commands.upstream_flags import REMOVED, go_bool
 from scheduler.profile_set import registry_for_config
@@ -196,22 +199,54 @@ def test_logging_flags() -> None:
     assert (args.verbosity, args.log_format) == (2, "json")
 
 
-def test_authentication_kubeconfigs_are_accepted_with_a_warning() -> None:
-    args = parse(
-        "--authentication-kubeconfig=/etc/k/scheduler.conf", "--authorization-kubeconfig=x"
-    )
-    _, warnings = config_overrides(args, None)
-    assert warnings == [
-        f"{flag} is accepted but not used yet: the HTTP endpoints do no authentication or "
-        "authorization"
+def test_authentication_kubeconfigs_are_used_and_unused_only_with_insecure_http() -> None:
+    given = ("--authentication-kubeconfig=/etc/k/scheduler.conf", "--authorization-kubeconfig=x")
+
+    assert config_overrides(parse(*given), None)[1] == []
+    assert config_overrides(parse(*given, "--insecure-http"), None)[1] == [
+        f"{flag} is not used: --insecure-http checks no tokens"
         for flag in ("--authentication-kubeconfig", "--authorization-kubeconfig")
     ]
 
 
-def test_help_says_what_is_not_done_yet(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_secure_port_serves_tls_unless_insecure_http() -> None:
+    generated = serving_context(parse(), "127.0.0.1")
+
+    assert isinstance(generated, ssl.SSLContext)
+    assert serving_context(parse("--insecure-http"), "127.0.0.1") is None
+    with pytest.raises(StartupError) as both:
+        serving_context(parse("--insecure-http", "--tls-cert-file=c", "--tls-private-key-file=k"),
+                        "127.0.0.1")
+    assert str(both.value) == (
+        "--insecure-http serves plain HTTP: drop it to serve HTTPS with --tls-cert-file and "
+        "--tls-private-key-file"
+    )
+    with pytest.raises(StartupError, match="--tls-cert-file needs --tls-private-key-file"):
+        serving_context(parse("--tls-cert-file=c"), "127.0.0.1")
+
+
+@pytest.mark.parametrize(
+    ("argv", "host", "note"),
+    [
+        ((), "127.0.0.1", "TLS, self-signed certificate; /metrics and /debug need a bearer "
+         "token the API server authenticates and authorizes"),
+        (("--tls-cert-file=c",), "0.0.0.0", "TLS, given certificate; /metrics and /debug need a "
+         "bearer token the API server authenticates and authorizes"),
+        (("--insecure-http",), "127.0.0.1", "plain HTTP, no authentication: --insecure-http"),
+        (("--insecure-http",), "0.0.0.0", "plain HTTP, no authentication: --insecure-http; "
+         "0.0.0.0 is not loopback: anyone reaching it"),
+    ],
+)
+def test_the_start_up_line_says_how_the_endpoints_are_served(
+    argv: tuple[str, ...], host: str, note: str
+) -> None:
+    assert serving_note(parse(*argv), host) == note
+
+
+def test_help_says_how_the_endpoints_are_guarded(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parse("--help")
     text = " ".join(capsys.readouterr().out.split())
-    assert "plain HTTP with no authentication" in text
-    assert "not used yet" in text
+    assert "need a bearer token that the API server authenticates (TokenReview)" in text
+    assert "--insecure-http serves plain HTTP without any check" in text
     assert "--leader-elect-resource-namespace" in text
