@@ -60,6 +60,11 @@ def main(argv: list[str]) -> int:
     if command == "run":
         # the local demo: the embedded cluster, /metrics and /debug on loopback over plain HTTP
         args = rest or ["--embedded", "--insecure-http"]
+        print(
+            f"aiosched is {BIN / 'aiosched'}: run `source {BIN / 'activate'}` in another shell "
+            "for the README's `aiosched ...` commands",
+            flush=True,
+        )
         os.execv(BIN / "aiosched", [str(BIN / "aiosched"), "run", *args])
     os.execv(BIN / "aiosched", [str(BIN / "aiosched"), "bench", *rest])
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import shutil
 import sys
 import tempfile
@@ -70,6 +71,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "for sampled tracing)",
     )
     parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="PATH",
+        help="run against this existing cluster instead of starting `aiosched cluster`: the "
+        "bench creates its simulated nodes (Node objects no kubelet runs), namespaces and pods "
+        "there and deletes them afterwards. Pods bound to those nodes never start, and a "
+        "cluster's node lifecycle controller taints nodes without heartbeats after about 40s, so "
+        "keep runs short or use KWOK-managed nodes",
+    )
+    parser.add_argument(
+        "--scheduler-command",
+        metavar="CMD",
+        help="benchmark another scheduler instead of `aiosched run`: its command line, split "
+        "like a shell's, with {kubeconfig}, {config} (the bench's KubeSchedulerConfiguration: "
+        "qps/burst 5000, no leader election) and {port} (a free port for its endpoints) filled "
+        'in, e.g. "kube-scheduler --kubeconfig {kubeconfig} --config {config} --secure-port '
+        "{port}\"; its CPU and peak RSS are measured as aiosched's are",
+    )
+    parser.add_argument(
         "--scheduler-profile",
         type=Path,
         metavar="PATH",
@@ -117,6 +137,8 @@ def main(args: argparse.Namespace) -> int:
         create_concurrency=max(1, args.create_concurrency),
         scheduler_profile=args.scheduler_profile,
         otlp_sink=args.otlp_sink,
+        kubeconfig=args.kubeconfig,
+        scheduler_command=tuple(shlex.split(args.scheduler_command or "")),
     )
     results = _run(run_workloads(chosen, options))
     print(format_table(results))

@@ -10,6 +10,7 @@ import asyncio
 import base64
 import contextlib
 import ssl
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,18 +29,37 @@ class Endpoint:
     token: str | None = None
     ca_pem: bytes | None = None
     insecure: bool = False
+    # a client certificate and its key (kind's and kubeadm's admin kubeconfigs use one)
+    client_cert_pem: bytes | None = None
+    client_key_pem: bytes | None = None
 
     def ssl_option(self) -> ssl.SSLContext | bool:
-        """What aiohttp's `ssl=` wants: the kubeconfig's CA, no checks, or the system's CAs."""
+        """What aiohttp's `ssl=` wants: the kubeconfig's CA, no checks, or the system's CAs,
+        with the client certificate when there is one."""
+        if self.client_cert_pem is None or self.client_key_pem is None:
+            if self.insecure:
+                return False
+            if self.ca_pem is not None:
+                return ssl.create_default_context(cadata=self.ca_pem.decode())
+            return True
+        context = ssl.create_default_context(
+            cadata=self.ca_pem.decode() if self.ca_pem is not None else None
+        )
         if self.insecure:
-            return False
-        if self.ca_pem is not None:
-            return ssl.create_default_context(cadata=self.ca_pem.decode())
-        return True
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        # ssl loads a certificate chain only from files
+        with tempfile.TemporaryDirectory() as scratch:
+            cert, key = Path(scratch, "client.crt"), Path(scratch, "client.key")
+            cert.write_bytes(self.client_cert_pem)
+            key.write_bytes(self.client_key_pem)
+            key.chmod(0o600)
+            context.load_cert_chain(cert, key)
+        return context
 
 
 def read_kubeconfig(path: Path) -> Endpoint:
-    """Server, CA and bearer token of the current context (client certificates unsupported)."""
+    """Server, CA, and the bearer token or client certificate of the current context."""
     doc = yaml.safe_load(path.read_text()) or {}
     contexts = {c["name"]: c.get("context") or {} for c in doc.get("contexts") or []}
     context = contexts.get(doc.get("current-context", ""), {})
@@ -59,7 +79,18 @@ def read_kubeconfig(path: Path) -> Endpoint:
         token=user.get("token"),
         ca_pem=ca_pem,
         insecure=bool(cluster.get("insecure-skip-tls-verify")),
+        client_cert_pem=_pem(path, user, "client-certificate"),
+        client_key_pem=_pem(path, user, "client-key"),
     )
+
+
+def _pem(path: Path, user: dict[str, Any], field: str) -> bytes | None:
+    """A kubeconfig user's `field-data` (base64) or `field` (a file, relative to it)."""
+    if user.get(f"{field}-data"):
+        return base64.b64decode(user[f"{field}-data"])
+    if user.get(field):
+        return (path.parent / str(user[field])).read_bytes()
+    return None
 
 
 class ApiError(RuntimeError):
@@ -118,6 +149,14 @@ class KubeApi:
             if exist_ok and exc.status == 409:
                 return {}
             raise
+
+    async def delete(self, path: str) -> None:
+        """DELETE; an object already gone is fine."""
+        try:
+            await self._request("DELETE", path)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
 
     async def replace(self, path: str, body: bytes) -> Obj:
         """PUT: e.g. a status subresource (creating an object resets its status)."""

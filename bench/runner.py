@@ -58,6 +58,12 @@ class RunOptions:
     startup_timeout: float = 60.0
     scheduler_profile: Path | None = None  # write a cProfile of the scheduler here
     otlp_sink: bool = False  # trace into a local OTLP receiver (the cost of tracing)
+    # An existing cluster to run against instead of starting `aiosched cluster`.
+    kubeconfig: Path | None = None
+    # Another scheduler to start instead of `aiosched run`: its argv, where {kubeconfig},
+    # {config} and {port} stand for the cluster's kubeconfig, the scheduler configuration the
+    # bench writes, and a free port for its endpoints.
+    scheduler_command: tuple[str, ...] = ()
 
 
 def scheduler_config() -> str:
@@ -92,12 +98,14 @@ class WorkloadRun:
         self.clock = clock
         self.log = log
         self.dir = options.workdir / workdir_name(workload)
-        self.kubeconfig = self.dir / "kubeconfig"
+        self.kubeconfig = options.kubeconfig or self.dir / "kubeconfig"
         self.result = BenchResult(workload)
         self.command = list(options.command) or aiosched_command()
         self.metrics_port = free_port()
         self.sink_port = free_port()
-        self.cluster = ManagedProcess("cluster", self._cluster_argv(), self.dir / "cluster.log")
+        self.cluster: ManagedProcess | None = None  # None: an existing cluster (--kubeconfig)
+        if options.kubeconfig is None:
+            self.cluster = ManagedProcess("cluster", self._cluster_argv(), self.dir / "cluster.log")
         self.scheduler = ManagedProcess(
             "scheduler", self._scheduler_argv(), self.dir / "scheduler.log"
         )
@@ -131,6 +139,13 @@ class WorkloadRun:
 
     def _scheduler_argv(self) -> list[str]:
         config = self.dir / "scheduler-config.yaml"
+        if self.options.scheduler_command:
+            values = {
+                "kubeconfig": str(self.kubeconfig),
+                "config": str(config),
+                "port": str(self.metrics_port),
+            }
+            return [arg.format(**values) for arg in self.options.scheduler_command]
         argv = [
             *self.command,
             "run",
@@ -164,7 +179,8 @@ class WorkloadRun:
     async def run(self) -> BenchResult:
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "scheduler-config.yaml").write_text(scheduler_config())
-        self.kubeconfig.unlink(missing_ok=True)
+        if self.cluster is not None:
+            self.kubeconfig.unlink(missing_ok=True)  # ours: its reappearance says the cluster is up
         try:
             async with asyncio.timeout(self.options.timeout):
                 await self._run()
@@ -176,11 +192,15 @@ class WorkloadRun:
         finally:
             await self._shutdown()
         if self.result.error:
-            for proc in (self.scheduler, self.cluster):
+            for proc in self._processes():
                 tail = proc.log_tail()
                 if tail:
                     self.log(f"--- last lines of {proc.log_path}:\n{tail}")
         return self.result
+
+    def _processes(self) -> list[ManagedProcess]:
+        """The processes this run started (the scheduler, and the cluster unless given one)."""
+        return [self.scheduler] if self.cluster is None else [self.scheduler, self.cluster]
 
     def _progress(self) -> str:
         if self.tracker is None:
@@ -195,21 +215,25 @@ class WorkloadRun:
             # read after the scheduler stopped: it flushes its last spans on the way out
             self.result.spans_exported = await asyncio.shield(self._sink_spans())
             await asyncio.shield(self.sink.stop())
-        await asyncio.shield(self.cluster.stop())
+        if self.cluster is not None:
+            await asyncio.shield(self.cluster.stop())
 
     async def _run(self) -> None:
         w = self.workload
         started = self.clock()
-        self.phase = "starting aiosched cluster"
-        await self.cluster.start()
-        endpoint = await self._wait_for_kubeconfig()
+        if self.cluster is None:
+            endpoint = read_kubeconfig(self.kubeconfig)
+        else:
+            self.phase = "starting aiosched cluster"
+            await self.cluster.start()
+            endpoint = await self._wait_for_kubeconfig()
         api = KubeApi(endpoint, connections=max(self.options.setup_concurrency, 8))
         try:
             await wait_http_ok(
                 api.session,
                 f"{api.base_url}/readyz",
                 self.options.startup_timeout,
-                self.cluster.alive,
+                self.cluster.alive if self.cluster is not None else _always,
             )
             async with aiohttp.ClientSession() as probe:
                 self.phase = f"creating {w.init_nodes} nodes"
@@ -225,14 +249,17 @@ class WorkloadRun:
                         self.options.startup_timeout,
                         self.sink.alive,
                     )
-                self.phase = "starting aiosched run"
+                self.phase = "starting the scheduler"
                 await self.scheduler.start()
-                await wait_http_ok(
-                    probe,
-                    f"{self.metrics_url}/readyz",
-                    self.options.startup_timeout,
-                    self.scheduler.alive,
-                )
+                if not self.options.scheduler_command:
+                    # another scheduler's endpoints may need TLS and a token: the init pods
+                    # being bound is its readiness check then
+                    await wait_http_ok(
+                        probe,
+                        f"{self.metrics_url}/readyz",
+                        self.options.startup_timeout,
+                        self.scheduler.alive,
+                    )
                 self.scheduler.sample_rss()
                 self.phase = f"scheduling {w.init_pods} init pods"
                 await self._schedule_pods(api, w.init_pods, measure=False)
@@ -260,9 +287,41 @@ class WorkloadRun:
                     )
         finally:
             self.scheduler.sample_rss()
+            if self.cluster is None:
+                await self._clean_up(api)
             await api.close()
 
+    async def _clean_up(self, api: KubeApi) -> None:
+        """On an existing cluster, delete what the run created: its namespaces (and so its
+        pods, claims) and its simulated nodes; PVs and the PriorityClass are cluster-wide."""
+        self.phase = "cleaning up the cluster"
+        w = self.workload
+        paths = [f"/api/v1/namespaces/{name}" for name in w.namespaces]
+        paths += [f"/api/v1/nodes/{wl.node_name(i)}" for i in range(w.init_nodes)]
+        if w.needs_high_priority:
+            paths.append(f"/apis/scheduling.k8s.io/v1/priorityclasses/{wl.HIGH_PRIORITY_CLASS}")
+        for phase, volume in (
+            (w.init_namespace, w.init_volume),
+            (w.measure_namespace, w.measure_volume),
+        ):
+            if volume is not None:
+                count = w.init_pods if phase == w.init_namespace else w.measure_pods
+                paths += [f"/api/v1/persistentvolumes/{phase}-pv-{i}" for i in range(count)]
+        if w.node_template.csi_attach_limits:
+            paths += [
+                f"/apis/storage.k8s.io/v1/csinodes/{wl.node_name(i)}" for i in range(w.init_nodes)
+            ]
+
+        async def delete(index: int) -> None:
+            await api.delete(paths[index])
+
+        try:
+            await bulk(len(paths), self.options.setup_concurrency, delete)
+        except Exception as exc:  # the results stand; say what may be left behind
+            self.log(f"{w.name}: cleaning up the cluster failed: {_describe(exc)}")
+
     async def _wait_for_kubeconfig(self) -> Endpoint:
+        assert self.cluster is not None  # only for a cluster this run started
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.options.startup_timeout
         while not self.kubeconfig.exists():
@@ -393,7 +452,7 @@ class WorkloadRun:
     async def _watchdog(self) -> None:
         """Fail fast when a child dies instead of waiting for pods until the timeout."""
         while True:
-            for proc in (self.scheduler, self.cluster):
+            for proc in self._processes():
                 if not proc.alive():
                     raise RuntimeError(f"{proc.name} process exited (code {proc.exit_code()})")
             await asyncio.sleep(0.5)
@@ -428,6 +487,10 @@ class WorkloadRun:
                 return await resp.text() if resp.status == 200 else None
         except aiohttp.ClientError:
             return None
+
+
+def _always() -> bool:
+    return True
 
 
 def per_pod_requests(

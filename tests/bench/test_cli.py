@@ -95,3 +95,40 @@ def test_smoke_workload_end_to_end(tmp_path: Path) -> None:
     # Every pod of both phases: its pod span, its attempt and the default profile's 11 points.
     assert result["spans_exported"] >= 13 * (result["init_pods"] + result["pods"])
     assert "SchedulingBasic/Smoke" in proc.stdout and "200/200" in proc.stdout
+
+
+@pytest.mark.e2e
+def test_existing_cluster_and_another_scheduler_command(tmp_path: Path) -> None:
+    """`--kubeconfig` runs against a cluster the bench did not start, `--scheduler-command`
+    starts the scheduler it is given (here aiosched itself, as a user would give
+    kube-scheduler), and what the run created is deleted from the cluster afterwards."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "e2e_scheduler"))
+    from processes import Kubectl, start_cluster, stopping
+
+    cluster = start_cluster(tmp_path, 0, 0, "--no-controllers", "--no-storage-controllers")
+    with stopping(cluster):
+        command = (
+            f"{' '.join(aiosched_command())} run --kubeconfig {{kubeconfig}} --config {{config}} "
+            "--http-address 127.0.0.1:{port} --insecure-http"
+        )
+        out = tmp_path / "out.json"
+        argv = ["bench", "SchedulingBasic/5Nodes", "--json", str(out), "--timeout", "120"]
+        argv += ["--kubeconfig", str(tmp_path / "kubeconfig"), "--scheduler-command", command]
+        proc = subprocess.run(
+            [*aiosched_command(), *argv],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+            cwd=tmp_path,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        (result,) = orjson.loads(out.read_bytes())
+        assert result["error"] is None
+        assert result["scheduled"] == result["pods"] == 10
+        assert result["peak_rss_bytes"] > 10 * 2**20
+        kubectl = Kubectl(tmp_path)
+        assert "scheduler-perf" not in kubectl("get", "nodes", "-o", "name")
+        assert "namespace-1" not in kubectl("get", "namespaces", "-o", "name")
