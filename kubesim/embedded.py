@@ -11,6 +11,7 @@ from pathlib import Path
 from types import TracebackType
 
 from kubesim.cluster import Cluster, ClusterConfig
+from kubesim.controllers.options import ControllerOptions
 from kubesim.nodes import NodeTemplate
 from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
@@ -37,6 +38,9 @@ class EmbeddedCluster:
         csi_attach_limit: int = 0,
         storage_provisioners: tuple[str, ...] = (),
         storage_delay: float = 0.0,
+        controllers: bool = True,
+        job_duration: float = 5.0,
+        node_monitor_grace_period: float = 40.0,
     ) -> None:
         self._cluster = Cluster(
             ClusterConfig(
@@ -57,6 +61,11 @@ class EmbeddedCluster:
                     attach_limit=csi_attach_limit,
                     extra_provisioners=tuple(storage_provisioners),
                     delay=storage_delay,
+                ),
+                controllers=ControllerOptions(
+                    enabled=controllers,
+                    job_duration=job_duration,
+                    node_monitor_grace_period=node_monitor_grace_period,
                 ),
             )
         )

@@ -522,6 +522,119 @@ def _pv_row(volume: JSON, now: datetime) -> Row:
     )
 
 
+# ---- workloads (printers.go: printDeployment, printReplicaSet, printDaemonSet, ...) --------
+
+def _count(obj: JSON, *path: str) -> int:
+    value = _get(obj, *path)
+    return value if isinstance(value, int) else 0
+
+
+def _desired(obj: JSON) -> int:
+    """spec.replicas, whose API default is 1."""
+    value = _get(obj, "spec", "replicas")
+    return value if isinstance(value, int) else 1
+
+
+_DEPLOYMENT_COLUMNS = [
+    _NAME,
+    _column("Ready", "Number of the pod with ready state"),
+    _column("Up-to-date", "Total number of non-terminated pods targeted by this deployment that "
+            "have the desired template spec.", kind="integer"),
+    _column("Available", "Total number of available pods (ready for at least minReadySeconds) "
+            "targeted by this deployment.", kind="integer"),
+    _AGE,
+]
+_REPLICA_SET_COLUMNS = [
+    _NAME,
+    _column("Desired", "Number of desired pods.", kind="integer"),
+    _column("Current", "Number of actual replicas.", kind="integer"),
+    _column("Ready", "The number of ready replicas.", kind="integer"),
+    _AGE,
+]
+_DAEMON_SET_COLUMNS = [
+    _NAME,
+    _column("Desired", "The total number of nodes that should be running the daemon pod.",
+            kind="integer"),
+    _column("Current", "The number of nodes running at least one daemon pod and are supposed "
+            "to.", kind="integer"),
+    _column("Ready", "The number of nodes that should be running the daemon pod and have one "
+            "or more of the daemon pod running and ready.", kind="integer"),
+    _column("Up-to-date", "The total number of nodes that are running updated daemon pod.",
+            kind="integer"),
+    _column("Available", "The number of nodes that should be running the daemon pod and have "
+            "one or more of the daemon pod running and available.", kind="integer"),
+    _column("Node Selector", "NodeSelector is a selector which must be true for the pod to fit "
+            "on a node."),
+    _AGE,
+]
+_STATEFUL_SET_COLUMNS = [_NAME, _column("Ready", "Number of the pod with ready state"), _AGE]
+_JOB_COLUMNS = [
+    _NAME,
+    _column("Status", "Status of the job."),
+    _column("Completions", "The completion status of the job."),
+    _column("Duration", "Time required to complete the job."),
+    _AGE,
+]
+
+
+def _deployment_row(obj: JSON, now: datetime) -> Row:
+    return _meta_row(
+        obj, now, f"{_count(obj, 'status', 'readyReplicas')}/{_desired(obj)}",
+        _count(obj, "status", "updatedReplicas"), _count(obj, "status", "availableReplicas"),
+        _age(obj, now),
+    )
+
+
+def _replica_set_row(obj: JSON, now: datetime) -> Row:
+    return _meta_row(
+        obj, now, _desired(obj), _count(obj, "status", "replicas"),
+        _count(obj, "status", "readyReplicas"), _age(obj, now),
+    )
+
+
+def _daemon_set_row(obj: JSON, now: datetime) -> Row:
+    selector = _get(obj, "spec", "template", "spec", "nodeSelector")
+    shown = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) if isinstance(
+        selector, dict) and selector else "<none>"
+    return _meta_row(
+        obj, now, *(_count(obj, "status", field) for field in (
+            "desiredNumberScheduled", "currentNumberScheduled", "numberReady",
+            "updatedNumberScheduled", "numberAvailable")),
+        shown, _age(obj, now),
+    )
+
+
+def _stateful_set_row(obj: JSON, now: datetime) -> Row:
+    ready = f"{_count(obj, 'status', 'readyReplicas')}/{_desired(obj)}"
+    return _meta_row(obj, now, ready, _age(obj, now))
+
+
+def _job_row(obj: JSON, now: datetime) -> Row:
+    """Upstream's printJob: Complete / Failed / Suspended / Running status, succeeded out of
+    completions (or of one, with parallelism, when completions is unset), and how long it ran."""
+    conditions = _get(obj, "status", "conditions") or []
+    status = "Running"
+    for kind, shown in (("Complete", "Complete"), ("Failed", "Failed"),
+                        ("Suspended", "Suspended")):
+        if _condition_true(conditions, kind):
+            status = shown
+            break
+    succeeded = _count(obj, "status", "succeeded")
+    completions = _get(obj, "spec", "completions")
+    if isinstance(completions, int):
+        done = f"{succeeded}/{completions}"
+    else:
+        parallelism = _get(obj, "spec", "parallelism")
+        done = f"{succeeded}/1 of {parallelism}" if isinstance(parallelism, int) and (
+            parallelism > 1) else f"{succeeded}/1"
+    started = _parse_time(_get(obj, "status", "startTime"))
+    finished = _parse_time(_get(obj, "status", "completionTime"))
+    duration = ""
+    if started is not None:
+        duration = human_duration(((finished or now) - started).total_seconds())
+    return _meta_row(obj, now, status, done, duration, _age(obj, now))
+
+
 _Printer = Callable[[JSON, datetime], Row]
 
 _RBAC = "rbac.authorization.k8s.io"
@@ -554,6 +667,12 @@ _PRINTERS: dict[tuple[str, str], tuple[list[JSON], _Printer]] = {
             o.get("preemptionPolicy") or "",
         ),
     ),
+    ("apps", "Deployment"): (_DEPLOYMENT_COLUMNS, _deployment_row),
+    ("apps", "ReplicaSet"): (_REPLICA_SET_COLUMNS, _replica_set_row),
+    ("", "ReplicationController"): (_REPLICA_SET_COLUMNS, _replica_set_row),
+    ("apps", "DaemonSet"): (_DAEMON_SET_COLUMNS, _daemon_set_row),
+    ("apps", "StatefulSet"): (_STATEFUL_SET_COLUMNS, _stateful_set_row),
+    ("batch", "Job"): (_JOB_COLUMNS, _job_row),
     ("", "PersistentVolumeClaim"): (_PVC_COLUMNS, _pvc_row),
     ("", "PersistentVolume"): (_PV_COLUMNS, _pv_row),
     ("", "ConfigMap"): (

@@ -312,6 +312,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long the embedded PV binder and provisioner wait before acting (default 0)",
     )
+    embedded.add_argument(
+        "--no-controllers",
+        dest="controllers",
+        action="store_false",
+        help="run none of the embedded cluster's workload, garbage-collection and node "
+        "lifecycle controllers (Deployments, ReplicaSets, DaemonSets, Jobs, ... then stay "
+        "stored objects, as on an API server without kube-controller-manager)",
+    )
+    embedded.add_argument(
+        "--job-duration",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long a Job's pod runs on a simulated node before it succeeds (default 5)",
+    )
+    embedded.add_argument(
+        "--node-monitor-grace-period",
+        type=float,
+        default=40.0,
+        metavar="SECONDS",
+        help="how long a simulated node may miss heartbeats before it is NotReady/Unknown "
+        "and tainted (default 40, as kube-controller-manager)",
+    )
     parser.add_argument(
         "--explain-every-attempt",
         action="store_true",
@@ -555,6 +578,9 @@ async def _run(args: argparse.Namespace) -> int:
                     csi_attach_limit=args.csi_attach_limit,
                     storage_provisioners=_comma_separated(args.storage_provisioners),
                     storage_delay=args.storage_delay,
+                    controllers=args.controllers,
+                    job_duration=args.job_duration,
+                    node_monitor_grace_period=args.node_monitor_grace_period,
                     kubeconfig_out=kubeconfig,
                 )
             )

@@ -134,6 +134,13 @@ def test_deployment_rollout_undo_and_scale(cluster: Cluster) -> None:
     wait_until(lambda: len(running_nodes(k, "app=web")) == 3
                and k.json("deployment", "web")["status"].get("replicas") == 3,
                what="scaled down to 3")
+    # kubectl's columns, as a real API server prints them
+    header, row = wait_until(
+        lambda: (lines := k("get", "deployment", "web").splitlines())[1].split()[1] == "3/3"
+        and lines, what="3/3 ready")
+    assert header.split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert row.split()[:4] == ["web", "3/3", "3", "3"]
+    assert k("get", "rs", original).split()[5:9] == [original, "3", "3", "3"]
 
 
 def test_daemonset_one_pod_per_node(cluster: Cluster) -> None:
@@ -148,6 +155,9 @@ def test_daemonset_one_pod_per_node(cluster: Cluster) -> None:
                                        "values": [pod["spec"]["nodeName"]]}]}]
     tolerated = {(t["key"], t["effect"]) for t in pod["spec"]["tolerations"]}
     assert ("node.kubernetes.io/unschedulable", "NoSchedule") in tolerated
+    header, row = k("get", "ds", "agent").splitlines()
+    assert header.split()[:6] == ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE"]
+    assert row.split()[:7] == ["agent", "3", "3", "3", "3", "3", "kubernetes.io/os=linux"]
 
 
 def test_job_runs_to_completion(cluster: Cluster) -> None:
@@ -158,6 +168,9 @@ def test_job_runs_to_completion(cluster: Cluster) -> None:
     assert job["status"]["succeeded"] == 1 and "active" not in job["status"]
     (pod,) = pods(k, "job-name=pi")
     assert pod["status"]["phase"] == "Succeeded"
+    header, row = k("get", "job", "pi").splitlines()
+    assert header.split() == ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
+    assert row.split()[:3] == ["pi", "Complete", "1/1"]
 
 
 def test_statefulset_ordered_pods_and_claims(cluster: Cluster) -> None:
