@@ -15,7 +15,10 @@ Differences from upstream, all deliberate:
 - The preemptor is not re-read from an informer (Preempt's step 0): the cycle's pod is used.
 - The API calls (prepareCandidate) are the scheduler's: `Handle.start_preemption` runs them
   after the cycle, as upstream's async preemption does.
-- Extenders are not consulted yet (callExtenders): `call_extenders` is the seam.
+- Extenders (callExtenders) are asked only on the async path, `preempt_with_extenders`, which
+  the scheduler awaits when a preempting extender is interested in the pod.
+- Where the interface offers a `dry_run_shortcut` (DefaultPreemption: resource_shortcut.py),
+  nodes it can decide from sums of requests are not copied; its answers are the full dry run's.
 """
 
 from __future__ import annotations
