@@ -66,6 +66,7 @@ from scheduler.plugins.volume_helpers import (
     claim_of,
     has_volumes,
     hint_for_claim_event,
+    pod_claims,
     pod_volumes,
     volume_is_for_pod,
 )
@@ -120,7 +121,7 @@ class NodeVolumeLimits:
         cached = self._claims_by_pod.get(id(pod))
         if cached is not None and cached[0] is pod:
             return cached[1]
-        claims = _pod_claims(pod)
+        claims = pod_claims(pod)
         if len(self._claims_by_pod) >= _MAX_CACHED_PODS:
             self._claims_by_pod.clear()
         self._claims_by_pod[id(pod)] = (pod, claims)
@@ -139,7 +140,7 @@ class NodeVolumeLimits:
         if not has_volumes(pod):
             return None, Status.skip()
         try:
-            if not _pod_claims(pod):
+            if not pod_claims(pod):
                 # Only claims can be counted here (inline in-tree volumes need CSI migration).
                 return None, Status.skip()
         except MalformedObject as err:
@@ -238,7 +239,7 @@ class NodeVolumeLimits:
         """Upstream's filterAttachableVolumes: add the pod's countable volumes to `result`.
         Raises _Failure with the status Filter returns."""
         storage = self._storage()
-        for claim in self._claims_of(pod) if not new_pod else _pod_claims(pod):
+        for claim in self._claims_of(pod) if not new_pod else pod_claims(pod):
             if not claim.name:
                 raise _Failure(Status.error("PersistentVolumeClaim had no name"))
             pvc = storage.claim(pod.namespace, claim.name)
@@ -333,7 +334,7 @@ class NodeVolumeLimits:
     @staticmethod
     def _schedulable_after_claim_added(pod: Any, old: Any, new: Any) -> QueueingHint:
         return hint_for_claim_event(
-            pod, None, new, lambda p: (claim.name for claim in _pod_claims(p))
+            pod, None, new, lambda p: (claim.name for claim in pod_claims(p))
         )
 
     @staticmethod
@@ -347,16 +348,6 @@ class NodeVolumeLimits:
             if now is None or now > limit:
                 return QueueingHint.QUEUE
         return QueueingHint.SKIP
-
-
-def _pod_claims(pod: PodView) -> list[PodClaim]:
-    """The claims of the pod's persistentVolumeClaim and generic ephemeral volumes."""
-    claims: list[PodClaim] = []
-    for index, volume in enumerate(pod_volumes(pod)):
-        claim = claim_of(pod, volume, f"spec.volumes[{index}]")
-        if claim is not None:
-            claims.append(claim)
-    return claims
 
 
 PLUGIN_ENTRY = PluginEntry(NAME, NodeVolumeLimits)

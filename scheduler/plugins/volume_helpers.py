@@ -124,6 +124,17 @@ def claim_of(pod: PodView, volume: Mapping[str, Any], path: str) -> PodClaim | N
     return None
 
 
+def pod_claims(pod: PodView) -> list[PodClaim]:
+    """The claims of the pod's persistentVolumeClaim and generic ephemeral volumes, in spec
+    order."""
+    claims: list[PodClaim] = []
+    for index, volume in enumerate(pod_volumes(pod)):
+        claim = claim_of(pod, volume, f"spec.volumes[{index}]")
+        if claim is not None:
+            claims.append(claim)
+    return claims
+
+
 def persistent_claim_names(pod: PodView) -> list[str]:
     """The claimName of every persistentVolumeClaim volume (ephemeral volumes excluded), in
     spec order, repeats kept."""

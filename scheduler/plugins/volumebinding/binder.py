@@ -29,6 +29,7 @@ from scheduler.api.storage import (
     StorageClassView,
 )
 from scheduler.framework.interface import ApiClient
+from scheduler.plugins.volume_helpers import pod_claims, volume_is_for_pod
 from scheduler.plugins.volumebinding.assume_cache import (
     PV_DESCRIPTION,
     PVC_DESCRIPTION,
@@ -49,8 +50,6 @@ from scheduler.plugins.volumebinding.helpers import (
     is_pvc_fully_bound,
     match_topology_selector_terms,
     node_has_access,
-    pod_claims,
-    volume_is_for_pod,
     with_annotation,
 )
 from scheduler.storage_objects import StorageObjects
@@ -206,14 +205,13 @@ class VolumeBinder:
         return storage_class.volume_binding_mode == "WaitForFirstConsumer"
 
     def are_pod_volumes_bound(self, pod: PodView) -> bool:
-        for pod_claim in pod_claims(pod):
-            try:
-                bound, _ = self._is_volume_bound(pod, pod_claim.name, pod_claim.ephemeral)
-            except BindingError:
-                return False
-            if not bound:
-                return False
-        return True
+        try:
+            return all(
+                self._is_volume_bound(pod, claim.name, claim.ephemeral)[0]
+                for claim in pod_claims(pod)
+            )
+        except (BindingError, MalformedObject):
+            return False
 
     # -- Filter ------------------------------------------------------------------------------
 

@@ -14,10 +14,8 @@ read from `raw` defensively.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from scheduler.api.objects import PodView
 from scheduler.api.storage import (
     BIND_COMPLETED_ANNOTATION,
     BOUND_BY_CONTROLLER_ANNOTATION,
@@ -218,51 +216,6 @@ def find_matching_volume(
         if smallest is None or smallest.capacity > pv.capacity:
             smallest = pv
     return smallest
-
-
-# -- generic ephemeral volumes -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PodClaim:
-    """A claim a pod's volume refers to."""
-
-    name: str
-    ephemeral: bool  # a generic ephemeral volume's claim, "<pod>-<volume>"
-
-
-def pod_claims(pod: PodView) -> list[PodClaim]:
-    """The pod's persistentVolumeClaim and ephemeral volumes in spec order (the view already
-    validated their shape when it was built)."""
-    spec = _mapping(_mapping(pod.raw).get("spec"))
-    volumes = spec.get("volumes")
-    claims: list[PodClaim] = []
-    if not isinstance(volumes, list):
-        return claims
-    for volume in volumes:
-        volume = _mapping(volume)
-        source = volume.get("persistentVolumeClaim")
-        if source is not None:
-            name = _mapping(source).get("claimName")
-            claims.append(PodClaim(name if isinstance(name, str) else "", False))
-        elif volume.get("ephemeral") is not None:
-            name = volume.get("name")
-            claims.append(PodClaim(f"{pod.name}-{name if isinstance(name, str) else ''}", True))
-    return claims
-
-
-def volume_is_for_pod(pod: PodView, claim: PersistentVolumeClaimView) -> str | None:
-    """Upstream's ephemeral.VolumeIsForPod: None when the pod controls the claim, else the
-    error it returns."""
-    if claim.namespace == pod.namespace:
-        for ref in _mapping(_meta(claim)).get("ownerReferences") or ():
-            ref = _mapping(ref)
-            if ref.get("controller") is True and ref.get("uid") == pod.uid:
-                return None
-    return (
-        f"PVC {claim.namespace}/{claim.name} was not created for pod "
-        f"{pod.namespace}/{pod.name} (pod is not owner)"
-    )
 
 
 # -- storage capacity ------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from scheduler.framework.events import (
 )
 from scheduler.framework.interface import CycleState, Handle, PreFilterResult
 from scheduler.framework.status import Status
+from scheduler.plugins.volume_helpers import pod_claims, volume_is_for_pod
 from scheduler.plugins.volumebinding.args import VolumeBindingArgs
 from scheduler.plugins.volumebinding.binder import (
     BindingError,
@@ -37,7 +38,7 @@ from scheduler.plugins.volumebinding.binder import (
     PodVolumes,
     VolumeBinder,
 )
-from scheduler.plugins.volumebinding.helpers import CLAIM_LOST, pod_claims, volume_is_for_pod
+from scheduler.plugins.volumebinding.helpers import CLAIM_LOST
 from scheduler.plugins.volumebinding.hints import (
     schedulable_after_csi_driver_change,
     schedulable_after_csi_node_change,
@@ -116,13 +117,15 @@ class VolumeBinding:
         if not pod.pvc_names:
             state.write(STATE_KEY, VolumeBindingState(None))
             return None, Status.skip()
-        problem = self._pod_claims_problem(pod)
-        if problem is not None:
-            return None, Status.unresolvable(problem)
         try:
+            problem = self._pod_claims_problem(pod)
+            if problem is not None:
+                return None, Status.unresolvable(problem)
             claims = self.binder.get_pod_volume_claims(pod)
         except BindingError as err:
             return None, Status.error(str(err))
+        except MalformedObject as err:
+            return None, Status.error(f"reading volumes: {err}")
         if claims.unbound_claims_immediate:
             # The PV controller binds those; the claim's update brings the pod back.
             return None, Status.unresolvable(UNBOUND_IMMEDIATE_CLAIMS)
