@@ -9,6 +9,7 @@ from typing import Any
 from kubesim import errors
 from kubesim.api import Api
 from kubesim.meta import Obj, match_label_selector, parse_rfc3339
+from kubesim.patch import copy_json
 from kubesim.resources import RESOURCES, ResourceType
 
 PODS = "pods"
@@ -136,19 +137,8 @@ def pod_from_template(owner: Obj, ref: dict[str, Any], name_or_prefix: str, gene
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": pod_meta,
-        "spec": _deep_copy(template["spec"]),
+        "spec": copy_json(template["spec"]),
     }
-
-
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _deep_copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_deep_copy(v) for v in value]
-    return value
-
-
-deep_copy = _deep_copy
 
 
 # ---- pod states (pkg/controller/controller_utils.go, pkg/api/v1/pod/util.go) -------------------

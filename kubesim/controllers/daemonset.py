@@ -17,6 +17,7 @@ from kubesim.controllers import common as c
 from kubesim.controllers.deployment import template_hash
 from kubesim.controllers.manager import Due, Key
 from kubesim.meta import Obj
+from kubesim.patch import copy_json
 from kubesim.watch import Event
 
 DAEMONSETS = "apps/daemonsets"
@@ -228,7 +229,7 @@ class DaemonSetController:
                           node: str, revision_hash: str) -> None:
         pod = c.pod_from_template(ds, ref, f"{c.name(ds)}-", generate=True,
                                   extra_labels={REVISION_HASH: revision_hash})
-        pod["spec"]["tolerations"] = c.deep_copy(pod_spec["tolerations"])
+        pod["spec"]["tolerations"] = copy_json(pod_spec["tolerations"])
         pod["spec"]["affinity"] = node_name_affinity(pod["spec"].get("affinity"), node)
         await c.create(self.api, c.PODS, pod)
 
@@ -242,7 +243,7 @@ class DaemonSetController:
         owned = [r for r in self.api.store.items(REVISIONS, namespace)
                  if (c.controller_ref(r) or {}).get("uid") == c.uid(ds)]
         revision = max((int(r.get("revision") or 0) for r in owned), default=0) + 1
-        patch_template = {**c.deep_copy(template), "$patch": "replace"}
+        patch_template = {**copy_json(template), "$patch": "replace"}
         await c.create(self.api, REVISIONS, {
             "apiVersion": "apps/v1",
             "kind": "ControllerRevision",

@@ -18,6 +18,7 @@ from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.manager import Due, Key
 from kubesim.meta import rfc3339
+from kubesim.patch import copy_json
 from kubesim.watch import Event
 
 DEPLOYMENTS = "apps/deployments"
@@ -169,12 +170,12 @@ class DeploymentController:
             await self._set_revision(d, revision_of(new_rs))
             return new_rs
         spec = c.spec(d)
-        template = c.deep_copy(spec["template"])
+        template = copy_json(spec["template"])
         collisions = int(c.status(d).get("collisionCount") or 0)
         pod_hash = template_hash(template, collisions)
         template_meta = template.setdefault("metadata", {})
         template_meta["labels"] = {**(template_meta.get("labels") or {}), HASH_LABEL: pod_hash}
-        selector = c.deep_copy(c.selector_of(d))
+        selector = copy_json(c.selector_of(d))
         selector["matchLabels"] = {**(selector.get("matchLabels") or {}), HASH_LABEL: pod_hash}
         rs_spec = {
             "replicas": self._new_replicas(d, None, old_sets),

@@ -15,6 +15,7 @@ from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.manager import Due, Key
 from kubesim.meta import Obj, rfc3339
+from kubesim.patch import copy_json
 from kubesim.watch import Event
 
 JOBS = "batch/jobs"
@@ -117,7 +118,7 @@ class JobController:
         job_uid, job_name = c.uid(job), c.name(job)
         labels = {CONTROLLER_UID: job_uid, JOB_NAME: job_name,
                   "controller-uid": job_uid, "job-name": job_name}
-        template = c.deep_copy(spec.get("template") or {})
+        template = copy_json(spec.get("template") or {})
         template_meta = template.setdefault("metadata", {})
         template_meta["labels"] = {**(template_meta.get("labels") or {}), **labels}
         new_spec = {**spec, "selector": {"matchLabels": {CONTROLLER_UID: job_uid}},

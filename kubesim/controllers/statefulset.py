@@ -19,6 +19,7 @@ from kubesim.controllers import common as c
 from kubesim.controllers.deployment import template_hash
 from kubesim.controllers.manager import Due, Key
 from kubesim.meta import Obj
+from kubesim.patch import copy_json
 from kubesim.watch import Event
 
 STATEFULSETS = "apps/statefulsets"
@@ -129,7 +130,7 @@ class StatefulSetController:
             "metadata": {"name": claim_name, "namespace": namespace, "labels": labels,
                          **({"annotations": template_meta["annotations"]}
                             if template_meta.get("annotations") else {})},
-            "spec": c.deep_copy(template.get("spec") or {}),
+            "spec": copy_json(template.get("spec") or {}),
         })
 
     async def _write_status(self, sts: Obj, replicas: int, revision: str) -> None:
