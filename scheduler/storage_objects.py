@@ -41,26 +41,29 @@ class KeyedStore(Generic[T]):
             )
         }
         self.by_key: dict[str, T] = {}
-        self.sink: EventSink | None = None
         # Called with (old, new) after each change, after the store is updated (see
-        # `subscribe`); the volume binder waits on these for the PV controller's progress.
+        # `subscribe`): the scheduling queue (`StorageObjects.connect`), and the volume binder
+        # waiting for the PV controller's progress.
         self._listeners: list[Callable[[Any, Any], None]] = []
 
     def on_add(self, obj: T) -> None:
         self.by_key[_key(obj)] = obj
-        self._emit(ActionType.ADD, None, obj)
         self._notify(None, obj)
 
     def on_update(self, old: T, new: T) -> None:
         self.by_key.pop(_key(old), None)
         self.by_key[_key(new)] = new
-        self._emit(ActionType.UPDATE, old, new)
         self._notify(old, new)
 
     def on_delete(self, obj: T) -> None:
         self.by_key.pop(_key(obj), None)
-        self._emit(ActionType.DELETE, obj, None)
         self._notify(obj, None)
+
+    def event_of(self, old: Any, new: Any) -> ClusterEvent:
+        """The cluster event of a change: an add without `old`, a delete without `new`."""
+        if old is None:
+            return self._events[ActionType.ADD]
+        return self._events[ActionType.DELETE if new is None else ActionType.UPDATE]
 
     def subscribe(self, listener: Callable[[Any, Any], None]) -> Callable[[], None]:
         """Call `listener(old, new)` after every later change (None for the missing side of
@@ -79,13 +82,16 @@ class KeyedStore(Generic[T]):
     def list(self) -> Iterable[T]:
         return self.by_key.values()
 
-    def _emit(self, action: ActionType, old: Any, new: Any) -> None:
-        if self.sink is not None:
-            self.sink(self._events[action], old, new)
-
     def _notify(self, old: Any, new: Any) -> None:
         for listener in tuple(self._listeners):
             listener(old, new)
+
+
+def _as_events(store: KeyedStore[Any], sink: EventSink) -> Callable[[Any, Any], None]:
+    def send(old: Any, new: Any) -> None:
+        sink(store.event_of(old, new), old, new)
+
+    return send
 
 
 def _key(obj: Any) -> str:
@@ -116,7 +122,7 @@ class StorageObjects:
     def connect(self, sink: EventSink) -> None:
         """Send every later change to `sink` as a cluster event."""
         for _name, _path, _parse, store in self.informer_specs():
-            store.sink = sink
+            store.subscribe(_as_events(store, sink))
 
     def informer_specs(self) -> list[tuple[str, str, Any, KeyedStore[Any]]]:
         """(informer name, API path, parser, store) for each kind."""
