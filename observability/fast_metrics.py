@@ -1,4 +1,4 @@
-"""Lock-free counter and histogram families for the scheduler's per-pod hot path.
+"""Lock-free counter, gauge and histogram families for the scheduler's per-pod hot path.
 
 prometheus_client's ``Counter.inc`` and ``Histogram.observe`` take a mutex per value object and
 walk the bucket list in Python (one locked increment for the sum, one for the bucket): roughly
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final, TypeVar
 
 from prometheus_client import metrics as _prometheus_metrics
-from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import CollectorRegistry
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
@@ -102,6 +102,24 @@ class CounterChild:
         self.value += amount
 
 
+class GaugeChild:
+    """One gauge series: a float that goes up and down."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
+
+    def dec(self, amount: float = 1.0) -> None:
+        self.value -= amount
+
+    def set(self, value: float) -> None:
+        self.value = float(value)
+
+
 class HistogramChild:
     """One histogram series: non-cumulative counts per bucket and the sum of observations."""
 
@@ -161,6 +179,43 @@ class FastCounter:
         created = _created_series_enabled()
         for values, child in list(self.children.items()):
             family.add_metric(values, child.value, child.created if created else None)
+        return [family]
+
+
+class FastGauge:
+    """A gauge family whose ``inc`` / ``dec`` are plain float arithmetic (for per-pod queue
+    bookkeeping); see the module docstring for threading. No ``*_created`` series, as
+    prometheus_client's ``Gauge`` has none."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        *,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self._describe = GaugeMetricFamily(name, documentation, labels=labelnames)
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = _check_labelnames(labelnames, ())
+        self.children = Children(self.name, self.labelnames, GaugeChild)
+        if not self.labelnames:  # the only series, exposed from the start like prometheus_client's
+            self.labels()
+        if registry is not None:
+            registry.register(self)
+
+    def labels(self, *values: str) -> GaugeChild:
+        """The child for these label values (in ``labelnames`` order), created on first use."""
+        return self.children[values]
+
+    def describe(self) -> Iterable[GaugeMetricFamily]:
+        return [self._describe]
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        family = GaugeMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for values, child in list(self.children.items()):
+            family.add_metric(values, child.value)
         return [family]
 
 

@@ -109,6 +109,18 @@ def metrics_handler(metrics: SchedulerMetrics) -> Handler:
     return handle
 
 
+def resource_metrics_handler(metrics: SchedulerMetrics) -> Handler:
+    """kube-scheduler's /metrics/resources: per-pod requests and limits, computed now."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return web.Response(
+            body=metrics.resources_exposition(),
+            headers={"Content-Type": EXPOSITION_CONTENT_TYPE},
+        )
+
+    return handle
+
+
 def explain_routes(store: ExplainStore) -> dict[str, Handler]:
     """``GET /debug/explain/{namespace}/{name}``: JSON, or text with ``?format=text``."""
 
@@ -207,6 +219,7 @@ class ObservabilityServer:
         app = web.Application(middlewares=middlewares)
         if metrics is not None:
             app.router.add_get("/metrics", metrics_handler(metrics))
+            app.router.add_get("/metrics/resources", resource_metrics_handler(metrics))
         # livez defaults to the health checks: both mean "the process is not wedged".
         for endpoint, checks in (
             ("healthz", health),

@@ -15,10 +15,18 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import (
+    CollectorRegistry,
+    Gauge,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+)
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 
-from observability.fast_metrics import FastCounter, FastHistogram
+from observability.fast_metrics import FastCounter, FastGauge, FastHistogram
+from observability.resource_metrics import PodResourceMetrics
 
 #: Content type of :meth:`SchedulerMetrics.exposition` (Prometheus text format 0.0.4).
 EXPOSITION_CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
@@ -35,6 +43,11 @@ ERROR: Final = "error"
 #: Values of the ``queue`` label of scheduler_pending_pods.
 PENDING_QUEUES: Final = ("active", "backoff", "unschedulable", "gated")
 
+#: Values of the ``hint`` label of scheduler_queueing_hint_execution_duration_seconds.
+HINT_QUEUE: Final = "Queue"
+HINT_SKIP: Final = "QueueSkip"
+HINT_ERROR: Final = "Error"
+
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
     """The same layout as component-base's ExponentialBuckets (``count`` finite upper bounds)."""
@@ -45,6 +58,7 @@ _ATTEMPT_BUCKETS: Final = exponential_buckets(0.001, 2, 15)
 _SLI_BUCKETS: Final = exponential_buckets(0.01, 2, 20)
 _ATTEMPTS_COUNT_BUCKETS: Final = exponential_buckets(1, 2, 5)
 _EXTENSION_POINT_BUCKETS: Final = exponential_buckets(0.0001, 2, 12)
+_EVENT_HANDLING_BUCKETS: Final = exponential_buckets(0.0001, 2, 12)
 _PLUGIN_BUCKETS: Final = exponential_buckets(0.00001, 1.5, 20)
 _VICTIM_BUCKETS: Final = exponential_buckets(1, 2, 7)
 
@@ -67,12 +81,61 @@ class _Children:
         return child
 
 
+class _PendingPods:
+    """scheduler_pending_pods{queue}: from a source read at collect time, else last values set.
+    All four queues are exported from the start, as upstream does."""
+
+    NAME: Final = "scheduler_pending_pods"
+
+    def __init__(self, documentation: str) -> None:
+        self.documentation = documentation
+        self.values: dict[str, float] = dict.fromkeys(PENDING_QUEUES, 0)
+        self.source: Callable[[], Mapping[str, int]] | None = None
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return [GaugeMetricFamily(self.NAME, self.documentation, labels=("queue",))]
+
+    def collect(self) -> list[GaugeMetricFamily]:
+        family = GaugeMetricFamily(self.NAME, self.documentation, labels=("queue",))
+        counts = self.values if self.source is None else {**self.values, **self.source()}
+        for queue, count in counts.items():
+            family.add_metric((queue,), count)
+        return [family]
+
+
 class SchedulerMetrics:
-    """The scheduler's metrics; call the methods named for what happened."""
+    """The scheduler's metrics; call the methods named for what happened.
+
+    ``registry`` (served at /metrics) also holds prometheus_client's process, platform and GC
+    collectors (``process_*``, ``python_info``, ``python_gc_*``: what Go's process and runtime
+    collectors are to kube-scheduler). ``pod_resources`` renders the separate /metrics/resources
+    (``kube_pod_resource_request`` / ``kube_pod_resource_limit``).
+    """
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         reg = self.registry
+        self.pod_resources = PodResourceMetrics()
+        self._event_handling = FastHistogram(
+            "scheduler_event_handling_duration_seconds",
+            "Event handling latency in seconds.",
+            ("event",),
+            buckets=_EVENT_HANDLING_BUCKETS,
+            registry=reg,
+        )
+        self._queueing_hint_duration = FastHistogram(
+            "scheduler_queueing_hint_execution_duration_seconds",
+            "Duration for running a queueing hint function of a plugin.",
+            ("plugin", "event", "hint"),
+            buckets=_PLUGIN_BUCKETS,
+            registry=reg,
+        )
+        self._inflight_events = FastGauge(
+            "scheduler_inflight_events",
+            "Number of events currently tracked in the scheduling queue.",
+            ("event",),
+            registry=reg,
+        )
         self._schedule_attempts = FastCounter(
             "scheduler_schedule_attempts_total",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
@@ -104,22 +167,27 @@ class SchedulerMetrics:
             "Total preemption attempts in the cluster till now",
             registry=reg,
         )
-        self._pending_pods = Gauge(
-            "scheduler_pending_pods",
+        self._pending_pods = _PendingPods(
             "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
             "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
             "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
             "number of unschedulable pods that the scheduler never attempted to schedule because "
             "they are gated.",
-            ("queue",),
-            registry=reg,
         )
+        reg.register(self._pending_pods)
         self._sli_duration = FastHistogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
             "queue and might involve multiple scheduling attempts.",
             ("attempts",),
             buckets=_SLI_BUCKETS,
+            registry=reg,
+        )
+        self._scheduled_after_flush = FastCounter(
+            "scheduler_pod_scheduled_after_flush_total",
+            "Number of pods that were successfully scheduled after being flushed from "
+            "unschedulablePods due to timeout. This metric helps detect potential queueing hint "
+            "misconfigurations or event handling issues.",
             registry=reg,
         )
         self._pod_attempts = FastHistogram(
@@ -155,15 +223,15 @@ class SchedulerMetrics:
             buckets=_ATTEMPT_BUCKETS,
             registry=reg,
         )
-        # Upstream registers Name "scheduler_cache_size" under Subsystem "scheduler", so the
-        # exported name really is scheduler_scheduler_cache_size; dashboards use that name.
+        # Older upstream releases exported this as scheduler_scheduler_cache_size (Name
+        # "scheduler_cache_size" under Subsystem "scheduler"); current upstream fixed the name.
         self._cache_size = Gauge(
-            "scheduler_scheduler_cache_size",
+            "scheduler_cache_size",
             "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
             ("type",),
             registry=reg,
         )
-        self._unschedulable_pods = Gauge(
+        self._unschedulable_pods = FastGauge(
             "scheduler_unschedulable_pods",
             "The number of unschedulable pods broken down by plugin name. A pod will increment "
             "the gauge for all plugins that caused it to not schedule and so this metric have "
@@ -192,10 +260,29 @@ class SchedulerMetrics:
             registry=reg,
         )
         self._config_last_reload_success.set(1)
+        # Upstream's event broadcaster counts nothing; these make every event accounted for.
+        self._events_written = FastCounter(
+            "aiosched_events_written_total",
+            "Number of events the scheduler wrote to the API server.",
+            registry=reg,
+        )
+        self._events_dropped = FastCounter(
+            "aiosched_events_dropped_total",
+            "Number of events the scheduler recorded but never wrote, by reason (queue_full, "
+            "spam_filtered, retries_exhausted, refused).",
+            ("reason",),
+            registry=reg,
+        )
+        # Upstream's legacy registry carries Go's process and runtime collectors.
+        ProcessCollector(registry=reg)
+        PlatformCollector(registry=reg)
+        GCCollector(registry=reg)
 
-        self._pending_c = _Children(self._pending_pods)
         self._cache_c = _Children(self._cache_size)
-        self._unschedulable_c = _Children(self._unschedulable_pods)
+        self._unschedulable_c = self._unschedulable_pods.children
+        self._event_handling_c = self._event_handling.children
+        self._hint_c = self._queueing_hint_duration.children
+        self._inflight_c = self._inflight_events.children
         # The fast families' children by label-value tuple: indexing is one C-level dict lookup.
         self._attempts_c = self._schedule_attempts.children
         self._attempt_duration_c = self._attempt_duration.children
@@ -210,8 +297,6 @@ class SchedulerMetrics:
         self._pod_attempts_c = self._pod_attempts.labels()
         self._preemption_attempts_c = self._preemption_attempts.labels()
         self._preemption_victims_c = self._preemption_victims.labels()
-        for queue in PENDING_QUEUES:  # upstream exports all four queues from the start
-            self._pending_c.get(queue).set(0)
 
     # --- scheduling attempts (upstream metric_recorder.go / metrics.go helpers) ---
 
@@ -227,6 +312,10 @@ class SchedulerMetrics:
     def _attempt(self, result: str, profile: str, seconds: float) -> None:
         self._attempts_c[(result, profile)].inc()
         self._attempt_duration_c[(result, profile)].observe(seconds)
+
+    def pod_scheduled_after_flush(self) -> None:
+        """A pod bound after the leftover flush requeued it (no event had woken it)."""
+        self._scheduled_after_flush.inc()
 
     def scheduling_algorithm(self, seconds: float) -> None:
         self._algorithm_duration_c.observe(seconds)
@@ -248,8 +337,11 @@ class SchedulerMetrics:
     ) -> None:
         self._plugin_c[(plugin, extension_point, status)].observe(seconds)
 
-    def plugin_evaluated(self, plugin: str, extension_point: str, profile: str) -> None:
-        self._evaluations_c[(plugin, extension_point, profile)].inc()
+    def plugin_evaluated(
+        self, plugin: str, extension_point: str, profile: str, count: int = 1
+    ) -> None:
+        """``plugin`` ran ``count`` times (Filter / Score: once per node, as upstream)."""
+        self._evaluations_c[(plugin, extension_point, profile)].inc(count)
 
     @staticmethod
     def sample_plugin_metrics(rand: Callable[[], float] = random.random) -> bool:
@@ -270,21 +362,41 @@ class SchedulerMetrics:
     # --- queue and cache ---
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
-        for queue, count in counts.items():
-            self._pending_c.get(queue).set(count)
+        """Pods per queue, when no source is plugged in (see :meth:`set_pending_source`)."""
+        self._pending_pods.values.update(counts)
+
+    def set_pending_source(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        """Read scheduler_pending_pods from ``counts`` at every scrape: exact when scraped,
+        where upstream moves the gauge on every queue change, and free on the hot path."""
+        self._pending_pods.source = counts
 
     def incoming(self, queue: str, event: str) -> None:
         self._incoming_c[(queue, event)].inc()
 
     def unschedulable_added(self, plugins: Iterable[str], profile: str) -> None:
-        """A pod entered the unschedulable pool, rejected by ``plugins``."""
+        """A queued pod is now counted as rejected by ``plugins`` (upstream counts it from the
+        failed attempt, or the gating PreEnqueue, until it is popped again or deleted)."""
+        children = self._unschedulable_c
         for plugin in plugins:
-            self._unschedulable_c.get(plugin, profile).inc()
+            children[(plugin, profile)].inc()
 
     def unschedulable_removed(self, plugins: Iterable[str], profile: str) -> None:
-        """A pod previously rejected by ``plugins`` left the unschedulable pool."""
+        """A pod previously counted for ``plugins`` was popped or deleted."""
+        children = self._unschedulable_c
         for plugin in plugins:
-            self._unschedulable_c.get(plugin, profile).dec()
+            children[(plugin, profile)].dec()
+
+    def inflight_event(self, event: str, delta: int) -> None:
+        """The queue tracks ``delta`` more (or fewer) in-flight entries labelled ``event``."""
+        self._inflight_c[(event,)].inc(delta)
+
+    # --- informer event handlers and queueing hints ---
+
+    def event_handled(self, event: str, seconds: float) -> None:
+        self._event_handling_c[(event,)].observe(seconds)
+
+    def queueing_hint_executed(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        self._hint_c[(plugin, event, hint)].observe(seconds)
 
     def set_cache_size(self, nodes: int, pods: int, assumed: int) -> None:
         self._cache_c.get("nodes").set(nodes)
@@ -305,8 +417,20 @@ class SchedulerMetrics:
         self._config_reloads.labels(result).inc()
         self._config_last_reload_success.set(1 if result == "success" else 0)
 
+    # --- events (scheduler/recorder.py) ---
+
+    def event_written(self) -> None:
+        self._events_written.labels().inc()
+
+    def event_dropped(self, reason: str) -> None:
+        self._events_dropped.labels(reason).inc()
+
     # --- exposition ---
 
     def exposition(self) -> bytes:
         """The registry in Prometheus text format (see :data:`EXPOSITION_CONTENT_TYPE`)."""
         return generate_latest(self.registry)
+
+    def resources_exposition(self) -> bytes:
+        """/metrics/resources in Prometheus text format, computed now from the pod source."""
+        return self.pod_resources.exposition()

@@ -28,6 +28,7 @@ from scheduler.extenders.cycle import (
     find_nodes_that_pass_extenders,
     mark_extender_rejection,
 )
+from scheduler.framework.filter_tally import no_node_fits
 from scheduler.framework.interface import CycleState, PreFilterResult, SnapshotLister
 from scheduler.framework.results import (
     Diagnosis,
@@ -342,7 +343,7 @@ def _feasible_nominated_node(
     if nominated is None:
         return []
     feasible: list[NodeInfo] = []
-    _find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], 0, 1, feasible)
+    _find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [nominated], 0, 1, feasible, 1)
     return feasible
 
 
@@ -384,7 +385,7 @@ def _scan_nodes(
     feasible: list[NodeInfo] = []
     try:
         _find_nodes_that_pass_filters(
-            fwk, state, pod, diagnosis, nodes, start, num_to_find, feasible
+            fwk, state, pod, diagnosis, nodes, start, num_to_find, feasible, len(all_nodes)
         )
     finally:
         # Always move on, errors included, so every node gets its turn.
@@ -402,13 +403,20 @@ def _find_nodes_that_pass_filters(
     start: int,
     num_to_find: int,
     feasible: list[NodeInfo],
+    num_all_nodes: int,
 ) -> None:
-    """Append up to `num_to_find` feasible nodes, scanning from `start`; record rejections."""
+    """Append up to `num_to_find` feasible nodes, scanning from `start`; record rejections.
+
+    The Filter point's status is Success when a node passed, Error when a plugin failed, else
+    Unschedulable with the FitError text over `num_all_nodes` (the nodes the failure message
+    counts: all of them, or the one nominated node tried first)."""
     count = len(nodes)
     if not fwk.has_filter_plugins():
         feasible.extend(nodes[(start + i) % count] for i in range(num_to_find))
         return
     begin = fwk.now()
+    tally = fwk.filter_tally(state)
+    found_before = len(feasible)
     outcome = Status.OK
     failed: list[tuple[str, Status]] = []
     try:
@@ -417,10 +425,10 @@ def _find_nodes_that_pass_filters(
             size = min(count - offset, max(num_to_find - len(feasible), MIN_FILTER_CHUNK))
             chunk = [nodes[(start + offset + k) % count] for k in range(size)]
             offset += size
-            results = fwk.run_filter_plugins_batch(state, pod, chunk)
+            results = fwk.run_filter_plugins_batch(state, pod, chunk, tally)
             for info, result in zip(chunk, results, strict=True):
                 if fwk.needs_nominated_pods_pass(pod, info.node_name):
-                    status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info)
+                    status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info, tally)
                 else:
                     status = result or Status.OK
                 if status.code == Code.ERROR:
@@ -436,7 +444,12 @@ def _find_nodes_that_pass_filters(
         for node_name, status in failed:
             diagnosis.node_to_status.statuses[node_name] = status
             diagnosis.add_plugin_status(status)
-        fwk.record_extension_point("Filter", outcome, begin, state)
+        passed = len(feasible) - found_before
+        if tally is not None:
+            tally.rejected_statuses(status for _, status in failed)
+        if outcome.is_success and not passed:
+            outcome = no_node_fits(num_all_nodes, diagnosis, tally is not None)
+        fwk.record_filter_point(state, outcome, begin, tally, passed)
 
 
 def prioritize_nodes(

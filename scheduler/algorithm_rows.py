@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.cache.snapshot import Snapshot, node_table_for
+from scheduler.framework.filter_tally import FilterTally, no_node_fits
 from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, RowRejections, RowScores
@@ -69,6 +70,7 @@ def find_feasible_rows(
     """
     count = len(table)
     begin = fwk.now()
+    tally = fwk.filter_tally(state)
     found: list[Rows] = []
     found_count = 0
     rejected: list[tuple[Rows, RowRejections]] = []
@@ -82,11 +84,11 @@ def find_feasible_rows(
     while offset < count and found_count < num_to_find:
         size = min(count - offset, max(num_to_find - found_count, MIN_ROW_CHUNK))
         rows = (np.arange(offset, offset + size, dtype=np.intp) + start) % count
-        alive, rejections = fwk.run_filter_plugins_rows(state, pod, table, rows)
+        alive, rejections = fwk.run_filter_plugins_rows(state, pod, table, rows, tally)
         failed: dict[int, Status] = {}  # position -> status
         if nominated_rows:
             outcome = (
-                _nominated_outcomes(fwk, state, pod, table, rows, nominated_rows)
+                _nominated_outcomes(fwk, state, pod, table, rows, nominated_rows, tally)
                 if alone is None or not alone.decides_alone
                 else _nominated_fit_outcomes(
                     fwk, state, pod, alone.fit, table, rows, nominated_rows, rejections
@@ -109,7 +111,7 @@ def find_feasible_rows(
         rejected.extend((rows, r) for r in rejections)
         overrides.update((int(rows[p]), status) for p, status in failed.items())
         offset += size
-    statuses = _statuses(table, rejected)
+    statuses = _statuses(table, rejected, tally)
     if statuses is None:
         return None  # the per-node path reruns Filter and records it
     names = table.names
@@ -117,7 +119,10 @@ def find_feasible_rows(
     diagnosis.node_to_status.statuses.update(statuses)
     for status in statuses.values():
         diagnosis.add_plugin_status(status)
-    fwk.record_extension_point("Filter", Status.OK, begin, state)
+    if tally is not None:
+        tally.rejected_statuses(overrides.values())
+    status = Status.OK if found_count else no_node_fits(count, diagnosis, tally is not None)
+    fwk.record_filter_point(state, status, begin, tally, found_count)
     feasible = np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
     return feasible, offset
 
@@ -137,6 +142,7 @@ def _nominated_outcomes(
     table: NodeTable,
     rows: Rows,
     nominated_rows: frozenset[int],
+    tally: FilterTally | None,
 ) -> tuple[set[int], dict[int, Status]] | None:
     """(positions that pass, position -> status of those rejected) for the chunk's rows with
     nominated pods, filtered per node; None on a plugin error."""
@@ -146,7 +152,7 @@ def _nominated_outcomes(
     for position, row in enumerate(rows.tolist()):
         if row not in nominated_rows:
             continue
-        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[row])
+        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, infos[row], tally)
         if status.code == Code.ERROR:
             return None
         if status.is_success:
@@ -219,19 +225,23 @@ def _before(rejections: RowRejections, last: int) -> RowRejections:
 
 
 def _statuses(
-    table: NodeTable, rejected: list[tuple[Rows, RowRejections]]
+    table: NodeTable, rejected: list[tuple[Rows, RowRejections]], tally: FilterTally | None
 ) -> dict[str, Status] | None:
-    """Node name → status of each rejected row, attributed to its plugin; None on an error."""
+    """Node name → status of each rejected row, attributed to its plugin; None on an error.
+    Each plugin's rejections are counted into `tally` (per chunk, not per row)."""
     names = table.names
     statuses: dict[str, Status] = {}
     for rows, rejections in rejected:
         reject = rejections.verdict.reject
         plugin = rejections.plugin
+        status = Status.OK
         for row in rows[rejections.positions].tolist():
             status = reject(row)
             if not status.is_rejected:
                 return None
             statuses[names[row]] = status.with_plugin(plugin)
+        if tally is not None:
+            tally.rejected(plugin, len(rejections.positions), status.code)
     return statuses
 
 

@@ -61,8 +61,10 @@ from scheduler.framework.status import Code, Status
 from scheduler.informers import Informer, ResourceWatch
 from scheduler.instrumentation import AttemptTrace, Instrumentation
 from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
+from scheduler.pod_resources import PodResourcesSource
 from scheduler.preemption_calls import PreemptionCalls
 from scheduler.profile_set import ProfileSet, SchedulingProfile
+from scheduler.queue.event_labels import event_label
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
 from scheduler.recorder import EventRecorder
@@ -138,7 +140,9 @@ class Scheduler:
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
             max_unschedulable_duration=self.options.max_unschedulable_seconds,
+            metrics=self.metrics,
         )
+        self.metrics.set_pending_source(self.queue.counts)
         # Extenders per `extenders` section seen (a reload may change it), and the current one.
         self._extender_sets: dict[tuple[Extender, ...], ExtenderSet] = {}
         self.profiles = self.build_profiles(config)
@@ -168,6 +172,7 @@ class Scheduler:
                 self._responsible,
                 self._on_pod_gone,
                 lambda pod, outcome: self.instrumentation.pod_left(pod.uid, outcome),
+                metrics=self.metrics,
             ),
             name="pods",
             rng=self.rng,
@@ -176,9 +181,13 @@ class Scheduler:
             client,
             ResourceWatch("/api/v1/nodes"),
             NodeView.from_dict,
-            NodeEventHandler(self.cache, self.queue),
+            NodeEventHandler(self.cache, self.queue, self.metrics),
             name="nodes",
             rng=self.rng,
+        )
+        # /metrics/resources reports the informer's pods, computed at scrape time.
+        self.metrics.pod_resources.set_source(
+            PodResourcesSource(lambda: self.pod_informer.store.values())
         )
         storage = self.cluster_objects.storage
         storage.connect(self.queue.move_all_to_active_or_backoff)
@@ -215,6 +224,7 @@ class Scheduler:
                 start_preemption=lambda preemption: self._start_preemption(profile, preemption),
                 extenders=extenders.extenders,
                 pod_lister=self._informed_pod,
+                hint_observer=self._observe_queueing_hint,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)
@@ -292,6 +302,11 @@ class Scheduler:
             # Extenders register no events: any event may make the pod schedulable.
             return QueueingHint.QUEUE
         return profile.queueing_hint(pinfo, event, old, new)
+
+    def _observe_queueing_hint(
+        self, plugin: str, event: ClusterEvent, hint: str, seconds: float
+    ) -> None:
+        self.metrics.queueing_hint_executed(plugin, event_label(event), hint, seconds)
 
     def _on_pod_gone(self, pod: PodView) -> None:
         self.instrumentation.pod_gone(pod.uid)
@@ -782,6 +797,8 @@ class Scheduler:
             first_seen = pinfo.initial_attempt_timestamp
             if first_seen is not None:
                 self.metrics.pod_scheduling_sli(pinfo.attempts, now - first_seen)
+            if pinfo.flushed_from_unschedulable:
+                self.metrics.pod_scheduled_after_flush()
             self.recorder.record(
                 assumed,
                 "Normal",
@@ -884,6 +901,12 @@ class MetricsObserver:
 
     def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None:
         self._metrics.observe_plugin(plugin, point, status.code_name, seconds)
+
+    def on_plugin_evaluated(self, point: str, plugin: str, count: int) -> None:
+        self._metrics.plugin_evaluated(plugin, point, self._profile, count)
+
+    def on_permit_wait(self, result: str, seconds: float) -> None:
+        self._metrics.permit_wait(result, seconds)
 
 
 def pod_scheduled_condition(pod: PodView) -> dict[str, Any] | None:

@@ -33,6 +33,7 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
+from scheduler.framework.filter_tally import FilterTally
 from scheduler.framework.interface import (
     EXTENSION_POINT_METHODS,
     MAX_NODE_SCORE,
@@ -94,6 +95,15 @@ class FrameworkObserver(Protocol):
 
     def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None: ...
 
+    def on_plugin_evaluated(self, point: str, plugin: str, count: int) -> None:
+        """`plugin` ran on `count` nodes (PreFilter / PreScore: once per pod), as upstream's
+        scheduler_plugin_evaluation_total counts: every run, never sampled, skips excluded."""
+        ...
+
+    def on_permit_wait(self, result: str, seconds: float) -> None:
+        """A pod waited on Permit for `seconds`; `result` is the code the wait ended with."""
+        ...
+
 
 class CycleTracer(Protocol):
     """Per-attempt tracing hooks, carried in the attempt's CycleState (``state.tracer``) so
@@ -119,6 +129,12 @@ class NoopObserver:
         pass
 
     def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None:
+        pass
+
+    def on_plugin_evaluated(self, point: str, plugin: str, count: int) -> None:
+        pass
+
+    def on_permit_wait(self, result: str, seconds: float) -> None:
         pass
 
 
@@ -212,6 +228,9 @@ class HandleDeps:
     extenders: Sequence[HTTPExtender] = ()
     # The informer's pod by namespace and name (upstream's pod lister); None: not known here.
     pod_lister: Callable[[str, str], PodView | None] | None = None
+    # (plugin, event, hint "Queue" / "QueueSkip" / "Error", seconds) per queueing hint call:
+    # scheduler_queueing_hint_execution_duration_seconds.
+    hint_observer: Callable[[str, ClusterEvent, str, float], None] | None = None
 
 
 class _PostFilterRun:
@@ -485,6 +504,46 @@ class Framework:
         if tracer.sample_plugin_metrics:
             self.observer.on_plugin(point, plugin, status, seconds)
 
+    def filter_tally(self, state: CycleState) -> FilterTally | None:
+        """A tally for this attempt's Filter pass when the attempt is traced, else None."""
+        tracer = self.cycle_tracer(state)
+        return None if tracer is None else FilterTally(tracer)
+
+    def _filter_plugin_done(
+        self,
+        plugin: str,
+        status: Status,
+        start: float,
+        state: CycleState,
+        tally: FilterTally | None,
+    ) -> None:
+        """A Filter plugin call ended: into the pass's tally when traced (the span is recorded
+        whole at the end of the pass), else as any plugin."""
+        if tally is None:
+            self._plugin_done("Filter", plugin, status, start, state)
+            return
+        end = self._now()
+        tally.timed(plugin, end - start, end)
+        if tally.sample_plugin_metrics:
+            self.observer.on_plugin("Filter", plugin, status, end - start)
+
+    def record_filter_point(
+        self,
+        state: CycleState,
+        status: Status,
+        start: float,
+        tally: FilterTally | None,
+        feasible: int,
+    ) -> None:
+        """A Filter pass ended with `status` (Success when some node passed): metrics, and
+        the Filter span (from the tally when there is one)."""
+        if tally is None:
+            self.record_extension_point("Filter", status, start, state)
+            return
+        end = self._now()
+        self.observer.on_extension_point("Filter", status, end - start)
+        tally.record(status, start, end, feasible)
+
     # ---- queueing -----------------------------------------------------------------------
 
     def run_pre_enqueue_plugins(self, pod: PodView) -> Status:
@@ -523,6 +582,7 @@ class Framework:
         rejectors = pod_info.unschedulable_plugins | pod_info.pending_plugins
         if not rejectors or event.resource == EventResource.WILDCARD:
             return QueueingHint.QUEUE
+        observe = self._deps.hint_observer
         for name in rejectors:
             plugin = self.plugins.get(name)
             if plugin is None:
@@ -537,11 +597,18 @@ class Framework:
                 if not event.matches(registration.event):
                     continue
                 if registration.hint is None:
+                    if observe is not None:  # upstream times its default hint too
+                        observe(name, event, QueueingHint.QUEUE.value, 0.0)
                     return QueueingHint.QUEUE
+                start = time.perf_counter()
                 try:
                     hint = registration.hint(pod_info.pod, old, new)
                 except Exception:
+                    if observe is not None:
+                        observe(name, event, "Error", time.perf_counter() - start)
                     return QueueingHint.QUEUE
+                if observe is not None:
+                    observe(name, event, hint.value, time.perf_counter() - start)
                 if hint == QueueingHint.QUEUE:
                     return QueueingHint.QUEUE
         return QueueingHint.SKIP
@@ -571,6 +638,7 @@ class Framework:
                 if status.is_skip:
                     skip.add(plugin.name)
                     continue
+                self.observer.on_plugin_evaluated("PreFilter", plugin.name, 1)
                 if not status.is_success:
                     status = status.with_plugin(plugin.name)
                     if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -631,17 +699,27 @@ class Framework:
                 return _error(f'running {op} on PreFilter plugin "{plugin.name}": {status.message}')
         return Status.OK
 
-    def run_filter_plugins(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
-        """The first non-success Filter status, attributed to its plugin; non-rejections → Error."""
+    def run_filter_plugins(
+        self,
+        state: CycleState,
+        pod: PodView,
+        node_info: NodeInfo,
+        tally: FilterTally | None = None,
+    ) -> Status:
+        """The first non-success Filter status, attributed to its plugin; non-rejections → Error.
+
+        `tally`: the Filter pass this node belongs to (traced attempts), which times plugins."""
         skip = state.skip_filter_plugins
         record = state.record_plugin_metrics
+        evaluated = self.observer.on_plugin_evaluated
         for plugin in self.filter_plugins:
             if plugin.name in skip:
                 continue
+            evaluated("Filter", plugin.name, 1)
             if record:
                 plugin_start = self._now()
                 status = plugin.filter(state, pod, node_info)
-                self._plugin_done("Filter", plugin.name, status, plugin_start, state)
+                self._filter_plugin_done(plugin.name, status, plugin_start, state, tally)
             else:
                 status = plugin.filter(state, pod, node_info)
             if not status.is_success:
@@ -655,12 +733,17 @@ class Framework:
         return status.with_plugin(plugin)
 
     def run_filter_plugins_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
+        self,
+        state: CycleState,
+        pod: PodView,
+        node_infos: Sequence[NodeInfo],
+        tally: FilterTally | None = None,
     ) -> list[Status | None]:
         """`run_filter_plugins` for many nodes (None = Success), using batch plugins' fast path.
 
         Each node gets exactly what run_filter_plugins would return for it: plugins run in
-        order and a node leaves the batch at its first failure.
+        order and a node leaves the batch at its first failure. A plugin's timing is labelled
+        with the code of the last node it rejected in the call (Success: none rejected).
         """
         results: list[Status | None] = [None] * len(node_infos)
         alive = list(range(len(node_infos)))
@@ -672,18 +755,21 @@ class Framework:
                 continue
             plugin_start = self._now() if record else 0.0
             batch_nodes = [node_infos[i] for i in alive]
+            self.observer.on_plugin_evaluated("Filter", plugin.name, len(batch_nodes))
             if plugin.name in self._capabilities.batch_filter:
                 statuses = cast(BatchFilterPlugin, plugin).filter_batch(state, pod, batch_nodes)
             else:
                 statuses = [plugin.filter(state, pod, info) for info in batch_nodes]
-            if record:
-                self._plugin_done("Filter", plugin.name, Status.OK, plugin_start, state)
             still_alive = []
+            returned: Status = Status.OK
             for index, status in zip(alive, statuses, strict=True):
                 if status is None or status.is_success:
                     still_alive.append(index)
                 else:
+                    returned = status
                     results[index] = self._filter_failure(plugin.name, status)
+            if record:
+                self._filter_plugin_done(plugin.name, returned, plugin_start, state, tally)
             alive = still_alive
         return results
 
@@ -713,12 +799,19 @@ class Framework:
         return all(p.name in row_filter or p.name in skip for p in self.filter_plugins)
 
     def run_filter_plugins_rows(
-        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+        self,
+        state: CycleState,
+        pod: PodView,
+        table: NodeTable,
+        rows: Rows,
+        tally: FilterTally | None = None,
     ) -> tuple[npt.NDArray[np.intp], list[RowRejections]]:
         """Positions (into `rows`) that pass every Filter, and each plugin's rejections.
 
         As run_filter_plugins per node: plugins run in order and a row leaves at its first
-        rejection. Needs `can_filter_rows`; statuses are left for the caller to build.
+        rejection. Needs `can_filter_rows`; statuses are left for the caller to build, except
+        that a sampled plugin timing is labelled with the code of the plugin's first rejected
+        row in the call (Success: none rejected).
         """
         alive: npt.NDArray[np.intp] = np.arange(len(rows), dtype=np.intp)
         rejections: list[RowRejections] = []
@@ -731,13 +824,18 @@ class Framework:
                 continue
             plugin_start = self._now() if record else 0.0
             candidates = rows[alive]
+            self.observer.on_plugin_evaluated("Filter", plugin.name, len(candidates))
             verdict = cast(RowFilterPlugin, plugin).filter_rows(state, pod, table, candidates)
             if verdict is None:
                 verdict = verdict_per_node(plugin.filter, state, pod, table, candidates)
-            if record:
-                self._plugin_done("Filter", plugin.name, Status.OK, plugin_start, state)
             passed = verdict.passed
-            if not passed.all():
+            all_passed = bool(passed.all())
+            if record:
+                status = Status.OK
+                if not all_passed:
+                    status = verdict.reject(int(candidates[int(np.argmin(passed))]))
+                self._filter_plugin_done(plugin.name, status, plugin_start, state, tally)
+            if not all_passed:
                 rejections.append(RowRejections(plugin.name, alive[~passed], verdict))
                 alive = alive[passed]
         return alive, rejections
@@ -750,7 +848,11 @@ class Framework:
         )
 
     def run_filter_plugins_with_nominated_pods(
-        self, state: CycleState, pod: PodView, node_info: NodeInfo
+        self,
+        state: CycleState,
+        pod: PodView,
+        node_info: NodeInfo,
+        tally: FilterTally | None = None,
     ) -> Status:
         """Filters with equal-or-higher priority nominated pods added, then (if that passed and
         any were added) without them: the pod must fit both ways, as upstream decides."""
@@ -765,7 +867,7 @@ class Framework:
                 pods_added, state_to_use, info_to_use = added
             elif not pods_added or not status.is_success:
                 break
-            status = self.run_filter_plugins(state_to_use, pod, info_to_use)
+            status = self.run_filter_plugins(state_to_use, pod, info_to_use, tally)
             if not status.is_success and not status.is_rejected:
                 return status
         return status
@@ -845,6 +947,7 @@ class Framework:
                 if status.is_skip:
                     skip.add(plugin.name)
                     continue
+                self.observer.on_plugin_evaluated("PreScore", plugin.name, 1)
                 if not status.is_success:
                     returned = _error(f'running PreScore plugin "{plugin.name}": {status.message}')
                     return returned
@@ -938,22 +1041,28 @@ class Framework:
     ) -> tuple[list[NodeScore], Status]:
         record = state.record_plugin_metrics
         plugin_start = self._now() if record else 0.0
+        status = Status.OK
+        scores: list[NodeScore] = []
         if plugin.name in self._capabilities.batch_score:
+            self.observer.on_plugin_evaluated("Score", plugin.name, len(nodes))
             values, status = cast(BatchScorePlugin, plugin).score_batch(state, pod, nodes)
-            if not status.is_success:
-                return [], status
-            scores = [
-                NodeScore(info.node_name, value) for info, value in zip(nodes, values, strict=True)
-            ]
+            if status.is_success:
+                scores = [
+                    NodeScore(info.node_name, value)
+                    for info, value in zip(nodes, values, strict=True)
+                ]
         else:
-            scores = []
             for info in nodes:
                 value, status = plugin.score(state, pod, info)
                 if not status.is_success:
-                    return [], status
+                    break
                 scores.append(NodeScore(info.node_name, value))
+            ran = len(scores) + (0 if status.is_success else 1)
+            self.observer.on_plugin_evaluated("Score", plugin.name, ran)
         if record:
-            self._plugin_done("Score", plugin.name, Status.OK, plugin_start, state)
+            self._plugin_done("Score", plugin.name, status, plugin_start, state)
+        if not status.is_success:
+            return [], status
         return scores, Status.OK
 
     # ---- Score over NodeTable rows (the fast path) ---------------------------------------
@@ -974,6 +1083,8 @@ class Framework:
                 values = None
                 if plugin.name in self._capabilities.row_score:
                     values = cast(RowScorePlugin, plugin).score_rows(state, pod, table, rows)
+                    if values is not None:
+                        self.observer.on_plugin_evaluated("Score", plugin.name, len(rows))
                 if values is None:
                     if infos is None:
                         infos = [table.infos[row] for row in rows.tolist()]
@@ -1111,10 +1222,13 @@ class Framework:
         waiting_pod = self.waiting_pods.get(pod.uid)
         if waiting_pod is None:
             return Status.OK
+        start = self._now()
         try:
             status = await waiting_pod.wait()
         finally:
             self.waiting_pods.remove(pod.uid)
+        # upstream's WaitOnPermit: the code the wait ended with (Success, Unschedulable...)
+        self.observer.on_permit_wait(status.code_name, self._now() - start)
         if status.is_success or status.is_rejected:
             return status
         return _error(f"waiting on permit for pod: {status.message}", status.plugin)

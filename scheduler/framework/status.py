@@ -39,6 +39,11 @@ _CODE_NAMES = {
 }
 
 
+def code_name(code: Code) -> str:
+    """Upstream's Code.String() for a bare code (what Status.code_name says)."""
+    return _CODE_NAMES[code]
+
+
 class Status:
     """Outcome of one plugin call. `None` is never used for success; use `Status.OK`."""
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scheduler.framework.events import ClusterEvent, ClusterEventWithHint, QueueingHint
+from scheduler.queue.event_labels import event_label
 from scheduler.queue.types import QueuedPodInfo
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ def make_hint_fn(
                     answer = interest.hint(pinfo.pod, old, new)
                 except Exception:
                     # As upstream: a failing hint counts as Queue so the pod cannot get stuck.
-                    log.exception("queueing hint of %s failed for %s", plugin, event.name)
+                    log.exception("queueing hint of %s failed for %s", plugin, event_label(event))
                     return QueueingHint.QUEUE
                 if answer is QueueingHint.QUEUE:
                     return QueueingHint.QUEUE

@@ -10,6 +10,11 @@ Every pending pod the queue knows is in exactly one place:
 
 All methods but pop() and run() are synchronous and meant to be called from the event loop's
 thread; the queue itself never blocks.
+
+Metrics are updated where upstream updates them: scheduler_queue_incoming_pods_total on every
+move into activeQ, backoffQ or the unschedulable pods (labelled with the event that moved the
+pod), scheduler_unschedulable_pods from a failed attempt (or a gating PreEnqueue plugin) until
+the pod is popped again or deleted, scheduler_inflight_events while pods are in flight.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Any
 
+from observability.metrics import SchedulerMetrics
 from scheduler.api.objects import PodView
 from scheduler.framework.events import (
     FORCE_ACTIVATE,
@@ -34,6 +40,13 @@ from scheduler.framework.events import (
 from scheduler.framework.status import Status
 from scheduler.queue.active import ActiveQueue, LessFn
 from scheduler.queue.backoff import BackoffQueue, backoff_duration
+from scheduler.queue.event_labels import (
+    BACKOFF_COMPLETE,
+    SCHEDULE_ATTEMPT_FAILURE,
+    UNSCHEDULED_POD_ADD,
+    UNSCHEDULED_POD_UPDATE,
+    event_label,
+)
 from scheduler.queue.in_flight import InFlight
 from scheduler.queue.nominator import Nominator
 from scheduler.queue.pod_events import pod_update_events
@@ -79,7 +92,9 @@ class SchedulingQueue:
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         max_unschedulable_duration: float = 300.0,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
+        self._metrics = metrics if metrics is not None else SchedulerMetrics()
         self._pre_enqueue = pre_enqueue
         self._hints = hints
         self._clock = clock
@@ -90,7 +105,7 @@ class SchedulingQueue:
         self._active = ActiveQueue(less)
         self._backoff = BackoffQueue()
         self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._in_flight = InFlight()
+        self._in_flight = InFlight(self._metrics.inflight_event)
         # In-flight pods deleted (or dropped) meanwhile: they must not come back.
         self._deleted_in_flight: set[str] = set()
         # The newest view of an in-flight pod updated meanwhile; used when it is requeued.
@@ -159,16 +174,19 @@ class SchedulingQueue:
             self._update_unschedulable(pinfo, old, new)
             return
 
-        self._add_new(new)
+        self._add_new(new, UNSCHEDULED_POD_UPDATE)
 
     def delete(self, pod: PodView) -> None:
         uid = pod.uid
         self._nominator.delete(uid)
-        if self._active.remove(uid) is not None or self._backoff.remove(uid) is not None:
-            return
-        if self._unschedulable.pop(uid, None) is not None:
-            return
-        if uid in self._in_flight:
+        queued = (
+            self._active.remove(uid)
+            or self._backoff.remove(uid)
+            or self._unschedulable.pop(uid, None)
+        )
+        if queued is not None:
+            self._forget_rejectors(queued)
+        elif uid in self._in_flight:
             self._deleted_in_flight.add(uid)
 
     def assigned_pod_added(self, pod: PodView) -> None:
@@ -206,6 +224,7 @@ class SchedulingQueue:
         pinfo.attempts += 1
         self._scheduling_cycle += 1
         # Rejections are recorded afresh by this attempt.
+        self._forget_rejectors(pinfo)
         pinfo.unschedulable_plugins.clear()
         pinfo.pending_plugins.clear()
         self._in_flight.start(pinfo)
@@ -232,7 +251,12 @@ class SchedulingQueue:
             latest = self._latest_in_flight.get(uid)
             if latest is not None:
                 pinfo.pod = latest
+            pinfo.flushed_from_unschedulable = False  # this attempt's outcome is what counts
             errored = not pinfo.unschedulable_plugins and not pinfo.pending_plugins
+            if not errored:
+                self._metrics.unschedulable_added(
+                    pinfo.unschedulable_plugins | pinfo.pending_plugins, pinfo.pod.scheduler_name
+                )
             pinfo.consecutive_errors = pinfo.consecutive_errors + 1 if errored else 0
             pinfo.timestamp = self._clock()
             if uid in self._in_flight:
@@ -242,7 +266,7 @@ class SchedulingQueue:
                 strategy = _Strategy.AFTER_BACKOFF
             else:
                 strategy = _Strategy.SKIP
-            if self._requeue(pinfo, strategy) == ACTIVE:
+            if self._requeue(pinfo, strategy, SCHEDULE_ATTEMPT_FAILURE) == ACTIVE:
                 self._wakeup.set()
         finally:
             self.done(uid)
@@ -253,7 +277,7 @@ class SchedulingQueue:
         for pod in pods:
             pinfo = self._unschedulable.get(pod.uid) or self._backoff.remove(pod.uid)
             if pinfo is not None:
-                activated |= self._move_to_active(pinfo)
+                activated |= self._move_to_active(pinfo, FORCE_ACTIVATE.label)
             elif pod.uid in self._in_flight:
                 # It comes back later; make sure it is then requeued at once.
                 self._in_flight.record(FORCE_ACTIVATE, None, pod)
@@ -281,7 +305,7 @@ class SchedulingQueue:
     def flush_backoff_completed(self) -> None:
         activated = False
         for pinfo in self._backoff.pop_expired(self._clock()):
-            activated |= self._move_to_active(pinfo)
+            activated |= self._move_to_active(pinfo, BACKOFF_COMPLETE)
         if activated:
             self._wakeup.set()
 
@@ -296,6 +320,8 @@ class SchedulingQueue:
             for pinfo in self._unschedulable.values()
             if not pinfo.gated and now - pinfo.timestamp > self._max_unschedulable_duration
         ]
+        for pinfo in stale:
+            pinfo.flushed_from_unschedulable = True
         if stale:
             self._move_pods(stale, UNSCHEDULABLE_TIMEOUT, None, None)
 
@@ -333,12 +359,15 @@ class SchedulingQueue:
         dropped: list[PodView] = []
         for pinfo in [p for p in self._active if predicate(p.pod)]:
             self._active.remove(pinfo.uid)
+            self._forget_rejectors(pinfo)
             dropped.append(pinfo.pod)
         for pinfo in [p for p in self._backoff if predicate(p.pod)]:
             self._backoff.remove(pinfo.uid)
+            self._forget_rejectors(pinfo)
             dropped.append(pinfo.pod)
         for pinfo in [p for p in self._unschedulable.values() if predicate(p.pod)]:
             del self._unschedulable[pinfo.uid]
+            self._forget_rejectors(pinfo)
             dropped.append(pinfo.pod)
         for pinfo in self._in_flight.pods():
             pod = self._latest_in_flight.get(pinfo.uid, pinfo.pod)
@@ -431,9 +460,9 @@ class SchedulingQueue:
         pinfo = self.get(uid)
         return pinfo.pod if pinfo is not None else None
 
-    def _add_new(self, pod: PodView) -> None:
+    def _add_new(self, pod: PodView, event: str = UNSCHEDULED_POD_ADD) -> None:
         pinfo = QueuedPodInfo(pod=pod, timestamp=self._clock())
-        if self._move_to_active(pinfo):
+        if self._move_to_active(pinfo, event):
             self._nominator.add(pod)
             self._wakeup.set()
 
@@ -452,7 +481,7 @@ class SchedulingQueue:
             strategy = self._worth_requeuing(pinfo, event, old or previous, new)
             if strategy is _Strategy.SKIP:
                 continue
-            if self._requeue(pinfo, strategy) == ACTIVE:
+            if self._requeue(pinfo, strategy, event_label(event)) == ACTIVE:
                 self._wakeup.set()
                 return
 
@@ -470,15 +499,16 @@ class SchedulingQueue:
         self, pinfos: Iterable[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any
     ) -> None:
         activated = False
+        label = event_label(event)
         for pinfo in pinfos:
             strategy = self._worth_requeuing(pinfo, event, old, new)
             if strategy is _Strategy.SKIP:
                 continue
             del self._unschedulable[pinfo.uid]
-            activated |= self._requeue(pinfo, strategy) == ACTIVE
+            activated |= self._requeue(pinfo, strategy, label) == ACTIVE
         self._move_request_cycle = self._scheduling_cycle
         # A pod in flight may come back rejected by a plugin this event resolves.
-        self._in_flight.record(event, old, new)
+        self._in_flight.record(event, old, new, label)
         if activated:
             self._wakeup.set()
 
@@ -490,42 +520,64 @@ class SchedulingQueue:
             return
         pinfo.gated = True
         pinfo.gating_plugin = status.plugin
-        if status.plugin:
+        plugin = status.plugin
+        if plugin and plugin not in pinfo.unschedulable_plugins:
             # So that the events the gating plugin registered can lift the gate.
-            pinfo.unschedulable_plugins.add(status.plugin)
+            if plugin not in pinfo.pending_plugins:
+                self._metrics.unschedulable_added((plugin,), pinfo.pod.scheduler_name)
+            pinfo.unschedulable_plugins.add(plugin)
 
-    def _move_to_active(self, pinfo: QueuedPodInfo) -> bool:
-        """activeQ if PreEnqueue lets the pod in, else the unschedulable pods (gated)."""
+    def _move_to_active(self, pinfo: QueuedPodInfo, event: str) -> bool:
+        """activeQ if PreEnqueue lets the pod in, else the unschedulable pods (gated);
+        ``event`` labels the move in scheduler_queue_incoming_pods_total."""
         uid = pinfo.uid
         self._run_pre_enqueue(pinfo)
         if pinfo.gated:
+            # A gated pod is never attempted: a later wake-up must not count as after a flush.
+            pinfo.flushed_from_unschedulable = False
             self._backoff.remove(uid)
-            self._unschedulable[uid] = pinfo
+            self._park_unschedulable(pinfo, event)
             return False
         if pinfo.initial_attempt_timestamp is None:
             pinfo.initial_attempt_timestamp = self._clock()
         self._unschedulable.pop(uid, None)
         self._backoff.remove(uid)
         self._active.add(pinfo)
+        self._metrics.incoming(ACTIVE, event)
         return True
+
+    def _park_unschedulable(self, pinfo: QueuedPodInfo, event: str) -> None:
+        """Into the unschedulable pods; counted as incoming only when it was not there yet."""
+        if pinfo.uid not in self._unschedulable:
+            self._metrics.incoming(UNSCHEDULABLE, event)
+        self._unschedulable[pinfo.uid] = pinfo
+
+    def _forget_rejectors(self, pinfo: QueuedPodInfo) -> None:
+        """The pod no longer counts in scheduler_unschedulable_pods (popped or deleted)."""
+        if pinfo.unschedulable_plugins or pinfo.pending_plugins:
+            self._metrics.unschedulable_removed(
+                pinfo.unschedulable_plugins | pinfo.pending_plugins, pinfo.pod.scheduler_name
+            )
 
     def _backoff_expiry(self, pinfo: QueuedPodInfo) -> float:
         duration = backoff_duration(pinfo.attempts, self._initial_backoff, self._max_backoff)
         return pinfo.timestamp + duration
 
-    def _requeue(self, pinfo: QueuedPodInfo, strategy: _Strategy) -> str:
-        """Put a pod that is in no queue (or in the unschedulable pods) where `strategy` says."""
+    def _requeue(self, pinfo: QueuedPodInfo, strategy: _Strategy, event: str) -> str:
+        """Put a pod that is in no queue (or in the unschedulable pods) where `strategy` says;
+        ``event`` labels the move (upstream's requeuePodWithQueueingStrategy)."""
         uid = pinfo.uid
         if strategy is _Strategy.SKIP:
-            self._unschedulable[uid] = pinfo
+            self._park_unschedulable(pinfo, event)
             return GATED if pinfo.gated else UNSCHEDULABLE
         if strategy is _Strategy.AFTER_BACKOFF:
             expiry = self._backoff_expiry(pinfo)
             if expiry > self._clock():
                 self._unschedulable.pop(uid, None)
                 self._backoff.add(pinfo, expiry)
+                self._metrics.incoming(BACKOFF, event)
                 return BACKOFF
-        return ACTIVE if self._move_to_active(pinfo) else GATED
+        return ACTIVE if self._move_to_active(pinfo, event) else GATED
 
     def _strategy_for_in_flight(self, pinfo: QueuedPodInfo) -> _Strategy:
         """Upstream's determineSchedulingHintForInFlightPod."""

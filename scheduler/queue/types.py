@@ -26,6 +26,9 @@ class QueuedPodInfo:
     gating_plugin: str = ""
     # Consecutive attempts that failed with an error rather than a rejection.
     consecutive_errors: int = 0
+    # Requeued by the leftover flush (no event woke it) and not attempted since: if it now
+    # schedules, scheduler_pod_scheduled_after_flush_total counts it (a hint may be missing).
+    flushed_from_unschedulable: bool = False
 
     @property
     def uid(self) -> str:

@@ -152,7 +152,7 @@ def cached_nodes(scheduler_url: str) -> int:
     status, text = http_get(f"{scheduler_url}/metrics")
     if status != 200:
         return 0
-    match = re.search(r'^scheduler_scheduler_cache_size\{type="nodes"\} (\S+)$', text, re.M)
+    match = re.search(r'^scheduler_cache_size\{type="nodes"\} (\S+)$', text, re.M)
     return int(float(match.group(1))) if match else 0
 
 

@@ -53,6 +53,10 @@ def exercised() -> SchedulerMetrics:
     m.unschedulable_added(["NodeResourcesFit", "TaintToleration"], "default-scheduler")
     m.set_cache_size(nodes=5, pods=7, assumed=1)
     m.config_reload(ok=True)
+    m.event_handled("NodeAdd", 0.0003)
+    m.queueing_hint_executed("NodeAffinity", "NodeAdd", "QueueSkip", 0.00002)
+    m.inflight_event("PodPopped", 1)
+    m.pod_scheduled_after_flush()
     return m
 
 
@@ -71,11 +75,22 @@ def exercised() -> SchedulerMetrics:
         ("scheduler_plugin_evaluation", "counter"),
         ("scheduler_unschedulable_pods", "gauge"),
         ("scheduler_permit_wait_duration_seconds", "histogram"),
-        ("scheduler_scheduler_cache_size", "gauge"),
+        ("scheduler_cache_size", "gauge"),
         ("scheduler_preemption_attempts", "counter"),
         ("scheduler_preemption_victims", "histogram"),
+        ("scheduler_event_handling_duration_seconds", "histogram"),
+        ("scheduler_queueing_hint_execution_duration_seconds", "histogram"),
+        ("scheduler_inflight_events", "gauge"),
+        ("scheduler_pod_scheduled_after_flush", "counter"),
         ("aiosched_config_reloads", "counter"),
         ("aiosched_config_last_reload_success", "gauge"),
+        # prometheus_client's process, platform and GC collectors (Go's are upstream's).
+        ("process_cpu_seconds", "counter"),
+        ("process_resident_memory_bytes", "gauge"),
+        ("process_open_fds", "gauge"),
+        ("process_start_time_seconds", "gauge"),
+        ("python_info", "gauge"),
+        ("python_gc_collections", "counter"),
     ],
 )
 def test_family_names_and_types(name: str, kind: str) -> None:
@@ -129,13 +144,21 @@ def test_family_names_and_types(name: str, kind: str) -> None:
             1,
         ),
         ("scheduler_permit_wait_duration_seconds_count", {"result": "Success"}, 1),
-        ("scheduler_scheduler_cache_size", {"type": "nodes"}, 5),
-        ("scheduler_scheduler_cache_size", {"type": "pods"}, 7),
-        ("scheduler_scheduler_cache_size", {"type": "assumed_pods"}, 1),
+        ("scheduler_cache_size", {"type": "nodes"}, 5),
+        ("scheduler_cache_size", {"type": "pods"}, 7),
+        ("scheduler_cache_size", {"type": "assumed_pods"}, 1),
         ("scheduler_preemption_attempts_total", {}, 1),
         ("scheduler_preemption_victims_sum", {}, 2),
         ("aiosched_config_reloads_total", {"result": "success"}, 1),
         ("aiosched_config_last_reload_success", {}, 1),
+        ("scheduler_event_handling_duration_seconds_count", {"event": "NodeAdd"}, 1),
+        (
+            "scheduler_queueing_hint_execution_duration_seconds_count",
+            {"plugin": "NodeAffinity", "event": "NodeAdd", "hint": "QueueSkip"},
+            1,
+        ),
+        ("scheduler_inflight_events", {"event": "PodPopped"}, 1),
+        ("scheduler_pod_scheduled_after_flush_total", {}, 1),
     ],
 )
 def test_values_and_labels(name: str, labels: dict[str, str], expected: float) -> None:
@@ -153,6 +176,8 @@ def test_values_and_labels(name: str, labels: dict[str, str], expected: float) -
         ("scheduler_plugin_execution_duration_seconds", 0.00001, 1.5, 20),
         ("scheduler_permit_wait_duration_seconds", 0.001, 2, 15),
         ("scheduler_preemption_victims", 1, 2, 7),
+        ("scheduler_event_handling_duration_seconds", 0.0001, 2, 12),
+        ("scheduler_queueing_hint_execution_duration_seconds", 0.00001, 1.5, 20),
     ],
 )
 def test_buckets_match_upstream(name: str, start: float, factor: float, count: int) -> None:
@@ -167,6 +192,16 @@ def test_unschedulable_gauge_goes_back_down() -> None:
     m.unschedulable_added(["NodeAffinity"], "p")
     m.unschedulable_removed(["NodeAffinity"], "p")
     assert value(m, "scheduler_unschedulable_pods", plugin="NodeAffinity", profile="p") == 0
+
+
+def test_pending_pods_read_from_the_source_at_scrape_time() -> None:
+    m = SchedulerMetrics()
+    counts = {"active": 2, "backoff": 0, "unschedulable": 1, "gated": 0}
+    m.set_pending_source(lambda: counts)
+    assert value(m, "scheduler_pending_pods", queue="active") == 2
+    counts["active"] = 5
+    assert value(m, "scheduler_pending_pods", queue="active") == 5
+    assert value(m, "scheduler_pending_pods", queue="gated") == 0
 
 
 def test_failed_reload_flips_the_gauge() -> None:

@@ -1,0 +1,127 @@
+"""A failed attempt's Filter span says why, on an embedded cluster (issue 15): its status is
+the attempt's (Unschedulable, with the FitError text), and each plugin's event says how many
+nodes that plugin rejected. Both ways the scheduler filters a whole cluster are covered: the
+NodeTable row pass (the default profile) and the batch pass (a Filter plugin without a row
+path in the profile)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
+from prometheus_client.parser import text_string_to_metric_families
+from tracing_harness import TracedHarness, traced_scheduler
+
+from scheduler.framework.runtime import Framework
+from scheduler.framework.status import Status
+from scheduler.scheduler import Scheduler
+
+
+class AcceptAll:
+    """A Filter plugin with neither a row nor a batch path: the profile filters in batches,
+    and this plugin per node."""
+
+    name = "AcceptAll"
+
+    def filter(self, state: object, pod: object, node_info: object) -> Status:
+        return Status.OK
+
+
+def batch_profile(scheduler: Scheduler) -> None:
+    scheduler.profiles["default-scheduler"].framework.filter_plugins.insert(0, AcceptAll())
+
+
+def attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def plugin_events(span: ReadableSpan) -> dict[str, tuple[str, int]]:
+    return {
+        str(e.attributes["aiosched.plugin"]): (
+            str(e.attributes["aiosched.status"]),
+            int(e.attributes["aiosched.nodes_rejected"]),  # type: ignore[arg-type]
+        )
+        for e in span.events
+        if e.name == "plugin" and e.attributes is not None
+    }
+
+
+def filter_span(h: TracedHarness, attempt: ReadableSpan) -> ReadableSpan:
+    (span,) = [c for c in h.children(attempt) if c.name == "Filter"]
+    return span
+
+
+def metric(h: TracedHarness, sample_name: str, **labels: str) -> float:
+    text = h.scheduler.metrics.exposition().decode()
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == sample_name and labels.items() <= sample.labels.items()
+    )
+
+
+@pytest.mark.parametrize("path", ["rows", "batch"])
+async def test_filter_span_of_a_rejected_and_a_fitting_pod(
+    tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = {"rows": 0, "batch": 0}
+    for name, method in (
+        ("rows", "run_filter_plugins_rows"),
+        ("batch", "run_filter_plugins_batch"),
+    ):
+        original = getattr(Framework, method)
+
+        def counted(*args: Any, _name: str = name, _original: Any = original, **kw: Any) -> Any:
+            calls[_name] += 1
+            return _original(*args, **kw)
+
+        monkeypatch.setattr(Framework, method, counted)
+
+    configure = batch_profile if path == "batch" else None
+    async with traced_scheduler(tmp_path, configure=configure) as h:
+        for i in range(4):
+            await h.api.create_node(f"n{i}", cpu="1")
+        await h.wait_nodes_cached(4)
+
+        await h.api.create_pod("huge", cpu="2")
+        (failed,) = await h.wait_for(lambda: h.attempts("huge"), what="failed attempt")
+        span = filter_span(h, failed)
+        assert attrs(span)["aiosched.status"] == "Unschedulable"
+        assert span.status.status_code == StatusCode.ERROR
+        assert span.status.description == "0/4 nodes are available: 4 Insufficient cpu."
+        assert attrs(span)["aiosched.evaluated_nodes"] == 4
+        assert attrs(span)["aiosched.feasible_nodes"] == 0
+        events = plugin_events(span)
+        assert events.pop("NodeResourcesFit") == ("Unschedulable", 4)
+        assert events and set(events.values()) == {("Success", 0)}
+        assert ("AcceptAll" in events) == (path == "batch")
+
+        await h.api.create_pod("small", cpu="500m")
+        await h.wait_bound("small")
+        (bound,) = await h.wait_for(lambda: h.attempts("small"), what="bound attempt")
+        span = filter_span(h, bound)
+        assert attrs(span)["aiosched.status"] == "Success"
+        assert span.status.status_code == StatusCode.UNSET
+        assert attrs(span)["aiosched.evaluated_nodes"] == 4
+        assert attrs(span)["aiosched.feasible_nodes"] == 4
+        assert set(plugin_events(span).values()) == {("Success", 0)}
+
+        # The metrics say the same: one Filter pass failed; every node met NodeResourcesFit.
+        point = "scheduler_framework_extension_point_duration_seconds_count"
+        assert metric(h, point, extension_point="Filter", status="Unschedulable") >= 1
+        assert metric(h, point, extension_point="Filter", status="Success") >= 1
+        evaluations = metric(
+            h,
+            "scheduler_plugin_evaluation_total",
+            extension_point="Filter",
+            plugin="NodeResourcesFit",
+            profile="default-scheduler",
+        )
+        assert evaluations >= 8  # 4 nodes for each pod
+    assert calls[path] > 0
+    if path == "batch":
+        assert calls["rows"] == 0
