@@ -22,6 +22,10 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
+#: The real OTLP backend tests/e2e_tracing/test_otlp_backend.py exports traces to (Arize
+#: Phoenix), in a virtualenv of its own so that its OpenTelemetry packages never meet .venv's.
+OTLP_BACKEND_VENV = ROOT / ".venv-otlp-backend"
+OTLP_BACKEND = "arize-phoenix==20.26.1"
 
 
 def _run(*cmd: str | Path) -> None:
@@ -44,6 +48,18 @@ def ensure_installed(extra: str) -> None:
     stamp.write_text(digest)
 
 
+def ensure_otlp_backend() -> None:
+    """Create .venv-otlp-backend and install OTLP_BACKEND into it once per pinned version."""
+    python = OTLP_BACKEND_VENV / BIN.name / "python"
+    stamp = OTLP_BACKEND_VENV / ".installed"
+    if python.exists() and stamp.exists() and stamp.read_text() == OTLP_BACKEND:
+        return
+    print(f"installing {OTLP_BACKEND} into {OTLP_BACKEND_VENV} (tracing e2e test)", flush=True)
+    venv.EnvBuilder(with_pip=True, clear=True).create(OTLP_BACKEND_VENV)
+    _run(python, "-m", "pip", "install", "--quiet", OTLP_BACKEND)
+    stamp.write_text(OTLP_BACKEND)
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"run", "test", "bench"}:
         print(__doc__, file=sys.stderr)
@@ -52,6 +68,7 @@ def main(argv: list[str]) -> int:
     os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     if command == "test":
         ensure_installed("dev")
+        ensure_otlp_backend()
         _run(BIN / "ruff", "check", ".")
         _run(BIN / "mypy")
         _run(PYTHON, "-m", "pytest", *rest)

@@ -1,15 +1,24 @@
 """OpenTelemetry tracing of pods, scheduling attempts and extension points.
 
-Span tree, one trace per pod::
+A pod's story is one trace, plus one trace per failed attempt::
 
-    PodScheduling            first enqueue → bound (or deleted); upstream's pod_scheduling_sli
-      SchedulingAttempt      one per attempt; ends when the attempt's outcome is known, so a pod
-        PreFilter            pending for hours still shows every finished attempt
-        Filter               (events "plugin" carry per-plugin status and duration)
+    PodScheduling            first enqueue → bound (or deleted); upstream's pod_scheduling_sli.
+      SchedulingAttempt      The attempt that bound the pod: exported with the pod span.
+        PreFilter, Filter    (events "plugin" carry per-plugin status and duration)
         ...                  PostFilter, PreScore, Score, NormalizeScore, Reserve, Permit,
         WaitOnPermit         and, from the binding task, WaitOnPermit, PreBind, Bind, PostBind,
-        Bind                 Unreserve — parented explicitly on the attempt span, never through
-                             contextvars, so a concurrently running binding task joins the trace.
+        Bind                 Unreserve — recorded on the attempt object the binding task holds,
+                             never through contextvars, so a concurrent binding task joins it.
+
+    SchedulingAttempt        A failed attempt (unschedulable, error, binding failed) is the root
+      PreFilter, Filter      of a trace of its own, exported when it fails: a backend lists it
+      PostFilter ...         while the pod is still pending. It links to the pod's
+                             PodScheduling span, and the pod span links back to the last
+                             MAX_LINKED_ATTEMPTS failed attempts; all carry the pod's k8s.pod.*
+                             attributes, so a search by k8s.pod.name finds the whole story.
+
+Whether an attempt ends in the pod's trace or in its own is known only when it ends, which is
+when it and its extension points are exported; its span id is drawn when it starts.
 
 Attributes (semantic conventions where they exist):
 
@@ -29,6 +38,7 @@ Attributes (semantic conventions where they exist):
 ``aiosched.duration_ms``       plugin duration (plugin events)
 ``aiosched.outcome``           bound / deleted / shutdown (pod span)
 ``aiosched.attempts``          attempts it took (pod span)
+``aiosched.attempt`` (link)    the linked attempt's number (links of the pod span)
 =============================  ==============================================================
 
 Configuration comes from the standard OTEL_* variables; explicit arguments win. With no endpoint
@@ -40,9 +50,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import os
 import time
 import traceback
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -60,7 +72,15 @@ from opentelemetry.sdk.trace.sampling import (
     Sampler,
     TraceIdRatioBased,
 )
-from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags, Tracer
+from opentelemetry.trace import (
+    Link,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    Tracer,
+)
 from opentelemetry.version import __version__ as _otel_version
 
 from observability.spans import (
@@ -70,6 +90,8 @@ from observability.spans import (
     PluginOutcome,
     plugin_event,
 )
+
+log = logging.getLogger(__name__)
 
 POD_SPAN_NAME: Final = "PodScheduling"
 ATTEMPT_SPAN_NAME: Final = "SchedulingAttempt"
@@ -84,6 +106,9 @@ DEFAULT_MAX_QUEUE_SIZE: Final = 32768
 #: points ride on its span, so 512 queued spans are ~3000 exported ones (~1.3 MB): a POST every
 #: ~250 pods, whose ~0.7 ms of export-thread CPU is then negligible.
 DEFAULT_MAX_EXPORT_BATCH_SIZE: Final = 512
+#: Failed attempts a PodScheduling span links to (the last ones): bounds what a pod pending for
+#: days keeps in memory (two ints an attempt); every attempt links to the pod span anyway.
+MAX_LINKED_ATTEMPTS: Final = 16
 
 #: Short keys accepted by ``set(**attrs)`` and the attribute they stand for.
 _ATTRIBUTE_KEYS: Final = {
@@ -149,11 +174,6 @@ class _SpanSink:
         self.new_trace_id = provider.id_generator.generate_trace_id
         self.on_end = processor.on_end
 
-    def child_context(self, parent: SpanContext) -> SpanContext:
-        return SpanContext(
-            parent.trace_id, self.new_span_id(), False, parent.trace_flags, parent.trace_state
-        )
-
     def emit(
         self,
         name: str,
@@ -165,6 +185,7 @@ class _SpanSink:
         events: Sequence[Event] = (),
         status: Status = _STATUS_UNSET,
         log: AttemptLog | None = None,
+        links: Sequence[Link] = (),
     ) -> None:
         """Hand a finished span to the processor: a plain ``ReadableSpan`` (the SDK's
         finished-span type that processors and exporters consume), or, with an attempt's
@@ -176,6 +197,7 @@ class _SpanSink:
             "resource": self.resource,
             "attributes": attributes,
             "events": events,
+            "links": links,
             "status": status,
             "start_time": start_ns,
             "end_time": end_ns,
@@ -262,9 +284,21 @@ class PointSpan:
         """The extension point's framework status (Success, Unschedulable, Error, Wait, Skip…)."""
         self._code, self._message = code, message
 
-    def plugin(self, name: str, status: str = "Success", seconds: float | None = None) -> None:
-        """Record one plugin's outcome at this extension point as a span event."""
-        self._events.append(plugin_event(name, None, status, seconds))
+    def plugin(
+        self,
+        name: str,
+        status: str = "Success",
+        seconds: float | None = None,
+        rejected: int | None = None,
+    ) -> None:
+        """Record one plugin's outcome at this extension point as a span event; ``rejected``
+        (Filter): how many nodes it rejected, as ``aiosched.nodes_rejected``."""
+        event = plugin_event(name, None, status, seconds)
+        if rejected is not None:
+            # the dict plugin_event just built, seen by nobody else yet
+            attributes: dict[str, Any] = event.attributes  # type: ignore[assignment]
+            attributes["aiosched.nodes_rejected"] = rejected
+        self._events.append(event)
 
     def set(self, **attrs: AttributeValue) -> None:
         for key, value in attrs.items():
@@ -274,7 +308,16 @@ class PointSpan:
 class PodSpan:
     """The long-lived per-pod span of a sampled pod; exported when it ends."""
 
-    __slots__ = ("_attributes", "_owner", "_start_ns", "context", "name", "namespace", "uid")
+    __slots__ = (
+        "_attributes",
+        "_failed_attempts",
+        "_owner",
+        "_start_ns",
+        "context",
+        "name",
+        "namespace",
+        "uid",
+    )
 
     recording: Final = True
 
@@ -295,6 +338,8 @@ class PodSpan:
         self.uid = uid
         self.namespace = namespace
         self.name = name
+        # (trace id, span id, attempt number) of the last failed attempts; None until one fails
+        self._failed_attempts: deque[tuple[int, int, AttributeValue]] | None = None
 
     def bound(self, node: str, attempts: int, end_ns: int | None = None) -> None:
         self._attributes["k8s.node.name"] = node
@@ -302,6 +347,13 @@ class PodSpan:
 
     def deleted(self, attempts: int, end_ns: int | None = None) -> None:
         self.end("deleted", attempts, end_ns)
+
+    def failed_attempt(self, context: SpanContext, attempt: AttributeValue) -> None:
+        """A failed attempt, exported as a trace of its own: the pod span will link to it."""
+        failed = self._failed_attempts
+        if failed is None:
+            failed = self._failed_attempts = deque(maxlen=MAX_LINKED_ATTEMPTS)
+        failed.append((context.trace_id, context.span_id, attempt))
 
     def end(self, outcome: str, attempts: int | None = None, end_ns: int | None = None) -> None:
         """End the pod span once; later calls do nothing."""
@@ -318,36 +370,48 @@ class PodSpan:
             self._start_ns,
             end_ns if end_ns is not None else time.time_ns(),
             self._attributes,
+            links=self._links(),
         )
+
+    def _links(self) -> Sequence[Link]:
+        if not self._failed_attempts:
+            return ()
+        flags, state = self.context.trace_flags, self.context.trace_state
+        return [
+            Link(SpanContext(trace_id, span_id, False, flags, state), {"aiosched.attempt": number})
+            for trace_id, span_id, number in self._failed_attempts
+        ]
 
 
 class AttemptSpan:
-    """One scheduling attempt. Pass this object to the binding task; its spans join this trace
-    (they are parented on ``context`` explicitly, never through contextvars).
+    """One scheduling attempt. Pass this object to the binding task: what it records joins
+    this attempt, whatever task runs it (never through contextvars).
 
     Its extension points are appended to ``log`` while the attempt runs and exported with it
-    when it ends: a pod pending for hours shows every attempt that ended."""
+    when it ends: in the pod's trace, under its PodScheduling span, when it scheduled the pod;
+    otherwise as a trace of its own, linked to the pod span, so that a backend lists it while
+    the pod is still pending."""
 
     __slots__ = (
         "_attributes",
         "_ended",
-        "_parent",
+        "_pod",
         "_sink",
+        "_span_id",
         "_start_ns",
-        "context",
         "log",
     )
 
     def __init__(
         self,
         sink: _SpanSink,
-        parent: SpanContext,
+        pod: PodSpan,
         attributes: dict[str, AttributeValue],
         start_ns: int | None = None,
     ) -> None:
         self._sink = sink
-        self._parent = parent
-        self.context = sink.child_context(parent)
+        self._pod = pod
+        self._span_id = sink.new_span_id()
         self._attributes = attributes
         self.log = AttemptLog()
         self._start_ns = start_ns if start_ns is not None else time.time_ns()
@@ -401,21 +465,30 @@ class AttemptSpan:
         attributes["aiosched.result"] = result
         if node:
             attributes["k8s.node.name"] = node
-        if result == "scheduled":
+        pod = self._pod.context
+        if result == "scheduled":  # in the pod's trace, exported just before the pod span
             status = _STATUS_OK
-        else:
+            parent: SpanContext | None = pod
+            trace_id = pod.trace_id
+            links: tuple[Link, ...] = ()
+        else:  # a trace of its own, so that it is listed while the pod is pending
             if message:
                 attributes["aiosched.failure_message"] = message
             status = Status(StatusCode.ERROR, message or result)
+            parent, trace_id, links = None, self._sink.new_trace_id(), (Link(pod),)
+        context = SpanContext(trace_id, self._span_id, False, pod.trace_flags, pod.trace_state)
+        if parent is None:
+            self._pod.failed_attempt(context, attributes.get("aiosched.attempt", 0))
         self._sink.emit(
             ATTEMPT_SPAN_NAME,
-            self.context,
-            self._parent,
+            context,
+            parent,
             self._start_ns,
             end_ns if end_ns is not None else time.time_ns(),
             attributes,
             status=status,
             log=self.log,
+            links=links,
         )
 
 
@@ -492,7 +565,7 @@ class OtelTracing:
             "aiosched.profile": profile,
             "aiosched.attempt": attempt,
         }
-        return AttemptSpan(self._sink, pod.context, attributes, start_ns)
+        return AttemptSpan(self._sink, pod, attributes, start_ns)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self.provider.force_flush(timeout_millis)
@@ -530,7 +603,13 @@ class NoopPointSpan:
     def status(self, code: str, message: str = "") -> None:
         pass
 
-    def plugin(self, name: str, status: str = "Success", seconds: float | None = None) -> None:
+    def plugin(
+        self,
+        name: str,
+        status: str = "Success",
+        seconds: float | None = None,
+        rejected: int | None = None,
+    ) -> None:
         pass
 
     def set(self, **attrs: AttributeValue) -> None:
@@ -879,7 +958,9 @@ def setup_tracing(
     """
     config = resolve_tracing_config(service_name, endpoint, protocol, sampler, sampler_arg, environ)
     if config is None or config.sampler == "always_off":
+        log.info("Tracing is off", extra={"reason": _off_reason(config, endpoint, environ)})
         return NOOP_TRACING
+    log.info("Tracing is on", extra=_describe(config))
     exporter = _build_exporter(config)
     return tracing_with_processor(
         BatchSpanProcessor(
@@ -892,3 +973,29 @@ def setup_tracing(
         config.resource_attributes,
         compact_points=getattr(exporter, "takes_compact_points", False),
     )
+
+
+def _describe(config: TracingConfig) -> dict[str, str | float]:
+    """The start-up line's keys: where traces go and which share of pods is traced."""
+    described: dict[str, str | float] = {
+        "endpoint": config.endpoint,
+        "protocol": config.protocol,
+        "sampler": config.sampler,
+    }
+    if config.sampler.endswith("traceidratio"):
+        described["samplerRatio"] = 1.0 if config.sampler_arg is None else config.sampler_arg
+    described["serviceName"] = config.service_name
+    return described
+
+
+def _off_reason(
+    config: TracingConfig | None, endpoint: str | None, environ: Mapping[str, str]
+) -> str:
+    if config is not None:
+        return f"sampler {config.sampler}"
+    if endpoint is None and _env(environ, "OTEL_SDK_DISABLED") == "true":
+        return "OTEL_SDK_DISABLED=true"
+    exporter = _env(environ, "OTEL_TRACES_EXPORTER")
+    if endpoint is None and exporter is not None and exporter.lower() == "none":
+        return "OTEL_TRACES_EXPORTER=none"
+    return "no OTLP endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT or --otel-endpoint"

@@ -1,7 +1,7 @@
 """A minimal OTLP/HTTP trace receiver (protobuf), run in a thread for tests that start processes.
 
 It decodes each ExportTraceServiceRequest with opentelemetry-proto and keeps the spans as plain
-dicts: ids as hex, attributes as Python values, events, status code, the service name.
+dicts: ids as hex, attributes as Python values, events, links, status code, the service name.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class ReceivedSpan:
     start_ns: int
     end_ns: int
     service: str
+    links: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # trace, span, attrs
 
 
 @dataclass
@@ -90,6 +91,14 @@ class OtlpReceiver:
                             start_ns=span.start_time_unix_nano,
                             end_ns=span.end_time_unix_nano,
                             service=service,
+                            links=[
+                                (
+                                    link.trace_id.hex(),
+                                    link.span_id.hex(),
+                                    attributes(link.attributes),
+                                )
+                                for link in span.links
+                            ],
                         )
                     )
         with self._lock:

@@ -23,6 +23,7 @@ from opentelemetry.trace import StatusCode
 from opentelemetry.trace.span import TraceState
 
 from observability.tracing import (
+    MAX_LINKED_ATTEMPTS,
     NOOP_ATTEMPT,
     NOOP_TRACING,
     OtelTracing,
@@ -131,10 +132,47 @@ def test_pending_pod_exports_each_attempt_before_the_pod_span_ends() -> None:
     assert attempts[0].status.status_code is StatusCode.ERROR
     assert (attempts[0].attributes or {})["aiosched.failure_message"] == message
     assert by_name(finished, "Filter")[0].status.status_code is StatusCode.ERROR
+    # Each failed attempt is the root of a complete trace of its own, its points under it.
+    assert [parent_id(a) for a in attempts] == [None, None]
+    assert len({a.context.trace_id for a in attempts}) == 2
+    for attempt, filter_span in zip(attempts, by_name(finished, "Filter"), strict=True):
+        assert parent_id(filter_span) == attempt.context.span_id
+        assert filter_span.context.trace_id == attempt.context.trace_id
 
     tracing.shutdown()  # ends open pod spans so they are exported
     [root] = by_name(exporter.get_finished_spans(), "PodScheduling")
     assert (root.attributes or {})["aiosched.outcome"] == "shutdown"
+    # Linked both ways: attempt → its pod's span, pod span → the attempts, numbered.
+    for attempt in attempts:
+        assert [link.context for link in attempt.links] == [root.context]
+    assert [(link.context, dict(link.attributes or {})) for link in root.links] == [
+        (a.context, {"aiosched.attempt": n}) for n, a in enumerate(attempts, 1)
+    ]
+
+
+def test_pod_span_links_the_last_failed_attempts_only() -> None:
+    tracing, exporter = make_tracing()
+    pod = tracing.pod_span("ns/p", "u", "ns", "p")
+    total = MAX_LINKED_ATTEMPTS + 3
+    for n in range(1, total + 1):
+        tracing.attempt(pod, "p", n).end("error", "boom")
+    tracing.attempt(pod, "p", total + 1).end("scheduled", node="n")
+    pod.bound("n", attempts=total + 1)
+    [root] = by_name(exporter.get_finished_spans(), "PodScheduling")
+    assert [(link.attributes or {})["aiosched.attempt"] for link in root.links] == list(
+        range(4, total + 1)
+    )
+    assert (root.attributes or {})["aiosched.attempts"] == total + 1
+
+
+def test_failed_attempts_keep_the_pods_sampling_trace_state() -> None:
+    tracing, exporter = make_tracing(TaggingSampler())
+    pod = tracing.pod_span("ns/p", "u", "ns", "p")
+    tracing.attempt(pod, "p", 1).end("unschedulable", "no fit")
+    [attempt] = exporter.get_finished_spans()
+    assert attempt.context is not None
+    assert attempt.context.trace_state.to_header() == "vendor=v1"
+    assert attempt.context.trace_flags.sampled
 
 
 def test_pod_span_is_one_handle_per_uid_and_ends_once() -> None:
@@ -315,6 +353,102 @@ def test_headers_are_url_decoded() -> None:
 )
 def test_setup_tracing_off_is_the_noop(environ: dict[str, str]) -> None:
     assert setup_tracing(environ=environ) is NOOP_TRACING
+
+
+def start_up_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, dict[str, Any]]]:
+    keys = ("endpoint", "protocol", "sampler", "samplerRatio", "serviceName", "reason")
+    return [
+        (r.getMessage(), {k: getattr(r, k) for k in keys if hasattr(r, k)})
+        for r in caplog.records
+        if r.name == "observability.tracing" and r.levelname == "INFO"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("environ", "overrides", "message", "keys"),
+    [
+        pytest.param(
+            {},
+            {},
+            "Tracing is off",
+            {"reason": "no OTLP endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT or --otel-endpoint"},
+            id="no endpoint",
+        ),
+        pytest.param(
+            {**BASE, "OTEL_SDK_DISABLED": "true"},
+            {},
+            "Tracing is off",
+            {"reason": "OTEL_SDK_DISABLED=true"},
+            id="SDK disabled",
+        ),
+        pytest.param(
+            {**BASE, "OTEL_TRACES_EXPORTER": "none"},
+            {},
+            "Tracing is off",
+            {"reason": "OTEL_TRACES_EXPORTER=none"},
+            id="exporter none",
+        ),
+        pytest.param(
+            {**BASE, "OTEL_TRACES_SAMPLER": "always_off"},
+            {},
+            "Tracing is off",
+            {"reason": "sampler always_off"},
+            id="always_off sampler",
+        ),
+        pytest.param(
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"},
+            {},
+            "Tracing is on",
+            {
+                "endpoint": "http://127.0.0.1:9/v1/traces",
+                "protocol": "http/protobuf",
+                "sampler": "parentbased_always_on",
+                "serviceName": "aiosched",
+            },
+            id="defaults",
+        ),
+        pytest.param(
+            {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25"},
+            {"endpoint": "http://127.0.0.1:9", "service_name": "sched-a"},
+            "Tracing is on",
+            {
+                "endpoint": "http://127.0.0.1:9/v1/traces",
+                "protocol": "http/protobuf",
+                "sampler": "parentbased_traceidratio",
+                "samplerRatio": 0.25,
+                "serviceName": "sched-a",
+            },
+            id="ratio sampler and flags",
+        ),
+        pytest.param(
+            {"OTEL_TRACES_SAMPLER": "traceidratio"},
+            {"endpoint": "http://127.0.0.1:9/custom"},
+            "Tracing is on",
+            {
+                "endpoint": "http://127.0.0.1:9/custom",
+                "protocol": "http/protobuf",
+                "sampler": "traceidratio",
+                "samplerRatio": 1.0,
+                "serviceName": "aiosched",
+            },
+            id="ratio defaults to 1",
+        ),
+    ],
+)
+def test_setup_tracing_logs_one_start_up_line(
+    caplog: pytest.LogCaptureFixture,
+    environ: dict[str, str],
+    overrides: dict[str, str],
+    message: str,
+    keys: dict[str, Any],
+) -> None:
+    caplog.set_level("INFO", logger="observability.tracing")
+    tracing = setup_tracing(environ=environ, **overrides)
+    try:
+        assert start_up_lines(caplog) == [(message, keys)]
+    finally:
+        if isinstance(tracing, OtelTracing):
+            tracing.provider.shutdown()  # nothing was recorded: nothing to export
 
 
 def test_setup_tracing_on_returns_recording_tracing() -> None:

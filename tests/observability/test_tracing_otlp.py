@@ -129,3 +129,33 @@ async def test_traces_endpoint_variable_is_used_verbatim(receiver: Receiver) -> 
     await tracing.aclose()
     assert receiver.paths == ["/custom/path"]
     assert receiver.service_names() == {"aiosched"}
+
+
+async def test_failed_attempt_is_sent_as_a_linked_root_before_the_pod_span(
+    receiver: Receiver,
+) -> None:
+    tracing = setup_tracing(environ={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.base_url})
+    pod = tracing.pod_span("default/web", "uid-9", "default", "web")
+    failed = tracing.attempt(pod, "default-scheduler", 1)
+    with failed.extension_point("Filter") as point:
+        point.status("Unschedulable", "0/1 nodes are available")
+    failed.end("unschedulable", "0/1 nodes are available")
+    # Exported now, while the pod is pending: a root span, its extension point under it.
+    assert await asyncio.to_thread(tracing.force_flush)
+    sent, filter_span = receiver.spans()
+    assert sent.name == "SchedulingAttempt" and sent.parent_span_id == b""
+    assert filter_span.parent_span_id == sent.span_id and filter_span.trace_id == sent.trace_id
+
+    tracing.attempt(pod, "default-scheduler", 2).end("scheduled", node="n1")
+    pod.bound("n1", attempts=2)
+    await tracing.aclose()
+    spans = receiver.spans()
+    (root,) = [span for span in spans if span.name == "PodScheduling"]
+    bound = spans[-2]
+    assert bound.name == "SchedulingAttempt" and bound.parent_span_id == root.span_id
+    assert bound.trace_id == root.trace_id != sent.trace_id
+    assert [(link.trace_id, link.span_id) for link in sent.links] == [(root.trace_id, root.span_id)]
+    assert [(link.trace_id, link.span_id) for link in root.links] == [(sent.trace_id, sent.span_id)]
+    assert [(kv.key, kv.value.int_value) for kv in root.links[0].attributes] == [
+        ("aiosched.attempt", 1)
+    ]

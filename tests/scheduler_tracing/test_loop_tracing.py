@@ -32,6 +32,42 @@ def plugin_events(span: ReadableSpan) -> dict[str, str]:
     }
 
 
+def linked_span_ids(span: ReadableSpan) -> list[tuple[int, int]]:
+    return [(link.context.trace_id, link.context.span_id) for link in span.links]
+
+
+def ids(span: ReadableSpan) -> tuple[int, int]:
+    assert span.context is not None
+    return span.context.trace_id, span.context.span_id
+
+
+def assert_failed_attempts_stand_alone(
+    attempts: list[ReadableSpan], pod_span: ReadableSpan
+) -> None:
+    """Each failed attempt is the root of a trace of its own, linked both ways with the pod's
+    PodScheduling span: a backend lists it while the pod is pending, and finds it from the pod."""
+    assert len({ids(a)[0] for a in attempts} | {ids(pod_span)[0]}) == len(attempts) + 1
+    for attempt in attempts:
+        assert attempt.parent is None
+        assert linked_span_ids(attempt) == [ids(pod_span)]
+        assert attrs(attempt)["k8s.pod.uid"] == attrs(pod_span)["k8s.pod.uid"]
+    assert linked_span_ids(pod_span) == [ids(a) for a in attempts]
+    assert [dict(link.attributes or {}) for link in pod_span.links] == [
+        {"aiosched.attempt": attrs(a)["aiosched.attempt"]} for a in attempts
+    ]
+
+
+class HoldAtPermit:
+    """Parks every pod at Permit until the test allows or rejects it."""
+
+    name = "HoldAtPermit"
+
+    def permit(self, state: object, pod: object, node_name: str) -> tuple[Any, float]:
+        from scheduler.framework.status import Status
+
+        return Status.wait(plugin=self.name), 30.0
+
+
 async def _unschedulable_cluster(h: TracedHarness) -> None:
     await h.api.create_node("tainted", cpu="8", taints=GPU_TAINT)
     await h.api.create_node("small", cpu="1")
@@ -48,6 +84,7 @@ async def test_scheduled_pod_has_one_trace_from_enqueue_to_bind(tmp_path: Path) 
         pod_span = await h.wait_for(lambda: h.pod_span("web"), what="PodScheduling span")
 
         assert pod_span.parent is None
+        assert pod_span.links == ()  # no failed attempt to link to
         assert attrs(pod_span) | {"aiosched.pod": "default/web"} == {
             "k8s.pod.name": "web",
             "k8s.namespace.name": "default",
@@ -62,6 +99,7 @@ async def test_scheduled_pod_has_one_trace_from_enqueue_to_bind(tmp_path: Path) 
         assert attempt.parent.span_id == pod_span.context.span_id
         assert attempt.context is not None
         assert attempt.context.trace_id == pod_span.context.trace_id
+        assert attempt.links == ()
         assert attrs(attempt) == {
             "k8s.pod.name": "web",
             "k8s.namespace.name": "default",
@@ -127,9 +165,14 @@ async def test_unschedulable_pod_shows_each_finished_attempt_then_ends_on_delete
         assert attrs(first)["aiosched.feasible_nodes"] == 0
         assert first.status.status_code == StatusCode.ERROR
         children = {c.name: c for c in h.children(first)}
-        assert {"PreFilter", "Filter"} <= children.keys()
+        # Preemption (PostFilter) ran in the attempt and is recorded in its trace.
+        assert {"PreFilter", "Filter", "PostFilter"} <= children.keys()
         assert not children.keys() & ({"Score", "Reserve"} | BINDING_POINTS)
+        assert all(ids(c)[0] == ids(first)[0] for c in children.values())
         assert h.pod_span("huge") is None  # still pending: the pod span stays open
+        # ... but the attempt is a complete trace already: a root, linked to the pod's trace.
+        assert first.parent is None
+        (link,) = first.links
 
         # A node that does not fit either is still an event that retries the pod.
         await h.api.create_node("small-2", cpu="1")
@@ -144,11 +187,52 @@ async def test_unschedulable_pod_shows_each_finished_attempt_then_ends_on_delete
         assert status == 200
         pod_span = await h.wait_for(lambda: h.pod_span("huge"), what="pod span ended")
         assert attrs(pod_span)["aiosched.outcome"] == "deleted"
-        assert pod_span.context is not None
-        assert all(
-            a.parent is not None and a.parent.span_id == pod_span.context.span_id for a in attempts
-        )
+        assert (link.context.trace_id, link.context.span_id) == ids(pod_span)
+        assert_failed_attempts_stand_alone(h.attempts("huge"), pod_span)
         assert h.scheduler.instrumentation.open_pod_spans() == 0
+
+
+async def test_permit_rejected_attempt_stands_alone_and_the_bound_one_joins_the_pod_trace(
+    tmp_path: Path,
+) -> None:
+    def hold_at_permit(scheduler: Any) -> None:
+        scheduler.profiles["default-scheduler"].framework.permit_plugins[:] = [HoldAtPermit()]
+
+    async with traced_scheduler(tmp_path, configure=hold_at_permit) as h:
+        await h.api.create_node("a", cpu="4")
+        await h.wait_nodes_cached(1)
+        created = await h.api.create_pod("p", cpu="1")
+        uid = created["metadata"]["uid"]
+        fwk = h.scheduler.profiles["default-scheduler"].framework
+        waiting = await h.wait_for(lambda: fwk.get_waiting_pod(uid), what="waiting at Permit")
+        waiting.reject(HoldAtPermit.name, "not today")
+        (first,) = await h.wait_for(lambda: h.attempts("p"), what="rejected attempt")
+        # The binding task's WaitOnPermit and Unreserve joined the rejected attempt's own trace.
+        children = {c.name: c for c in h.children(first)}
+        assert {"Permit", "WaitOnPermit", "Unreserve"} <= children.keys()
+        assert children["WaitOnPermit"].status.status_code == StatusCode.ERROR
+        assert first.parent is None and attrs(first)["aiosched.result"] == "unschedulable"
+        assert all(ids(c)[0] == ids(first)[0] for c in children.values())
+        assert h.pod_span("p") is None
+
+        # HoldAtPermit names no cluster events that could help: bring the pod back by hand.
+        pinfo = h.scheduler.queue.get(uid)
+        assert pinfo is not None
+        h.scheduler.queue.activate([pinfo.pod])
+        waiting = await h.wait_for(lambda: fwk.get_waiting_pod(uid), what="second Permit")
+        waiting.allow(HoldAtPermit.name)
+        await h.wait_bound("p")
+        pod_span = await h.wait_for(lambda: h.pod_span("p"), what="PodScheduling span")
+        assert attrs(pod_span)["aiosched.attempts"] == 2
+        failed, bound = h.attempts("p")
+        assert failed is first
+        assert_failed_attempts_stand_alone([failed], pod_span)
+        # The attempt that bound the pod is in the pod's trace, with its binding-task spans.
+        assert bound.parent is not None and bound.parent.span_id == ids(pod_span)[1]
+        assert ids(bound)[0] == ids(pod_span)[0] and bound.links == ()
+        children = {c.name: c for c in h.children(bound)}
+        assert {"Permit", "WaitOnPermit", "Bind"} <= children.keys()
+        assert all(ids(c)[0] == ids(pod_span)[0] for c in children.values())
 
 
 async def test_binding_failure_traces_unreserve_in_the_same_attempt(tmp_path: Path) -> None:
@@ -170,6 +254,7 @@ async def test_binding_failure_traces_unreserve_in_the_same_attempt(tmp_path: Pa
         await h.api.create_pod("web", cpu="1")
         (first, *_) = await h.wait_for(lambda: h.attempts("web"), what="failed attempt")
         assert attrs(first)["aiosched.result"] == "error"
+        assert first.parent is None and len(first.links) == 1  # a trace of its own
         assert "injected bind failure" in attrs(first)["aiosched.failure_message"]
         children = {c.name: c for c in h.children(first)}
         assert {"Bind", "Unreserve"} <= children.keys()
