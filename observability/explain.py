@@ -1,24 +1,42 @@
-"""The last scheduling attempt of each pending pod, compressed, for ``aiosched explain``.
+"""Scheduling attempts kept for ``aiosched explain``: pending pods' last attempts, and recent
+successes.
 
-The scheduler hands over what it already computed (per-node filter verdicts, per-plugin scores);
-the store compresses it at once (nodes grouped by identical verdict, a few names per group, only the
-top-K scored nodes) so memory stays bounded by ``max_pods`` times a small constant, whatever the
-cluster size. With ``max_pods=0`` recording is switched off and ``record`` returns immediately.
+Two bounded parts:
+
+- Per pod (``max_pods``, least recently recorded evicted first): failed attempts, and the success
+  that follows a failure. The scheduler hands over what it already computed (per-node filter
+  verdicts, per-plugin scores); :meth:`ExplainStore.record` compresses it at once (nodes grouped
+  by identical verdict, a few names per group, only the top-K scored nodes).
+- Per profile, the last ``recent_per_profile`` first-attempt successes, in a ring: recording one
+  keeps references to what the attempt computed (:class:`LazyDetails`) and nothing is compressed
+  until someone asks (:meth:`ExplainStore.get`). That is what makes explain work for a pod bound at
+  its first attempt without making every successful cycle pay for an explanation nobody reads.
+
+:func:`build_explanation` is the one builder of the JSON both explain and what-if answer with.
+With ``max_pods=0`` and ``recent_per_profile=0`` nothing is recorded.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 #: node name → (plugin that rejected it, reason it gave)
 FilterVerdicts = Mapping[str, tuple[str, str]]
 #: node name → plugin name → weighted score
 NodeScores = Mapping[str, Mapping[str, int]]
+#: What a lazily kept attempt yields on request: filter verdicts, top scores, their totals.
+ResolvedDetails = tuple[FilterVerdicts | None, NodeScores | None, Mapping[str, int] | None]
+
+
+class LazyDetails(Protocol):
+    """References to what an attempt computed, turned into verdicts and top scores on request."""
+
+    def resolve(self, top_k: int) -> ResolvedDetails: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +125,89 @@ def top_nodes(
     return tuple(ScoredNode(node, total(node), dict(scores[node])) for node in best)
 
 
+def build_explanation(
+    uid: str,
+    namespace: str,
+    name: str,
+    *,
+    profile: str,
+    attempt: int,
+    timestamp: float,
+    result: str,
+    message: str = "",
+    node: str | None = None,
+    filter_verdicts: FilterVerdicts | None = None,
+    scores: NodeScores | None = None,
+    totals: Mapping[str, int] | None = None,
+    evaluated_nodes: int | None = None,
+    feasible_nodes: int | None = None,
+    max_names_per_group: int = 10,
+    top_k: int = 5,
+) -> Explanation:
+    """The compressed explanation of one attempt (explain's and what-if's JSON, via to_dict)."""
+    verdicts = filter_verdicts or {}
+    return Explanation(
+        uid=uid,
+        namespace=namespace,
+        name=name,
+        profile=profile,
+        attempt=attempt,
+        timestamp=timestamp,
+        result=result,
+        message=message,
+        node=node,
+        evaluated_nodes=evaluated_nodes,
+        feasible_nodes=feasible_nodes,
+        rejected_nodes=len(verdicts),
+        verdicts=group_verdicts(verdicts, max_names_per_group),
+        top_nodes=top_nodes(scores, top_k, totals) if scores else (),
+    )
+
+
+class _RecentAttempt:
+    """A successful attempt kept by reference in a profile's ring, explained on request."""
+
+    __slots__ = (
+        "attempt",
+        "details",
+        "evaluated_nodes",
+        "feasible_nodes",
+        "name",
+        "namespace",
+        "node",
+        "profile",
+        "timestamp",
+        "uid",
+    )
+
+    def __init__(
+        self,
+        uid: str,
+        namespace: str,
+        name: str,
+        profile: str,
+        attempt: int,
+        timestamp: float,
+        node: str,
+        evaluated_nodes: int | None,
+        feasible_nodes: int | None,
+        details: LazyDetails,
+    ) -> None:
+        self.uid = uid
+        self.namespace = namespace
+        self.name = name
+        self.profile = profile
+        self.attempt = attempt
+        self.timestamp = timestamp
+        self.node = node
+        self.evaluated_nodes = evaluated_nodes
+        self.feasible_nodes = feasible_nodes
+        self.details = details
+
+
 class ExplainStore:
-    """Last attempt per pod, least recently recorded evicted first beyond ``max_pods``."""
+    """Last attempt per pod (``max_pods``) plus the last ``recent_per_profile`` first-attempt
+    successes of each profile, kept lazily (see the module docstring)."""
 
     def __init__(
         self,
@@ -116,8 +215,13 @@ class ExplainStore:
         max_names_per_group: int = 10,
         top_k: int = 5,
         clock: Callable[[], float] = time.time,
+        recent_per_profile: int = 100,
     ) -> None:
         self.max_pods = max_pods
+        self.recent_per_profile = recent_per_profile
+        self._recent: dict[str, deque[_RecentAttempt]] = {}
+        self._recent_by_key: dict[tuple[str, str], _RecentAttempt] = {}
+        self._recent_by_uid: dict[str, _RecentAttempt] = {}
         self.max_names_per_group = max_names_per_group
         self.top_k = top_k
         self._clock = clock
@@ -128,8 +232,16 @@ class ExplainStore:
     def enabled(self) -> bool:
         return self.max_pods > 0
 
+    @property
+    def keeps_recent(self) -> bool:
+        return self.recent_per_profile > 0
+
     def __len__(self) -> int:
         return len(self._by_uid)
+
+    def recent_count(self) -> int:
+        """Successes kept in the per-profile rings (evicted or forgotten ones not counted)."""
+        return len(self._recent_by_uid)
 
     def record(
         self,
@@ -151,23 +263,25 @@ class ExplainStore:
         """Keep this attempt as the pod's explanation, replacing the previous one."""
         if self.max_pods <= 0:
             return
-        verdicts = filter_verdicts or {}
-        explanation = Explanation(
-            uid=uid,
-            namespace=namespace,
-            name=name,
+        explanation = build_explanation(
+            uid,
+            namespace,
+            name,
             profile=profile,
             attempt=attempt,
             timestamp=self._clock(),
             result=result,
             message=message,
             node=node,
+            filter_verdicts=filter_verdicts,
+            scores=scores,
+            totals=totals,
             evaluated_nodes=evaluated_nodes,
             feasible_nodes=feasible_nodes,
-            rejected_nodes=len(verdicts),
-            verdicts=group_verdicts(verdicts, self.max_names_per_group),
-            top_nodes=top_nodes(scores, self.top_k, totals) if scores else (),
+            max_names_per_group=self.max_names_per_group,
+            top_k=self.top_k,
         )
+        self._drop_recent(uid)  # this attempt is newer than any success kept by reference
         self._by_uid[uid] = explanation
         self._by_uid.move_to_end(uid)
         self._uid_by_key[(namespace, name)] = uid
@@ -175,11 +289,54 @@ class ExplainStore:
             _, evicted = self._by_uid.popitem(last=False)
             self._drop_key(evicted)
 
+    def record_recent(
+        self,
+        uid: str,
+        namespace: str,
+        name: str,
+        *,
+        profile: str,
+        attempt: int,
+        node: str,
+        evaluated_nodes: int | None,
+        feasible_nodes: int | None,
+        details: LazyDetails,
+    ) -> None:
+        """Keep a successful attempt by reference in its profile's ring (hot path: a few dict
+        and deque operations, no compression); the oldest one of the profile drops out."""
+        if self.recent_per_profile <= 0:
+            return
+        ring = self._recent.get(profile)
+        if ring is None:
+            ring = self._recent[profile] = deque()
+        entry = _RecentAttempt(
+            uid, namespace, name, profile, attempt, self._clock(), node,
+            evaluated_nodes, feasible_nodes, details,
+        )  # fmt: skip
+        if len(ring) >= self.recent_per_profile:
+            self._unindex(ring.popleft())
+        ring.append(entry)
+        self._recent_by_uid[uid] = entry
+        self._recent_by_key[(namespace, name)] = entry
+
+    def _unindex(self, entry: _RecentAttempt) -> None:
+        if self._recent_by_uid.get(entry.uid) is entry:
+            del self._recent_by_uid[entry.uid]
+        key = (entry.namespace, entry.name)
+        if self._recent_by_key.get(key) is entry:
+            del self._recent_by_key[key]
+
+    def _drop_recent(self, uid: str) -> None:
+        entry = self._recent_by_uid.get(uid)
+        if entry is not None:
+            self._unindex(entry)  # the ring slot stays until it is reused: unreachable, small
+
     def forget(self, uid: str) -> None:
-        """The pod was bound or deleted: drop its explanation."""
+        """The pod was deleted (or left this scheduler): drop what is kept for it."""
         explanation = self._by_uid.pop(uid, None)
         if explanation is not None:
             self._drop_key(explanation)
+        self._drop_recent(uid)
 
     def _drop_key(self, explanation: Explanation) -> None:
         key = (explanation.namespace, explanation.name)
@@ -190,21 +347,58 @@ class ExplainStore:
         """The pod's last attempt as JSON-ready data, or None if nothing is kept for it."""
         uid = self._uid_by_key.get((namespace, name))
         explanation = self._by_uid.get(uid) if uid is not None else None
+        recent = self._recent_by_key.get((namespace, name))
+        if recent is not None and (
+            explanation is None or recent.timestamp >= explanation.timestamp
+        ):
+            explanation = self._explain_recent(recent)
         return explanation.to_dict() if explanation is not None else None
+
+    def _explain_recent(self, entry: _RecentAttempt) -> Explanation:
+        verdicts, scores, totals = entry.details.resolve(self.top_k)
+        return build_explanation(
+            entry.uid,
+            entry.namespace,
+            entry.name,
+            profile=entry.profile,
+            attempt=entry.attempt,
+            timestamp=entry.timestamp,
+            result="scheduled",
+            node=entry.node,
+            filter_verdicts=verdicts,
+            scores=scores,
+            totals=totals,
+            evaluated_nodes=entry.evaluated_nodes,
+            feasible_nodes=entry.feasible_nodes,
+            max_names_per_group=self.max_names_per_group,
+            top_k=self.top_k,
+        )
 
 
 def render_text(data: Mapping[str, Any]) -> str:
     """A human-readable explanation of what :meth:`ExplainStore.get` returned."""
     pod = data["pod"]
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(data["timestamp"]))
+    what_if = data.get("whatIf")
+    if what_if:  # a what-if answer: no attempt was made
+        header = (
+            f"What-if:  {when}, {what_if['configuration']} configuration, "
+            f"{what_if['snapshotNodes']} node(s); nothing was bound"
+        )
+        pod_line = f"Pod:      {pod['namespace']}/{pod['name']}"
+    else:
+        header = f"Attempt:  {data['attempt']} at {when}"
+        pod_line = f"Pod:      {pod['namespace']}/{pod['name']} (uid {pod['uid']})"
     lines = [
-        f"Pod:      {pod['namespace']}/{pod['name']} (uid {pod['uid']})",
+        pod_line,
         f"Profile:  {data['profile']}",
-        f"Attempt:  {data['attempt']} at {when}",
+        header,
         f"Result:   {data['result']}" + (f" on node {data['node']}" if data.get("node") else ""),
     ]
     if data.get("message"):
         lines.append(f"Message:  {data['message']}")
+    if what_if and what_if.get("note"):
+        lines.append(f"Note:     {what_if['note']}")
     counts = []
     if data.get("evaluatedNodes") is not None:
         counts.append(f"{data['evaluatedNodes']} evaluated")

@@ -10,11 +10,15 @@ the server) sees every request first and may answer it instead of the handler.
 
 from __future__ import annotations
 
+import asyncio
+import math
 import ssl
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import orjson
+import yaml
 from aiohttp import ClientSession, ClientTimeout, web
 
 from observability.explain import ExplainStore, render_text
@@ -29,6 +33,12 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 RequestGuard = Callable[[web.Request], Awaitable[web.StreamResponse | None]]
 
 EXPLAIN_ROUTE = "/debug/explain/{namespace}/{name}"
+WHAT_IF_ROUTE = "/debug/what-if"
+#: Largest what-if request body (a pod manifest and maybe a configuration file).
+WHAT_IF_MAX_BODY = 1 << 20
+#: What-if requests that may wait for their turn, and the longest wait before a 429.
+WHAT_IF_MAX_WAITING = 4
+WHAT_IF_MAX_WAIT = 10.0
 _TEXT = "text/plain"
 
 
@@ -129,8 +139,9 @@ def explain_routes(store: ExplainStore) -> dict[str, Handler]:
         data = store.get(namespace, name)
         if data is None:
             message = (
-                f"no scheduling attempt recorded for pod {namespace}/{name} (it may be bound, "
-                "deleted, not yet attempted, or owned by another scheduler)"
+                f"no scheduling attempt recorded for pod {namespace}/{name} (it may be "
+                "deleted, not yet attempted, owned by another scheduler, or bound before its "
+                "profile's last --explain-recent-attempts successes)"
             )
             if request.query.get("format") == "text":
                 return _text(message + "\n", status=404)
@@ -140,6 +151,123 @@ def explain_routes(store: ExplainStore) -> dict[str, Handler]:
         return _json(data)
 
     return {EXPLAIN_ROUTE: handle}
+
+
+class BadRequest(Exception):
+    """A request a debug handler refuses: answered with `status` and the message as JSON."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+#: Answers a what-if: (pod manifest, schedulerName or None, configuration text or None).
+WhatIfAnswer = Callable[[Any, str | None, str | None], Mapping[str, Any]]
+
+
+def what_if_routes(
+    answer: WhatIfAnswer,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> dict[str, Handler]:
+    """``POST /debug/what-if``: where a pod would go now, in explain's JSON (text with
+    ``?format=text``). The body (JSON or YAML, at most WHAT_IF_MAX_BODY bytes) is a Pod
+    manifest, or ``{"pod": MANIFEST, "schedulerName": NAME, "config": YAML TEXT}``; a
+    ``schedulerName`` query parameter also picks the profile.
+
+    `answer` runs on the event loop and holds it while it runs, so what-ifs are spaced: one at
+    a time, and the next one only after the loop had as long again to itself (what-if takes at
+    most half of it, however hard it is asked). A request waits its turn, unless
+    WHAT_IF_MAX_WAITING others already wait or its turn is more than WHAT_IF_MAX_WAIT seconds
+    away: then it gets 429 and Retry-After.
+    """
+    turn = asyncio.Lock()
+    busy_until = 0.0
+    waiting = 0
+
+    def busy(wait: float, text: bool) -> web.Response:
+        retry = {"Retry-After": str(max(1, math.ceil(wait)))}
+        return _error("what-if is busy; retry shortly", 429, text, retry)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        nonlocal busy_until, waiting
+        text = request.query.get("format") == "text"
+        try:
+            pod, scheduler_name, config = await _what_if_request(request)
+        except BadRequest as exc:
+            return _error(str(exc), exc.status, text)
+        if waiting >= WHAT_IF_MAX_WAITING:
+            return busy(max(busy_until - clock(), 1.0), text)
+        waiting += 1
+        try:
+            async with turn:
+                wait = busy_until - clock()
+                if wait > WHAT_IF_MAX_WAIT:
+                    return busy(wait, text)
+                if wait > 0:
+                    await sleep(wait)
+                started = clock()
+                try:
+                    data = answer(pod, scheduler_name, config)
+                except BadRequest as exc:
+                    return _error(str(exc), exc.status, text)
+                except Exception as exc:  # a bug in one what-if must not take the endpoint down
+                    return _error(f"what-if failed: {exc!r}", 500, text)
+                finally:
+                    ended = clock()
+                    busy_until = ended + (ended - started)
+        finally:
+            waiting -= 1
+        if text:
+            return _text(render_text(data))
+        return _json(data)
+
+    return {WHAT_IF_ROUTE: handle}
+
+
+async def _what_if_request(request: web.Request) -> tuple[Any, str | None, str | None]:
+    length = request.content_length
+    if length is not None and length > WHAT_IF_MAX_BODY:
+        raise BadRequest(f"request body larger than {WHAT_IF_MAX_BODY} bytes", status=413)
+    try:
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise BadRequest(f"request body larger than {WHAT_IF_MAX_BODY} bytes", status=413) from None
+    if not body.strip():
+        raise BadRequest("empty request body: send a Pod manifest (JSON or YAML)")
+    try:
+        payload = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        try:
+            payload = yaml.safe_load(body)
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "unreadable"
+            raise BadRequest(f"the body is neither JSON nor YAML: {first}") from None
+    if not isinstance(payload, dict):
+        raise BadRequest("the body must be a Pod manifest or {pod, schedulerName, config}")
+    scheduler_name = request.query.get("schedulerName")
+    config: Any = None
+    if "kind" in payload:
+        pod: Any = payload
+    else:
+        pod = payload.get("pod")
+        if pod is None:
+            raise BadRequest("the body has no pod")
+        scheduler_name = payload.get("schedulerName", scheduler_name)
+        config = payload.get("config")
+    if scheduler_name is not None and not isinstance(scheduler_name, str):
+        raise BadRequest("schedulerName must be a string")
+    if config is not None and not isinstance(config, str):
+        raise BadRequest("config must be the text of a KubeSchedulerConfiguration file")
+    return pod, scheduler_name or None, config
+
+
+def _error(
+    message: str, status: int, text: bool, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    response = _text(message + "\n", status=status) if text else _json({"error": message}, status)
+    response.headers.update(headers or {})
+    return response
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -197,12 +325,15 @@ class ObservabilityServer:
         live: HealthChecks | None = None,
         ssl_context: ssl.SSLContext | None = None,
         guard: RequestGuard | None = None,
+        debug_post_routes: Mapping[str, Handler] | None = None,
     ) -> None:
         self.host = host
         self.requested_port = port
         # HTTPS with this context (given or self-signed), else plain HTTP.
         self.ssl_context = ssl_context
         self._app = self._build_app(metrics, health, ready, live, debug_routes or {}, guard)
+        for path, handler in (debug_post_routes or {}).items():
+            self._app.router.add_post(path, handler)
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
 

@@ -5,6 +5,7 @@
     aiosched bench WORKLOAD... [--json PATH]                              scheduler_perf workloads
     aiosched check-config FILE                                            validate, resolve profiles
     aiosched explain NAMESPACE/POD --http-address HOST:PORT              why a pod is (not) placed
+    aiosched what-if POD.yaml --http-address HOST:PORT                   where a pod would go now
 
 Subcommands that live outside the scheduler package (the embedded cluster, the benchmarks) are
 found through the `aiosched.commands` entry point group: the scheduler never imports them, it
@@ -53,7 +54,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     handlers: dict[str, Command] = {}
     modules: dict[str, ModuleType] = {**builtin.COMMANDS, **_external_commands()}
-    for name in ("run", "cluster", "bench", "check-config", "explain"):
+    for name in ("run", "cluster", "bench", "check-config", "explain", "what-if"):
         module = modules.pop(name, None)
         if module is not None:
             modules[name] = module  # keep the documented order first

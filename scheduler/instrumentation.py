@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from observability.explain import ExplainStore
+from observability.explain import ExplainStore, ResolvedDetails
 from observability.logs import V, pod_keys
 from observability.tracing import (
     NOOP_TRACING,
@@ -180,6 +180,41 @@ def top_node_scores(
     return per_plugin, totals
 
 
+class SuccessDetails:
+    """A successful attempt's AttemptDetails, kept by reference and turned into verdicts and top
+    scores only when explain asks (the store's LazyDetails). The arrays and lists referenced
+    are the attempt's own, never reused by later cycles; the NodeInfos are the snapshot's,
+    updated in place, of which only the (stable) node names are read."""
+
+    __slots__ = ("_details", "_host")
+
+    def __init__(self, details: AttemptDetails, host: str) -> None:
+        self._details = details
+        self._host = host
+
+    def resolve(self, top_k: int) -> ResolvedDetails:
+        return attempt_explanation_parts(self._details, top_k, self._host)
+
+
+def attempt_explanation_parts(
+    details: AttemptDetails, top_k: int, host: str | None, absent_nodes: Sequence[str] = ()
+) -> ResolvedDetails:
+    """Filter verdicts and the ``top_k`` best nodes' scores of an attempt's details."""
+    per_plugin: dict[str, dict[str, int]] | None = None
+    totals: dict[str, int] | None = None
+    if details.row_scores is not None and details.scored_nodes is not None:
+        per_plugin, totals = top_row_scores(
+            details.row_scores, details.scored_nodes, top_k, details.chosen_row
+        )
+    elif details.scores:
+        per_plugin, totals = top_node_scores(details.scores, top_k, host)
+    diagnosis = details.diagnosis
+    verdicts = (
+        FilterVerdictView(diagnosis.node_to_status, absent_nodes) if diagnosis is not None else None
+    )
+    return verdicts, per_plugin, totals
+
+
 # ------------------------------------------------------------------------------ the facade
 
 
@@ -256,9 +291,11 @@ class Instrumentation:
     ) -> None:
         """The scheduling cycle picked a node and passed Reserve and Permit.
 
-        Explained only for pods that failed before (their entry then shows where they finally
-        went and why), unless ``explain_every_attempt``: recording every success would cost the
-        hot path ~15 % of an untraced cycle, and the issue asks for pending pods' attempts.
+        A pod that failed before (or every pod with ``explain_every_attempt``) gets its entry
+        compressed at once, in the per-pod part of the store. A first-attempt success is only
+        kept by reference in its profile's ring of recent successes and compressed if explain
+        asks for it: compressing every success would cost the hot path ~15 % of an untraced
+        cycle.
         """
         host = result.suggested_host
         if trace is not None:
@@ -269,16 +306,9 @@ class Instrumentation:
             )
         if self.explain.enabled and (pinfo.attempts > 1 or self.explain_every_attempt):
             pod = pinfo.pod
-            per_plugin: dict[str, dict[str, int]] | None = None
-            totals: dict[str, int] | None = None
-            top_k = self.explain.top_k
-            if details.row_scores is not None and details.scored_nodes is not None:
-                per_plugin, totals = top_row_scores(
-                    details.row_scores, details.scored_nodes, top_k, details.chosen_row
-                )
-            elif details.scores:
-                per_plugin, totals = top_node_scores(details.scores, top_k, host)
-            diagnosis = details.diagnosis
+            verdicts, per_plugin, totals = attempt_explanation_parts(
+                details, self.explain.top_k, host
+            )
             self.explain.record(
                 pod.uid,
                 pod.namespace,
@@ -287,13 +317,24 @@ class Instrumentation:
                 attempt=pinfo.attempts,
                 result="scheduled",
                 node=host,
-                filter_verdicts=(
-                    FilterVerdictView(diagnosis.node_to_status) if diagnosis is not None else None
-                ),
+                filter_verdicts=verdicts,
                 scores=per_plugin,
                 totals=totals,
                 evaluated_nodes=result.evaluated_nodes,
                 feasible_nodes=result.feasible_nodes,
+            )
+        elif self.explain.keeps_recent:
+            pod = pinfo.pod
+            self.explain.record_recent(
+                pod.uid,
+                pod.namespace,
+                pod.name,
+                profile=profile,
+                attempt=pinfo.attempts,
+                node=host,
+                evaluated_nodes=result.evaluated_nodes,
+                feasible_nodes=result.feasible_nodes,
+                details=SuccessDetails(details, host),
             )
 
     def bound(

@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from observability.explain import ExplainStore
-from observability.http import ObservabilityServer, RequestGuard, explain_routes
+from observability.http import (
+    ObservabilityServer,
+    RequestGuard,
+    explain_routes,
+    what_if_routes,
+)
 from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing, setup_tracing
 from profiles.api import load_config
@@ -36,6 +41,7 @@ from scheduler.leaderelection import LeaderElector
 from scheduler.profile_set import full_registry, registry_for_config
 from scheduler.scheduler import Scheduler, SchedulerOptions
 from scheduler.startup import listen_error
+from scheduler.what_if import WhatIf
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +64,7 @@ class SchedulerService:
         tracing_overrides: Mapping[str, str | None] | None = None,
         registry: Registry | None = None,
         explain_every_attempt: bool = False,
+        explain_recent_attempts: int = 100,
         tune_gc: bool = False,
         config_overrides: ConfigOverrides = (),
         ssl_context: ssl.SSLContext | None = None,
@@ -79,7 +86,8 @@ class SchedulerService:
         self.tracing_overrides = dict(tracing_overrides or {})
         self.registry = registry if registry is not None else full_registry()
         self.metrics = SchedulerMetrics()
-        self.explain = ExplainStore()
+        # Pending pods' last attempts, and each profile's last N first-attempt successes.
+        self.explain = ExplainStore(recent_per_profile=explain_recent_attempts)
         self.tracing: Tracing = NOOP_TRACING
         self.scheduler: Scheduler | None = None
         self.last_reload_error = ""
@@ -208,6 +216,9 @@ class SchedulerService:
             debug_routes=explain_routes(self.explain),
             ssl_context=self.ssl_context,
             guard=http_guard,
+            debug_post_routes=what_if_routes(
+                WhatIf(scheduler, self.registry, self.config_overrides).answer
+            ),
         )
         try:
             await server.start()

@@ -2,10 +2,11 @@
 
 from types import ModuleType
 
-from scheduler.commands import check_config, explain, run
+from scheduler.commands import check_config, explain, run, what_if
 
 COMMANDS: dict[str, ModuleType] = {
     "run": run,
     "check-config": check_config,
     "explain": explain,
+    "what-if": what_if,
 }

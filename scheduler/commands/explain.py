@@ -2,7 +2,11 @@
 
 Asks a running `aiosched run` over its secure port (the one serving /metrics) for
 /debug/explain/NAMESPACE/POD and prints which plugin rejected each node and why, and the
-per-plugin scores of the best nodes. The secure port wants a bearer token the API server allows
+per-plugin scores of the best nodes. Works for a pending pod (its last attempt) and for a bound
+one: the scheduler keeps the last attempt of up to 1000 pods that failed at least once and, per
+profile, its last --explain-recent-attempts first-attempt successes (100 by default), so a pod
+bound long ago, among many, may be forgotten (`aiosched run --explain-every-attempt` keeps
+every success with the failed ones). The secure port wants a bearer token the API server allows
 to GET /debug/explain/... (`kubectl create token ...` of a service account bound to the
 aiosched:metrics-reader ClusterRole, say), and serves a self-signed certificate unless it was
 given one: pass --certificate-authority, or --insecure-skip-tls-verify. An `aiosched run
@@ -28,6 +32,11 @@ TOKEN_VARIABLE = "AIOSCHED_TOKEN"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pod", metavar="NAMESPACE/POD", help="the pod, e.g. default/web-0")
+    add_connection_arguments(parser)
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the scheduler's secure port is and how to authenticate to it (also what-if's)."""
     parser.add_argument(
         "--http-address",
         default="127.0.0.1:10259",
@@ -59,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _tls(args: argparse.Namespace) -> ssl.SSLContext | bool:
+def tls_setting(args: argparse.Namespace) -> ssl.SSLContext | bool:
     if args.insecure_skip_tls_verify:
         return False
     if args.certificate_authority:
@@ -72,7 +81,7 @@ async def _fetch(args: argparse.Namespace, namespace: str, name: str) -> tuple[i
     url = f"{scheme}://{args.http_address}/debug/explain/{namespace}/{name}"
     token = args.token or os.environ.get(TOKEN_VARIABLE, "")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    ssl_setting = True if args.insecure_http else _tls(args)
+    ssl_setting = True if args.insecure_http else tls_setting(args)
     async with (
         aiohttp.ClientSession() as session,
         session.get(url, headers=headers, ssl=ssl_setting) as response,
@@ -97,14 +106,16 @@ def main(args: argparse.Namespace) -> int:
             hint += "self-signed certificate aiosched generates)"
         elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
             hint = " (an `aiosched run --insecure-http` is asked with --insecure-http)"
-        print(f"aiosched explain: cannot reach {args.http_address}: {exc}{hint}",
-              file=sys.stderr)
+        print(f"aiosched explain: cannot reach {args.http_address}: {exc}{hint}", file=sys.stderr)
         return 1
     if status in (401, 403):
         message = body.get("message") if isinstance(body, dict) else body
         what = "a bearer token (--token)" if status == 401 else "a token allowed to read it"
-        print(f"aiosched explain: {args.http_address} refused the request ({message}): it "
-              f"needs {what}", file=sys.stderr)
+        print(
+            f"aiosched explain: {args.http_address} refused the request ({message}): it "
+            f"needs {what}",
+            file=sys.stderr,
+        )
         return 1
     if status != 200:
         message = body.get("error") if isinstance(body, dict) else body

@@ -175,6 +175,7 @@ def test_the_kinds_and_their_namespace(objects: list[dict[str, Any]]) -> None:
         ("ClusterRole", "aiosched:kube-scheduler"),
         ("ClusterRole", "aiosched:metrics-reader"),
         ("ClusterRole", "aiosched:volume-scheduler"),
+        ("ClusterRole", "aiosched:what-if"),
         ("ClusterRoleBinding", "aiosched:kube-scheduler"),
         ("ClusterRoleBinding", "aiosched:volume-scheduler"),
         ("ConfigMap", "aiosched-config"),  # no hash suffix: updated in place, reloaded
@@ -391,7 +392,7 @@ def test_dry_run_server_apply_succeeds_and_creates_nothing(tmp_path: Path) -> No
         out = kubectl("apply", "--dry-run=server", "-k", str(MANIFESTS))
 
         lines = out.strip().splitlines()
-        assert len(lines) == 10
+        assert len(lines) == 11
         assert all(line.endswith(" created (server dry run)") for line in lines), out
         assert our_objects(kubectl) == []
 
@@ -410,12 +411,13 @@ def test_apply_creates_what_kubectl_gets_back_and_a_second_apply_changes_nothing
         created = kubectl("apply", "-k", str(MANIFESTS))
         again = kubectl("apply", "-k", str(MANIFESTS))
 
-        assert created.count(" created") == 10
-        assert again.count(" unchanged") == 10, again
+        assert created.count(" created") == 11
+        assert again.count(" unchanged") == 11, again
         assert our_objects(kubectl) == sorted([
             "clusterrole.rbac.authorization.k8s.io/aiosched:kube-scheduler",
             "clusterrole.rbac.authorization.k8s.io/aiosched:metrics-reader",
             "clusterrole.rbac.authorization.k8s.io/aiosched:volume-scheduler",
+            "clusterrole.rbac.authorization.k8s.io/aiosched:what-if",
             "clusterrolebinding.rbac.authorization.k8s.io/aiosched:kube-scheduler",
             "clusterrolebinding.rbac.authorization.k8s.io/aiosched:volume-scheduler",
             "configmap/aiosched-config",

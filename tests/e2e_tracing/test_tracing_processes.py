@@ -121,6 +121,7 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
         assert attempt.parent_span_id == pod_span.span_id
         assert attempt.trace_id == pod_span.trace_id
         assert attempt.status_code == STATUS_OK
+        assert attempt.links == [] and pod_span.links == []
         assert {
             k: attempt.attributes[k]
             for k in ("aiosched.profile", "aiosched.attempt", "k8s.node.name", "aiosched.result")
@@ -142,8 +143,13 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
             for name, attributes in points["Filter"].events
             if name == "plugin"
         }
-        for plugin in ("TaintToleration", "NodeResourcesFit"):
-            assert filter_plugins[plugin]["aiosched.status"] == "Success"
+        # TaintToleration rejected the tainted node; NodeResourcesFit rejected none.
+        for plugin, status, rejected in (
+            ("TaintToleration", "UnschedulableAndUnresolvable", 1),
+            ("NodeResourcesFit", "Success", 0),
+        ):
+            assert filter_plugins[plugin]["aiosched.status"] == status
+            assert filter_plugins[plugin]["aiosched.nodes_rejected"] == rejected
             assert filter_plugins[plugin]["aiosched.duration_ms"] >= 0
         assert pod_span.start_ns <= attempt.start_ns <= attempt.end_ns <= pod_span.end_ns
 
@@ -162,6 +168,9 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
         assert {"PreFilter", "Filter"} <= failed_points.keys()
         assert not failed_points.keys() & (SCHEDULING_POINTS - {"PreFilter", "Filter"})
         assert not find(spans, "PodScheduling", "huge")
+        # A complete trace of its own: a backend lists it while the pod is pending.
+        assert first.parent_span_id == ""
+        assert all(p.trace_id == first.trace_id for p in failed_points.values())
 
         # --- explain: which plugin rejected each node and why
         result = explain(scheduler.url, "default/huge")
@@ -176,8 +185,10 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
         assert rows["NodeResourcesFit"].rstrip().endswith("n1, n2")
         as_json = explain(scheduler.url, "default/huge", "-o", "json")
         assert as_json.returncode == 0, as_json.stderr
-        # Scheduled at its first attempt: nothing kept (the hot path records only failures).
-        assert explain(scheduler.url, "default/web").returncode == 1
+        # Scheduled at its first attempt: explained too (issue 15: explain works for bound pods).
+        bound = explain(scheduler.url, "default/web")
+        assert bound.returncode == 0, bound.stderr
+        assert f"Result:   scheduled on node {node}" in bound.stdout
         missing = explain(scheduler.url, "default/nope")
         assert missing.returncode == 1
 
@@ -196,7 +207,7 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
         }
         assert {"PreFilter", "Filter", "Reserve", "Permit", "Bind"} <= points_seen
 
-        # --- room appears: huge is scheduled; its pod span (every attempt under it) ends
+        # --- room appears: huge is scheduled; its pod span ends, the bound attempt under it
         kubectl.apply(node_manifest("big-1", "16") + node_manifest("big-2", "16"))
         huge_node = wait_until(
             lambda: kubectl.json("pod", "huge")["spec"].get("nodeName"), what="huge bound"
@@ -209,12 +220,16 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
         assert huge_span.attributes["k8s.node.name"] == huge_node
         huge_attempts = find(spans, "SchedulingAttempt", "huge")
         assert huge_span.attributes["aiosched.attempts"] == len(huge_attempts) >= 2
-        assert all(
-            a.parent_span_id == huge_span.span_id and a.trace_id == huge_span.trace_id
-            for a in huge_attempts
-        )
-        last = max(huge_attempts, key=lambda a: a.attributes["aiosched.attempt"])
+        *failed, last = sorted(huge_attempts, key=lambda a: a.attributes["aiosched.attempt"])
         assert last.attributes["aiosched.result"] == "scheduled"
+        assert last.parent_span_id == huge_span.span_id and last.trace_id == huge_span.trace_id
+        # The failed attempts: roots of their own traces, linked both ways with the pod span.
+        pod_link = (huge_span.trace_id, huge_span.span_id, {})
+        assert all(a.parent_span_id == "" and a.links == [pod_link] for a in failed)
+        assert huge_span.links == [
+            (a.trace_id, a.span_id, {"aiosched.attempt": a.attributes["aiosched.attempt"]})
+            for a in failed
+        ]
         # Scored when both big nodes were in by then (kubectl creates them one by one).
         scored = "Score" in children(spans, last)
         assert all(s.start_ns <= s.end_ns for s in spans if s.trace_id == huge_span.trace_id), (

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from observability.explain import ExplainStore, render_text
+from observability.explain import ExplainStore, ResolvedDetails, build_explanation, render_text
 
 TAINT = "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
 
@@ -152,3 +154,127 @@ def test_render_text_for_a_scheduled_pod_shows_score_table() -> None:
     assert text.endswith(
         "Top nodes by score:\n  NODE  TOTAL  X  Y\n  b     5      5  -\n  a     3      1  2\n"
     )
+
+
+# ---- recent successes, kept by reference and explained on request
+
+
+class CountingDetails:
+    """LazyDetails that counts how often it is resolved (compression happens on request only)."""
+
+    def __init__(self, node: str = "b") -> None:
+        self.node = node
+        self.resolved = 0
+
+    def resolve(self, top_k: int) -> ResolvedDetails:
+        self.resolved += 1
+        scores = {"a": {"X": 1}, self.node: {"X": 9}, "c": {"X": 5}}
+        return {"t": ("TaintToleration", TAINT)}, scores, None
+
+
+def record_success(
+    store: ExplainStore, n: int, profile: str = "default-scheduler", details: Any = None
+) -> Any:
+    details = details or CountingDetails()
+    store.record_recent(
+        f"u{n}", "ns", f"p{n}", profile=profile, attempt=1, node="b",
+        evaluated_nodes=4, feasible_nodes=3, details=details,
+    )  # fmt: skip
+    return details
+
+
+def test_recent_success_is_explained_lazily_in_the_same_format() -> None:
+    store = ExplainStore(top_k=2, clock=lambda: 0.0)
+    details = record_success(store, 1)
+    assert details.resolved == 0  # nothing compressed at record time
+    data = store.get("ns", "p1")
+    assert details.resolved == 1
+    assert data is not None
+    assert data == {
+        "pod": {"namespace": "ns", "name": "p1", "uid": "u1"},
+        "profile": "default-scheduler",
+        "attempt": 1,
+        "timestamp": 0.0,
+        "result": "scheduled",
+        "message": "",
+        "node": "b",
+        "evaluatedNodes": 4,
+        "feasibleNodes": 3,
+        "rejectedNodes": 1,
+        "filterVerdicts": [
+            {"plugin": "TaintToleration", "reason": TAINT, "count": 1, "nodes": ["t"]}
+        ],
+        "topNodes": [
+            {"node": "b", "total": 9, "plugins": {"X": 9}},
+            {"node": "c", "total": 5, "plugins": {"X": 5}},
+        ],
+    }
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.sampled_from(["a", "b"])), max_size=80),
+    st.integers(1, 6),
+)
+def test_ring_keeps_the_last_n_successes_per_profile(
+    successes: list[tuple[int, str]], limit: int
+) -> None:
+    store = ExplainStore(recent_per_profile=limit)
+    for n, profile in successes:
+        store.record_recent(
+            f"{profile}{n}", "ns", f"{profile}{n}", profile=profile, attempt=1, node="b",
+            evaluated_nodes=None, feasible_nodes=None, details=CountingDetails(),
+        )  # fmt: skip
+    for profile in ("a", "b"):
+        ring = [f"{profile}{n}" for n, p in successes if p == profile][-limit:]
+        for name in {f"{profile}{n}" for n, p in successes if p == profile}:
+            assert (store.get("ns", name) is not None) == (name in ring), name
+    assert store.recent_count() == sum(
+        len(set([f"{p}{n}" for n, p in successes if p == profile][-limit:]))
+        for profile in ("a", "b")
+    )
+
+
+def test_later_failure_replaces_a_recent_success_and_forget_drops_both() -> None:
+    times = iter(range(100))
+    store = ExplainStore(clock=lambda: float(next(times)))
+    record_success(store, 1)
+    store.record("u1", "ns", "p1", profile="p", attempt=2, result="error", message="bind failed")
+    data = store.get("ns", "p1")
+    assert data is not None and (data["result"], data["message"]) == ("error", "bind failed")
+    assert store.recent_count() == 0
+    record_success(store, 2)
+    store.forget("u2")
+    assert store.get("ns", "p2") is None
+
+
+def test_recreated_pod_shows_its_newest_attempt() -> None:
+    times = iter(range(100))
+    store = ExplainStore(clock=lambda: float(next(times)))
+    store.record("old", "ns", "p1", profile="p", attempt=3, result="unschedulable")
+    record_success(store, 1)  # the new pod "p1" (uid u1) bound at its first attempt
+    data = store.get("ns", "p1")
+    assert data is not None and (data["pod"]["uid"], data["result"]) == ("u1", "scheduled")
+
+
+def test_a_ring_of_zero_keeps_nothing() -> None:
+    store = ExplainStore(recent_per_profile=0)
+    details = record_success(store, 1)
+    assert (store.get("ns", "p1"), store.recent_count(), store.keeps_recent) == (None, 0, False)
+    assert details.resolved == 0
+
+
+def test_render_text_of_a_what_if_answer() -> None:
+    data = build_explanation(
+        "what-if-1", "default", "web", profile="default-scheduler", attempt=0, timestamp=0.0,
+        result="unschedulable", message="0/2 nodes are available: 2 Insufficient cpu.",
+        filter_verdicts={"a": ("NodeResourcesFit", "Insufficient cpu")},
+    ).to_dict()  # fmt: skip
+    data["whatIf"] = {"configuration": "candidate", "snapshotNodes": 2, "note": "needs preemption"}
+    assert render_text(data).splitlines()[:6] == [
+        "Pod:      default/web",
+        "Profile:  default-scheduler",
+        "What-if:  1970-01-01T00:00:00Z, candidate configuration, 2 node(s); nothing was bound",
+        "Result:   unschedulable",
+        "Message:  0/2 nodes are available: 2 Insufficient cpu.",
+        "Note:     needs preemption",
+    ]

@@ -106,14 +106,22 @@ async def test_explain_of_a_pod_scheduled_after_failing_shows_top_scores(
         assert "NodeResourcesFit" in top[0]["plugins"]
 
 
-@pytest.mark.parametrize(("every_attempt", "recorded"), [(False, False), (True, True)])
-async def test_first_attempt_successes_are_explained_only_on_request(
-    tmp_path: Path, every_attempt: bool, recorded: bool
+@pytest.mark.parametrize(
+    ("every_attempt", "recent", "recorded"),
+    # Kept by default (lazily, in the profile's ring of recent successes); a ring of 0 keeps
+    # them only with --explain-every-attempt (eagerly, per pod).
+    [(False, 100, True), (False, 0, False), (True, 0, True)],
+)
+async def test_first_attempt_successes_are_explained(
+    tmp_path: Path, every_attempt: bool, recent: int, recorded: bool
 ) -> None:
     def configure(scheduler: Any) -> None:
         scheduler.instrumentation.explain_every_attempt = every_attempt
 
-    async with traced_scheduler(tmp_path, tracing_enabled=False, configure=configure) as h:
+    store = ExplainStore(recent_per_profile=recent)
+    async with traced_scheduler(
+        tmp_path, tracing_enabled=False, configure=configure, explain=store
+    ) as h:
         await h.api.create_node("a", cpu="4")
         await h.api.create_node("b", cpu="4")
         await h.wait_nodes_cached(2)
@@ -127,12 +135,12 @@ async def test_first_attempt_successes_are_explained_only_on_request(
 
 
 async def test_explain_store_switched_off_records_nothing(tmp_path: Path) -> None:
-    store = ExplainStore(max_pods=0)
+    store = ExplainStore(max_pods=0, recent_per_profile=0)
     async with traced_scheduler(tmp_path, tracing_enabled=False, explain=store) as h:
         await h.api.create_node("a", cpu="4")
         await h.api.create_pod("web", cpu="1")
         await h.wait_bound("web")
-        assert len(store) == 0
+        assert (len(store), store.recent_count(), store.get("default", "web")) == (0, 0, None)
 
 
 async def test_log_lines_carry_pod_and_profile(

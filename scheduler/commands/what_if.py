@@ -1,0 +1,141 @@
+"""Ask a running scheduler where a pod would go right now, and why, without scheduling it.
+
+Sends the Pod manifest (POD.yaml, or - for standard input) to the scheduler's POST
+/debug/what-if and prints the node it would choose, which plugin rejected each node and the
+per-plugin scores of the best nodes, in the form `aiosched explain` uses. The pod is not
+created, bound or queued, and the scheduler's queue and cache are not changed. --scheduler-name
+picks the profile (default: the pod's spec.schedulerName, else default-scheduler); --config
+evaluates with a KubeSchedulerConfiguration that is not live (to try a profile change before
+reloading it). When no node fits, the answer says that the pod would need preemption: what-if
+does not run PostFilter (preemption) or extenders. Authentication and TLS options are those of
+`aiosched explain`; the token must be allowed to POST /debug/what-if.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import ssl
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import yaml
+
+from observability.explain import render_text
+from scheduler.commands.explain import TOKEN_VARIABLE, add_connection_arguments, tls_setting
+
+PROG = "aiosched what-if"
+
+
+class UsageError(Exception):
+    """Bad local input: reported as one line, before anything is sent."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("pod", metavar="POD.yaml", help="the Pod manifest, or - to read stdin")
+    parser.add_argument(
+        "--scheduler-name",
+        metavar="NAME",
+        help="the profile to evaluate with (default: the pod's spec.schedulerName, else "
+        "default-scheduler)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="evaluate with this KubeSchedulerConfiguration instead of the live one; it is "
+        "validated and built as a reload would, but not installed",
+    )
+    add_connection_arguments(parser)
+
+
+def _read(path: str, what: str) -> str:
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc}") from None
+
+
+def load_pod(path: str) -> dict[str, Any]:
+    """The manifest in `path`: one YAML or JSON document of kind Pod."""
+    try:
+        documents = [d for d in yaml.safe_load_all(_read(path, "pod manifest")) if d is not None]
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "unreadable"
+        raise UsageError(f"{path}: invalid YAML: {first}") from None
+    if len(documents) != 1:
+        raise UsageError(f"{path}: expected one Pod manifest, found {len(documents)} documents")
+    pod = documents[0]
+    if not isinstance(pod, dict) or pod.get("kind") != "Pod":
+        kind = pod.get("kind") if isinstance(pod, dict) else type(pod).__name__
+        raise UsageError(f"{path}: expected kind Pod, got {kind!r}")
+    return pod
+
+
+def request_body(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {"pod": load_pod(args.pod)}
+    if args.scheduler_name:
+        body["schedulerName"] = args.scheduler_name
+    if args.config:
+        body["config"] = _read(args.config, "configuration")
+    return body
+
+
+async def _post(args: argparse.Namespace, body: dict[str, Any]) -> tuple[int, Any]:
+    scheme = "http" if args.insecure_http else "https"
+    url = f"{scheme}://{args.http_address}/debug/what-if"
+    token = args.token or os.environ.get(TOKEN_VARIABLE, "")
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    ssl_setting = True if args.insecure_http else tls_setting(args)
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session,
+        session.post(url, data=orjson.dumps(body), headers=headers, ssl=ssl_setting) as response,
+    ):
+        raw = await response.read()
+        try:
+            return response.status, orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return response.status, {"error": raw.decode("utf-8", "replace").strip()}
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        body = request_body(args)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        status, answer = asyncio.run(_post(args, body))
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        hint = ""
+        if isinstance(exc, aiohttp.ClientConnectorCertificateError | ssl.SSLError):
+            hint = " (pass --certificate-authority, or --insecure-skip-tls-verify)"
+        elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+            hint = " (an `aiosched run --insecure-http` is asked with --insecure-http)"
+        print(f"{PROG}: cannot reach {args.http_address}: {_one_line(exc)}{hint}", file=sys.stderr)
+        return 1
+    message = answer.get("error") or answer.get("message") if isinstance(answer, dict) else answer
+    if status in (401, 403):
+        needs = "a bearer token (--token)" if status == 401 else "a token allowed to POST it"
+        print(f"{PROG}: {args.http_address} refused the request ({_one_line(message)}): it "
+              f"needs {needs}", file=sys.stderr)  # fmt: skip
+        return 1
+    if status != 200:
+        print(f"{PROG}: {_one_line(message)} (HTTP {status})", file=sys.stderr)
+        return 1
+    if args.output == "json":
+        sys.stdout.write(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        sys.stdout.write(render_text(answer))
+    return 0

@@ -1,0 +1,251 @@
+"""What-if: where would this pod go right now, and why, without scheduling it.
+
+Runs the scheduling algorithm (PreFilter, sampled Filter, PreScore, Score, selectHost) for a pod
+that is not in the cluster, with the profiles of the running configuration or of a candidate
+KubeSchedulerConfiguration, over a private copy of the cache's nodes. Nothing the scheduling
+loop uses is touched:
+
+- the frameworks are built from the configuration (the way a hot reload builds them) but wired
+  to the private snapshot, to no metrics observer, no tracer, no extenders and no preemption,
+  and to their own random source; the live ones keep their state and metrics;
+- the private snapshot is brought up to date from the cache with the same incremental update a
+  cycle uses (the first call copies every node, later ones only the nodes that changed); the
+  scheduler's own snapshot, its start index and its random source are left alone;
+- the queue is only read (nominated pods count on their nodes, as in a cycle);
+- nothing is assumed, reserved, permitted, bound or preempted. When no node fits, the answer
+  says that the pod would need preemption (PostFilter), which what-if does not try. Extenders
+  are not asked either (their calls may have effects of their own); the answer says so when
+  the configuration has some.
+
+The evaluation is synchronous, so it cannot interleave with the loop's serial cycle; it blocks
+the event loop for its duration: measured on 5000 nodes during SchedulingBasic, about 20 ms
+(the nodes bound to since the last call are copied, 10 % of the nodes filtered, 500 scored) and
+about 140 ms for the first call, which copies every node and builds the frameworks. The HTTP
+layer (observability.http.what_if_routes) runs one at a time and spaces them.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from observability.explain import build_explanation
+from observability.http import BadRequest
+from profiles.api import load_config_text
+from profiles.config import ConfigOverrides, ResolvedConfig
+from profiles.errors import ConfigInvalidError
+from scheduler.algorithm import (
+    AttemptDetails,
+    FitError,
+    NoNodesAvailable,
+    ScheduleResult,
+    SchedulingError,
+    StartIndex,
+    schedule_pod,
+)
+from scheduler.api.errors import MalformedObject
+from scheduler.api.objects import PodView
+from scheduler.cache.snapshot import Snapshot
+from scheduler.extenders import ExtenderConfigError
+from scheduler.framework.interface import CycleState
+from scheduler.framework.registry import Registry
+from scheduler.framework.runtime import FrameworkError, HandleDeps
+from scheduler.instrumentation import absent_node_names, attempt_explanation_parts
+from scheduler.profile_set import ProfileSet, registry_for_config
+from scheduler.scheduler import with_ignored_resources
+
+if TYPE_CHECKING:
+    from scheduler.scheduler import Scheduler
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+#: Scored nodes listed in an answer (explain keeps 5; a what-if is read once, on demand).
+TOP_NODES = 10
+NEEDS_PREEMPTION_NOTE = (
+    "no node fits: the pod would need preemption (PostFilter), which what-if does not run"
+)
+
+
+def pod_from_manifest(obj: Any) -> PodView:
+    """The view of a Pod manifest as a user wrote it; BadRequest says what is wrong with it."""
+    if not isinstance(obj, Mapping):
+        raise BadRequest("the pod must be a Pod object (a YAML or JSON mapping)")
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if kind != "Pod" or api_version not in (None, "v1"):
+        raise BadRequest(f"expected kind Pod (apiVersion v1), got kind {kind!r}")
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping) or not meta.get("name"):
+        raise BadRequest("the pod has no metadata.name")
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping) or not spec.get("containers"):
+        raise BadRequest("the pod has no spec.containers")
+    if spec.get("nodeName"):
+        raise BadRequest(
+            f"the pod already has spec.nodeName {spec['nodeName']!r}: no scheduler places it"
+        )
+    # A pod not yet created has no uid or namespace; plugins compare uids, so give it one.
+    meta = {"namespace": "default", "uid": f"what-if-{uuid.uuid4()}", **meta}
+    try:
+        return PodView.from_dict({**obj, "metadata": meta})
+    except MalformedObject as exc:
+        raise BadRequest(f"invalid pod: {exc}") from None
+
+
+class WhatIf:
+    """Answers what-if questions against one running Scheduler (see the module docstring)."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        registry: Registry,
+        overrides: ConfigOverrides = (),
+        *,
+        clock: Callable[[], float] = time.time,
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self._scheduler = scheduler
+        self._registry = registry
+        self._overrides = overrides
+        self._clock = clock
+        self._timer = timer
+        self._snapshot = Snapshot()
+        # The isolated twin of the live ProfileSet, rebuilt when a reload replaces it.
+        self._live_source: ProfileSet | None = None
+        self._live_twin: ProfileSet | None = None
+
+    def answer(
+        self,
+        pod_manifest: Any,
+        scheduler_name: str | None = None,
+        config_text: str | None = None,
+    ) -> dict[str, Any]:
+        """The explain-format answer for `pod_manifest`, plus a ``whatIf`` section."""
+        started = self._timer()
+        pod = pod_from_manifest(pod_manifest)
+        if config_text is not None:
+            profiles, source = self._candidate_profiles(config_text), "candidate"
+        else:
+            profiles, source = self._live_profiles(), "live"
+        name = scheduler_name or pod.scheduler_name or DEFAULT_SCHEDULER_NAME
+        profile = profiles.get(name)
+        if profile is None:
+            known = ", ".join(profiles.names())
+            raise BadRequest(
+                f"no profile for schedulerName {name!r} in the {source} configuration "
+                f"(profiles: {known})",
+                status=404,
+            )
+        cache = self._scheduler.cache
+        cache.update_snapshot(self._snapshot)
+        details = AttemptDetails()
+        result: ScheduleResult | None = None
+        outcome, message = "schedulable", ""
+        try:
+            result = schedule_pod(
+                profile.framework,
+                CycleState(),
+                pod,
+                self._snapshot,
+                percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+                # Where the next cycle would start scanning; the loop's own index is not moved.
+                next_start_index=StartIndex(self._scheduler.start_index.value),
+                rng=random.Random(),
+                details=details,
+            )
+        except FitError as fit:
+            outcome, message = "unschedulable", fit.message()
+        except NoNodesAvailable as exc:
+            outcome, message = "unschedulable", str(exc)
+        except SchedulingError as exc:
+            outcome, message = "error", str(exc)
+        host = result.suggested_host if result is not None else None
+        absent: list[str] = []
+        if outcome == "unschedulable" and details.diagnosis is not None:
+            snapshot = self._snapshot
+            absent = absent_node_names(
+                details.diagnosis, lambda: [n.node_name for n in snapshot.node_info_list]
+            )
+        verdicts, scores, totals = attempt_explanation_parts(details, TOP_NODES, host, absent)
+        evaluated = feasible = None
+        if result is not None:
+            evaluated, feasible = result.evaluated_nodes, result.feasible_nodes
+        elif details.diagnosis is not None:
+            evaluated, feasible = len(details.diagnosis.node_to_status.statuses), 0
+        explanation = build_explanation(
+            pod.uid,
+            pod.namespace,
+            pod.name,
+            profile=profile.name,
+            attempt=0,
+            timestamp=self._clock(),
+            result=outcome,
+            message=message,
+            node=host,
+            filter_verdicts=verdicts,
+            scores=scores,
+            totals=totals,
+            evaluated_nodes=evaluated,
+            feasible_nodes=feasible,
+            top_k=TOP_NODES,
+        ).to_dict()
+        notes = [NEEDS_PREEMPTION_NOTE] if outcome == "unschedulable" else []
+        extenders = len(profiles.config.extenders)
+        if extenders:
+            notes.append(f"the {extenders} configured extender(s) were not asked")
+        explanation["whatIf"] = {
+            "configuration": source,
+            "profiles": profiles.names(),
+            "snapshotNodes": len(self._snapshot.node_info_list),
+            "needsPreemption": outcome == "unschedulable",
+            "note": "; ".join(notes),
+            "seconds": round(self._timer() - started, 6),
+        }
+        return explanation
+
+    # ---------------------------------------------------------------------- frameworks
+
+    def _live_profiles(self) -> ProfileSet:
+        live = self._scheduler.profiles
+        if self._live_twin is None or self._live_source is not live:
+            self._live_twin = self._build(live.config)
+            self._live_source = live
+        return self._live_twin
+
+    def _candidate_profiles(self, text: str) -> ProfileSet:
+        try:
+            config = load_config_text(
+                text,
+                registry_for_config(self._registry),
+                source="candidate configuration",
+                overrides=self._overrides,
+            )
+            return self._build(config)
+        except (ConfigInvalidError, FrameworkError, ExtenderConfigError) as exc:
+            raise BadRequest(f"invalid configuration: {exc}") from None
+
+    def _build(self, config: ResolvedConfig) -> ProfileSet:
+        """Frameworks for `config` as a reload builds them, wired to this engine only."""
+        scheduler = self._scheduler
+        ignored = tuple(
+            r.name for e in config.extenders for r in e.managed_resources if r.ignored_by_scheduler
+        )
+        config = with_ignored_resources(config, ignored)
+        snapshot = self._snapshot
+        rng = random.Random()
+
+        def deps_for(profile: str) -> HandleDeps:
+            return HandleDeps(
+                snapshot=lambda: snapshot,
+                client=scheduler.client,
+                nominator=scheduler.queue,  # read only: nominated pods count on their nodes
+                parallelism=config.parallelism,
+                cluster_objects=scheduler.cluster_objects,
+                rng=rng,
+                pod_lister=lambda namespace, name: scheduler.pod_informer.store.get(
+                    f"{namespace}/{name}"
+                ),
+            )
+
+        return ProfileSet.build(config, self._registry, deps_for)
