@@ -88,21 +88,71 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[An
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+# A KubeSchedulerConfiguration is a few levels deep (plugin args included). PyYAML and the
+# decoder recurse once per level, so a document nested thousands deep would otherwise end in a
+# RecursionError instead of a message naming the file.
+MAX_NESTING_DEPTH = 100
+
+
 def parse_text(text: str, source: str = "<string>") -> ConfigSpec:
     """Decode one KubeSchedulerConfiguration document; raises ConfigInvalidError."""
     sink = ErrorSink(source)
     try:
         doc = yaml.load(text, Loader=_StrictLoader)
     except yaml.YAMLError as exc:
-        sink.add("", f"not valid YAML/JSON: {exc}")
+        sink.add("", f"not valid YAML/JSON{_yaml_problem(exc)}")
         sink.raise_if_any()
         raise AssertionError("unreachable") from exc
+    except RecursionError:
+        doc = _TOO_DEEP
+    if doc is _TOO_DEEP or nesting_depth(doc) > MAX_NESTING_DEPTH:
+        sink.add("", f"nested more than {MAX_NESTING_DEPTH} levels deep")
+        sink.raise_if_any()
     if doc is None:
         sink.add("", "empty document: expected a KubeSchedulerConfiguration object")
         sink.raise_if_any()
     spec = _Decoder(sink).config(doc)
     sink.raise_if_any()
     return spec
+
+
+_TOO_DEEP = object()
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's error on one line: where, then what (its own text spans several lines and
+    quotes the offending source line)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    parts = (getattr(exc, "context", None), getattr(exc, "problem", None))
+    what = ", ".join(p for p in parts if p) or " ".join(str(exc).split())
+    return f"{where}: {what}"
+
+
+def nesting_depth(doc: Any) -> int:
+    """How many mappings/lists deep ``doc`` goes, walked without recursion. YAML aliases make
+    shared (even cyclic) containers: one already walked at this depth or deeper is skipped, so
+    an alias "bomb" costs its size, not its expansion."""
+    deepest = 0
+    walked_at: dict[int, int] = {}  # id(container) -> deepest depth it was walked at
+    stack: list[tuple[Any, int]] = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        depth += 1
+        if walked_at.get(id(value), 0) >= depth:
+            continue
+        walked_at[id(value)] = depth
+        deepest = max(deepest, depth)
+        if depth > MAX_NESTING_DEPTH:
+            break
+        stack.extend((child_value, depth) for child_value in children)
+    return deepest
 
 
 def _type_name(value: Any) -> str:

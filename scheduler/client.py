@@ -18,6 +18,7 @@ long-running and are not rate limited, as in client-go.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import ssl
 import time
@@ -132,6 +133,7 @@ class KubeClient:
         self._proxy_headers = configuration.proxy_headers if self._proxy else None
         self._user_agent = settings.user_agent
         self._limiter = TokenBucket(settings.qps, settings.burst)
+        self._owns_session = True
 
     @classmethod
     async def connect(cls, settings: ClientSettings) -> KubeClient:
@@ -148,8 +150,19 @@ class KubeClient:
     def host(self) -> str:
         return self._host
 
+    def with_own_rate_limit(self) -> KubeClient:
+        """This client with a token bucket of its own (same qps and burst) over the same
+        connections. kube-scheduler writes events through a second clientset built from the
+        same config (cmd/kube-scheduler/app/options createClients), so events and bindings
+        never wait for each other's budget. Closing it leaves the connections open."""
+        twin = copy.copy(self)
+        twin._limiter = TokenBucket(self._limiter.qps, self._limiter.burst)
+        twin._owns_session = False
+        return twin
+
     async def close(self) -> None:
-        await self._session.close()
+        if self._owns_session:
+            await self._session.close()
 
     async def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = {"Accept": JSON, "User-Agent": self._user_agent}

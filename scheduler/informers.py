@@ -3,7 +3,8 @@
 One informer per resource. It lists, then watches from the list's resourceVersion; when the watch
 breaks or answers 410 Gone it relists and reconciles the fresh list against its store, emitting
 exactly the adds, updates and deletes that happened meanwhile — nothing lost, nothing counted
-twice. Objects that cannot be parsed are logged and skipped; they never stop the informer.
+twice. Objects that cannot be parsed are logged and skipped; they never stop the informer, and
+an ``on_unparsable`` callback (the pod informer's) can make them visible to the user.
 """
 
 from __future__ import annotations
@@ -46,10 +47,12 @@ class ResourceWatch:
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):  # malformed: the parser will say so
+        return ""
     namespace = meta.get("namespace") or ""
     name = meta.get("name") or ""
-    return f"{namespace}/{name}" if namespace else name
+    return f"{namespace}/{name}" if namespace else str(name)
 
 
 class Informer(Generic[T]):
@@ -67,8 +70,10 @@ class Informer(Generic[T]):
         page_size: int = 500,
         watch_timeout_seconds: int = 300,
         max_backoff: float = 30.0,
+        on_unparsable: Callable[[Mapping[str, Any], str], None] | None = None,
     ) -> None:
         self.name = name
+        self._on_unparsable = on_unparsable
         self._client = client
         self._watch = watch
         self._parse = parse
@@ -99,6 +104,8 @@ class Informer(Generic[T]):
                 "skipping malformed object",
                 extra={"informer": self.name, "object": object_key(raw), "error": str(exc)},
             )
+            if self._on_unparsable is not None:
+                self._emit(self._on_unparsable, raw, str(exc))
             return None
 
     async def run(self) -> None:
@@ -165,7 +172,7 @@ class Informer(Generic[T]):
             elif _resource_version(old_view) != _resource_version(new):
                 self._emit(self._handler.on_update, old_view, new)
 
-    def _emit(self, callback: Callable[..., None], *views: T) -> None:
+    def _emit(self, callback: Callable[..., None], *views: Any) -> None:
         """Call a handler; a handler bug is logged, it must not stop the informer."""
         try:
             callback(*views)

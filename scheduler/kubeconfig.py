@@ -134,7 +134,15 @@ async def _load_file(
         )
     except kube_config.ConfigException as exc:
         raise KubeconfigError(f"invalid kubeconfig {paths}: {_one_line(exc)}") from None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, AssertionError) as exc:
+    except (
+        OSError,
+        ValueError,
+        TypeError,
+        KeyError,
+        AttributeError,
+        AssertionError,
+        RecursionError,
+    ) as exc:
         detail = _one_line(exc) or type(exc).__name__
         raise KubeconfigError(f"invalid kubeconfig {paths}: {detail}") from None
 
@@ -175,6 +183,11 @@ def check_kubeconfig(
         problem = getattr(exc, "problem", None) or _one_line(exc)
         raise KubeconfigError(
             f"kubeconfig {path} is not valid YAML{where} ({problem}); fix it or pass another "
+            "with --kubeconfig"
+        ) from None
+    except RecursionError:  # PyYAML recurses once per nesting level
+        raise KubeconfigError(
+            f"kubeconfig {path} is not valid YAML (nested too deeply); fix it or pass another "
             "with --kubeconfig"
         ) from None
     if not isinstance(doc, dict):

@@ -68,6 +68,7 @@ from scheduler.queue.event_labels import event_label
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
 from scheduler.recorder import EventRecorder
+from scheduler.unparsable_pods import UnparsablePodReporter
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +153,13 @@ class Scheduler:
         self._in_cycle = True
         # Frameworks replaced by a reload that still hold pods waiting on Permit.
         self._retired: list[Framework] = []
-        self.recorder = EventRecorder(client, clock, wall_clock)
+        self.recorder = EventRecorder(
+            client.with_own_rate_limit(), clock, wall_clock, metrics=self.metrics
+        )
+        # Pending pods of ours that cannot be parsed get an event and a condition all the same.
+        self.unparsable_pods = UnparsablePodReporter(
+            self.recorder, client, lambda name: name in self.profiles, wall_clock
+        )
         self._preemption_calls = PreemptionCalls(
             client,
             self.recorder,
@@ -176,6 +183,7 @@ class Scheduler:
             ),
             name="pods",
             rng=self.rng,
+            on_unparsable=self.unparsable_pods.report,
         )
         self.node_informer: Informer[NodeView] = Informer(
             client,
@@ -249,6 +257,7 @@ class Scheduler:
             for informer in self.object_informers:
                 group.create_task(informer.run(), name=f"informer-{informer.name}")
             group.create_task(self.recorder.run(), name="event-recorder")
+            group.create_task(self.unparsable_pods.run(), name="unparsable-pods")
             group.create_task(self.queue.run(), name="queue-flush")
             await self.wait_for_cache_sync()
             if active is not None and not active.is_set():

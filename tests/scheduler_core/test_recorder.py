@@ -1,0 +1,178 @@
+"""scheduler.recorder: which failed writes are retried, and every event is written or counted."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any, cast
+
+import pytest
+from aiohttp import web
+from kubernetes_asyncio.client import Configuration
+
+from observability.metrics import SchedulerMetrics
+from scheduler.client import ApiError, ClientSettings, KubeClient
+from scheduler.recorder import EventRecorder, ObjectRef, PendingEvent, SampledDropLog
+
+POD = ObjectRef("default", "p", "uid-p", "7")
+REFUSED_NOW = object()  # marker: raise ApiError (no HTTP answer)
+
+
+class ScriptedClient:
+    """Answers POSTs from a script of statuses (REFUSED_NOW: connection refused), then 201."""
+
+    def __init__(self, *script: object) -> None:
+        self.script = list(script)
+        self.bodies: list[dict[str, Any]] = []
+
+    async def request(
+        self, method: str, path: str, *, body: Any = None, params: Mapping[str, str] | None = None
+    ) -> tuple[int, Any]:
+        self.bodies.append(body)
+        answer = self.script.pop(0) if self.script else 201
+        if answer is REFUSED_NOW:
+            raise ApiError("POST: Connection refused")
+        return cast(int, answer), {"message": "scripted"}
+
+
+async def drain(recorder: EventRecorder) -> None:
+    task = asyncio.create_task(recorder.run())
+    try:
+        while recorder.written + recorder.dropped_total < recorder.recorded:
+            await asyncio.sleep(0.001)
+    finally:
+        task.cancel()
+
+
+def make(client: ScriptedClient, **kwargs: Any) -> tuple[EventRecorder, SchedulerMetrics]:
+    metrics = SchedulerMetrics()
+    recorder = EventRecorder(
+        cast(KubeClient, client),
+        time.monotonic,
+        metrics=metrics,
+        first_retry_sleep=0.001,
+        max_retry_sleep=0.002,
+        **kwargs,
+    )
+    return recorder, metrics
+
+
+@pytest.mark.parametrize(
+    ("script", "written", "dropped", "requests"),
+    [
+        ((), 1, None, 1),
+        ((REFUSED_NOW, REFUSED_NOW), 1, None, 3),  # API server down, then back
+        ((503, 500, 429), 1, None, 4),  # overloaded or restarting: retried
+        ((REFUSED_NOW, 409), 1, None, 2),  # the unanswered try had been stored after all
+        ((422,), 0, "refused", 1),  # a malformed event is not retried (as upstream)
+        ((403,), 0, "refused", 1),
+        ((409,), 0, "refused", 1),  # a name clash on the first try is not ours
+    ],
+)
+async def test_which_failures_are_retried(
+    script: tuple[object, ...], written: int, dropped: str | None, requests: int
+) -> None:
+    client = ScriptedClient(*script)
+    recorder, metrics = make(client)
+    recorder.record(POD, "Normal", "Scheduled", "Binding", "assigned", "default-scheduler")
+    await drain(recorder)
+    assert recorder.written == written
+    assert len(client.bodies) == requests
+    assert len({b["metadata"]["name"] for b in client.bodies}) == 1  # retries reuse the name
+    if dropped is not None:
+        assert recorder.dropped[dropped] == 1
+        assert (
+            metrics.registry.get_sample_value("aiosched_events_dropped_total", {"reason": dropped})
+            == 1
+        )
+    else:
+        assert recorder.dropped_total == 0
+        assert metrics.registry.get_sample_value("aiosched_events_written_total") == 1
+
+
+async def test_gives_up_after_the_retry_time_and_counts_it() -> None:
+    client = ScriptedClient(*[REFUSED_NOW] * 1000)
+    recorder, _ = make(client, retry_for_seconds=0.05)
+    recorder.record(POD, "Warning", "FailedScheduling", "Scheduling", "no", "default-scheduler")
+    await drain(recorder)
+    assert recorder.dropped["retries_exhausted"] == 1
+    assert 3 < len(client.bodies) < 1000
+
+
+async def test_full_queue_drops_and_counts_without_blocking() -> None:
+    client = ScriptedClient()
+    recorder, metrics = make(client, max_queued=2)
+    pods = [ObjectRef("default", f"p{i}", f"uid-{i}", "1") for i in range(5)]
+    for pod in pods:  # no writer runs yet: record() must return at once all the same
+        recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "default-scheduler")
+    assert recorder.dropped["queue_full"] == 3
+    await drain(recorder)
+    assert recorder.written == 2
+    assert (
+        metrics.registry.get_sample_value("aiosched_events_dropped_total", {"reason": "queue_full"})
+        == 3
+    )
+
+
+async def test_spam_filter_drops_are_counted() -> None:
+    client = ScriptedClient()
+    recorder, _ = make(client)
+    for _ in range(30):  # the filter lets a burst of 25 through per object
+        recorder.record(POD, "Warning", "FailedScheduling", "Scheduling", "no", "s")
+    await drain(recorder)
+    assert (recorder.written, recorder.dropped["spam_filtered"]) == (25, 5)
+
+
+def test_drops_are_logged_first_then_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
+    now = [0.0]
+    drop_log = SampledDropLog(lambda: now[0], interval=10.0)
+    caplog.set_level(logging.WARNING, logger="scheduler.recorder")
+    pending = PendingEvent(POD, "Normal", "Scheduled", "Binding", "n", "s")
+    drops = [
+        (0.0, "queue_full"),  # the first: logged at once
+        (1.0, "queue_full"),
+        (2.0, "refused"),
+        (9.9, "queue_full"),
+        (10.5, "queue_full"),  # 10 s after the last line: logged with the three before it
+        (11.0, "queue_full"),
+    ]
+    for moment, reason in drops:
+        now[0] = moment
+        drop_log.dropped(reason, pending)
+    counts = [r.dropped for r in caplog.records]  # type: ignore[attr-defined]
+    assert counts == [{"queue_full": 1}, {"queue_full": 3, "refused": 1}]
+
+
+async def test_events_have_a_rate_budget_of_their_own() -> None:
+    """Bindings using up the client's budget do not delay events, and closing the events'
+    client leaves the shared connections open."""
+
+    async def created(request: web.Request) -> web.Response:
+        return web.json_response({}, status=201)
+
+    app = web.Application()
+    app.router.add_post("/x", created)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    client = KubeClient(
+        Configuration(host=f"http://127.0.0.1:{port}"), ClientSettings(qps=4, burst=1)
+    )
+    events = client.with_own_rate_limit()
+    try:
+        await client.request("POST", "/x", body={})  # the client's only banked token
+        start = time.monotonic()
+        status, _ = await events.request("POST", "/x", body={})
+        assert status == 201 and time.monotonic() - start < 0.1
+        start = time.monotonic()
+        await client.request("POST", "/x", body={})  # the client itself waits ~0.25 s
+        assert time.monotonic() - start > 0.2
+        await events.close()
+        assert (await client.request("POST", "/x", body={}))[0] == 201
+    finally:
+        await client.close()
+        await runner.cleanup()
