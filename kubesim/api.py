@@ -21,6 +21,7 @@ from kubesim.dryrun import DryRunStore
 from kubesim.meta import Clock, Obj, generate_name, new_uid, rfc3339
 from kubesim.resources import RESOURCES, ResourceType
 from kubesim.store import Store
+from kubesim.validation_decode import decode_error
 from kubesim.watch import Predicate
 
 NAMESPACES = next(r for r in RESOURCES if r.key == "namespaces")
@@ -131,6 +132,28 @@ class Api:
         if len(checks) == 1:
             return checks[0]
         return lambda o: all(check(o) for check in checks)
+
+    @staticmethod
+    def _check_decodes(resource: ResourceType, obj: Obj) -> None:
+        """400 BadRequest for a value of the wrong type, as upstream's decoder answers."""
+        message = decode_error(resource, obj)
+        if message is not None:
+            raise errors.bad_request(message)
+
+    @staticmethod
+    def _check_patched_decodes(resource: ResourceType, new: Obj) -> None:
+        """A patch whose result does not decode: 422 on the field "patch", as upstream's
+        patcher reports it (its Status names no kind)."""
+        message = decode_error(resource, new, prefixed=False)
+        if message is not None:
+            shown = orjson.dumps(new).decode()
+            cause = validation.invalid("patch", shown, message)
+            raise errors.ApiError(
+                422,
+                "Invalid",
+                f' "" is invalid: {cause.error()}',
+                {"causes": [{"reason": cause.reason, "message": cause.message, "field": "patch"}]},
+            )
 
     def _validate(self, resource: ResourceType, obj: Obj, old: Obj | None) -> None:
         causes = validation.validate(resource.kind, obj, old)
@@ -245,6 +268,7 @@ class Api:
     # ---- create ------------------------------------------------------------------------------
     async def create(self, resource: ResourceType, namespace: str, body: Obj) -> Obj:
         obj = body
+        self._check_decodes(resource, obj)
         self._check_identity(resource, obj, namespace)
         meta = _meta(obj)
         if not meta.get("name") and meta.get("generateName"):
@@ -284,6 +308,7 @@ class Api:
         self, resource: ResourceType, namespace: str, name: str, body: Obj, subresource: str = ""
     ) -> Obj:
         stored_old = self.require(resource, namespace, name)
+        self._check_decodes(resource, body)
         self._check_identity(resource, body, namespace)
         meta = _meta(body)
         if meta.get("name") != name:
@@ -323,6 +348,7 @@ class Api:
             raise errors.ApiError(422, "Invalid", str(exc)) from exc
         if not isinstance(new, dict):
             raise errors.ApiError(422, "Invalid", "the patch did not produce an object")
+        self._check_patched_decodes(resource, new)
         # own the top level and metadata: both are edited below, the stored `old` never is
         new = {**new, "metadata": dict(new.get("metadata") or {})}
         self._check_identity(resource, new, namespace)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from kubesim.names import (
@@ -21,8 +19,27 @@ from kubesim.names import (
     is_valid_label_value,
     is_valid_path_segment_name,
 )
-from kubesim.quantity import parse_canonical
 from kubesim.resources import RESOURCES
+from kubesim.validation_fields import (
+    NEGATIVE,
+    Cause,
+    duplicate,
+    forbidden,
+    invalid,
+    invalid_each,
+    not_supported,
+    required,
+    too_long,
+)
+from kubesim.validation_policy import validate_pod_disruption_budget
+from kubesim.validation_rbac import validate_rbac
+from kubesim.validation_resources import validate_resource_quantity, validate_resource_requirements
+from kubesim.validation_scheduling import (
+    validate_affinity,
+    validate_scheduling_gates,
+    validate_topology_spread_constraints,
+)
+from kubesim.validation_storage import validate_persistent_volume, validate_persistent_volume_claim
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -30,72 +47,6 @@ SYSTEM_PRIORITY_CLASSES = {
     "system-node-critical": 2_000_001_000,
     "system-cluster-critical": 2_000_000_000,
 }
-_NEGATIVE = "must be greater than or equal to 0"
-
-
-@dataclass(frozen=True, slots=True)
-class Cause:
-    """One field error: a StatusCause {type: reason, field, message}."""
-
-    field: str
-    reason: str  # FieldValueInvalid, FieldValueRequired, FieldValueNotSupported...
-    message: str  # upstream's ErrorBody: `Invalid value: "x": detail`
-
-    def error(self) -> str:
-        return f"{self.field}: {self.message}"
-
-
-# --- field error constructors (k8s.io/apimachinery/pkg/util/validation/field) -------------------
-
-
-def go_value(value: Any) -> str:
-    """A bad value as upstream prints it: strings quoted (%q), numbers and bools bare."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-def invalid(path: str, value: Any, detail: str) -> Cause:
-    message = f"Invalid value: {go_value(value)}"
-    return Cause(path, "FieldValueInvalid", f"{message}: {detail}" if detail else message)
-
-
-def required(path: str, detail: str = "") -> Cause:
-    return Cause(
-        path, "FieldValueRequired", f"Required value: {detail}" if detail else "Required value"
-    )
-
-
-def forbidden(path: str, detail: str) -> Cause:
-    return Cause(path, "FieldValueForbidden", f"Forbidden: {detail}")
-
-
-def duplicate(path: str, value: Any, detail: str = "") -> Cause:
-    message = f"Duplicate value: {go_value(value)}"
-    return Cause(path, "FieldValueDuplicate", f"{message}: {detail}" if detail else message)
-
-
-def not_supported(path: str, value: Any, supported: Iterable[str]) -> Cause:
-    listed = ", ".join(json.dumps(s) for s in supported)
-    return Cause(
-        path,
-        "FieldValueNotSupported",
-        f"Unsupported value: {go_value(value)}: supported values: {listed}",
-    )
-
-
-def too_long(path: str, limit: int) -> Cause:
-    return Cause(path, "FieldValueTooLong", f"Too long: must have at most {limit} bytes")
-
-
-def _invalid_each(path: str, value: Any, messages: list[str]) -> list[Cause]:
-    return [invalid(path, value, msg) for msg in messages]
 
 
 # --- messages ----------------------------------------------------------------------------------
@@ -159,11 +110,11 @@ def validate_labels(labels: Any, path: str) -> list[Cause]:
         return [invalid(path, labels, "must be a map of string keys to string values")]
     causes: list[Cause] = []
     for key, value in labels.items():
-        causes += _invalid_each(path, key, is_qualified_name(key))
+        causes += invalid_each(path, key, is_qualified_name(key))
         if not isinstance(value, str):
             causes.append(invalid(path, value, "must be a string"))
             continue
-        causes += _invalid_each(path, value, is_valid_label_value(value))
+        causes += invalid_each(path, value, is_valid_label_value(value))
     return causes
 
 
@@ -175,7 +126,7 @@ def validate_annotations(annotations: Any, path: str) -> list[Cause]:
     causes: list[Cause] = []
     size = 0
     for key, value in annotations.items():
-        causes += _invalid_each(path, key, is_qualified_name(key.lower()))
+        causes += invalid_each(path, key, is_qualified_name(key.lower()))
         size += len(key.encode()) + len(str(value).encode())
     if size > TOTAL_ANNOTATION_SIZE_LIMIT:
         causes.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
@@ -186,27 +137,27 @@ def validate_object_meta(kind: str, meta: Mapping[str, Any]) -> list[Cause]:
     causes: list[Cause] = []
     generate_name = meta.get("generateName") or ""
     if generate_name:
-        causes += _invalid_each(
+        causes += invalid_each(
             "metadata.generateName", generate_name, _validate_name(kind, generate_name, True)
         )
     name = meta.get("name") or ""
     if not name:
         causes.append(required("metadata.name", "name or generateName is required"))
     else:
-        causes += _invalid_each("metadata.name", name, _validate_name(kind, name, False))
+        causes += invalid_each("metadata.name", name, _validate_name(kind, name, False))
     namespaced = _namespaced(kind)
     namespace = meta.get("namespace") or ""
     if namespaced:
         if not namespace:
             causes.append(required("metadata.namespace"))
         else:
-            causes += _invalid_each("metadata.namespace", namespace, is_dns1123_label(namespace))
+            causes += invalid_each("metadata.namespace", namespace, is_dns1123_label(namespace))
     elif namespaced is False and namespace:
         causes.append(forbidden("metadata.namespace", "not allowed on this type"))
     causes += validate_labels(meta.get("labels"), "metadata.labels")
     causes += validate_annotations(meta.get("annotations"), "metadata.annotations")
     for i, finalizer in enumerate(meta.get("finalizers") or []):
-        causes += _invalid_each(
+        causes += invalid_each(
             f"metadata.finalizers[{i}]", finalizer, is_qualified_name(str(finalizer))
         )
     return causes
@@ -217,81 +168,6 @@ def validate_object_meta_update(meta: Mapping[str, Any], old: Mapping[str, Any])
     for key in ("name", "namespace", "uid", "creationTimestamp"):
         if old.get(key) and meta.get(key) != old.get(key):
             causes.append(invalid(f"metadata.{key}", meta.get(key), "field is immutable"))
-    return causes
-
-
-# --- resources ---------------------------------------------------------------------------------
-
-
-def _is_native_resource(name: str) -> bool:
-    return "/" not in name or "kubernetes.io/" in name
-
-
-def _overcommit_allowed(name: str) -> bool:
-    return _is_native_resource(name) and not name.startswith("hugepages-")
-
-
-def _quantity(value: Any, path: str, causes: list[Cause]) -> tuple[Fraction, str] | None:
-    """Parse a quantity, recording a field error; (value, canonical string) when it parses."""
-    try:
-        parsed, text, _ = parse_canonical(value)
-    except (ValueError, TypeError) as err:
-        causes.append(invalid(path, value if isinstance(value, str) else str(value), str(err)))
-        return None
-    return parsed, text
-
-
-def validate_resource_quantity(name: str, value: Any, path: str) -> list[Cause]:
-    """Upstream's ValidateResourceQuantityValue: parsable, >= 0, whole for extended resources."""
-    causes: list[Cause] = []
-    parsed = _quantity(value, path, causes)
-    if parsed is None:
-        return causes
-    amount, text = parsed
-    if amount < 0:
-        causes.append(invalid(path, text, _NEGATIVE))
-    if not _is_native_resource(name) and amount.denominator != 1:
-        causes.append(invalid(path, text, "must be an integer"))
-    return causes
-
-
-def validate_resource_requirements(resources: Any, path: str) -> list[Cause]:
-    if not isinstance(resources, Mapping):
-        return []
-    causes: list[Cause] = []
-    limits = resources.get("limits") or {}
-    requests = resources.get("requests") or {}
-    parsed_limits: dict[str, tuple[Fraction, str]] = {}
-    for name, value in limits.items():
-        res_path = f"{path}.limits[{name}]"
-        causes += _invalid_each(res_path, name, is_qualified_name(name))
-        errs = validate_resource_quantity(name, value, res_path)
-        causes += errs
-        if not errs:
-            parsed_limits[name] = _quantity(value, res_path, []) or (Fraction(0), "0")
-    for name, value in requests.items():
-        res_path = f"{path}.requests[{name}]"
-        causes += _invalid_each(res_path, name, is_qualified_name(name))
-        errs = validate_resource_quantity(name, value, res_path)
-        causes += errs
-        if errs:
-            continue
-        amount, text = _quantity(value, res_path, []) or (Fraction(0), "0")
-        if name in parsed_limits:
-            limit, limit_text = parsed_limits[name]
-            if amount != limit and not _overcommit_allowed(name):
-                causes.append(
-                    invalid(
-                        f"{path}.requests", text, f"must be equal to {name} limit of {limit_text}"
-                    )
-                )
-            elif amount > limit:
-                detail = f"must be less than or equal to {name} limit of {limit_text}"
-                causes.append(invalid(f"{path}.requests", text, detail))
-        elif not _overcommit_allowed(name) and name not in limits:
-            causes.append(
-                required(f"{path}.limits", "Limit must be set for non overcommitable resources")
-            )
     return causes
 
 
@@ -316,7 +192,7 @@ def _validate_container(
     if not name:
         causes.append(required(f"{path}.name"))
     else:
-        causes += _invalid_each(f"{path}.name", name, is_dns1123_label(name))
+        causes += invalid_each(f"{path}.name", name, is_dns1123_label(name))
         if name in names:
             causes.append(duplicate(f"{path}.name", name))
         names.add(name)
@@ -358,7 +234,7 @@ def validate_tolerations(tolerations: Any, path: str) -> list[Cause]:
         key, operator = tol.get("key") or "", tol.get("operator") or ""
         value, effect = tol.get("value") or "", tol.get("effect") or ""
         if key:
-            causes += _invalid_each(f"{idx}.key", key, is_qualified_name(key))
+            causes += invalid_each(f"{idx}.key", key, is_qualified_name(key))
         if not key and operator != "Exists":
             causes.append(
                 invalid(
@@ -430,10 +306,10 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[Cause]:
     for key in ("nodeName", "schedulerName", "priorityClassName"):
         value = spec.get(key)
         if value:
-            causes += _invalid_each(f"{path}.{key}", value, is_dns1123_subdomain(str(value)))
+            causes += invalid_each(f"{path}.{key}", value, is_dns1123_subdomain(str(value)))
     grace = spec.get("terminationGracePeriodSeconds")
     if grace is not None and _is_int(grace) and grace < 0 and grace != -1:
-        causes.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, _NEGATIVE))
+        causes.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, NEGATIVE))
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and (not _is_int(deadline) or not 1 <= deadline <= 2**31 - 1):
         causes.append(
@@ -446,7 +322,49 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[Cause]:
     priority = spec.get("priority")
     if priority is not None and not _is_int(priority):
         causes.append(invalid(f"{path}.priority", priority, "must be an integer"))
+    causes += validate_affinity(spec.get("affinity"), f"{path}.affinity")
+    causes += validate_topology_spread_constraints(
+        spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints"
+    )
+    causes += validate_scheduling_gates(spec.get("schedulingGates"), f"{path}.schedulingGates")
+    causes += _validate_volumes(spec.get("volumes"), f"{path}.volumes")
+    if spec.get("overhead") is not None:  # upstream checks it as the limits of a requirement
+        causes += validate_resource_requirements(
+            {"limits": spec.get("overhead")}, f"{path}.overhead"
+        )
     return causes
+
+
+def _validate_volumes(volumes: Any, path: str) -> list[Cause]:
+    """Volume names (unique DNS labels) and the claim name of a persistentVolumeClaim source."""
+    causes: list[Cause] = []
+    names: set[str] = set()
+    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if not isinstance(volume, Mapping):
+            continue
+        idx = f"{path}[{i}]"
+        name = str(volume.get("name") or "")
+        if not name:
+            causes.append(required(f"{idx}.name"))
+        else:
+            causes += invalid_each(f"{idx}.name", name, is_dns1123_label(name))
+            if name in names:
+                causes.append(duplicate(f"{idx}.name", name))
+            names.add(name)
+        claim = volume.get("persistentVolumeClaim")
+        if isinstance(claim, Mapping) and not claim.get("claimName"):
+            causes.append(required(f"{idx}.persistentVolumeClaim.claimName"))
+    return causes
+
+
+def _validate_pod_create(pod: Mapping[str, Any]) -> list[Cause]:
+    """ValidatePodCreate's rules beyond the spec's own."""
+    spec = pod.get("spec")
+    if isinstance(spec, Mapping) and spec.get("schedulingGates") and spec.get("nodeName"):
+        return [
+            forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared")
+        ]
+    return []
 
 
 _POD_UPDATE_FORBIDDEN = (
@@ -560,9 +478,9 @@ def validate_node(node: Mapping[str, Any]) -> list[Cause]:
             causes.append(invalid(idx, taint, "must be an object"))
             continue
         key, effect = taint.get("key") or "", taint.get("effect") or ""
-        causes += _invalid_each(f"{idx}.key", key, is_qualified_name(key))
+        causes += invalid_each(f"{idx}.key", key, is_qualified_name(key))
         value = taint.get("value") or ""
-        causes += _invalid_each(f"{idx}.value", value, is_valid_label_value(value))
+        causes += invalid_each(f"{idx}.value", value, is_valid_label_value(value))
         if not effect:
             causes.append(required(f"{idx}.effect"))
         elif effect not in _TAINT_EFFECTS:
@@ -618,127 +536,30 @@ def validate_lease(lease: Mapping[str, Any]) -> list[Cause]:
         causes.append(invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
     transitions = spec.get("leaseTransitions")
     if transitions is not None and (not _is_int(transitions) or transitions < 0):
-        causes.append(invalid("spec.leaseTransitions", transitions, _NEGATIVE))
+        causes.append(invalid("spec.leaseTransitions", transitions, NEGATIVE))
     return causes
 
 
-# --- rbac.authorization.k8s.io (pkg/apis/rbac/validation/validation.go) -------------------------
-
-RBAC_GROUP = "rbac.authorization.k8s.io"
-_SUBJECT_KINDS = ("ServiceAccount", "User", "Group")
-
-
-def _go_strings(values: Any) -> str:
-    """A []string as %v-quoted Go prints it in field errors: []string{"a", "b"}."""
-    items = values if isinstance(values, list) else [values]
-    return "[]string{" + ", ".join(json.dumps(str(v)) for v in items) + "}"
-
-
-def _invalid_shown(path: str, shown: str, detail: str) -> Cause:
-    """field.Invalid for a value already printed as Go prints it."""
-    return Cause(path, "FieldValueInvalid", f"Invalid value: {shown}: {detail}")
-
-
-def _validate_policy_rule(rule: Any, namespaced: bool, path: str) -> list[Cause]:
-    if not isinstance(rule, Mapping):
-        return [invalid(path, rule, "must be an object")]
-    causes: list[Cause] = []
-    if not rule.get("verbs"):
-        causes.append(required(f"{path}.verbs", "verbs must contain at least one value"))
-    urls = rule.get("nonResourceURLs") or []
-    if urls:
-        field = f"{path}.nonResourceURLs"
-        if namespaced:
-            causes.append(_invalid_shown(field, _go_strings(urls),
-                                         "namespaced rules cannot apply to non-resource URLs"))
-        if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
-            causes.append(_invalid_shown(
-                field, _go_strings(urls),
-                "rules cannot apply to both regular resources and non-resource URLs",
-            ))
-        return causes
-    if not rule.get("apiGroups"):
-        causes.append(
-            required(f"{path}.apiGroups", "resource rules must supply at least one api group")
-        )
-    resources = rule.get("resources") or []
-    if not resources:
-        causes.append(
-            required(f"{path}.resources", "resource rules must supply at least one resource")
-        )
-    if rule.get("resourceNames") and len(resources) > 1:
-        causes.append(required(f"{path}.resourceNames",
-                               "resource names cannot apply to multiple resources"))
-    return causes
-
-
-def _validate_subject(subject: Any, namespaced: bool, path: str) -> list[Cause]:
-    if not isinstance(subject, Mapping):
-        return [invalid(path, subject, "must be an object")]
-    causes: list[Cause] = []
-    name = subject.get("name") or ""
-    kind = subject.get("kind") or ""
-    group = subject.get("apiGroup") or ""
-    if not name:
-        causes.append(required(f"{path}.name"))
-    if kind == "ServiceAccount":
-        if name:
-            causes += _invalid_each(f"{path}.name", name, is_dns1123_subdomain(name))
-        if group:
-            causes.append(not_supported(f"{path}.apiGroup", group, [""]))
-        if not namespaced and not subject.get("namespace"):
-            causes.append(required(f"{path}.namespace"))
-    elif kind in ("User", "Group"):
-        if not name:
-            causes.append(invalid(f"{path}.name", name, f"{kind.lower()} name cannot be empty"))
-        if group != RBAC_GROUP:
-            causes.append(not_supported(f"{path}.apiGroup", group, [RBAC_GROUP]))
-    else:
-        causes.append(not_supported(f"{path}.kind", kind, _SUBJECT_KINDS))
-    return causes
-
-
-def _go_role_ref(ref: Mapping[str, Any]) -> str:
-    return (f'rbac.RoleRef{{APIGroup:{json.dumps(ref.get("apiGroup") or "")}, '
-            f'Kind:{json.dumps(ref.get("kind") or "")}, Name:{json.dumps(ref.get("name") or "")}}}')
-
-
-def validate_rbac(kind: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
-    """Roles' rules; bindings' roleRef (immutable) and subjects."""
-    namespaced = kind in ("Role", "RoleBinding")
-    causes: list[Cause] = []
-    if kind in ("Role", "ClusterRole"):
-        rules = obj.get("rules") or []
-        if not isinstance(rules, list):
-            return [invalid("rules", rules, "must be a list")]
-        for i, rule in enumerate(rules):
-            causes += _validate_policy_rule(rule, namespaced, f"rules[{i}]")
-        return causes
-    ref = obj.get("roleRef")
-    if not isinstance(ref, Mapping):
-        ref = {}
-    if (ref.get("apiGroup") or "") != RBAC_GROUP:
-        causes.append(not_supported("roleRef.apiGroup", ref.get("apiGroup") or "", [RBAC_GROUP]))
-    kinds = ("Role", "ClusterRole") if namespaced else ("ClusterRole",)
-    if ref.get("kind") not in kinds:
-        causes.append(not_supported("roleRef.kind", ref.get("kind") or "", kinds))
-    ref_name = ref.get("name") or ""
-    if not ref_name:
-        causes.append(required("roleRef.name"))
-    else:
-        causes += _invalid_each("roleRef.name", ref_name, is_valid_path_segment_name(ref_name))
-    subjects = obj.get("subjects") or []
-    for i, subject in enumerate(subjects if isinstance(subjects, list) else []):
-        causes += _validate_subject(subject, namespaced, f"subjects[{i}]")
-    if old is not None:
-        old_ref = old.get("roleRef") or {}
-        if old_ref != ref:
-            causes.append(_invalid_shown("roleRef", _go_role_ref(ref), "cannot change roleRef"))
-    return causes
+# Kinds whose spec.template.spec is a pod spec, validated as one (ValidatePodTemplateSpec).
+_TEMPLATE_KINDS = (
+    "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment", "DaemonSet", "Job",
+)  # fmt: skip
 
 
 def validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
-    """Field errors for creating (old is None) or updating `obj` of `kind`; empty when valid."""
+    """Field errors for creating (old is None) or updating `obj` of `kind`; empty when valid.
+
+    An update is not refused for an error the stored object already had (one stored before a
+    check existed, or written around the API): like upstream's ratcheting validation, that keeps
+    status updates and bindings of such objects working."""
+    causes = _validate(kind, obj, old)
+    if old is not None and causes:
+        inherited = set(_validate(kind, old, None))
+        causes = [cause for cause in causes if cause not in inherited]
+    return causes
+
+
+def _validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     meta = obj.get("metadata")
     if not isinstance(meta, Mapping):
         return [required("metadata.name", "name or generateName is required")]
@@ -749,12 +570,20 @@ def validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list
         causes += validate_pod_spec(obj.get("spec"))
         if old is not None:
             causes += validate_pod_update(obj, old)
-    elif kind in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+        else:
+            causes += _validate_pod_create(obj)
+    elif kind in _TEMPLATE_KINDS:
         template = (obj.get("spec") or {}).get("template")
         if isinstance(template, Mapping) and template.get("spec") is not None:
             causes += validate_pod_spec(template.get("spec"), "spec.template.spec")
     elif kind == "Node":
         causes += validate_node(obj)
+    elif kind == "PersistentVolume":
+        causes += validate_persistent_volume(obj)
+    elif kind == "PersistentVolumeClaim":
+        causes += validate_persistent_volume_claim(obj)
+    elif kind == "PodDisruptionBudget":
+        causes += validate_pod_disruption_budget(obj)
     elif kind == "PriorityClass":
         causes += validate_priority_class(obj, old)
     elif kind == "Lease":

@@ -59,7 +59,8 @@ def volume(
         "accessModes": ["ReadWriteOnce"],
         "capacity": {"storage": "1Gi"},
         "storageClassName": storage_class,
-        "local": {"path": f"/mnt/{name}"},
+        # the API server refuses a local volume without node affinity
+        "local" if node_affinity is not None else "hostPath": {"path": f"/mnt/{name}"},
     }
     if node_affinity is not None:
         expressions = [

@@ -216,15 +216,30 @@ async def test_a_volume_being_deleted_is_not_bound() -> None:
         assert await _bound_volume(kube, "data") is None
 
 
+async def _stored_unchecked(kube: StorageKube, key: str, name: str, spec: dict[str, Any]) -> None:
+    """Write an object the API server would refuse straight into kubesim's store."""
+    namespaced = key == "persistentvolumeclaims"
+    meta = {"name": name, "uid": f"uid-{name}", **({"namespace": "default"} if namespaced else {})}
+    obj = {"apiVersion": "v1", "kind": "PersistentVolumeClaim" if namespaced else
+           "PersistentVolume", "metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
+    await kube.cluster.api.store.put(key, obj, None)
+
+
 async def test_malformed_objects_are_skipped_and_the_rest_still_bind(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with running(storage=StorageOptions(csi_driver=False)) as kube:
         await _classes(kube)
-        await kube.create_volume("broken", **pv("lots"))
-        await kube.create_claim("odd", storageClassName=FAST,
-                                resources={"requests": {"storage": "a few"}})
-        await kube.create_claim("odd-selector", storageClassName=FAST, selector="tier=gold")
+        # The API refuses these (upstream's decoder answers 400), so they are put in the store
+        # directly, as objects written by an older or foreign server would be.
+        await _stored_unchecked(kube, "persistentvolumes", "broken", pv(
+            "lots", accessModes=["ReadWriteOnce"], hostPath={"path": "/mnt/broken"}))
+        await _stored_unchecked(kube, "persistentvolumeclaims", "odd", {
+            "storageClassName": FAST, "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "a few"}}})
+        await _stored_unchecked(kube, "persistentvolumeclaims", "odd-selector", {
+            "storageClassName": FAST, "accessModes": ["ReadWriteOnce"], "selector": "tier=gold",
+            "resources": {"requests": {"storage": "1Gi"}}})
         await kube.create_volume("good", **pv("1Gi"))
         await kube.create_claim("data", storageClassName=FAST)
         assert await eventually(lambda: _bound_volume(kube, "data")) == "good"
