@@ -16,7 +16,16 @@ from typing import Any
 
 import orjson
 
-from kubesim import defaults, deletion_policy, errors, patch, selectors, validation, views
+from kubesim import (
+    defaults,
+    deletion_policy,
+    errors,
+    patch,
+    request_options,
+    selectors,
+    validation,
+    views,
+)
 from kubesim.dryrun import DryRunStore
 from kubesim.meta import Clock, Obj, generate_name, new_uid, rfc3339
 from kubesim.resources import RESOURCES, ResourceType
@@ -39,6 +48,9 @@ PATCH_TYPES = {
     "application/strategic-merge-patch+json": "strategic",
 }
 APPLY_PATCH = "application/apply-patch+yaml"
+# A deletionTimestamp lies at most this far ahead: any int64 grace period is accepted, but a
+# timestamp must stay printable (upstream's time.Duration would overflow instead).
+_MAX_GRACE_OFFSET = 100 * 365 * 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +426,7 @@ class Api:
     ) -> Obj:
         old = self.require(resource, namespace, name)
         options = options or {}
+        request_options.check_delete_options(options)
         old_meta = old["metadata"]
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != old_meta.get("uid"):
@@ -442,14 +455,15 @@ class Api:
                 current = old_meta.get("deletionGracePeriodSeconds")
                 if finalizers != (old_meta.get("finalizers") or []):
                     meta = {**old_meta, "finalizers": finalizers}
-                    return await self.store.put(resource.storage_key, {**old, "metadata": meta},
-                                                old)
+                    return await self.store.put(
+                        resource.storage_key, {**old, "metadata": meta}, old
+                    )
                 if current is None or grace >= current:
                     return old  # already terminating; a longer grace never extends it
             meta = {
                 **old_meta,
                 "finalizers": finalizers,
-                "deletionTimestamp": rfc3339(self.clock() + grace),
+                "deletionTimestamp": rfc3339(self.clock() + min(grace, _MAX_GRACE_OFFSET)),
                 "deletionGracePeriodSeconds": grace,
             }
             if not finalizers:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kubesim import errors
+from kubesim import errors, json_limits
 from kubesim.store import Obj, Store
 from kubesim.watch import Event, Predicate, Render, Watcher
 
@@ -69,6 +69,7 @@ class DryRunStore(Store):
         return self._real.count(key, namespace)
 
     async def commit(self, changes: list[tuple[str, Obj | None, Obj | None]]) -> list[Event]:
+        json_limits.check_storable(changes)  # refused as the real write would be
         events: list[Event] = []
         for _key, new, old in changes:
             if new is None:

@@ -15,8 +15,7 @@ from fractions import Fraction
 
 # Upstream's error texts (ErrFormatWrong, ErrSuffix).
 FORMAT_ERROR = (
-    "quantities must match the regular expression "
-    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 SUFFIX_ERROR = "unable to parse quantity's suffix"
 
@@ -27,54 +26,88 @@ class QuantityFormat(enum.Enum):
     DECIMAL_EXPONENT = "DecimalExponent"
 
 
-_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15,
-                     "E": 18}
+_DECIMAL_SUFFIXES = {
+    "n": -9,
+    "u": -6,
+    "m": -3,
+    "": 0,
+    "k": 3,
+    "M": 6,
+    "G": 9,
+    "T": 12,
+    "P": 15,
+    "E": 18,
+}
 _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_BY_EXPONENT = {v: k for k, v in _DECIMAL_SUFFIXES.items()}
 _BINARY_BY_EXPONENT = {v: k for k, v in _BINARY_SUFFIXES.items()}
 _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
 _NANO = Fraction(1, 10**9)
 _EXPONENT_RE = re.compile(r"[eE][+-]?[0-9]+")
+_MIN_EXPONENT, _MAX_EXPONENT = -(2**31), 2**31 - 1
+_MAX_ALLOWED = Fraction(2**63 - 1)  # upstream's maxAllowed
+# Upstream holds a decimal quantity of any size in an inf.Dec ("1e999999999" is a few bytes
+# there, 10**999999999 would not be here). kubesim keeps values exact up to 10**_MAX_ORDER, as
+# the scheduler's parser does, and caps larger ones at maxAllowed: no node or request can tell
+# 10**40 from more, and the scheduler reads both as maxAllowed anyway.
+_MAX_ORDER = 40
+_KEPT_DECIMALS = 80  # decimals read exactly; see _magnitude
+
+
+# upstream's parseQuantityString as one expression: number, suffix letters, signed digits
+_QUANTITY_RE = re.compile(r"([+-]?[0-9]*(?:\.[0-9]*)?)([eEinumkKMGTP]*[+-]?[0-9]*)")
 
 
 def _split(text: str) -> tuple[str, str]:
     """Split into (signed number, suffix) as upstream's parseQuantityString scans them."""
-    pos, end = 0, len(text)
-    if pos < end and text[pos] in "+-":
-        pos += 1
-    while pos < end and text[pos].isdigit() and text[pos].isascii():
-        pos += 1
-    if pos < end and text[pos] == ".":
-        pos += 1
-        while pos < end and text[pos].isdigit() and text[pos].isascii():
-            pos += 1
-    number, suffix_start = text[:pos], pos
-    while pos < end and text[pos] in _SUFFIX_CHARS:
-        pos += 1
-    if pos < end and text[pos] in "+-":
-        pos += 1
-    while pos < end and text[pos].isdigit() and text[pos].isascii():
-        pos += 1
-    if pos < end:
+    match = _QUANTITY_RE.fullmatch(text)
+    if match is None:
         raise ValueError(FORMAT_ERROR)
-    return number, text[suffix_start:]
+    return match.group(1), match.group(2)
 
 
-def _interpret_suffix(suffix: str) -> tuple[Fraction, QuantityFormat]:
+def _interpret_suffix(suffix: str) -> tuple[int, int, QuantityFormat]:
+    """(base, exponent, format) of a suffix: "Ki" is (2, 10), "k" and "e3" are (10, 3)."""
     if suffix in _DECIMAL_SUFFIXES:
-        return Fraction(10) ** _DECIMAL_SUFFIXES[suffix], QuantityFormat.DECIMAL_SI
+        return 10, _DECIMAL_SUFFIXES[suffix], QuantityFormat.DECIMAL_SI
     if suffix in _BINARY_SUFFIXES:
-        return Fraction(2) ** _BINARY_SUFFIXES[suffix], QuantityFormat.BINARY_SI
+        return 2, _BINARY_SUFFIXES[suffix], QuantityFormat.BINARY_SI
     if _EXPONENT_RE.fullmatch(suffix):
-        return Fraction(10) ** int(suffix[1:]), QuantityFormat.DECIMAL_EXPONENT
+        # strconv.ParseInt(..., 10, 32): an exponent beyond int32 is a bad suffix upstream
+        digits = suffix[1:].lstrip("+-").lstrip("0")
+        if len(digits) <= 10 and _MIN_EXPONENT <= int(suffix[1:]) <= _MAX_EXPONENT:
+            return 10, int(suffix[1:]), QuantityFormat.DECIMAL_EXPONENT
     raise ValueError(SUFFIX_ERROR)
 
 
-def _number_value(number: str) -> Fraction:
-    unsigned = number.lstrip("+-")
-    whole, _, frac = unsigned.partition(".")
-    value = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
-    return -value if number.startswith("-") else value
+def _magnitude(number: str, base: int, exponent: int, fmt: QuantityFormat) -> Fraction:
+    """|number| * base**exponent rounded up to a nano unit, bounded as described at _MAX_ORDER.
+
+    The value is read from the lengths of the digit strings first: neither a megabyte of digits
+    nor 10**2147483647 is ever computed.
+    """
+    whole, _, frac = number.lstrip("+-").partition(".")
+    digits = (whole + frac).lstrip("0")
+    if not digits:
+        return Fraction(0)  # zero stays zero whatever the exponent (upstream's mantissa is 0)
+    significant = digits.rstrip("0")
+    scale = (exponent if base == 10 else 0) - len(frac) + len(digits) - len(significant)
+    bits = exponent if base == 2 else 0  # at most 60 (Ei)
+    order = len(significant) + scale  # the value / 2**bits lies in [10**(order-1), 10**order)
+    if order - 1 > _MAX_ORDER:
+        return _MAX_ALLOWED
+    if order + 19 <= -9:  # below 10**-9 even times 2**60: rounds up to one nano unit
+        return _NANO
+    keep = order + _KEPT_DECIMALS
+    if len(significant) > keep:
+        # Digits below 10**-80 only decide the rounding up; one unit just below stands for them.
+        # Every multiple of 1n / 2**60 has at most 69 decimals, so the result is unchanged.
+        significant, scale = significant[:keep] + "1", -_KEPT_DECIMALS - 1
+    value = Fraction(int(significant) << bits) * Fraction(10) ** scale
+    value = _round_up_to_nano(value)
+    if fmt is QuantityFormat.BINARY_SI:
+        value = min(value, _MAX_ALLOWED)  # upstream caps BinarySI at maxAllowed
+    return value
 
 
 def _round_up_to_nano(value: Fraction) -> Fraction:
@@ -99,21 +132,32 @@ def _cacheable(value: object) -> str | int | float:
     return value
 
 
+# Only short spellings are cached: 4096 entries of a 3 MiB quantity each would be 12 GiB.
+_CACHED_LENGTH = 64
+
+
 def parse_quantity_with_format(value: str | int | float) -> tuple[Fraction, QuantityFormat]:
     """Parse a quantity, also returning the format its suffix implies (kept when re-printed)."""
-    return _parse(_cacheable(value))
+    value = _cacheable(value)
+    if isinstance(value, str) and len(value) > _CACHED_LENGTH:
+        return _parse.__wrapped__(value)
+    return _parse(value)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE, typed=True)
 def _parse(value: str | int | float) -> tuple[Fraction, QuantityFormat]:
     if isinstance(value, int):
-        return Fraction(value), QuantityFormat.DECIMAL_SI
+        magnitude = Fraction(abs(value))
+        if magnitude > 10**_MAX_ORDER:
+            magnitude = _MAX_ALLOWED
+        return (magnitude if value >= 0 else -magnitude), QuantityFormat.DECIMAL_SI
     text = repr(value) if isinstance(value, float) else value
     if not isinstance(text, str) or not text:
         raise ValueError(FORMAT_ERROR)
     number, suffix = _split(text)
-    multiplier, fmt = _interpret_suffix(suffix)
-    return _round_up_to_nano(_number_value(number) * multiplier), fmt
+    base, exponent, fmt = _interpret_suffix(suffix)
+    magnitude = _magnitude(number, base, exponent, fmt)
+    return (-magnitude if number.startswith("-") else magnitude), fmt
 
 
 def parse_quantity(value: str | int | float) -> Fraction:
@@ -159,8 +203,11 @@ def canonical_quantity(value: str | int | float) -> str:
 
 
 def parse_canonical(value: str | int | float) -> tuple[Fraction, str, QuantityFormat]:
-    """(value, canonical string, format) of a quantity, cached by its spelling."""
-    return _parse_canonical(_cacheable(value))
+    """(value, canonical string, format) of a quantity, cached by its (short) spelling."""
+    value = _cacheable(value)
+    if isinstance(value, str) and len(value) > _CACHED_LENGTH:
+        return _parse_canonical.__wrapped__(value)
+    return _parse_canonical(value)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE, typed=True)

@@ -19,9 +19,11 @@ from kubesim import (
     discovery,
     dryrun,
     errors,
+    json_limits,
     openapi,
     protobuf,
     rbac,
+    request_options,
     reviews,
     scale,
     subresources,
@@ -123,12 +125,55 @@ async def read_json(request: web.Request, required: bool = True) -> Any:
         if required:
             raise errors.bad_request("the body of the request is empty")
         return None
+    if request.method != "PATCH":  # a patch's media type names its patch type instead
+        request_options.check_body_media_type(
+            request.headers.get("Content-Type"), request.content_type
+        )
     if request.content_type == protobuf.MEDIA_TYPE:
-        return _decode_protobuf(raw)
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
+        body: Any = _decode_protobuf(raw)
+    else:
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from exc
+    json_limits.check_request_depth(body)  # before any (recursive) code reads it
+    return body
+
+
+async def read_object(request: web.Request, required: bool = True) -> Any:
+    """The body, which must be one JSON object (an API object or options), as read_json."""
+    body = await read_json(request, required)
+    if body is None and not required:
+        return None
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body of the request must be a JSON object")
+    return body
+
+
+# subresource -> (kind, apiVersion, {object-valued field: its Go type})
+_SUBRESOURCE_OBJECTS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "binding": ("Binding", "v1", {"metadata": "v1.ObjectMeta", "target": "v1.ObjectReference"}),
+    "eviction": (
+        "Eviction",
+        "policy/v1",
+        {"metadata": "v1.ObjectMeta", "deleteOptions": "v1.DeleteOptions"},
+    ),
+}
+
+
+def _check_subresource_body(subresource: str, body: dict[str, Any]) -> None:
+    """400 when a Binding's or Eviction's object fields are not objects, as upstream's decoder
+    answers (the subresource code reads them as objects)."""
+    kind, version, fields = _SUBRESOURCE_OBJECTS.get(subresource, ("", "", {}))
+    for field, go_type in fields.items():
+        value = body.get(field)
+        if value is not None and not isinstance(value, dict):
+            got = request_options.json_type(value)
+            raise errors.bad_request(
+                f'{kind} in version "{version.rpartition("/")[2]}" cannot be handled as a '
+                f"{kind}: json: cannot unmarshal {got} into Go struct field {kind}.{field} of "
+                f"type {go_type}"
+            )
 
 
 def _decode_protobuf(raw: bytes) -> dict[str, Any]:
@@ -199,8 +244,9 @@ class KubeApiHandler:
             if method == "DELETE" and not target.subresource:
                 return await self.delete(request, target)
         elif method == "POST":
-            body = await read_json(request)
+            body = await read_object(request)
             namespace = target.namespace or ""
+            _check_subresource_body(target.subresource, body)
             if target.subresource == "binding":
                 result = await subresources.bind(
                     self._writer(request), namespace, target.name, body
@@ -218,7 +264,7 @@ class KubeApiHandler:
         if request.method == "GET":
             return json_response(scale.scale_of(resource, self.get(target)))
         if request.method == "PUT":
-            body = await read_json(request)
+            body = await read_object(request)
             return json_response(
                 await scale.write_replicas(
                     self._writer(request), resource, namespace, target.name, body
@@ -228,18 +274,26 @@ class KubeApiHandler:
             body = await read_json(request)
             return json_response(
                 await scale.patch_scale(
-                    self._writer(request), resource, namespace, target.name,
-                    request.content_type, body,
+                    self._writer(request),
+                    resource,
+                    namespace,
+                    target.name,
+                    request.content_type,
+                    body,
                 )
             )
         raise errors.method_not_allowed(request.method, resource.plural)
 
     async def review(self, request: web.Request, target: Target) -> web.Response:
         """POST of a TokenReview, SubjectAccessReview or a self review: answered, not stored."""
-        body = await read_json(request)
+        body = await read_object(request)
         user = request.get(USER_KEY, authn.ADMIN)
         answer = reviews.review(
-            target.resource.key, body, user, self.authenticator, self.authorizer,
+            target.resource.key,
+            body,
+            user,
+            self.authenticator,
+            self.authorizer,
             self.api.clock(),
         )
         return json_response(answer, 201)
@@ -248,11 +302,16 @@ class KubeApiHandler:
         """POST serviceaccounts/NAME/token (`kubectl create token NAME`)."""
         if request.method != "POST":
             raise errors.method_not_allowed(request.method, "serviceaccounts/token")
-        body = await read_json(request)
+        body = await read_object(request)
         namespace = target.namespace or ""
         account = self.api.store.get(target.resource.storage_key, namespace, target.name)
         answer = reviews.token_request(
-            target.resource, account, namespace, target.name, body, self.authenticator,
+            target.resource,
+            account,
+            namespace,
+            target.name,
+            body,
+            self.authenticator,
             self.api.clock(),
         )
         return json_response(answer, 201)
@@ -260,9 +319,8 @@ class KubeApiHandler:
     async def legacy_binding(self, request: web.Request, target: Target) -> web.Response:
         """POST namespaces/{ns}/bindings: a Binding whose metadata.name is the pod, as
         pods/{name}/binding (upstream's BindingREST serves both paths)."""
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise errors.bad_request("the body of the request must be a JSON object")
+        body = await read_object(request)
+        _check_subresource_body("binding", body)
         name = str((body.get("metadata") or {}).get("name") or "")
         if not name:
             raise errors.ApiError(
@@ -308,6 +366,7 @@ class KubeApiHandler:
         )
 
     def list_collection(self, request: web.Request, target: Target) -> web.Response:
+        request_options.check_list_options(request.query, watch=False)
         doc = self.api.list_objects(target.resource, target.namespace, self.list_options(request))
         if tables.wants_table(request.headers.get("Accept", "")):
             include = request.query.get("includeObject", "Metadata")
@@ -318,6 +377,7 @@ class KubeApiHandler:
 
     async def watch(self, request: web.Request, target: Target) -> web.StreamResponse:
         resource = target.resource
+        request_options.check_list_options(request.query, watch=True)
         predicate = self.api.predicate(resource, self.list_options(request))
         raw_rv = request.query.get("resourceVersion", "")
         initial = request.query.get("sendInitialEvents") in _TRUE
@@ -387,7 +447,10 @@ class KubeApiHandler:
         self, request: web.Request, resource: ResourceType, obj: Any
     ) -> list[str]:
         """Unknown fields per ?fieldValidation (Strict: 400; Warn: returned as warnings)."""
-        mode = request.query.get("fieldValidation", "Warn")
+        request_options.check_field_validation(
+            request.query, _OPTIONS_KIND.get(request.method, "CreateOptions")
+        )
+        mode = request.query.get("fieldValidation") or "Warn"
         if mode == "Ignore" or not isinstance(obj, dict):
             return []
         unknown = openapi.unknown_fields(resource, obj)
@@ -403,7 +466,11 @@ class KubeApiHandler:
     def _with_warnings(response: web.Response, warnings: list[str]) -> web.Response:
         for warning in warnings:
             escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
-            response.headers.add("Warning", f'299 - "{escaped}"')
+            # a field name may hold any character; a header line must not (CR, LF, NUL...)
+            printable = "".join(
+                c if c.isprintable() else c.encode("unicode_escape").decode() for c in escaped
+            )
+            response.headers.add("Warning", f'299 - "{printable}"')
         return response
 
     def _writer(self, request: web.Request) -> Api:
@@ -413,9 +480,7 @@ class KubeApiHandler:
         return self.api.dry_run() if dry else self.api
 
     async def create(self, request: web.Request, target: Target) -> web.Response:
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise errors.bad_request("the body of the request must be a JSON object")
+        body = await read_object(request)
         resource = target.resource
         if resource.key == NAMESPACES.key and target.namespace is None:
             namespace = ""
@@ -432,9 +497,7 @@ class KubeApiHandler:
         return self._with_warnings(self.respond(request, resource, created, 201), warnings)
 
     async def update(self, request: web.Request, target: Target) -> web.Response:
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise errors.bad_request("the body of the request must be a JSON object")
+        body = await read_object(request)
         warnings = self._field_validation(request, target.resource, body)
         api = self._writer(request)
         updated = await api.update(
@@ -447,6 +510,7 @@ class KubeApiHandler:
         content_type = request.content_type
         if content_type == APPLY_PATCH:
             raise errors.unsupported_media_type(content_type)
+        request_options.check_field_validation(request.query, "PatchOptions")
         body = await read_json(request)
         api = self._writer(request)
         patched = await api.patch(
@@ -461,19 +525,18 @@ class KubeApiHandler:
         return self.respond(request, target.resource, patched)
 
     async def delete(self, request: web.Request, target: Target) -> web.Response:
-        options = await read_json(request, required=False)
+        options = await read_object(request, required=False)
         grace = _int_param(request, "gracePeriodSeconds")
         if grace is not None:
             options = {**(options or {}), "gracePeriodSeconds": grace}
         api = self._writer(request)
-        deleted = await api.delete(
-            target.resource, target.namespace or "", target.name, options
-        )
+        deleted = await api.delete(target.resource, target.namespace or "", target.name, options)
         self._after_write(api, target.resource, deleted)
         return self.respond(request, target.resource, deleted)
 
     async def delete_collection(self, request: web.Request, target: Target) -> web.Response:
-        options = await read_json(request, required=False)
+        request_options.check_list_options(request.query, watch=False)
+        options = await read_object(request, required=False)
         doc = await self._writer(request).delete_collection(
             target.resource, target.namespace, self.list_options(request), options
         )
@@ -578,21 +641,35 @@ def _impersonation(
     checks: list[rbac.Attributes] = []
     namespace, sep, account = name.removeprefix(rbac.SERVICE_ACCOUNT_PREFIX).partition(":")
     if name.startswith(rbac.SERVICE_ACCOUNT_PREFIX) and sep:
-        checks.append(rbac.Attributes(requester, "impersonate", True, resource="serviceaccounts",
-                                      namespace=namespace, name=account))
+        checks.append(
+            rbac.Attributes(
+                requester,
+                "impersonate",
+                True,
+                resource="serviceaccounts",
+                namespace=namespace,
+                name=account,
+            )
+        )
         if not groups:
             groups = list(authn.service_account_user(namespace, account).groups)
     elif name:
-        checks.append(rbac.Attributes(requester, "impersonate", True, resource="users",
-                                      name=name))
+        checks.append(rbac.Attributes(requester, "impersonate", True, resource="users", name=name))
     checks += [
         rbac.Attributes(requester, "impersonate", True, resource="groups", name=group)
         for group in groups
     ]
     if uid:
-        checks.append(rbac.Attributes(requester, "impersonate", True,
-                                      api_group="authentication.k8s.io", resource="uids",
-                                      name=uid))
+        checks.append(
+            rbac.Attributes(
+                requester,
+                "impersonate",
+                True,
+                api_group="authentication.k8s.io",
+                resource="uids",
+                name=uid,
+            )
+        )
     if name and not {rbac.ALL_AUTHENTICATED, rbac.ALL_UNAUTHENTICATED} & set(groups):
         groups.append(rbac.ALL_AUTHENTICATED)
     return rbac.UserInfo(name, uid, tuple(groups)), checks

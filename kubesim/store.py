@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from kubesim import errors
+from kubesim import errors, json_limits
 from kubesim.watch import Event, Predicate, Render, Watcher
 
 Obj = dict[str, Any]
@@ -167,6 +167,7 @@ class Store:
 
     async def commit(self, changes: list[tuple[str, Obj | None, Obj | None]]) -> list[Event]:
         """Apply (key, new, old) changes atomically: new=None deletes old, old=None creates."""
+        json_limits.check_storable(changes)  # nothing stored that cannot be served back
         events = [(key, self._apply(key, new, old)) for key, new, old in changes]
         if self._journal is None:
             for key, event in events:

@@ -28,6 +28,8 @@ _MAX_INT32 = 2**31 - 1
 _MAX_INT64_FACTORS = 18
 # Beyond 10**±_MAX_ORDER a value is capped (or rounded up to 1n) without exact arithmetic.
 _MAX_ORDER = 40
+# Decimals kept exactly below the unit; see _keep_decimals.
+_KEPT_DECIMALS = 80
 
 _DIGITS = frozenset("0123456789")
 _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
@@ -92,8 +94,9 @@ def _interpret_suffix(suffix: str) -> tuple[int, int]:
     if len(suffix) > 1 and suffix[0] in "eE":
         exponent = suffix[1:]
         digits = exponent[1:] if exponent[0] in "+-" else exponent
-        # strconv.ParseInt, then upstream refuses what does not fit a (negatable) int32.
-        if digits and all(c in _DIGITS for c in digits) and len(digits) <= 10:
+        # strconv.ParseInt (leading zeros allowed), then upstream refuses what does not fit a
+        # (negatable) int32; the length check keeps a megabyte of digits from becoming an int.
+        if digits and all(c in _DIGITS for c in digits) and len(digits.lstrip("0")) <= 10:
             parsed = int(exponent)
             if -_MAX_INT32 <= parsed <= _MAX_INT32:
                 return 10, parsed
@@ -118,33 +121,48 @@ def _parse_nanos(text: str) -> int:
     positive, whole, fraction, suffix = _split(text)
     base, exponent = _interpret_suffix(suffix)
     fast = _is_fast_path(base, exponent, whole, fraction)
-    mantissa = int(whole + fraction or "0")
-    if mantissa == 0:
+    digits = (whole + fraction).lstrip("0")
+    if not digits:
         # Upstream's slow path hands the digits to inf.Dec, which refuses an empty number ("-.").
         if not fast and not whole and not fraction:
             raise ValueError(NUMERIC_ERROR)
         return 0
-    # Order of magnitude of the value: far outside [1e-9, 2**63) needs no exact arithmetic
-    # (and 10**2147483647 must not be computed).
-    order = len(str(mantissa)) - len(fraction) + (exponent if base == 10 else exponent * 3 // 10)
+    # value = digits * 10**scale * 2**bits, read from the text's lengths alone: a 3 MB string of
+    # digits or an exponent of 2147483647 must not become an int (or a power) before it is bounded.
+    significant = digits.rstrip("0")
+    scale = (exponent if base == 10 else 0) - len(fraction) + len(digits) - len(significant)
+    bits = exponent if base == 2 else 0
+    order = len(significant) + scale + bits * 3 // 10
     if order > _MAX_ORDER:
         nanos = _MAX_MAGNITUDE * NANO
     elif order < -_MAX_ORDER:
         nanos = 1
     else:
-        # value = mantissa * 10**-len(fraction) * base**exponent, in nano units, rounded up.
-        numerator = mantissa * NANO
-        denominator = 10 ** len(fraction)
-        if base == 2:
-            numerator <<= exponent
-        elif exponent >= 0:
-            numerator *= 10**exponent
+        significant, scale = _keep_decimals(significant, scale)
+        # value in nano units, rounded up (away from zero)
+        numerator = int(significant) * NANO << bits
+        denominator = 1
+        if scale >= 0:
+            numerator *= 10**scale
         else:
-            denominator *= 10**-exponent
+            denominator = 10**-scale
         nanos = -(-numerator // denominator)
         if not fast:
             nanos = min(nanos, _MAX_MAGNITUDE * NANO)
     return nanos if positive else -nanos
+
+
+def _keep_decimals(significant: str, scale: int) -> tuple[str, int]:
+    """Drop digits below 10**-_KEPT_DECIMALS, standing in one unit just below for them.
+
+    `significant` ends in a non-zero digit, so a dropped tail is never zero. Every multiple of
+    1n / 2**60 has at most 69 decimals, so no rounding boundary lies between the exact value and
+    the stand-in: rounding up to a nano unit gives the same result, from at most ~120 digits.
+    """
+    keep = len(significant) + scale + _KEPT_DECIMALS
+    if len(significant) <= keep:
+        return significant, scale
+    return significant[:keep] + "1", -_KEPT_DECIMALS - 1
 
 
 def parse_nanos(text: str) -> int:
