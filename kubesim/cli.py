@@ -22,12 +22,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-remote-bind",
         action="store_true",
-        help="allow listening on a non-loopback address (plain http: anyone who can reach it "
-        "and has the token controls the cluster)",
+        help="allow listening on a non-loopback address (a warning is printed: anyone who can "
+        "reach it and holds the token controls the cluster; with --insecure-http the token "
+        "and every object travel unencrypted)",
     )
     parser.add_argument("--nodes", type=int, default=0, help="simulated nodes to create")
     parser.add_argument("--kubeconfig-out", type=Path, help="write a kubeconfig here")
-    parser.add_argument("--data-dir", type=Path, help="persist every write here (default: memory)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="persist every write here, fsynced before it is acknowledged or visible "
+        "(files 0600; the directory is created 0700; default: memory)",
+    )
     parser.add_argument(
         "--pod-start-delay", type=float, default=0.0, help="seconds before a bound pod runs"
     )
@@ -159,8 +165,7 @@ def add_storage_arguments(parser: argparse.ArgumentParser) -> None:
         type=_non_negative_float,
         default=0.0,
         metavar="SECONDS",
-        help="how long the PV binder and provisioner wait before acting on a change "
-        "(default 0)",
+        help="how long the PV binder and provisioner wait before acting on a change (default 0)",
     )
 
 

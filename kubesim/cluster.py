@@ -4,10 +4,12 @@ storage controllers."""
 from __future__ import annotations
 
 import ipaddress
+import logging
 import random
 import secrets
 import socket
 import ssl
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +26,8 @@ from kubesim.nodes import NodeSimulator, NodeTemplate
 from kubesim.server import ServerOptions, build_app
 from kubesim.storage.controllers import StorageControllers, StorageOptions
 from kubesim.store import DEFAULT_HISTORY, Store
+
+log = logging.getLogger(__name__)
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # the two PriorityClasses every API server creates (pkg/apis/scheduling: SystemPriorityClasses)
@@ -67,6 +71,33 @@ class ClusterConfig:
     stopped_nodes: tuple[str, ...] = ()
 
 
+def _exposure(host: str, use_tls: bool) -> str:
+    """What listening on a non-loopback `host` exposes, in the transport actually used."""
+    if use_tls:
+        return (
+            f"the API on {host} is reachable from other hosts over https with a self-signed "
+            "certificate; anyone who can reach it and holds the admin token controls the cluster"
+        )
+    return (
+        f"the API on {host} is reachable from other hosts over plain HTTP (--insecure-http): "
+        "no TLS, so the admin token and every object cross the network unencrypted, and "
+        "anyone who can reach it and sees the token controls the cluster"
+    )
+
+
+def remote_bind_refusal(host: str, use_tls: bool) -> str:
+    return (
+        f"refusing to listen on non-loopback address {host}: {_exposure(host, use_tls)}; "
+        "pass --allow-remote-bind to do it anyway"
+    )
+
+
+def remote_bind_warning(host: str, use_tls: bool) -> str:
+    return f"WARNING: listening on non-loopback address {host} (--allow-remote-bind): " + (
+        _exposure(host, use_tls)
+    )
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -83,10 +114,7 @@ class Cluster:
         self, config: ClusterConfig, clock: Clock = time.time, rng: random.Random | None = None
     ) -> None:
         if not config.allow_remote_bind and not is_loopback(config.host):
-            raise RemoteBindRefused(
-                f"refusing to listen on non-loopback address {config.host}: the API has no TLS; "
-                "pass --allow-remote-bind to do it anyway"
-            )
+            raise RemoteBindRefused(remote_bind_refusal(config.host, config.tls))
         self.config = config
         self.token = config.token or secrets.token_urlsafe(32)
         self.store = Store(history_size=config.watch_history)
@@ -106,6 +134,7 @@ class Cluster:
         self.port = 0
         self.cert: tls.ServingCert | None
         if config.data_dir is not None:  # keep token and certificate across restarts
+            persistence.prepare_data_dir(config.data_dir)
             self.token, self.cert = identity.load_or_create(
                 config.data_dir, config.host, config.token, config.tls
             )
@@ -137,6 +166,8 @@ class Cluster:
             ServerOptions(token=self.token, bookmark_interval=self.config.bookmark_interval),
         )
         add_node_routes(app, self.simulator)
+        if self._wal is not None:  # outermost: even a 401/403 answers only durable state
+            app.middlewares.insert(0, persistence.durable_reads_middleware(self.store))
         self._runner = web.AppRunner(
             app, access_log=None, handler_cancellation=False, shutdown_timeout=1.0
         )
@@ -150,6 +181,11 @@ class Cluster:
         context = self.cert.server_context() if self.cert is not None else None
         site = web.SockSite(self._runner, sock, ssl_context=context)
         await site.start()
+        if not is_loopback(self.config.host):
+            warning = remote_bind_warning(self.config.host, self.cert is not None)
+            print(f"kubesim: {warning}", file=sys.stderr, flush=True)
+            if log.hasHandlers():  # else logging's last resort would print it a second time
+                log.warning("%s", warning)
         if self.config.kubeconfig_out is not None:
             kubeconfig.write(
                 self.config.kubeconfig_out,

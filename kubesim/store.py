@@ -8,11 +8,20 @@ With a journal (--data-dir), a write is applied in memory at once (so the next w
 resourceVersions stay ordered), acknowledged only once fsynced, and published to watchers in
 resourceVersion order when its batch is durable. If the disk fails, every write not yet durable is
 rolled back, newest first, so memory again equals what is on disk.
+
+Clients never see a write a crash could undo, as etcd's readers: a request's answer waits in
+settle() until everything it could have read is durable (persistence.durable_reads_middleware),
+and a watch that starts with the current state holds its first lines until that state is durable.
+Every resourceVersion handed out lies below a ceiling the journal reserved on disk beforehand, so
+after kill -9 the counter resumes above anything a client may have seen.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import logging
+import sys
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +33,13 @@ from kubesim import errors, json_limits
 from kubesim.watch import Event, Predicate, Render, Watcher
 
 Obj = dict[str, Any]
+logger = logging.getLogger(__name__)
+
+# True once the current request (its task) committed a durable write: its own answer then needs
+# no settle(), so writers do not wait for each other's batches (see durable_reads_middleware)
+request_committed: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "request_committed", default=False
+)
 
 # Watch history kept per resource type. The SchedulingBasic workload (5000 nodes, 10,000 pods each
 # created, bound and turned Running) makes about 30k pod events in its minute while 5000 node
@@ -35,6 +51,10 @@ DEFAULT_HISTORY = 100_000
 
 class Journal(Protocol):
     def append(self, records: list[bytes]) -> asyncio.Future[None]: ...
+
+    def reserve(self, rv: int) -> int:
+        """Durably record a ceiling of at least `rv` for resourceVersions; returns it."""
+        ...
 
 
 @dataclass(slots=True)
@@ -59,9 +79,7 @@ def record_bytes(key: str, event: Event) -> bytes:
 
 
 class Store:
-    def __init__(
-        self, history_size: int = DEFAULT_HISTORY, watcher_buffer: int = 100_000
-    ) -> None:
+    def __init__(self, history_size: int = DEFAULT_HISTORY, watcher_buffer: int = 100_000) -> None:
         self._objects: dict[str, dict[str, dict[str, Obj]]] = {}
         self._logs: dict[str, _ResourceLog] = {}
         self._history_size = history_size
@@ -71,12 +89,16 @@ class Store:
         self._published_rv = 0
         self._start_rv = 0
         self._journal: Journal | None = None
+        self._reserved_rv = sys.maxsize  # no journal: nothing to survive a crash
         self._pending: deque[tuple[str, Event]] = deque()
+        self._settle_waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+        self._held_watchers: list[Watcher] = []
         self._listeners: list[StoreListener] = []
 
     # ---- setup -------------------------------------------------------------------------------
     def attach_journal(self, journal: Journal) -> None:
         self._journal = journal
+        self._reserved_rv = self._rv  # the first write reserves
 
     def load(self, key: str, obj: Obj) -> None:
         """Put a recovered object without an event (replay at start)."""
@@ -89,7 +111,8 @@ class Store:
         self._objects.get(key, {}).get(namespace, {}).pop(name, None)
 
     def set_resource_version(self, rv: int) -> None:
-        """After replay: continue the counter; older history is gone, so watches before it 410."""
+        """After replay: continue the counter from `rv` (at least the last one a client could
+        have seen); older history is gone, so watches from before it answer 410."""
         self._rv = self._published_rv = self._start_rv = rv
         for log in self._logs.values():
             log.oldest_valid_rv = rv
@@ -105,7 +128,18 @@ class Store:
 
     @property
     def published_resource_version(self) -> int:
+        """Every write up to this one is durable (or was rolled back after a disk failure)."""
         return self._published_rv
+
+    async def settle(self) -> None:
+        """Wait until every write applied so far is durable: an answer computed from the
+        current state may then be sent. Raises 500 if the disk failed and they were undone."""
+        rv = self._rv
+        if rv <= self._published_rv:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._settle_waiters.append((rv, waiter))
+        await waiter
 
     def get(self, key: str, namespace: str, name: str) -> Obj | None:
         by_ns = self._objects.get(key)
@@ -168,6 +202,8 @@ class Store:
     async def commit(self, changes: list[tuple[str, Obj | None, Obj | None]]) -> list[Event]:
         """Apply (key, new, old) changes atomically: new=None deletes old, old=None creates."""
         json_limits.check_storable(changes)  # nothing stored that cannot be served back
+        if self._rv + len(changes) > self._reserved_rv:
+            self._reserve(self._rv + len(changes))
         events = [(key, self._apply(key, new, old)) for key, new, old in changes]
         if self._journal is None:
             for key, event in events:
@@ -177,8 +213,17 @@ class Store:
         try:
             await self._journal.append([record_bytes(key, event) for key, event in events])
         except OSError as exc:
-            raise errors.internal(f"writing to the data directory failed: {exc}") from exc
+            raise _disk_failed(exc) from exc
+        request_committed.set(True)
         return [event for _, event in events]
+
+    def _reserve(self, rv: int) -> None:
+        """Raise the on-disk ceiling before handing out `rv`; refused (500) if the disk is."""
+        assert self._journal is not None
+        try:
+            self._reserved_rv = self._journal.reserve(rv)
+        except OSError as exc:
+            raise _disk_failed(exc) from exc
 
     async def put(self, key: str, new: Obj, old: Obj | None) -> Obj:
         return (await self.commit([(key, new, old)]))[0].obj
@@ -187,13 +232,30 @@ class Store:
         return (await self.commit([(key, None, old)]))[0].obj
 
     def on_durable(self, count: int) -> None:
-        """Journal callback: the oldest `count` pending events are on disk; publish them."""
+        """Journal callback: the oldest `count` pending events are on disk; publish them, then
+        release the answers and watches that waited for them."""
         for _ in range(count):
             key, event = self._pending.popleft()
-            self._publish(key, event)
+            try:
+                self._publish(key, event)
+            except Exception:  # one bad subscriber must not stall every later write
+                logger.exception("publishing %s resourceVersion %d failed", key, event.rv)
+        durable = self._published_rv
+        waiters = self._settle_waiters
+        while waiters and waiters[0][0] <= durable:
+            waiter = waiters.popleft()[1]
+            if not waiter.done():
+                waiter.set_result(None)
+        if self._held_watchers:
+            held = self._held_watchers
+            self._held_watchers = [w for w in held if w.after_rv > durable and not w.closed]
+            for watcher in held:
+                if watcher.after_rv <= durable:
+                    watcher.release()
 
-    def on_failed(self) -> None:
-        """Journal callback: nothing pending reached disk; undo it all, newest first."""
+    def on_failed(self, exc: OSError) -> None:
+        """Journal callback: nothing pending reached disk; undo it all, newest first. Answers
+        and watches that could have seen it fail; the undone resourceVersions stay unused."""
         while self._pending:
             key, event = self._pending.pop()
             meta = event.obj["metadata"]
@@ -202,6 +264,14 @@ class Store:
                 self.unload(key, namespace, name)
             else:
                 self.load(key, event.old)
+        self._published_rv = self._rv  # memory equals disk again
+        while self._settle_waiters:
+            waiter = self._settle_waiters.popleft()[1]
+            if not waiter.done():
+                waiter.set_exception(_disk_failed(exc))
+        for watcher in self._held_watchers:
+            watcher.close()  # its initial state held undone writes: the client re-watches
+        self._held_watchers = []
 
     def _publish(self, key: str, event: Event) -> None:
         self._published_rv = event.rv
@@ -234,6 +304,9 @@ class Store:
         log = self._log(key)
         if since is None:
             watcher = Watcher(namespace, predicate, self._rv, self._watcher_buffer, render)
+            if self._rv > self._published_rv:  # the state below holds writes not yet durable
+                watcher.hold()
+                self._held_watchers.append(watcher)
             for obj in self.items(key, namespace):
                 if predicate is None or predicate(obj):
                     watcher.push_line(Event("ADDED", obj, None, 0, "").view_line(render), 0)
@@ -249,3 +322,7 @@ class Store:
     def stop_watch(self, key: str, watcher: Watcher) -> None:
         watcher.close()
         self._log(key).watchers.discard(watcher)
+
+
+def _disk_failed(exc: OSError) -> errors.ApiError:
+    return errors.internal(f"writing to the data directory failed: {exc}")

@@ -90,6 +90,14 @@ class Watcher:
         self._lines: deque[bytes] = deque()
         self._ready = asyncio.Event()
         self.closed = False
+        self._held = False  # lines wait until the initial state they follow is durable
+
+    def hold(self) -> None:
+        self._held = True
+
+    def release(self) -> None:
+        self._held = False
+        self._ready.set()
 
     def push_line(self, line: bytes, rv: int) -> None:
         if self.closed:
@@ -127,8 +135,9 @@ class Watcher:
         self._ready.set()
 
     async def next_batch(self) -> list[bytes]:
-        """Wait for lines and return all queued; raises WatcherClosed once drained and closed."""
-        while not self._lines:
+        """Wait for lines and return all queued; raises WatcherClosed once drained and closed
+        (or closed while held: its lines may show writes that never became durable)."""
+        while not self._lines or self._held:
             if self.closed:
                 raise WatcherClosed
             self._ready.clear()
