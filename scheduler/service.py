@@ -295,7 +295,6 @@ class SchedulerService:
 
     async def _update_gauges(self, scheduler: Scheduler) -> None:
         while True:
-            self.metrics.set_pending(scheduler.queue.counts())
             cache = scheduler.cache
             self.metrics.set_cache_size(
                 cache.node_count(), cache.pod_count(), cache.assumed_pod_count()

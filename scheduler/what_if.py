@@ -49,7 +49,7 @@ from scheduler.algorithm import (
 from scheduler.api.errors import MalformedObject
 from scheduler.api.objects import PodView
 from scheduler.cache.snapshot import Snapshot
-from scheduler.extenders import ExtenderConfigError
+from scheduler.extenders import ExtenderConfigError, ignored_resources
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import FrameworkError, HandleDeps
@@ -228,10 +228,7 @@ class WhatIf:
     def _build(self, config: ResolvedConfig) -> ProfileSet:
         """Frameworks for `config` as a reload builds them, wired to this engine only."""
         scheduler = self._scheduler
-        ignored = tuple(
-            r.name for e in config.extenders for r in e.managed_resources if r.ignored_by_scheduler
-        )
-        config = with_ignored_resources(config, ignored)
+        config = with_ignored_resources(config, ignored_resources(config.extenders))
         snapshot = self._snapshot
         rng = random.Random()
 

@@ -11,6 +11,7 @@ from scheduler.extenders.cycle import (
     extender_scores,
     extenders_binding,
     find_nodes_that_pass_extenders,
+    ignored_resources,
 )
 from scheduler.extenders.http import DEFAULT_EXTENDER_TIMEOUT, ExtenderError, HTTPExtender
 from scheduler.extenders.tls import ExtenderConfigError
@@ -38,4 +39,5 @@ __all__ = [
     "extender_scores",
     "extenders_binding",
     "find_nodes_that_pass_extenders",
+    "ignored_resources",
 ]

@@ -44,6 +44,11 @@ BIND_POINT = "ExtenderBind"
 PREEMPT_POINT = "ExtenderPreempt"
 
 
+def ignored_resources(configs: Sequence[Extender]) -> tuple[str, ...]:
+    """The managed resources NodeResourcesFit ignores: the extenders account for them."""
+    return tuple(r.name for c in configs for r in c.managed_resources if r.ignored_by_scheduler)
+
+
 class ExtenderSet:
     """The configured extenders, in upstream's order: ignorable ones at the tail."""
 
@@ -52,10 +57,7 @@ class ExtenderSet:
         self.extenders: tuple[HTTPExtender, ...] = tuple(
             [e for e in built if not e.ignorable] + [e for e in built if e.ignorable]
         )
-        # NodeResourcesFit ignores these: the extenders account for them.
-        self.ignored_resources: tuple[str, ...] = tuple(
-            r.name for c in configs for r in c.managed_resources if r.ignored_by_scheduler
-        )
+        self.ignored_resources = ignored_resources(configs)
 
     def __bool__(self) -> bool:
         return bool(self.extenders)
