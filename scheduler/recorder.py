@@ -19,7 +19,8 @@ kube-scheduler feeds from a clientset of its own (cmd/kube-scheduler/app/options
   logged at a sampled rate: the first at once, then at most one line per interval with the
   count since the last line.
 - A per-object spam filter (the core/v1 recorder's EventCorrelator default: a burst of 25, then
-  one more every 5 minutes) keeps a pod that fails for hours from flooding the API server.
+  one more every 5 minutes, in an LRU cache of 4096 objects) keeps a pod that fails for hours
+  from flooding the API server, at a fixed cost per event however many objects have events.
   Upstream's v1 broadcaster aggregates repeats into an EventSeries instead; not done here.
 """
 
@@ -31,6 +32,7 @@ import logging
 import random
 import secrets
 import socket
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,6 +47,7 @@ MAX_QUEUED_EVENTS = 1000  # client-go tools/events maxQueuedEvents
 RETRY_FOR_SECONDS = 120.0  # about client-go's maxTriesPerEvent (12) times its 10 s sleep
 FIRST_RETRY_SLEEP = 0.5
 MAX_RETRY_SLEEP = 5.0
+MAX_SPAM_FILTER_ENTRIES = 4096  # client-go tools/record/events_cache.go maxLruCacheEntries
 WRITE_TIMEOUT = 30.0  # an API server that accepts but never answers counts as down
 
 QUEUE_FULL = "queue_full"
@@ -98,27 +101,44 @@ class PendingEvent:
 
 
 class SpamFilter:
-    """Token bucket per regarding-object: `burst` events, then one per `refill_seconds`."""
+    """Token bucket per regarding object: `burst` events, then one more per `refill_seconds`.
+
+    As client-go's EventSourceObjectSpamFilter (tools/record/events_cache.go): the buckets live
+    in an LRU cache of `max_entries` (maxLruCacheEntries, 4096), so memory and the cost of one
+    event stay fixed however many objects have had events; an object evicted from the cache
+    starts again with a full burst, as upstream's does.
+    """
 
     def __init__(
-        self, clock: Callable[[], float], burst: int = 25, refill_seconds: float = 300.0
+        self,
+        clock: Callable[[], float],
+        burst: int = 25,
+        refill_seconds: float = 300.0,
+        max_entries: int = MAX_SPAM_FILTER_ENTRIES,
     ) -> None:
         self._clock = clock
         self._burst = burst
         self._refill = refill_seconds
-        self._buckets: dict[str, tuple[float, float]] = {}  # uid → (tokens, last time)
+        self._max_entries = max_entries
+        # key → (tokens, last time), least recently used first
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._buckets)
 
     def allow(self, key: str) -> bool:
         now = self._clock()
-        tokens, last = self._buckets.get(key, (float(self._burst), now))
-        tokens = min(self._burst, tokens + (now - last) / self._refill)
-        if tokens < 1:
-            self._buckets[key] = (tokens, now)
-            return False
-        self._buckets[key] = (tokens - 1, now)
-        if len(self._buckets) > 50_000:  # forget long-quiet objects
-            self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < self._refill}
-        return True
+        bucket = self._buckets.pop(key, None)
+        if bucket is None:
+            tokens = float(self._burst)
+            if len(self._buckets) >= self._max_entries:
+                self._buckets.popitem(last=False)
+        else:
+            tokens, last = bucket
+            tokens = min(float(self._burst), tokens + (now - last) / self._refill)
+        allowed = tokens >= 1
+        self._buckets[key] = (tokens - 1 if allowed else tokens, now)
+        return allowed
 
 
 class SampledDropLog:

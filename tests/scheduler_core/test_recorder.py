@@ -14,7 +14,14 @@ from kubernetes_asyncio.client import Configuration
 
 from observability.metrics import SchedulerMetrics
 from scheduler.client import ApiError, ClientSettings, KubeClient
-from scheduler.recorder import EventRecorder, ObjectRef, PendingEvent, SampledDropLog
+from scheduler.recorder import (
+    MAX_SPAM_FILTER_ENTRIES,
+    EventRecorder,
+    ObjectRef,
+    PendingEvent,
+    SampledDropLog,
+    SpamFilter,
+)
 
 POD = ObjectRef("default", "p", "uid-p", "7")
 REFUSED_NOW = object()  # marker: raise ApiError (no HTTP answer)
@@ -176,3 +183,45 @@ async def test_events_have_a_rate_budget_of_their_own() -> None:
     finally:
         await client.close()
         await runner.cleanup()
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_spam_filter_burst_then_one_per_refill() -> None:
+    # client-go events_cache.go: defaultSpamBurst 25, defaultSpamQPS 1/300
+    clock = ManualClock()
+    spam = SpamFilter(clock)
+    assert [spam.allow("pod-a") for _ in range(26)] == [True] * 25 + [False]
+    clock.now = 299.0
+    assert not spam.allow("pod-a")
+    clock.now = 301.0
+    assert spam.allow("pod-a")
+    assert not spam.allow("pod-a")
+
+
+def test_spam_filter_is_a_bounded_lru() -> None:
+    # maxLruCacheEntries: the filter never holds more keys than its size, and the key evicted
+    # is the least recently used one, which then starts again with a full burst
+    clock = ManualClock()
+    spam = SpamFilter(clock, burst=1, max_entries=3)
+    for key in ("a", "b", "c"):
+        assert spam.allow(key)
+    assert not spam.allow("a")  # "a" is now the most recently used
+    assert spam.allow("d")  # evicts "b"
+    assert len(spam) == 3
+    assert not spam.allow("a") and not spam.allow("c") and not spam.allow("d")
+    assert spam.allow("b")  # forgotten, so a fresh burst
+
+
+def test_spam_filter_size_stays_fixed_with_many_objects() -> None:
+    clock = ManualClock()
+    spam = SpamFilter(clock)
+    for i in range(3 * MAX_SPAM_FILTER_ENTRIES):
+        assert spam.allow(f"pod-{i}")
+    assert len(spam) == MAX_SPAM_FILTER_ENTRIES == 4096
