@@ -417,7 +417,7 @@ class SchedulerMetrics:
         self._config_reloads.labels(result).inc()
         self._config_last_reload_success.set(1 if result == "success" else 0)
 
-    # --- events (scheduler/recorder.py) ---
+    # --- events (scheduler/client/recorder.py) ---
 
     def event_written(self) -> None:
         self._events_written.labels().inc()

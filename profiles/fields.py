@@ -92,33 +92,35 @@ def _fields() -> dict[str, FieldSupport]:
         ),
         "enableProfiling": FieldSupport(Effect.NOT_SERVED, "HTTP endpoints", _PROFILING),
         "enableContentionProfiling": FieldSupport(Effect.NOT_SERVED, "HTTP endpoints", _PROFILING),
-        "leaderElection.leaderElect": FieldSupport(restart, "scheduler/leaderelection.py"),
-        "leaderElection.leaseDuration": FieldSupport(restart, "scheduler/leaderelection.py"),
-        "leaderElection.renewDeadline": FieldSupport(restart, "scheduler/leaderelection.py"),
-        "leaderElection.retryPeriod": FieldSupport(restart, "scheduler/leaderelection.py"),
+        "leaderElection.leaderElect": FieldSupport(restart, "scheduler/client/leaderelection.py"),
+        "leaderElection.leaseDuration": FieldSupport(restart, "scheduler/client/leaderelection.py"),
+        "leaderElection.renewDeadline": FieldSupport(restart, "scheduler/client/leaderelection.py"),
+        "leaderElection.retryPeriod": FieldSupport(restart, "scheduler/client/leaderelection.py"),
         "leaderElection.resourceLock": FieldSupport(
-            restart, "scheduler/leaderelection.py", 'anything but "leases" (as upstream)'
+            restart, "scheduler/client/leaderelection.py", 'anything but "leases" (as upstream)'
         ),
-        "leaderElection.resourceName": FieldSupport(restart, "scheduler/leaderelection.py"),
-        "leaderElection.resourceNamespace": FieldSupport(restart, "scheduler/leaderelection.py"),
+        "leaderElection.resourceName": FieldSupport(restart, "scheduler/client/leaderelection.py"),
+        "leaderElection.resourceNamespace": FieldSupport(
+            restart, "scheduler/client/leaderelection.py"
+        ),
         "clientConnection.kubeconfig": FieldSupport(
-            restart, "scheduler/client.py (--kubeconfig, when given, wins)"
+            restart, "scheduler/client/rest.py (--kubeconfig, when given, wins)"
         ),
         "clientConnection.acceptContentTypes": FieldSupport(
             restart,
-            "scheduler/client.py sends Accept: application/json",
+            "scheduler/client/rest.py sends Accept: application/json",
             "a list without application/json",
         ),
         "clientConnection.contentType": FieldSupport(
             restart,
-            "scheduler/client.py encodes request bodies as JSON",
+            "scheduler/client/rest.py encodes request bodies as JSON",
             f"anything but {JSON_CONTENT_TYPE} (absent means JSON in aiosched; upstream's "
             f"default is {PROTOBUF_CONTENT_TYPE})",
         ),
-        "clientConnection.qps": FieldSupport(restart, "scheduler/client.py token bucket"),
-        "clientConnection.burst": FieldSupport(restart, "scheduler/client.py token bucket"),
-        "profiles[].schedulerName": FieldSupport(reload, "scheduler/profile_set.py"),
-        "profiles[].percentageOfNodesToScore": FieldSupport(reload, "scheduler/algorithm.py"),
+        "clientConnection.qps": FieldSupport(restart, "scheduler/client/rest.py token bucket"),
+        "clientConnection.burst": FieldSupport(restart, "scheduler/client/rest.py token bucket"),
+        "profiles[].schedulerName": FieldSupport(reload, "scheduler/cycle/profile_set.py"),
+        "profiles[].percentageOfNodesToScore": FieldSupport(reload, "scheduler/cycle/algorithm.py"),
         "profiles[].pluginConfig[].name": FieldSupport(reload, "plugin args (decode_args)"),
         "profiles[].pluginConfig[].args": FieldSupport(reload, "plugin args (decode_args)"),
     }

@@ -19,7 +19,7 @@ import aiohttp
 import orjson
 
 from profiles.config import Extender
-from scheduler.client import proxy_for
+from scheduler.client.rest import proxy_for
 from scheduler.extenders.tls import ssl_context_for
 from scheduler.extenders.types import (
     HostPriority,

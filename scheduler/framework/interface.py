@@ -23,8 +23,8 @@ from scheduler.framework.status import Status
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.cluster_objects import ClusterObjects
     from scheduler.extenders.http import HTTPExtender
+    from scheduler.listers.cluster_objects import ClusterObjects
     from scheduler.queue.types import QueuedPodInfo
 
 MAX_NODE_SCORE = 100

@@ -25,7 +25,6 @@ from scheduler.cache.rows import (
     RowVerdict,
     verdict_per_node,
 )
-from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -69,6 +68,7 @@ from scheduler.framework.registry import Registry
 from scheduler.framework.results import NodePluginScores, PluginScore
 from scheduler.framework.status import Code, Status
 from scheduler.framework.waiting_pods import WaitingPod, WaitingPods
+from scheduler.listers.cluster_objects import ClusterObjects
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView

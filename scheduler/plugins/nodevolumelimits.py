@@ -74,7 +74,7 @@ from scheduler.plugins.volume_helpers import (
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.interface import PreFilterExtensions
-    from scheduler.storage_objects import StorageObjects
+    from scheduler.listers.storage_objects import StorageObjects
 
 NAME = "NodeVolumeLimits"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

@@ -24,10 +24,10 @@ import yaml
 from observability.http import ObservabilityServer
 from observability.tracing import resolve_tracing_config
 from profiles.api import load_config
-from scheduler.cli import build_parser
-from scheduler.commands.run import DEFAULT_HTTP_ADDRESS
-from scheduler.profile_set import registry_for_config
-from scheduler.serving import self_signed_context
+from scheduler.app.cli import build_parser
+from scheduler.app.commands.run import DEFAULT_HTTP_ADDRESS
+from scheduler.cycle.profile_set import registry_for_config
+from scheduler.server.certificate import self_signed_context
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((REPO / "compose.yaml").read_text())
@@ -404,7 +404,7 @@ def test_entrypoint_is_the_console_script() -> None:
     entrypoint = exec_form("ENTRYPOINT")
 
     assert entrypoint == ["aiosched"]
-    assert PYPROJECT["project"]["scripts"]["aiosched"] == "scheduler.cli:main"
+    assert PYPROJECT["project"]["scripts"]["aiosched"] == "scheduler.app.cli:main"
 
 
 def test_default_cmd_parses_with_the_real_parser() -> None:

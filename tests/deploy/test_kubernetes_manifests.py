@@ -25,10 +25,10 @@ import yaml
 
 from kubesim import rbac
 from profiles.api import load_config
-from scheduler.cli import build_parser
-from scheduler.commands.run import listen_address
-from scheduler.profile_set import registry_for_config
-from scheduler.service import SchedulerService
+from scheduler.app.cli import build_parser
+from scheduler.app.commands.run import listen_address
+from scheduler.app.service import SchedulerService
+from scheduler.cycle.profile_set import registry_for_config
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "deploy" / "kubernetes"

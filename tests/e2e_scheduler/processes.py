@@ -26,7 +26,7 @@ STARTUP_TIMEOUT = 30.0
 
 def aiosched() -> list[str]:
     found = shutil.which("aiosched", path=str(Path(sys.executable).parent))
-    return [found] if found else [sys.executable, "-m", "scheduler.cli"]
+    return [found] if found else [sys.executable, "-m", "scheduler.app.cli"]
 
 
 @dataclass

@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from observability.metrics import SchedulerMetrics
 from observability.resource_metrics import PodResources, resource_unit
 from scheduler.api.objects import PodView
-from scheduler.pod_resources import PodResourcesSource, pod_amounts
+from scheduler.cycle.pod_resources import PodResourcesSource, pod_amounts
 
 
 def container(

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from profiles.api import load_config
-from scheduler.algorithm import StartIndex, schedule_pod
+from scheduler.cycle.algorithm import StartIndex, schedule_pod
+from scheduler.cycle.profile_set import ProfileSet, full_registry, registry_for_config
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource
 from scheduler.framework.fakes import (
     RecordingClient,
@@ -22,7 +23,6 @@ from scheduler.framework.interface import CycleState
 from scheduler.framework.results import FitError
 from scheduler.framework.runtime import HandleDeps
 from scheduler.framework.status import Code
-from scheduler.profile_set import ProfileSet, full_registry, registry_for_config
 
 if TYPE_CHECKING:
     from conftest import ExampleOnPath

@@ -16,7 +16,7 @@ import yaml
 
 from profiles.api import load_config, load_config_text
 from profiles.errors import ConfigInvalidError
-from scheduler.profile_set import full_registry, registry_for_config
+from scheduler.cycle.profile_set import full_registry, registry_for_config
 
 if TYPE_CHECKING:
     from conftest import ExampleOnPath
@@ -39,7 +39,7 @@ def check_config(path: Path, pythonpath: str | None) -> subprocess.CompletedProc
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
     return subprocess.run(
-        [sys.executable, "-m", "scheduler.cli", "check-config", str(path)],
+        [sys.executable, "-m", "scheduler.app.cli", "check-config", str(path)],
         capture_output=True,
         text=True,
         env=env,

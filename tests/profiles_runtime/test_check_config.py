@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from scheduler.cli import main
+from scheduler.app.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "profiles" / "examples").glob("*.yaml"))

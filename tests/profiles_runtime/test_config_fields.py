@@ -26,14 +26,14 @@ from profiles.config import ResolvedConfig
 from profiles.errors import ConfigInvalidError
 from profiles.fields import FIELDS, Effect, accepted_paths, caveats, restart_required
 from profiles.spec import EXTENSION_POINTS, MULTI_POINT
-from scheduler.client import KubeClient, load_configuration
-from scheduler.commands.run import client_settings
+from scheduler.app.commands.run import client_settings
+from scheduler.client.leaderelection import LeaderElector
+from scheduler.client.rest import KubeClient, load_configuration
+from scheduler.cycle.profile_set import registry_for_config
+from scheduler.cycle.scheduler import Scheduler
 from scheduler.framework.interface import EXTENSION_POINT_METHODS
 from scheduler.framework.registry import PluginEntry, Registry, in_tree_registry
 from scheduler.framework.runtime import Framework
-from scheduler.leaderelection import LeaderElector
-from scheduler.profile_set import registry_for_config
-from scheduler.scheduler import Scheduler
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 

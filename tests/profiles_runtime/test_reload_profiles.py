@@ -9,7 +9,7 @@ from generation_plugins import Journal, generation_registry
 from harness import Harness, running_scheduler
 from test_reload_under_load import create_pod
 
-from scheduler.service import SchedulerService
+from scheduler.app.service import SchedulerService
 
 
 def config(*names: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from harness import running_scheduler
 
-from scheduler.service import SchedulerService
+from scheduler.app.service import SchedulerService
 
 BASE = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -49,7 +49,7 @@ async def test_backoff_applies_and_restart_only_fields_are_counted_apart(
         assert reloads(service, "success") == 1
         assert service.restart_pending == ()
 
-        caplog.set_level(logging.WARNING, logger="scheduler.service")
+        caplog.set_level(logging.WARNING, logger="scheduler.app.service")
         path.write_text(
             text(
                 initial=3,

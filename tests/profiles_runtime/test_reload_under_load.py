@@ -15,7 +15,7 @@ from typing import Any
 from generation_plugins import EXPIRE_TIMEOUT, PERMIT_LABEL, Journal, generation_registry
 from harness import Harness, running_scheduler
 
-from scheduler.service import SchedulerService
+from scheduler.app.service import SchedulerService
 
 ALT = "alt"
 DEFAULT = "default-scheduler"

@@ -19,10 +19,10 @@ import orjson
 
 from kubesim.embedded import EmbeddedCluster
 from profiles.api import load_config_text
-from scheduler.client import ClientSettings, KubeClient
+from scheduler.client.rest import ClientSettings, KubeClient
+from scheduler.cycle.profile_set import registry_for_config
+from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
 from scheduler.framework.registry import Registry, in_tree_registry
-from scheduler.profile_set import registry_for_config
-from scheduler.scheduler import Scheduler, SchedulerOptions
 
 MINIMAL_CONFIG = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 

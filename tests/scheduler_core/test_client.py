@@ -1,4 +1,4 @@
-"""scheduler.client: the session's TLS and proxy settings come from the kubeconfig and the
+"""scheduler.client.rest: the session's TLS and proxy settings come from the kubeconfig and the
 environment once, not per request."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from kubernetes_asyncio.client import Configuration
 
 from kubesim.embedded import EmbeddedCluster
-from scheduler.client import ApiError, ClientSettings, KubeClient, proxy_for, ssl_context_for
+from scheduler.client.rest import ApiError, ClientSettings, KubeClient, proxy_for, ssl_context_for
 
 
 @pytest.mark.parametrize(

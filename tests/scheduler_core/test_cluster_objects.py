@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from scheduler.api.objects import PodView
-from scheduler.cluster_objects import ClusterObjects
+from scheduler.listers.cluster_objects import ClusterObjects
 
 Obj = dict[str, Any]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.cli import build_parser
-from scheduler.service import SchedulerService
+from scheduler.app.cli import build_parser
+from scheduler.app.service import SchedulerService
 
 
 def parse(*flags: str) -> int:

@@ -1,4 +1,4 @@
-"""scheduler.recorder: which failed writes are retried, and every event is written or counted."""
+"""scheduler.client.recorder: which failed writes are retried; every event is written or counted."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from aiohttp import web
 from kubernetes_asyncio.client import Configuration
 
 from observability.metrics import SchedulerMetrics
-from scheduler.client import ApiError, ClientSettings, KubeClient
-from scheduler.recorder import (
+from scheduler.client.recorder import (
     MAX_SPAM_FILTER_ENTRIES,
     EventRecorder,
     ObjectRef,
@@ -22,6 +21,7 @@ from scheduler.recorder import (
     SampledDropLog,
     SpamFilter,
 )
+from scheduler.client.rest import ApiError, ClientSettings, KubeClient
 
 POD = ObjectRef("default", "p", "uid-p", "7")
 REFUSED_NOW = object()  # marker: raise ApiError (no HTTP answer)
@@ -135,7 +135,7 @@ async def test_spam_filter_drops_are_counted() -> None:
 def test_drops_are_logged_first_then_once_per_interval(caplog: pytest.LogCaptureFixture) -> None:
     now = [0.0]
     drop_log = SampledDropLog(lambda: now[0], interval=10.0)
-    caplog.set_level(logging.WARNING, logger="scheduler.recorder")
+    caplog.set_level(logging.WARNING, logger="scheduler.client.recorder")
     pending = PendingEvent(POD, "Normal", "Scheduled", "Binding", "n", "s")
     drops = [
         (0.0, "queue_full"),  # the first: logged at once

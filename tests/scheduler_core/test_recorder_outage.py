@@ -20,8 +20,8 @@ from aiohttp import web
 from kubernetes_asyncio.client import Configuration
 
 from observability.metrics import SchedulerMetrics
-from scheduler.client import ClientSettings, KubeClient
-from scheduler.recorder import EventRecorder, ObjectRef
+from scheduler.client.recorder import EventRecorder, ObjectRef
+from scheduler.client.rest import ClientSettings, KubeClient
 
 OUTAGE_SECONDS = 10.0
 EVENTS_PER_SECOND = 50

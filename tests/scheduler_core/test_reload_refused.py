@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness import MINIMAL_CONFIG, running_scheduler
 
-from scheduler.service import SchedulerService
+from scheduler.app.service import SchedulerService
 
 
 def reloads(service: SchedulerService, result: str) -> float:

@@ -19,10 +19,10 @@ import orjson
 import pytest
 
 from scheduler.api.objects import PodView
-from scheduler.client import ApiError, KubeClient
-from scheduler.informers import Informer, ResourceWatch
-from scheduler.recorder import EventRecorder
-from scheduler.unparsable_pods import UnparsablePodReporter
+from scheduler.client.informers import Informer, ResourceWatch
+from scheduler.client.recorder import EventRecorder
+from scheduler.client.rest import ApiError, KubeClient
+from scheduler.cycle.unparsable_pods import UnparsablePodReporter
 
 BAD_OVERHEAD = (
     "spec.overhead.cpu: quantities must match the regular expression "

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from observability.http import BadRequest
 from profiles.api import load_config_text
 from scheduler.api.objects import NodeView, PodView
+from scheduler.cycle.profile_set import registry_for_config
+from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
+from scheduler.cycle.what_if import NEEDS_PREEMPTION_NOTE, WhatIf
 from scheduler.framework.registry import in_tree_registry
-from scheduler.profile_set import registry_for_config
-from scheduler.scheduler import Scheduler, SchedulerOptions
-from scheduler.what_if import NEEDS_PREEMPTION_NOTE, WhatIf
 
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

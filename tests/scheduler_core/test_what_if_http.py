@@ -12,8 +12,8 @@ from aiohttp import ClientSession
 from test_what_if import CANDIDATE, manifest, node, scheduler_with
 
 from observability.http import WHAT_IF_MAX_BODY, ObservabilityServer, what_if_routes
-from scheduler.delegated_auth import SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS, DelegatedAuth
-from scheduler.what_if import WhatIf
+from scheduler.cycle.what_if import WhatIf
+from scheduler.server.delegated_auth import SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS, DelegatedAuth
 
 USERS = {"admin-token": "admin", "reader-token": "reader"}
 #: reader may GET /debug/* (aiosched:metrics-reader) but not POST the what-if.

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.algorithm import StartIndex, schedule_pod_with_extenders
 from scheduler.cache.node_info import NodeInfo
+from scheduler.cycle.algorithm import StartIndex, schedule_pod_with_extenders
 from scheduler.extenders import (
     EXTENDER_NAME,
     CallRecorder,

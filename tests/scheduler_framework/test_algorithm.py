@@ -10,9 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.algorithm import StartIndex, num_feasible_nodes_to_find, schedule_pod, select_host
 from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
+from scheduler.cycle.algorithm import (
+    StartIndex,
+    num_feasible_nodes_to_find,
+    schedule_pod,
+    select_host,
+)
 from scheduler.framework.fakes import (
     RecordingClient,
     make_node,

@@ -23,9 +23,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from observability.metrics import SchedulerMetrics
 from observability.tracing import AttemptSpan, tracing_with_processor
-from scheduler.algorithm import StartIndex, schedule_pod
 from scheduler.cache.cache import Cache
 from scheduler.cache.snapshot import Snapshot
+from scheduler.cycle.algorithm import StartIndex, schedule_pod
+from scheduler.cycle.instrumentation import AttemptTrace
+from scheduler.cycle.scheduler import MetricsObserver
 from scheduler.framework.fakes import (
     ListSnapshot,
     RecordingClient,
@@ -38,11 +40,9 @@ from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import FitError
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Status
-from scheduler.instrumentation import AttemptTrace
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
 from scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from scheduler.plugins.tainttoleration import TaintToleration
-from scheduler.scheduler import MetricsObserver
 
 PROFILE = "default-scheduler"
 PATHS = ("rows", "batch", "per-node")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.client import ApiError
+from scheduler.client.rest import ApiError
 
 WALL_EPOCH = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/"

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from kubesim.embedded import EmbeddedCluster
-from scheduler.client import ClientSettings, KubeClient
-from scheduler.leaderelection import LeaderElector
+from scheduler.client.leaderelection import LeaderElector
+from scheduler.client.rest import ClientSettings, KubeClient
 
 LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
 

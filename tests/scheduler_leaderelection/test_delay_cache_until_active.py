@@ -12,8 +12,8 @@ import pytest
 
 from kubesim.embedded import EmbeddedCluster
 from scheduler.api.times import format_micro_time
-from scheduler.client import ClientSettings, KubeClient
-from scheduler.service import SchedulerService
+from scheduler.app.service import SchedulerService
+from scheduler.client.rest import ClientSettings, KubeClient
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1

@@ -21,13 +21,13 @@ import pytest
 
 from observability.http import ObservabilityServer
 from profiles.config import LeaderElection
-from scheduler.leaderelection import (
+from scheduler.app.service import SchedulerService
+from scheduler.client.leaderelection import (
     LeaderElector,
     default_identity,
     format_micro_time,
     jittered,
 )
-from scheduler.service import SchedulerService
 
 NS, NAME = "kube-system", "kube-scheduler"
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 15.0, 10.0, 2.0

@@ -18,19 +18,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler.algorithm import (
-    StartIndex,
-    find_nodes_that_fit_pod,
-    prioritize_nodes,
-    schedule_pod,
-)
-from scheduler.algorithm_rows import prioritize_rows, row_table_for, select_row
 from scheduler.api.objects import PodView
 from scheduler.cache.cache import Cache
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.node_table import NodeTable
 from scheduler.cache.rows import Rows, RowVerdict, verdict_per_node
 from scheduler.cache.snapshot import Snapshot
+from scheduler.cycle.algorithm import (
+    StartIndex,
+    find_nodes_that_fit_pod,
+    prioritize_nodes,
+    schedule_pod,
+)
+from scheduler.cycle.algorithm_rows import prioritize_rows, row_table_for, select_row
 from scheduler.framework.fakes import (
     ListSnapshot,
     RecordingClient,

@@ -17,10 +17,10 @@ import pytest
 
 from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
-from scheduler.cluster_objects import DisruptionBudget
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import PluginEntry
 from scheduler.framework.status import Code, Status
+from scheduler.listers.cluster_objects import DisruptionBudget
 from scheduler.plugins.defaultpreemption import DefaultPreemptionArgs
 from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,

@@ -35,13 +35,13 @@ from scheduler.api.storage import (
 )
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
-from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from scheduler.framework.fakes import RecordingClient, StaticNominator
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
+from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.nodevolumelimits import (
     ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
     NAME,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler.api.storage import PersistentVolumeClaimView, PersistentVolumeView
+from scheduler.listers.storage_objects import StorageObjects
 from scheduler.plugins.volumebinding.assume_cache import (
     PV_DESCRIPTION,
     PVC_DESCRIPTION,
@@ -21,7 +22,6 @@ from scheduler.plugins.volumebinding.assume_cache import (
     NotFoundError,
 )
 from scheduler.plugins.volumebinding.testing import make_pv, make_pvc
-from scheduler.storage_objects import StorageObjects
 
 
 def _pv_cache() -> tuple[StorageObjects, AssumeCache[PersistentVolumeView]]:

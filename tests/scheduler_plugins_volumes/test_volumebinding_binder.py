@@ -31,6 +31,7 @@ from scheduler.api.storage import (
     PersistentVolumeClaimView,
     PersistentVolumeView,
 )
+from scheduler.listers.storage_objects import StorageObjects
 from scheduler.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -55,7 +56,6 @@ from scheduler.plugins.volumebinding.testing import (
     make_pv,
     make_pvc,
 )
-from scheduler.storage_objects import StorageObjects
 
 PROVISIONER = "test-provisioner"
 WAIT_CLASS = "waitClass"

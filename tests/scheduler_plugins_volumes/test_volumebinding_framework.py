@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from scheduler.framework.fakes import ListSnapshot
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
+from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.volumebinding import ERR_REASON_BIND_CONFLICT, NAME, PLUGIN_ENTRY
 from scheduler.plugins.volumebinding.testing import (
     HOSTNAME_LABEL,

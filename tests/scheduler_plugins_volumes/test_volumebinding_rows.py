@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from scheduler.cache.snapshot import Snapshot
-from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.fakes import RecordingClient
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
+from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.volumebinding import NAME, PLUGIN_ENTRY, VolumeBinding
 from scheduler.plugins.volumebinding.testing import (
     HOSTNAME_LABEL,

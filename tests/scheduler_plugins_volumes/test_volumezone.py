@@ -24,13 +24,13 @@ from scheduler.api.objects import NodeView, PodView
 from scheduler.api.storage import PersistentVolumeClaimView, PersistentVolumeView, StorageClassView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
-from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from scheduler.framework.fakes import RecordingClient, StaticNominator
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
+from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.volumezone import (
     ERR_REASON_CONFLICT,
     NAME,

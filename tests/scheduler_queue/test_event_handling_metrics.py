@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from observability.metrics import SchedulerMetrics
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.cache import Cache
-from scheduler.eventhandlers import NodeEventHandler, PodEventHandler
+from scheduler.cycle.eventhandlers import NodeEventHandler, PodEventHandler
 from scheduler.queue.scheduling_queue import SchedulingQueue
 
 

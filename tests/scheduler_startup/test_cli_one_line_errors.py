@@ -26,7 +26,7 @@ contexts: [{name: a, context: {cluster: %s, user: u}}]
 
 def aiosched() -> list[str]:
     found = shutil.which("aiosched", path=str(Path(sys.executable).parent))
-    return [found] if found else [sys.executable, "-m", "scheduler.cli"]
+    return [found] if found else [sys.executable, "-m", "scheduler.app.cli"]
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""The secure port's guard (scheduler/delegated_auth.py) and its self-signed certificate
-(scheduler/serving.py), against a fake API server that answers the reviews."""
+"""The secure port's guard (scheduler/server/delegated_auth.py) and its self-signed certificate
+(scheduler/server/certificate.py), against a fake API server that answers the reviews."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from cryptography import x509
 
 from observability.http import ObservabilityServer
 from observability.metrics import SchedulerMetrics
-from scheduler.delegated_auth import (
+from scheduler.server.certificate import self_signed_context, self_signed_pem
+from scheduler.server.delegated_auth import (
     SUBJECT_ACCESS_REVIEWS,
     TOKEN_REVIEWS,
     DelegatedAuth,
     always_allowed,
 )
-from scheduler.serving import self_signed_context, self_signed_pem
 
 READER = {"username": "system:serviceaccount:monitoring:prometheus", "uid": "u-1",
           "groups": ["system:serviceaccounts", "system:authenticated"]}

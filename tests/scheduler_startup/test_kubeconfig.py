@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler.kubeconfig import InCluster, KubeconfigError, resolve_configuration
+from scheduler.client.kubeconfig import InCluster, KubeconfigError, resolve_configuration
 
 GOOD = """apiVersion: v1
 kind: Config

@@ -10,8 +10,8 @@ import pytest
 
 from profiles.api import load_config
 from profiles.errors import ConfigInvalidError
-from scheduler.cli import build_parser
-from scheduler.commands.run import (
+from scheduler.app.cli import build_parser
+from scheduler.app.commands.run import (
     DEFAULT_HTTP_ADDRESS,
     client_settings,
     config_overrides,
@@ -19,9 +19,9 @@ from scheduler.commands.run import (
     serving_context,
     serving_note,
 )
-from scheduler.commands.upstream_flags import REMOVED, go_bool
-from scheduler.profile_set import registry_for_config
-from scheduler.startup import StartupError
+from scheduler.app.commands.upstream_flags import REMOVED, go_bool
+from scheduler.app.startup import StartupError
+from scheduler.cycle.profile_set import registry_for_config
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 REGISTRY = registry_for_config()

@@ -1,4 +1,4 @@
-"""Start-up failures are one line that says what to do next (scheduler/startup.py)."""
+"""Start-up failures are one line that says what to do next (scheduler/app/startup.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from kubernetes_asyncio.client import Configuration
 
 from kubesim.tls import self_signed
 from observability.tracing import TracingConfigError, resolve_tracing_config
-from scheduler.client import ClientSettings, KubeClient
-from scheduler.service import SchedulerService
-from scheduler.startup import StartupError, check_api_server, load_serving_certificate
+from scheduler.app.service import SchedulerService
+from scheduler.app.startup import StartupError, check_api_server, load_serving_certificate
+from scheduler.client.rest import ClientSettings, KubeClient
 
 
 def closed_port() -> int:

@@ -17,7 +17,7 @@ from scheduler.api.storage import (
     StorageClassView,
 )
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource
-from scheduler.storage_objects import StorageObjects
+from scheduler.listers.storage_objects import StorageObjects
 
 
 def claim(spec: dict[str, Any], annotations: dict[str, str] | None = None) -> dict[str, Any]:

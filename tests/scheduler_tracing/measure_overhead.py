@@ -24,9 +24,9 @@ from observability.explain import ExplainStore
 from observability.tracing import NOOP_TRACING, Tracing, setup_tracing
 from profiles.api import load_config_text
 from scheduler.api.objects import NodeView, PodView
+from scheduler.cycle.profile_set import registry_for_config
+from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
 from scheduler.framework.registry import in_tree_registry
-from scheduler.profile_set import registry_for_config
-from scheduler.scheduler import Scheduler, SchedulerOptions
 
 CONFIG = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 

@@ -15,9 +15,9 @@ from opentelemetry.trace import StatusCode
 from prometheus_client.parser import text_string_to_metric_families
 from tracing_harness import TracedHarness, traced_scheduler
 
+from scheduler.cycle.scheduler import Scheduler
 from scheduler.framework.runtime import Framework
 from scheduler.framework.status import Status
-from scheduler.scheduler import Scheduler
 
 
 class AcceptAll:

@@ -12,14 +12,14 @@ from tracing_harness import traced_scheduler
 from observability.explain import ExplainStore, render_text
 from observability.logs import V
 from observability.tracing import tracing_with_processor
-from scheduler.framework.interface import CycleState, NodeToStatus
-from scheduler.framework.results import NodePluginScores, PluginScore
-from scheduler.framework.status import Status
-from scheduler.instrumentation import (
+from scheduler.cycle.instrumentation import (
     FilterVerdictView,
     Instrumentation,
     top_node_scores,
 )
+from scheduler.framework.interface import CycleState, NodeToStatus
+from scheduler.framework.results import NodePluginScores, PluginScore
+from scheduler.framework.status import Status
 
 GPU_TAINT = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
 HOLD_TAINT = [{"key": "hold", "value": "true", "effect": "NoSchedule"}]
@@ -302,8 +302,8 @@ def test_top_row_scores_reads_only_the_best_rows(
 ) -> None:
     import numpy as np
 
+    from scheduler.cycle.instrumentation import top_row_scores
     from scheduler.framework.runtime import RowScores
-    from scheduler.instrumentation import top_row_scores
 
     weighted = [np.array([10, 20, 90, 80]), np.array([0, 30, 10, 20])]
     rows = RowScores(["A", "B"], weighted, weighted[0] + weighted[1])

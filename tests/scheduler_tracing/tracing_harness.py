@@ -18,10 +18,10 @@ from kubesim.embedded import EmbeddedCluster
 from observability.explain import ExplainStore
 from observability.tracing import NOOP_TRACING, Tracing, tracing_with_processor
 from profiles.api import load_config_text
-from scheduler.client import ClientSettings, KubeClient
+from scheduler.client.rest import ClientSettings, KubeClient
+from scheduler.cycle.profile_set import registry_for_config
+from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
 from scheduler.framework.registry import in_tree_registry
-from scheduler.profile_set import registry_for_config
-from scheduler.scheduler import Scheduler, SchedulerOptions
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
-    from scheduler.cluster_objects import DisruptionBudget
+    from scheduler.listers.cluster_objects import DisruptionBudget
 
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"

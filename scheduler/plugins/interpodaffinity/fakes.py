@@ -15,9 +15,9 @@ from typing import Any
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
-from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.fakes import ListSnapshot
 from scheduler.framework.interface import SnapshotLister
+from scheduler.listers.cluster_objects import ClusterObjects
 
 Obj = dict[str, Any]
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"

@@ -18,7 +18,7 @@ from scheduler.api.selectors import LabelSelector, Requirement
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
-    from scheduler.cluster_objects import ClusterObjects
+    from scheduler.listers.cluster_objects import ClusterObjects
 
 # (topology key, topology value)
 TopologyPair = tuple[str, str]

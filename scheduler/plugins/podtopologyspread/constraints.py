@@ -25,7 +25,7 @@ from scheduler.plugins.podtopologyspread.args import (
 )
 
 if TYPE_CHECKING:
-    from scheduler.cluster_objects import ClusterObjects
+    from scheduler.listers.cluster_objects import ClusterObjects
 
 DO_NOT_SCHEDULE_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
 

@@ -49,7 +49,7 @@ from scheduler.plugins.podtopologyspread.state import PreFilterState, PreScoreSt
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.cluster_objects import ClusterObjects
+    from scheduler.listers.cluster_objects import ClusterObjects
 
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

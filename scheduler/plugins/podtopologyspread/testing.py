@@ -14,8 +14,8 @@ from typing import Any
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
-from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.fakes import make_node_info
+from scheduler.listers.cluster_objects import ClusterObjects
 
 _uids = itertools.count(1)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from scheduler.storage_objects import KeyedStore
+from scheduler.listers.storage_objects import KeyedStore
 
 T = TypeVar("T")
 

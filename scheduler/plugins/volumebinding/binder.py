@@ -29,6 +29,7 @@ from scheduler.api.storage import (
     StorageClassView,
 )
 from scheduler.framework.interface import ApiClient
+from scheduler.listers.storage_objects import StorageObjects
 from scheduler.plugins.volume_helpers import pod_claims, volume_is_for_pod
 from scheduler.plugins.volumebinding.assume_cache import (
     PV_DESCRIPTION,
@@ -52,7 +53,6 @@ from scheduler.plugins.volumebinding.helpers import (
     node_has_access,
     with_annotation,
 )
-from scheduler.storage_objects import StorageObjects
 
 # Upstream's ConflictReasons, in the order FindPodVolumes reports them.
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"

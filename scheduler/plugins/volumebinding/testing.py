@@ -30,10 +30,10 @@ from scheduler.api.storage import (
     StorageClassView,
 )
 from scheduler.cache.node_info import NodeInfo
-from scheduler.cluster_objects import ClusterObjects
 from scheduler.framework.fakes import ListSnapshot
 from scheduler.framework.interface import ApiClient, SnapshotLister
-from scheduler.storage_objects import StorageObjects
+from scheduler.listers.cluster_objects import ClusterObjects
+from scheduler.listers.storage_objects import StorageObjects
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 WAIT = "WaitForFirstConsumer"

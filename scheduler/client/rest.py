@@ -33,7 +33,7 @@ import orjson
 from kubernetes_asyncio.client import Configuration
 from yarl import URL
 
-from scheduler.kubeconfig import InCluster, KubeconfigError, resolve_configuration
+from scheduler.client.kubeconfig import InCluster, KubeconfigError, resolve_configuration
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class TokenBucket:
 
 @dataclass(frozen=True, slots=True)
 class ClientSettings:
-    """How to reach the API server (see scheduler/kubeconfig.py for the order of sources)."""
+    """How to reach the API server (see scheduler/client/kubeconfig.py for the order of sources)."""
 
     kubeconfig: str | None = None  # None: --master, else in-cluster, else ~/.kube/config
     context: str | None = None

@@ -34,12 +34,12 @@ from scheduler.framework.results import Diagnosis, NodePluginScores, ScheduleRes
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
-    from scheduler.algorithm import AttemptDetails
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cycle.algorithm import AttemptDetails
     from scheduler.framework.runtime import RowScores
     from scheduler.queue.types import QueuedPodInfo
 
-log = logging.getLogger("scheduler.scheduler")
+log = logging.getLogger("scheduler.cycle.scheduler")
 
 #: Runtime point names whose plugin timings belong to a differently named span.
 _SPAN_OF_POINT: Mapping[str, str] = {"ScoreExtensionNormalize": "NormalizeScore"}

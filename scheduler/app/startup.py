@@ -14,7 +14,7 @@ import ssl
 
 import aiohttp
 
-from scheduler.client import ApiError, KubeClient
+from scheduler.client.rest import ApiError, KubeClient
 
 #: How long the first request to the API server may take at start-up.
 API_SERVER_TIMEOUT = 10.0

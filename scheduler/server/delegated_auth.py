@@ -36,7 +36,7 @@ ALWAYS_ALLOW = ("/healthz", "/readyz", "/livez")
 
 
 class ReviewClient(Protocol):
-    """What the reviews are sent with (scheduler.client.KubeClient)."""
+    """What the reviews are sent with (scheduler.client.rest.KubeClient)."""
 
     async def request(
         self, method: str, path: str, *, body: Any = None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scheduler.algorithm_rows import (
+from scheduler.cycle.algorithm_rows import (
     find_feasible_rows,
     prioritize_rows,
     row_table_for,

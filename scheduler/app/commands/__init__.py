@@ -2,7 +2,7 @@
 
 from types import ModuleType
 
-from scheduler.commands import check_config, explain, run, what_if
+from scheduler.app.commands import check_config, explain, run, what_if
 
 COMMANDS: dict[str, ModuleType] = {
     "run": run,

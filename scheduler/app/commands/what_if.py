@@ -26,7 +26,7 @@ import orjson
 import yaml
 
 from observability.explain import render_text
-from scheduler.commands.explain import TOKEN_VARIABLE, add_connection_arguments, tls_setting
+from scheduler.app.commands.explain import TOKEN_VARIABLE, add_connection_arguments, tls_setting
 
 PROG = "aiosched what-if"
 

@@ -37,7 +37,10 @@ from observability.http import BadRequest
 from profiles.api import load_config_text
 from profiles.config import ConfigOverrides, ResolvedConfig
 from profiles.errors import ConfigInvalidError
-from scheduler.algorithm import (
+from scheduler.api.errors import MalformedObject
+from scheduler.api.objects import PodView
+from scheduler.cache.snapshot import Snapshot
+from scheduler.cycle.algorithm import (
     AttemptDetails,
     FitError,
     NoNodesAvailable,
@@ -46,19 +49,16 @@ from scheduler.algorithm import (
     StartIndex,
     schedule_pod,
 )
-from scheduler.api.errors import MalformedObject
-from scheduler.api.objects import PodView
-from scheduler.cache.snapshot import Snapshot
+from scheduler.cycle.instrumentation import absent_node_names, attempt_explanation_parts
+from scheduler.cycle.profile_set import ProfileSet, registry_for_config
+from scheduler.cycle.scheduler import with_ignored_resources
 from scheduler.extenders import ExtenderConfigError, ignored_resources
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import FrameworkError, HandleDeps
-from scheduler.instrumentation import absent_node_names, attempt_explanation_parts
-from scheduler.profile_set import ProfileSet, registry_for_config
-from scheduler.scheduler import with_ignored_resources
 
 if TYPE_CHECKING:
-    from scheduler.scheduler import Scheduler
+    from scheduler.cycle.scheduler import Scheduler
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 #: Scored nodes listed in an answer (explain keeps 5; a what-if is read once, on demand).

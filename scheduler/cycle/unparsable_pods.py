@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scheduler.api.times import format_time
-from scheduler.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
-from scheduler.recorder import EventRecorder, ObjectRef
+from scheduler.client.recorder import EventRecorder, ObjectRef
+from scheduler.client.rest import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
 
 log = logging.getLogger(__name__)
 

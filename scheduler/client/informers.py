@@ -19,7 +19,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import orjson
 
 from scheduler.api.objects import MalformedObject
-from scheduler.client import ApiError, KubeClient, status_message
+from scheduler.client.rest import ApiError, KubeClient, status_message
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from profiles.render import check_config_main
-from scheduler.profile_set import registry_for_config
+from scheduler.cycle.profile_set import registry_for_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from scheduler.api.times import format_micro_time
-from scheduler.client import ApiError, KubeClient, status_message
+from scheduler.client.rest import ApiError, KubeClient, status_message
 
 log = logging.getLogger(__name__)
 

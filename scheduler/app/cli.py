@@ -43,7 +43,7 @@ def _summary(module: ModuleType) -> str:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
-    from scheduler import commands as builtin
+    from scheduler.app import commands as builtin
 
     parser = argparse.ArgumentParser(
         prog="aiosched",

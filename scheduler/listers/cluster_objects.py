@@ -17,7 +17,7 @@ from typing import Any
 from scheduler.api.fields import as_int, as_mapping, as_str, as_str_map
 from scheduler.api.objects import PodView
 from scheduler.api.selectors import IN, LabelSelector, Requirement
-from scheduler.storage_objects import StorageObjects
+from scheduler.listers.storage_objects import StorageObjects
 
 
 @dataclass(frozen=True, slots=True)

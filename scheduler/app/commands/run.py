@@ -39,19 +39,19 @@ from typing import Any
 from observability.tracing import TracingConfigError, resolve_tracing_config
 from profiles.config import ConfigOverride, ResolvedConfig
 from profiles.errors import ConfigInvalidError
-from scheduler.client import ClientSettings, KubeClient
-from scheduler.commands.upstream_flags import (
+from scheduler.app.commands.upstream_flags import (
     DEPRECATED_CLIENT_FLAGS,
     add_removed_flags,
     deprecation_message,
     go_bool,
     go_duration,
 )
-from scheduler.delegated_auth import DelegatedAuth
-from scheduler.kubeconfig import KubeconfigError
-from scheduler.service import LeadershipLost, SchedulerService
-from scheduler.serving import self_signed_context
-from scheduler.startup import StartupError, check_api_server, load_serving_certificate
+from scheduler.app.service import LeadershipLost, SchedulerService
+from scheduler.app.startup import StartupError, check_api_server, load_serving_certificate
+from scheduler.client.kubeconfig import KubeconfigError
+from scheduler.client.rest import ClientSettings, KubeClient
+from scheduler.server.certificate import self_signed_context
+from scheduler.server.delegated_auth import DelegatedAuth
 
 log = logging.getLogger("aiosched")
 
@@ -548,7 +548,7 @@ def _embedded_cluster_factory() -> Any:
 
 async def _run(args: argparse.Namespace) -> int:
     from observability.logs import setup_logging
-    from scheduler import gc_tuning
+    from scheduler.app import gc_tuning
 
     setup_logging(args.log_format, args.verbosity)
     tracing_overrides = {

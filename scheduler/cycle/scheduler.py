@@ -23,7 +23,14 @@ from observability.logs import pod_keys
 from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing
 from profiles.config import Extender, ResolvedConfig
-from scheduler.algorithm import (
+from scheduler.api.objects import NodeView, PodView
+from scheduler.api.times import format_time
+from scheduler.cache.cache import Cache, CacheError
+from scheduler.cache.snapshot import Snapshot
+from scheduler.client.informers import Informer, ResourceWatch
+from scheduler.client.recorder import EventRecorder
+from scheduler.client.rest import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
+from scheduler.cycle.algorithm import (
     AttemptDetails,
     FitError,
     NoNodesAvailable,
@@ -32,13 +39,12 @@ from scheduler.algorithm import (
     schedule_pod,
     schedule_pod_with_extenders,
 )
-from scheduler.api.objects import NodeView, PodView
-from scheduler.api.times import format_time
-from scheduler.cache.cache import Cache, CacheError
-from scheduler.cache.snapshot import Snapshot
-from scheduler.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
-from scheduler.cluster_objects import ClusterObjects
-from scheduler.eventhandlers import NodeEventHandler, PodEventHandler
+from scheduler.cycle.eventhandlers import NodeEventHandler, PodEventHandler
+from scheduler.cycle.instrumentation import AttemptTrace, Instrumentation
+from scheduler.cycle.pod_resources import PodResourcesSource
+from scheduler.cycle.preemption_calls import PreemptionCalls
+from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile
+from scheduler.cycle.unparsable_pods import UnparsablePodReporter
 from scheduler.extenders import (
     EXTENDER_NAME,
     CallRecorder,
@@ -58,17 +64,11 @@ from scheduler.framework.registry import Registry
 from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
-from scheduler.informers import Informer, ResourceWatch
-from scheduler.instrumentation import AttemptTrace, Instrumentation
+from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
-from scheduler.pod_resources import PodResourcesSource
-from scheduler.preemption_calls import PreemptionCalls
-from scheduler.profile_set import ProfileSet, SchedulingProfile
 from scheduler.queue.event_labels import event_label
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
-from scheduler.recorder import EventRecorder
-from scheduler.unparsable_pods import UnparsablePodReporter
 
 log = logging.getLogger(__name__)
 

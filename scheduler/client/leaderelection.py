@@ -35,7 +35,7 @@ from typing import Any
 
 from profiles.config import LeaderElection
 from scheduler.api.times import format_micro_time
-from scheduler.client import ApiError, status_message
+from scheduler.client.rest import ApiError, status_message
 from scheduler.framework.interface import ApiClient
 
 log = logging.getLogger(__name__)

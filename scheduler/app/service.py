@@ -33,15 +33,15 @@ from profiles.config import ConfigOverrides, ResolvedConfig
 from profiles.errors import ConfigInvalidError
 from profiles.fields import caveats, restart_required
 from profiles.reload import ConfigWatcher
-from scheduler import gc_tuning
-from scheduler.client import KubeClient
+from scheduler.app import gc_tuning
+from scheduler.app.startup import listen_error
+from scheduler.client.leaderelection import LeaderElector
+from scheduler.client.rest import KubeClient
+from scheduler.cycle.profile_set import full_registry, registry_for_config
+from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
+from scheduler.cycle.what_if import WhatIf
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import FrameworkError
-from scheduler.leaderelection import LeaderElector
-from scheduler.profile_set import full_registry, registry_for_config
-from scheduler.scheduler import Scheduler, SchedulerOptions
-from scheduler.startup import listen_error
-from scheduler.what_if import WhatIf
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from scheduler.api.objects import PodView
 from scheduler.api.times import format_time
-from scheduler.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
+from scheduler.client.recorder import EventRecorder
+from scheduler.client.rest import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
 from scheduler.framework.interface import Preemption
-from scheduler.recorder import EventRecorder
 
 log = logging.getLogger(__name__)
 
