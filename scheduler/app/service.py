@@ -40,8 +40,8 @@ from scheduler.client.rest import KubeClient
 from scheduler.cycle.profile_set import full_registry, registry_for_config
 from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
 from scheduler.cycle.what_if import WhatIf
+from scheduler.framework.errors import FrameworkError
 from scheduler.framework.registry import Registry
-from scheduler.framework.runtime import FrameworkError
 
 log = logging.getLogger(__name__)
 

@@ -12,13 +12,9 @@ from typing import Any
 
 from profiles.config import ResolvedConfig, ResolvedProfile
 from scheduler.framework.events import ClusterEvent, QueueingHint
-from scheduler.framework.registry import (
-    PluginEntry,
-    Registry,
-    in_tree_registry,
-    load_entry_point_plugins,
-)
+from scheduler.framework.registry import PluginEntry, Registry, load_entry_point_plugins
 from scheduler.framework.runtime import Framework, HandleDeps
+from scheduler.plugins.registry import in_tree_registry
 from scheduler.queue.types import QueuedPodInfo
 
 

@@ -53,9 +53,10 @@ from scheduler.cycle.instrumentation import absent_node_names, attempt_explanati
 from scheduler.cycle.profile_set import ProfileSet, registry_for_config
 from scheduler.cycle.scheduler import with_ignored_resources
 from scheduler.extenders import ExtenderConfigError, ignored_resources
+from scheduler.framework.errors import FrameworkError
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
-from scheduler.framework.runtime import FrameworkError, HandleDeps
+from scheduler.framework.runtime import HandleDeps
 
 if TYPE_CHECKING:
     from scheduler.cycle.scheduler import Scheduler

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator
 
 from profiles.config import Extender, ExtenderTLS
-from scheduler.framework.runtime import FrameworkError
+from scheduler.framework.errors import FrameworkError
 
 
 class ExtenderConfigError(FrameworkError):

@@ -1,6 +1,7 @@
 """The plugin registry: plugin name → class and args decoder (upstream's runtime.Registry).
 
-In-tree plugins come from `in_tree_registry()`; out-of-tree plugins are Python entry points in
+In-tree plugins come from `scheduler.plugins.registry.in_tree_registry()`, beside the plugins,
+so that the framework never imports a plugin; out-of-tree plugins are Python entry points in
 the group "aiosched.plugins", each naming a `PluginEntry` or a plugin class (a class may carry a
 static `decode_args`). Names are unique: registering one twice raises.
 """
@@ -91,57 +92,6 @@ class Registry(Mapping[str, PluginEntry]):
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-def in_tree_registry() -> Registry:
-    """Every in-tree plugin this scheduler ships."""
-    from scheduler.plugins import (
-        balancedallocation,
-        defaultpreemption,
-        imagelocality,
-        interpodaffinity,
-        nodeaffinity,
-        nodename,
-        nodeports,
-        nodevolumelimits,
-        podtopologyspread,
-        tainttoleration,
-        volumebinding,
-        volumerestrictions,
-        volumezone,
-    )
-    from scheduler.plugins.defaultbinder import DefaultBinder
-    from scheduler.plugins.noderesources.args import decode_node_resources_fit_args
-    from scheduler.plugins.noderesources.fit import NodeResourcesFit
-    from scheduler.plugins.nodeunschedulable import NodeUnschedulable
-    from scheduler.plugins.prioritysort import PrioritySort
-    from scheduler.plugins.schedulinggates import SchedulingGates
-
-    registry = Registry()
-    registry.register(PluginEntry(PrioritySort.name, PrioritySort))
-    registry.register(PluginEntry(SchedulingGates.name, SchedulingGates))
-    registry.register(PluginEntry(NodeUnschedulable.name, NodeUnschedulable))
-    registry.register(
-        PluginEntry(NodeResourcesFit.name, NodeResourcesFit, decode_node_resources_fit_args)
-    )
-    registry.register(PluginEntry(DefaultBinder.name, DefaultBinder))
-    for entry in (
-        nodename.PLUGIN_ENTRY,
-        nodeports.PLUGIN_ENTRY,
-        nodeaffinity.PLUGIN_ENTRY,
-        tainttoleration.PLUGIN_ENTRY,
-        imagelocality.PLUGIN_ENTRY,
-        balancedallocation.PLUGIN_ENTRY,
-        podtopologyspread.PLUGIN_ENTRY,
-        interpodaffinity.PLUGIN_ENTRY,
-        defaultpreemption.PLUGIN_ENTRY,
-        volumerestrictions.PLUGIN_ENTRY,
-        nodevolumelimits.PLUGIN_ENTRY,
-        volumebinding.PLUGIN_ENTRY,
-        volumezone.PLUGIN_ENTRY,
-    ):
-        registry.register(entry)
-    return registry
 
 
 def entry_from_object(name: str, obj: object) -> PluginEntry:

@@ -25,6 +25,7 @@ from scheduler.cache.rows import (
     RowVerdict,
     verdict_per_node,
 )
+from scheduler.framework.errors import FrameworkError
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -273,10 +274,6 @@ class _PostFilterRun:
     def combined(self) -> tuple[PostFilterResult | None, Status]:
         self.returned = Status.unschedulable(*self.reasons, plugin=self.rejector)
         return self.result, self.returned
-
-
-class FrameworkError(ValueError):
-    """The profile cannot be built (unknown plugin, plugin lacking a point, weights...)."""
 
 
 def _error(message: str, plugin: str = "") -> Status:

@@ -17,8 +17,9 @@ from typing import Any
 from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.framework.interface import CycleState, Handle, PreFilterResult
-from scheduler.framework.registry import PluginEntry, Registry, in_tree_registry
+from scheduler.framework.registry import PluginEntry, Registry
 from scheduler.framework.status import Status
+from scheduler.plugins.registry import in_tree_registry
 from scheduler.queue.types import QueuedPodInfo
 
 STATE_KEY = "test/generation"

@@ -32,8 +32,9 @@ from scheduler.client.rest import KubeClient, load_configuration
 from scheduler.cycle.profile_set import registry_for_config
 from scheduler.cycle.scheduler import Scheduler
 from scheduler.framework.interface import EXTENSION_POINT_METHODS
-from scheduler.framework.registry import PluginEntry, Registry, in_tree_registry
+from scheduler.framework.registry import PluginEntry, Registry
 from scheduler.framework.runtime import Framework
+from scheduler.plugins.registry import in_tree_registry
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 

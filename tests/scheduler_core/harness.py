@@ -22,7 +22,8 @@ from profiles.api import load_config_text
 from scheduler.client.rest import ClientSettings, KubeClient
 from scheduler.cycle.profile_set import registry_for_config
 from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
-from scheduler.framework.registry import Registry, in_tree_registry
+from scheduler.framework.registry import Registry
+from scheduler.plugins.registry import in_tree_registry
 
 MINIMAL_CONFIG = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 

@@ -10,8 +10,9 @@ from harness import Harness, running_scheduler
 
 from scheduler.api.objects import PodView
 from scheduler.framework.interface import CycleState
-from scheduler.framework.registry import PluginEntry, in_tree_registry
+from scheduler.framework.registry import PluginEntry
 from scheduler.framework.status import Status
+from scheduler.plugins.registry import in_tree_registry
 
 HOLD_CONFIG = """
 apiVersion: kubescheduler.config.k8s.io/v1

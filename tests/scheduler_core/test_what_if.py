@@ -18,7 +18,7 @@ from scheduler.api.objects import NodeView, PodView
 from scheduler.cycle.profile_set import registry_for_config
 from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
 from scheduler.cycle.what_if import NEEDS_PREEMPTION_NOTE, WhatIf
-from scheduler.framework.registry import in_tree_registry
+from scheduler.plugins.registry import in_tree_registry
 
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

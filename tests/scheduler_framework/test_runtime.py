@@ -11,6 +11,7 @@ import pytest
 
 from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
+from scheduler.framework.errors import FrameworkError
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from scheduler.framework.fakes import (
     RecordingClient,
@@ -20,10 +21,11 @@ from scheduler.framework.fakes import (
     snapshot_of,
 )
 from scheduler.framework.interface import CycleState, NodeScore, PreFilterResult
-from scheduler.framework.registry import PluginEntry, Registry, in_tree_registry
-from scheduler.framework.runtime import Framework, FrameworkError, HandleDeps
+from scheduler.framework.registry import PluginEntry, Registry
+from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
 from scheduler.framework.waiting_pods import format_go_duration
+from scheduler.plugins.registry import in_tree_registry
 from scheduler.queue.types import QueuedPodInfo
 
 

@@ -21,7 +21,7 @@ from profiles.api import load_config_text
 from scheduler.client.rest import ClientSettings, KubeClient
 from scheduler.cycle.profile_set import registry_for_config
 from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
-from scheduler.framework.registry import in_tree_registry
+from scheduler.plugins.registry import in_tree_registry
 
 
 @dataclass

@@ -19,10 +19,11 @@ from scheduler.api.times import format_time
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.fakes import RecordingClient, StaticNominator, make_node_info
 from scheduler.framework.interface import CycleState, Preemption
-from scheduler.framework.registry import PluginEntry, Registry, in_tree_registry
+from scheduler.framework.registry import PluginEntry, Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.listers.cluster_objects import ClusterObjects, DisruptionBudget
 from scheduler.plugins.defaultpreemption.plugin import NAME, DefaultPreemption
+from scheduler.plugins.registry import in_tree_registry
 
 NEG_PRIORITY, LOW_PRIORITY, MID_PRIORITY, HIGH_PRIORITY, VERY_HIGH_PRIORITY = (
     -100,
