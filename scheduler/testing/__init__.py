@@ -5,12 +5,13 @@ What it gives:
 
 - builders: `make_pod` / `make_node` (one call) and `MakePod` / `MakeNode` (upstream's fluent
   wrappers) returning the scheduler's own `PodView` / `NodeView`, and the JSON fragments they
-  take (`expr`, `exists`, `match_labels`, `term`, `weighted`, `pod_affinity`, `spread`,
-  `pvc_volume`, `ephemeral_volume`, `csi_volume`, `empty_dir_volume`);
+  take (`expr`, `exists`, `match_labels`, `term`, `weighted`, `pod_affinity`,
+  `required_node_affinity`, `spread`, `pvc_volume`, `ephemeral_volume`, `csi_volume`,
+  `empty_dir_volume`);
 - a cluster: `make_node_info`, `node_infos`, `make_snapshot` (the scheduler's Snapshot),
-  `snapshot_of` / `make_list_snapshot` (a plain lister), `cluster_objects`, `namespaces`,
-  `service`, and `FakeHandle`, the framework Handle from fixed values, with `RecordingClient`
-  and `StaticNominator`;
+  `snapshot_of` / `make_list_snapshot` (a plain lister), `cluster_objects`, `namespace`,
+  `cluster_with_namespaces`, `service`, and `FakeHandle`, the framework Handle from fixed
+  values, with `RecordingClient` and `StaticNominator`;
 - a framework runner: `build_framework` (plugins by in-tree name, class or PluginEntry),
   `framework_from_config` (a profile of a KubeSchedulerConfiguration) and `run_cycle`
   (PreFilter → Filter → PreScore → Score for one pod, every status and score).
@@ -38,6 +39,7 @@ from scheduler.testing.builders import (
     match_labels,
     pod_affinity,
     pvc_volume,
+    required_node_affinity,
     spread,
     term,
     weighted,
@@ -48,11 +50,11 @@ from scheduler.testing.cluster import (
     RecordingClient,
     StaticNominator,
     cluster_objects,
+    cluster_with_namespaces,
     make_list_snapshot,
     make_node_info,
     make_snapshot,
     namespace,
-    namespaces,
     node_infos,
     service,
     snapshot_of,
@@ -75,6 +77,7 @@ __all__ = [
     "StaticNominator",
     "build_framework",
     "cluster_objects",
+    "cluster_with_namespaces",
     "csi_volume",
     "empty_dir_volume",
     "ephemeral_volume",
@@ -89,10 +92,10 @@ __all__ = [
     "make_snapshot",
     "match_labels",
     "namespace",
-    "namespaces",
     "node_infos",
     "pod_affinity",
     "pvc_volume",
+    "required_node_affinity",
     "run_cycle",
     "service",
     "snapshot_of",

@@ -106,6 +106,11 @@ def pod_affinity(
     return out
 
 
+def required_node_affinity(*exprs: Obj) -> Obj:
+    """A spec.affinity requiring nodes that match all these expressions (one term)."""
+    return {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [{"matchExpressions": list(exprs)}]}}}
+
+
 def spread(
     max_skew: int,
     key: str,

@@ -95,7 +95,9 @@ def namespace(name: str, labels: Mapping[str, str] | None = None) -> dict[str, A
     }
 
 
-def namespaces(labels_by_name: Mapping[str, Mapping[str, str]] | None = None) -> ClusterObjects:
+def cluster_with_namespaces(
+    labels_by_name: Mapping[str, Mapping[str, str]] | None = None,
+) -> ClusterObjects:
     """ClusterObjects holding these namespaces (name → labels)."""
     return cluster_objects(*(namespace(n, labels) for n, labels in (labels_by_name or {}).items()))
 
