@@ -13,24 +13,14 @@ import asyncio
 from typing import Any
 
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.framework.fakes import ListSnapshot
+from scheduler.testing import ListSnapshot, make_node, make_pod, node_infos
+from scheduler.testing.volumes import FakeApiServer, HOSTNAME_LABEL, WAIT, make_class, make_pv, make_pvc
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
 from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.volumebinding import ERR_REASON_BIND_CONFLICT, NAME, PLUGIN_ENTRY
-from scheduler.plugins.volumebinding.testing import (
-    HOSTNAME_LABEL,
-    WAIT,
-    FakeApiServer,
-    make_class,
-    make_node,
-    make_pod,
-    make_pv,
-    make_pvc,
-    node_infos,
-)
 from scheduler.queue.types import QueuedPodInfo
 
 

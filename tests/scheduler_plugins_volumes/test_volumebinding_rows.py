@@ -10,22 +10,13 @@ import numpy as np
 import pytest
 
 from scheduler.cache.snapshot import Snapshot
-from scheduler.framework.fakes import RecordingClient
+from scheduler.testing import RecordingClient, make_node, make_pod, node_infos
+from scheduler.testing.volumes import HOSTNAME_LABEL, WAIT, make_class, make_pv, make_pvc
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.volumebinding import NAME, PLUGIN_ENTRY, VolumeBinding
-from scheduler.plugins.volumebinding.testing import (
-    HOSTNAME_LABEL,
-    WAIT,
-    make_class,
-    make_node,
-    make_pod,
-    make_pv,
-    make_pvc,
-    node_infos,
-)
 
 BOUND = make_pvc("bound", "", bound_pv="pv-net", bind_completed=True, phase="Bound")
 PINNED = make_pvc("pinned", "", bound_pv="pv-local", bind_completed=True, phase="Bound")
