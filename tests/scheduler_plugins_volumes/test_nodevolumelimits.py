@@ -36,7 +36,6 @@ from scheduler.api.storage import (
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.testing import RecordingClient, StaticNominator
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -49,6 +48,7 @@ from scheduler.plugins.nodevolumelimits import (
     NodeVolumeLimits,
 )
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import RecordingClient, StaticNominator
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"

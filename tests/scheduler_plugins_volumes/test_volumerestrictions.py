@@ -24,7 +24,6 @@ from scheduler.api.storage import PersistentVolumeClaimView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.testing import RecordingClient, StaticNominator
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -39,6 +38,7 @@ from scheduler.plugins.volumerestrictions import (
     VolumeRestrictions,
 )
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import RecordingClient, StaticNominator
 
 SKIP = Status.skip()
 DISK_CONFLICT = Status.unschedulable(ERR_REASON_DISK_CONFLICT)

@@ -25,7 +25,6 @@ from scheduler.api.storage import PersistentVolumeClaimView, PersistentVolumeVie
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.testing import RecordingClient, StaticNominator
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -39,6 +38,7 @@ from scheduler.plugins.volumezone import (
     label_zones_to_set,
 )
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import RecordingClient, StaticNominator
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
