@@ -110,20 +110,25 @@ def framework_from_config(
     deps: HandleDeps | None = None,
     *,
     profile: str = DEFAULT_PROFILE,
+    plugins: Sequence[type | PluginEntry] = (),
 ) -> Framework:
     """The Framework of one profile of a KubeSchedulerConfiguration (a path, or YAML text),
-    with in-tree and entry-point plugins, built as `aiosched run` builds profiles."""
+    built as `aiosched run` builds profiles: in-tree and entry-point plugins, plus `plugins`
+    (classes or entries the config may name without their package being installed)."""
     from profiles.api import load_config, load_config_text
     from scheduler.cycle.profile_set import ProfileSet, full_registry, registry_for_config
 
-    specs = registry_for_config()
-    loaded = (
-        load_config(config, specs) if isinstance(config, Path) else load_config_text(config, specs)
-    )
+    registry = full_registry()
+    for spec in plugins:
+        _entry(spec, registry)
+    specs = registry_for_config(registry)
+    if isinstance(config, Path):
+        loaded = load_config(config, specs)
+    else:
+        loaded = load_config_text(config, specs)
     the_deps = deps if deps is not None else handle_deps()
-    return ProfileSet.build(loaded, full_registry(), lambda scheduler_name: the_deps)[
-        profile
-    ].framework
+    profiles = ProfileSet.build(loaded, registry, lambda scheduler_name: the_deps)
+    return profiles[profile].framework
 
 
 @dataclass
