@@ -425,9 +425,8 @@ def test_events_to_register_and_queueing_hints() -> None:
 
 def test_filter_with_nominated_pods_two_passes() -> None:
     # A higher-priority pod nominated to the node takes its room: the pod must not fit.
-    from scheduler.testing import StaticNominator
-
     from scheduler.plugins.noderesources.fit import NodeResourcesFit
+    from scheduler.testing import StaticNominator
 
     fit = NodeResourcesFit(None)
     node = make_node_info(make_node("node1", {"cpu": "2", "pods": "10"}))
