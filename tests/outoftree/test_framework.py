@@ -12,17 +12,11 @@ from profiles.api import load_config
 from scheduler.cycle.algorithm import StartIndex, schedule_pod
 from scheduler.cycle.profile_set import ProfileSet, full_registry, registry_for_config
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource
-from scheduler.framework.fakes import (
-    RecordingClient,
-    make_node,
-    make_node_info,
-    make_pod,
-    snapshot_of,
-)
 from scheduler.framework.interface import CycleState
 from scheduler.framework.results import FitError
 from scheduler.framework.runtime import HandleDeps
 from scheduler.framework.status import Code
+from scheduler.testing import RecordingClient, make_node, make_node_info, make_pod, snapshot_of
 
 if TYPE_CHECKING:
     from conftest import ExampleOnPath

@@ -20,17 +20,11 @@ from scheduler.extenders import (
     HostPriority,
     TracedPreemptingExtender,
 )
-from scheduler.framework.fakes import (
-    RecordingClient,
-    make_node,
-    make_node_info,
-    make_pod,
-    snapshot_of,
-)
 from scheduler.framework.interface import CycleState
 from scheduler.framework.results import FitError, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
+from scheduler.testing import RecordingClient, make_node, make_node_info, make_pod, snapshot_of
 
 Predicate = Callable[[str], bool | None]  # node → passes; None: the extender errors
 

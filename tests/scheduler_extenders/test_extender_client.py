@@ -29,7 +29,7 @@ from scheduler.extenders import (
 )
 from scheduler.extenders.tls import ssl_context_for
 from scheduler.extenders.types import convert_to_meta_victims
-from scheduler.framework.fakes import make_node, make_node_info, make_pod, snapshot_of
+from scheduler.testing import make_node, make_node_info, make_pod, snapshot_of
 
 
 def extender(url: str, **kwargs: Any) -> HTTPExtender:

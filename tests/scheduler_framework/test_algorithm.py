@@ -18,19 +18,13 @@ from scheduler.cycle.algorithm import (
     schedule_pod,
     select_host,
 )
-from scheduler.framework.fakes import (
-    RecordingClient,
-    make_node,
-    make_node_info,
-    make_pod,
-    snapshot_of,
-)
 from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import FitError, NodePluginScores, with_post_filter_message
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Status
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
 from scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from scheduler.testing import RecordingClient, make_node, make_node_info, make_pod, snapshot_of
 
 
 @pytest.mark.parametrize(

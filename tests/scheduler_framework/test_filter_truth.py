@@ -28,14 +28,6 @@ from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import StartIndex, schedule_pod
 from scheduler.cycle.instrumentation import AttemptTrace
 from scheduler.cycle.scheduler import MetricsObserver
-from scheduler.framework.fakes import (
-    ListSnapshot,
-    RecordingClient,
-    StaticNominator,
-    make_node,
-    make_node_info,
-    make_pod,
-)
 from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import FitError
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -43,6 +35,14 @@ from scheduler.framework.status import Status
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
 from scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from scheduler.plugins.tainttoleration import TaintToleration
+from scheduler.testing import (
+    ListSnapshot,
+    RecordingClient,
+    StaticNominator,
+    make_node,
+    make_node_info,
+    make_pod,
+)
 
 PROFILE = "default-scheduler"
 PATHS = ("rows", "batch", "per-node")

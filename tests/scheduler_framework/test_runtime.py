@@ -13,13 +13,6 @@ from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.framework.fakes import (
-    RecordingClient,
-    make_node,
-    make_node_info,
-    make_pod,
-    snapshot_of,
-)
 from scheduler.framework.interface import CycleState, NodeScore, PreFilterResult
 from scheduler.framework.registry import PluginEntry, Registry
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -27,6 +20,7 @@ from scheduler.framework.status import Code, Status
 from scheduler.framework.waiting_pods import format_go_duration
 from scheduler.plugins.registry import in_tree_registry
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import RecordingClient, make_node, make_node_info, make_pod, snapshot_of
 
 
 class Recorder:
@@ -431,8 +425,8 @@ def test_events_to_register_and_queueing_hints() -> None:
 
 def test_filter_with_nominated_pods_two_passes() -> None:
     # A higher-priority pod nominated to the node takes its room: the pod must not fit.
-    from scheduler.framework.fakes import StaticNominator
     from scheduler.plugins.noderesources.fit import NodeResourcesFit
+    from scheduler.testing import StaticNominator
 
     fit = NodeResourcesFit(None)
     node = make_node_info(make_node("node1", {"cpu": "2", "pods": "10"}))

@@ -31,13 +31,6 @@ from scheduler.cycle.algorithm import (
     schedule_pod,
 )
 from scheduler.cycle.algorithm_rows import prioritize_rows, row_table_for, select_row
-from scheduler.framework.fakes import (
-    ListSnapshot,
-    RecordingClient,
-    StaticNominator,
-    make_node,
-    make_pod,
-)
 from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import FitError, NodePluginScores, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -59,6 +52,7 @@ from scheduler.plugins.noderesources.args import (
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
 from scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from scheduler.plugins.tainttoleration import TaintToleration
+from scheduler.testing import ListSnapshot, RecordingClient, StaticNominator, make_node, make_pod
 
 STRATEGIES = {
     LEAST_ALLOCATED: ScoringStrategy(LEAST_ALLOCATED),

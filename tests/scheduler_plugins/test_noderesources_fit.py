@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from scheduler.framework.fakes import make_node, make_node_info, make_pod
 from scheduler.framework.interface import CycleState
 from scheduler.framework.status import Code, Status
 from scheduler.plugins.noderesources.args import decode_node_resources_fit_args
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
+from scheduler.testing import make_node, make_node_info, make_pod
 
 NODE_ALLOCATABLE = {
     "cpu": "10m",

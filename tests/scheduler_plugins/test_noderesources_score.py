@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from scheduler.framework.fakes import make_node, make_node_info, make_pod
 from scheduler.framework.interface import CycleState
 from scheduler.plugins.noderesources.args import decode_node_resources_fit_args
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
 from scheduler.plugins.noderesources.scoring import broken_linear_function
+from scheduler.testing import make_node, make_node_info, make_pod
 
 Res = Mapping[str, str]
 TWO_CONTAINERS = [{"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"}]

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from scheduler.framework.events import QueueingHint
-from scheduler.framework.fakes import RecordingClient, make_node, make_node_info, make_pod
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import ArgsError
 from scheduler.framework.status import Code
@@ -21,6 +20,7 @@ from scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from scheduler.plugins.prioritysort import PrioritySort
 from scheduler.plugins.schedulinggates import SchedulingGates
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import RecordingClient, make_node, make_node_info, make_pod
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,13 @@ from scheduler.plugins.defaultpreemption.evaluator import (
     ShortcutFunc,
     Victims,
 )
-from scheduler.plugins.defaultpreemption.testing import (
+from scheduler.plugins.defaultpreemption.util import (
+    BudgetLookup,
+    budgets_from,
+    pod_start_time,
+)
+from scheduler.testing import exists, expr, make_node, make_pod, pod_affinity, spread, term
+from scheduler.testing.preemption import (
     HIGH_PRIORITY,
     LARGE_RES,
     LOW_PRIORITY,
@@ -40,16 +46,8 @@ from scheduler.plugins.defaultpreemption.testing import (
     VERY_LARGE_RES,
     build,
     epoch,
-    make_node,
     make_pdb,
-    make_pod,
-    spread_exists,
     topology_node,
-)
-from scheduler.plugins.defaultpreemption.util import (
-    BudgetLookup,
-    budgets_from,
-    pod_start_time,
 )
 
 
@@ -115,10 +113,10 @@ DRY_RUN_CASES = [
     pytest.param(
         ("FalseFilter",),
         ["node1", "node2"],
-        [make_pod("p", priority=P)],
+        [make_pod("p", uid="p", priority=P)],
         [
-            make_pod("p1", node="node1", priority=MID_PRIORITY),
-            make_pod("p2", node="node2", priority=MID_PRIORITY),
+            make_pod("p1", uid="p1", node_name="node1", priority=MID_PRIORITY),
+            make_pod("p2", uid="p2", node_name="node2", priority=MID_PRIORITY),
         ],
         [],
         Code.SUCCESS,
@@ -131,10 +129,10 @@ DRY_RUN_CASES = [
     pytest.param(
         ("TrueFilter",),
         ["node1", "node2"],
-        [make_pod("p", priority=P)],
+        [make_pod("p", uid="p", priority=P)],
         [
-            make_pod("p1", node="node1", priority=MID_PRIORITY),
-            make_pod("p2", node="node2", priority=MID_PRIORITY),
+            make_pod("p1", uid="p1", node_name="node1", priority=MID_PRIORITY),
+            make_pod("p2", uid="p2", node_name="node2", priority=MID_PRIORITY),
         ],
         [],
         Code.UNSCHEDULABLE,
@@ -147,10 +145,10 @@ DRY_RUN_CASES = [
     pytest.param(
         ("MatchFilter",),
         ["node1", "node2"],
-        [make_pod("node1", priority=P)],
+        [make_pod("node1", uid="node1", priority=P)],
         [
-            make_pod("p1", node="node1", priority=MID_PRIORITY),
-            make_pod("p2", node="node2", priority=MID_PRIORITY),
+            make_pod("p1", uid="p1", node_name="node1", priority=MID_PRIORITY),
+            make_pod("p2", uid="p2", node_name="node2", priority=MID_PRIORITY),
         ],
         [],
         Code.UNSCHEDULABLE,
@@ -163,10 +161,10 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2"],
-        [make_pod("p", priority=P, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=LARGE_RES)],
         [
-            make_pod("p1", node="node1", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p2", node="node2", priority=MID_PRIORITY, req=LARGE_RES),
+            make_pod("p1", uid="p1", node_name="node1", priority=MID_PRIORITY, requests=LARGE_RES),
+            make_pod("p2", uid="p2", node_name="node2", priority=MID_PRIORITY, requests=LARGE_RES),
         ],
         [],
         Code.SUCCESS,
@@ -179,10 +177,10 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2"],
-        [make_pod("p", priority=LOW_PRIORITY, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=LOW_PRIORITY, requests=LARGE_RES)],
         [
-            make_pod("p1", node="node1", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p2", node="node2", priority=MID_PRIORITY, req=LARGE_RES),
+            make_pod("p1", uid="p1", node_name="node1", priority=MID_PRIORITY, requests=LARGE_RES),
+            make_pod("p2", uid="p2", node_name="node2", priority=MID_PRIORITY, requests=LARGE_RES),
         ],
         [],
         Code.SUCCESS,
@@ -195,11 +193,15 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2"],
-        [make_pod("p", priority=P, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=LARGE_RES)],
         [
-            make_pod("p1.1", node="node1", priority=LOW_PRIORITY, req=SMALL_RES),
-            make_pod("p1.2", node="node1", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p2", node="node2", priority=MID_PRIORITY, req=LARGE_RES),
+            make_pod(
+                "p1.1", uid="p1.1", node_name="node1", priority=LOW_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p1.2", uid="p1.2", node_name="node1", priority=MID_PRIORITY, requests=LARGE_RES
+            ),
+            make_pod("p2", uid="p2", node_name="node2", priority=MID_PRIORITY, requests=LARGE_RES),
         ],
         [],
         Code.SUCCESS,
@@ -212,13 +214,21 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2"],
-        [make_pod("p", priority=P, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=LARGE_RES)],
         [
-            make_pod("p1.1", node="node1", priority=MID_PRIORITY, req=SMALL_RES),
-            make_pod("p1.2", node="node1", priority=LOW_PRIORITY, req=SMALL_RES),
-            make_pod("p1.3", node="node1", priority=MID_PRIORITY, req=MEDIUM_RES),
-            make_pod("p1.4", node="node1", priority=HIGH_PRIORITY, req=SMALL_RES),
-            make_pod("p2", node="node2", priority=HIGH_PRIORITY, req=LARGE_RES),
+            make_pod(
+                "p1.1", uid="p1.1", node_name="node1", priority=MID_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p1.2", uid="p1.2", node_name="node1", priority=LOW_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p1.3", uid="p1.3", node_name="node1", priority=MID_PRIORITY, requests=MEDIUM_RES
+            ),
+            make_pod(
+                "p1.4", uid="p1.4", node_name="node1", priority=HIGH_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod("p2", uid="p2", node_name="node2", priority=HIGH_PRIORITY, requests=LARGE_RES),
         ],
         [],
         Code.SUCCESS,
@@ -231,22 +241,47 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2"],
-        [make_pod("p", priority=P, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=LARGE_RES)],
         [
             make_pod(
-                "p1.1", node="node1", priority=LOW_PRIORITY, req=SMALL_RES, start_time=epoch(5)
+                "p1.1",
+                uid="p1.1",
+                node_name="node1",
+                priority=LOW_PRIORITY,
+                requests=SMALL_RES,
+                start_time=epoch(5),
             ),
             make_pod(
-                "p1.2", node="node1", priority=LOW_PRIORITY, req=SMALL_RES, start_time=epoch(4)
+                "p1.2",
+                uid="p1.2",
+                node_name="node1",
+                priority=LOW_PRIORITY,
+                requests=SMALL_RES,
+                start_time=epoch(4),
             ),
             make_pod(
-                "p1.3", node="node1", priority=MID_PRIORITY, req=MEDIUM_RES, start_time=epoch(3)
+                "p1.3",
+                uid="p1.3",
+                node_name="node1",
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+                start_time=epoch(3),
             ),
             make_pod(
-                "p1.4", node="node1", priority=HIGH_PRIORITY, req=SMALL_RES, start_time=epoch(2)
+                "p1.4",
+                uid="p1.4",
+                node_name="node1",
+                priority=HIGH_PRIORITY,
+                requests=SMALL_RES,
+                start_time=epoch(2),
             ),
             make_pod(
-                "p2", node="node2", priority=HIGH_PRIORITY, req=LARGE_RES, start_time=epoch(1)
+                "p2",
+                uid="p2",
+                node_name="node2",
+                priority=HIGH_PRIORITY,
+                requests=LARGE_RES,
+                start_time=epoch(1),
             ),
         ],
         [],
@@ -260,19 +295,24 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT, "InterPodAffinity"),
         ["node1", "node2"],
-        [make_pod("p", priority=P, req=SMALL_RES, labels={"foo": ""})],
+        [make_pod("p", uid="p", priority=P, requests=SMALL_RES, labels={"foo": ""})],
         [
             make_pod(
                 "p1.1",
-                node="node1",
+                uid="p1.1",
+                node_name="node1",
                 priority=LOW_PRIORITY,
-                req=SMALL_RES,
+                requests=SMALL_RES,
                 labels={"foo": ""},
-                anti_affinity_exists=("foo", "hostname"),
+                affinity=pod_affinity(anti_required=[term("hostname", expr("foo", "Exists"))]),
             ),
-            make_pod("p1.2", node="node1", priority=MID_PRIORITY, req=SMALL_RES),
-            make_pod("p1.3", node="node1", priority=HIGH_PRIORITY, req=SMALL_RES),
-            make_pod("p2", node="node2", priority=HIGH_PRIORITY, req=SMALL_RES),
+            make_pod(
+                "p1.2", uid="p1.2", node_name="node1", priority=MID_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p1.3", uid="p1.3", node_name="node1", priority=HIGH_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod("p2", uid="p2", node_name="node2", priority=HIGH_PRIORITY, requests=SMALL_RES),
         ],
         [],
         Code.SUCCESS,
@@ -288,20 +328,51 @@ DRY_RUN_CASES = [
         [
             make_pod(
                 "p",
+                uid="p",
                 priority=P,
                 labels={"foo": ""},
                 spread_constraints=[
-                    spread_exists(1, "zone", "foo"),
-                    spread_exists(1, "hostname", "foo"),
+                    spread(1, "zone", selector=exists("foo")),
+                    spread(1, "hostname", selector=exists("foo")),
                 ],
             )
         ],
         [
-            make_pod("pod-a1", node="node-a", labels={"foo": ""}, priority=MID_PRIORITY),
-            make_pod("pod-a2", node="node-a", labels={"foo": ""}, priority=LOW_PRIORITY),
-            make_pod("pod-b1", node="node-b", labels={"foo": ""}, priority=LOW_PRIORITY),
-            make_pod("pod-x1", node="node-x", labels={"foo": ""}, priority=HIGH_PRIORITY),
-            make_pod("pod-x2", node="node-x", labels={"foo": ""}, priority=HIGH_PRIORITY),
+            make_pod(
+                "pod-a1",
+                uid="pod-a1",
+                node_name="node-a",
+                labels={"foo": ""},
+                priority=MID_PRIORITY,
+            ),
+            make_pod(
+                "pod-a2",
+                uid="pod-a2",
+                node_name="node-a",
+                labels={"foo": ""},
+                priority=LOW_PRIORITY,
+            ),
+            make_pod(
+                "pod-b1",
+                uid="pod-b1",
+                node_name="node-b",
+                labels={"foo": ""},
+                priority=LOW_PRIORITY,
+            ),
+            make_pod(
+                "pod-x1",
+                uid="pod-x1",
+                node_name="node-x",
+                labels={"foo": ""},
+                priority=HIGH_PRIORITY,
+            ),
+            make_pod(
+                "pod-x2",
+                uid="pod-x2",
+                node_name="node-x",
+                labels={"foo": ""},
+                priority=HIGH_PRIORITY,
+            ),
         ],
         [],
         Code.SUCCESS,
@@ -314,10 +385,10 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2"],
-        [make_pod("p", priority=P, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=LARGE_RES)],
         [
-            make_pod("p1", node="node1", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p2", node="node2", priority=MID_PRIORITY, req=LARGE_RES),
+            make_pod("p1", uid="p1", node_name="node1", priority=MID_PRIORITY, requests=LARGE_RES),
+            make_pod("p2", uid="p2", node_name="node2", priority=MID_PRIORITY, requests=LARGE_RES),
         ],
         [],
         Code.UNSCHEDULABLE,
@@ -330,10 +401,24 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1"],
-        [make_pod("p", priority=P, req=VERY_LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=VERY_LARGE_RES)],
         [
-            make_pod("p1.1", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
-            make_pod("p1.2", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
+            make_pod(
+                "p1.1",
+                uid="p1.1",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
+            make_pod(
+                "p1.2",
+                uid="p1.2",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
         ],
         [make_pdb("pdb", match_labels=AB, disruptions_allowed=1)],
         Code.SUCCESS,
@@ -346,10 +431,24 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1"],
-        [make_pod("p", priority=P, req=VERY_LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=VERY_LARGE_RES)],
         [
-            make_pod("p1.1", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
-            make_pod("p1.2", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
+            make_pod(
+                "p1.1",
+                uid="p1.1",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
+            make_pod(
+                "p1.2",
+                uid="p1.2",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
         ],
         [make_pdb("pdb", match_labels=AB, disruptions_allowed=1, disrupted_pods=["p2"])],
         Code.SUCCESS,
@@ -362,10 +461,24 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1"],
-        [make_pod("p", priority=P, req=VERY_LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=VERY_LARGE_RES)],
         [
-            make_pod("p1.1", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
-            make_pod("p1.2", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
+            make_pod(
+                "p1.1",
+                uid="p1.1",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
+            make_pod(
+                "p1.2",
+                uid="p1.2",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
         ],
         [make_pdb("pdb", match_labels=AB, disruptions_allowed=1, disrupted_pods=["p1.2"])],
         Code.SUCCESS,
@@ -378,11 +491,32 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1"],
-        [make_pod("p", priority=P, req=VERY_LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=VERY_LARGE_RES)],
         [
-            make_pod("p1.1", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
-            make_pod("p1.2", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
-            make_pod("p1.3", node="node1", labels=AB, priority=MID_PRIORITY, req=MEDIUM_RES),
+            make_pod(
+                "p1.1",
+                uid="p1.1",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
+            make_pod(
+                "p1.2",
+                uid="p1.2",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
+            make_pod(
+                "p1.3",
+                uid="p1.3",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=MEDIUM_RES,
+            ),
         ],
         [make_pdb("pdb", match_labels=AB, disruptions_allowed=1, disrupted_pods=["p1.3"])],
         Code.SUCCESS,
@@ -395,9 +529,15 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2", "node3", "node4", "node5"],
-        [make_pod("p", priority=P, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=LARGE_RES)],
         [
-            make_pod(f"p{i}", node=f"node{i}", priority=MID_PRIORITY, req=LARGE_RES)
+            make_pod(
+                f"p{i}",
+                uid=f"p{i}",
+                node_name=f"node{i}",
+                priority=MID_PRIORITY,
+                requests=LARGE_RES,
+            )
             for i in range(1, 6)
         ],
         [],
@@ -411,13 +551,17 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2", "node3", "node4", "node5"],
-        [make_pod("p", priority=P, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=LARGE_RES)],
         [
-            make_pod("p1", node="node1", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p2", node="node2", priority=VERY_HIGH_PRIORITY, req=LARGE_RES),
-            make_pod("p3", node="node3", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p4", node="node4", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p5", node="node5", priority=VERY_HIGH_PRIORITY, req=LARGE_RES),
+            make_pod("p1", uid="p1", node_name="node1", priority=MID_PRIORITY, requests=LARGE_RES),
+            make_pod(
+                "p2", uid="p2", node_name="node2", priority=VERY_HIGH_PRIORITY, requests=LARGE_RES
+            ),
+            make_pod("p3", uid="p3", node_name="node3", priority=MID_PRIORITY, requests=LARGE_RES),
+            make_pod("p4", uid="p4", node_name="node4", priority=MID_PRIORITY, requests=LARGE_RES),
+            make_pod(
+                "p5", uid="p5", node_name="node5", priority=VERY_HIGH_PRIORITY, requests=LARGE_RES
+            ),
         ],
         [],
         Code.SUCCESS,
@@ -430,9 +574,15 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2", "node3", "node4", "node5"],
-        [make_pod(f"tp{i}", priority=P, req=LARGE_RES) for i in range(1, 4)],
+        [make_pod(f"tp{i}", uid=f"tp{i}", priority=P, requests=LARGE_RES) for i in range(1, 4)],
         [
-            make_pod(f"p{i}", node=f"node{i}", priority=MID_PRIORITY, req=LARGE_RES)
+            make_pod(
+                f"p{i}",
+                uid=f"p{i}",
+                node_name=f"node{i}",
+                priority=MID_PRIORITY,
+                requests=LARGE_RES,
+            )
             for i in range(1, 6)
         ],
         [],
@@ -450,13 +600,34 @@ DRY_RUN_CASES = [
     pytest.param(
         (FIT,),
         ["node1", "node2", "node3", "node4", "node5"],
-        [make_pod("p", priority=P, req=LARGE_RES)],
+        [make_pod("p", uid="p", priority=P, requests=LARGE_RES)],
         [
-            make_pod("p1", node="node1", labels=AB, priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p2", node="node2", labels=AB, priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p3", node="node3", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p4", node="node4", priority=MID_PRIORITY, req=LARGE_RES),
-            make_pod("p5", node="node5", labels=AB, priority=MID_PRIORITY, req=LARGE_RES),
+            make_pod(
+                "p1",
+                uid="p1",
+                node_name="node1",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=LARGE_RES,
+            ),
+            make_pod(
+                "p2",
+                uid="p2",
+                node_name="node2",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=LARGE_RES,
+            ),
+            make_pod("p3", uid="p3", node_name="node3", priority=MID_PRIORITY, requests=LARGE_RES),
+            make_pod("p4", uid="p4", node_name="node4", priority=MID_PRIORITY, requests=LARGE_RES),
+            make_pod(
+                "p5",
+                uid="p5",
+                node_name="node5",
+                labels=AB,
+                priority=MID_PRIORITY,
+                requests=LARGE_RES,
+            ),
         ],
         [make_pdb("pdb", match_labels=AB, disruptions_allowed=0)],
         Code.SUCCESS,
@@ -522,9 +693,12 @@ def test_dry_run_preemption(
 
 def test_dry_run_statuses_and_errors() -> None:
     """Nodes that are not candidates keep why in the dry run's NodeToStatus."""
-    pod = make_pod("p", priority=P, req=LARGE_RES)
-    nodes = [make_node("node1", {"cpu": "200m", "memory": "400"}), make_node("node2")]
-    h = build(nodes, [make_pod("p1", node="node1")])
+    pod = make_pod("p", uid="p", priority=P, requests=LARGE_RES)
+    nodes = [
+        make_node("node1", capacity={"cpu": "200m", "memory": "400"}),
+        make_node("node2", capacity={}),
+    ]
+    h = build(nodes, [make_pod("p1", uid="p1", node_name="node1")])
     _, statuses, errors = h.plugin.evaluator.dry_run_preemption(
         h.pre_filtered_state(pod), pod, list(h.snapshot.list()), budgets_from([]), 0, 2
     )
@@ -579,14 +753,17 @@ class FakePostFilterInterface:
 def test_evaluator_dry_run_with_fake_interface(
     num_violating: int, expected: list[tuple[str, list[str], int]]
 ) -> None:
-    nodes = [make_node("node1", VERY_LARGE_RES), make_node("node2", VERY_LARGE_RES)]
+    nodes = [
+        make_node("node1", capacity=VERY_LARGE_RES),
+        make_node("node2", capacity=VERY_LARGE_RES),
+    ]
     init = [
-        make_pod("p1", node="node1", priority=MID_PRIORITY),
-        make_pod("p2", node="node2", priority=MID_PRIORITY),
+        make_pod("p1", uid="p1", node_name="node1", priority=MID_PRIORITY),
+        make_pod("p2", uid="p2", node_name="node2", priority=MID_PRIORITY),
     ]
     h = build(nodes, init, plugins=())
     evaluator = Evaluator("FakePostFilter", h.framework, FakePostFilterInterface(num_violating))
-    pod = make_pod("p", priority=HIGH_PRIORITY)
+    pod = make_pod("p", uid="p", priority=HIGH_PRIORITY)
     got, _, _ = evaluator.dry_run_preemption(
         CycleState(), pod, list(h.snapshot.list()), budgets_from([]), 0, 2
     )
@@ -617,7 +794,15 @@ def victim_at_most(priority: int) -> Any:
 
 
 def v(name: str, node: str, priority: int, req: dict[str, str], **labels: str) -> PodView:
-    return make_pod(name, node=node, priority=priority, req=req, labels=labels, start_time=epoch(0))
+    return make_pod(
+        name,
+        uid=name,
+        node_name=node,
+        priority=priority,
+        requests=req,
+        labels=labels,
+        start_time=epoch(0),
+    )
 
 
 LABELLED = [
@@ -729,10 +914,10 @@ def test_custom_selection(
     pods: list[PodView],
     expected: dict[str, list[str]],
 ) -> None:
-    nodes = [make_node(f"node{i}", VERY_LARGE_RES) for i in range(1, node_count + 1)]
+    nodes = [make_node(f"node{i}", capacity=VERY_LARGE_RES) for i in range(1, node_count + 1)]
     h = build(nodes, pods)
     h.plugin.is_eligible_pod = eligible
-    pod = make_pod("p", priority=priority, req=LARGE_RES)
+    pod = make_pod("p", uid="p", priority=priority, requests=LARGE_RES)
     state = h.pre_filtered_state(pod)
     offset, num = h.plugin.get_offset_and_num_candidates(node_count)
     candidates, _, _ = h.plugin.evaluator.dry_run_preemption(
@@ -753,13 +938,28 @@ def test_custom_selection(
             lambda a, b: pod_start_time(a) < pod_start_time(b),
             [
                 make_pod(
-                    "v1", node="node1", priority=LOW_PRIORITY, req=MEDIUM_RES, start_time=epoch(2)
+                    "v1",
+                    uid="v1",
+                    node_name="node1",
+                    priority=LOW_PRIORITY,
+                    requests=MEDIUM_RES,
+                    start_time=epoch(2),
                 ),
                 make_pod(
-                    "v2", node="node1", priority=LOW_PRIORITY, req=MEDIUM_RES, start_time=epoch(0)
+                    "v2",
+                    uid="v2",
+                    node_name="node1",
+                    priority=LOW_PRIORITY,
+                    requests=MEDIUM_RES,
+                    start_time=epoch(0),
                 ),
                 make_pod(
-                    "v3", node="node1", priority=MID_PRIORITY, req=MEDIUM_RES, start_time=epoch(1)
+                    "v3",
+                    uid="v3",
+                    node_name="node1",
+                    priority=MID_PRIORITY,
+                    requests=MEDIUM_RES,
+                    start_time=epoch(1),
                 ),
             ],
             ["v3", "v1"],
@@ -768,9 +968,15 @@ def test_custom_selection(
         pytest.param(
             lambda a, b: a.name < b.name,
             [
-                make_pod("foo", uid="v1", node="node1", priority=LOW_PRIORITY, req=MEDIUM_RES),
-                make_pod("bar", uid="v2", node="node1", priority=LOW_PRIORITY, req=MEDIUM_RES),
-                make_pod("baz", uid="v3", node="node1", priority=MID_PRIORITY, req=MEDIUM_RES),
+                make_pod(
+                    "foo", uid="v1", node_name="node1", priority=LOW_PRIORITY, requests=MEDIUM_RES
+                ),
+                make_pod(
+                    "bar", uid="v2", node_name="node1", priority=LOW_PRIORITY, requests=MEDIUM_RES
+                ),
+                make_pod(
+                    "baz", uid="v3", node_name="node1", priority=MID_PRIORITY, requests=MEDIUM_RES
+                ),
             ],
             ["baz", "foo"],
             id="select alphabetically-last pods",
@@ -778,9 +984,9 @@ def test_custom_selection(
     ],
 )
 def test_custom_ordering(order: Any, pods: list[PodView], expected: list[str]) -> None:
-    h = build([make_node("node1", VERY_LARGE_RES)], pods)
+    h = build([make_node("node1", capacity=VERY_LARGE_RES)], pods)
     h.plugin.more_important_pod = order
-    pod = make_pod("p2", priority=HIGH_PRIORITY, req=LARGE_RES)
+    pod = make_pod("p2", uid="p2", priority=HIGH_PRIORITY, requests=LARGE_RES)
     candidates, _, _ = h.plugin.evaluator.dry_run_preemption(
         h.pre_filtered_state(pod), pod, list(h.snapshot.list()), budgets_from([]), 0, 1
     )

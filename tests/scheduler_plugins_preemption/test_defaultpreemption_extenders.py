@@ -15,12 +15,12 @@ from scheduler.api.objects import PodView
 from scheduler.extenders import Victims as ExtenderVictims
 from scheduler.framework.interface import PostFilterResult
 from scheduler.framework.status import Code, Status
-from scheduler.plugins.defaultpreemption.testing import (
+from scheduler.testing import make_pod
+from scheduler.testing.preemption import (
     HIGH_PRIORITY,
     LOW_PRIORITY,
     SMALL_RES,
     build,
-    make_pod,
     topology_node,
 )
 
@@ -74,10 +74,12 @@ def _cluster() -> tuple[Any, PodView, Any]:
     room = {"cpu": "150m", "memory": "150", "pods": "10"}
     nodes = [topology_node(name, room) for name in ("node1", "node2", "node3")]
     pods = [
-        make_pod(f"p{i}", node=f"node{i}", priority=LOW_PRIORITY, req=SMALL_RES)
+        make_pod(
+            f"p{i}", uid=f"p{i}", node_name=f"node{i}", priority=LOW_PRIORITY, requests=SMALL_RES
+        )
         for i in (1, 2, 3)
     ]
-    preemptor = make_pod("preemptor", priority=HIGH_PRIORITY, req=SMALL_RES)
+    preemptor = make_pod("preemptor", uid="preemptor", priority=HIGH_PRIORITY, requests=SMALL_RES)
     h = build(nodes, pods, plugins=("NodeResourcesFit",))
     filtered = {n.name: UNSCHED for n in nodes}
     return h, preemptor, filtered

@@ -18,7 +18,8 @@ from scheduler.framework.interface import CycleState, NodeToStatus, PostFilterRe
 from scheduler.framework.registry import PluginEntry
 from scheduler.framework.status import Code, Status
 from scheduler.listers.cluster_objects import DisruptionBudget
-from scheduler.plugins.defaultpreemption.testing import (
+from scheduler.testing import exists, make_node, make_pod, spread
+from scheduler.testing.preemption import (
     HIGH_PRIORITY,
     LARGE_RES,
     LOW_PRIORITY,
@@ -28,10 +29,7 @@ from scheduler.plugins.defaultpreemption.testing import (
     VERY_HIGH_PRIORITY,
     VERY_LARGE_RES,
     build,
-    make_node,
     make_pdb,
-    make_pod,
-    spread_exists,
     topology_node,
 )
 
@@ -78,20 +76,20 @@ def statuses(absent: Status = UNRESOLVABLE, **by_node: Status) -> NodeToStatus:
 
 POST_FILTER_CASES = [
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY),
-        [make_pod("p1", node="node1")],
+        make_pod("p", uid="p", priority=HIGH_PRIORITY),
+        [make_pod("p1", uid="p1", node_name="node1")],
         [],
-        [make_node("node1", ONE_POD)],
+        [make_node("node1", capacity=ONE_POD)],
         statuses(node1=UNSCHED),
         PostFilterResult("node1"),
         Status.OK,
         id="pod with higher priority can be made schedulable",
     ),
     pytest.param(
-        make_pod("p"),
-        [make_pod("p1", node="node1")],
+        make_pod("p", uid="p"),
+        [make_pod("p1", uid="p1", node_name="node1")],
         [],
-        [make_node("node1", ONE_POD)],
+        [make_node("node1", capacity=ONE_POD)],
         statuses(node1=UNSCHED),
         PostFilterResult(""),
         Status.unschedulable(
@@ -100,10 +98,10 @@ POST_FILTER_CASES = [
         id="pod with tied priority is still unschedulable",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY),
-        [make_pod("p1", node="node1")],
+        make_pod("p", uid="p", priority=HIGH_PRIORITY),
+        [make_pod("p1", uid="p1", node_name="node1")],
         [],
-        [make_node("node1", ONE_POD)],
+        [make_node("node1", capacity=ONE_POD)],
         statuses(node1=UNRESOLVABLE),
         PostFilterResult(""),
         Status.unschedulable(
@@ -112,10 +110,10 @@ POST_FILTER_CASES = [
         id="preemption should respect filteredNodesStatuses",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY),
-        [make_pod("p1", node="node1")],
+        make_pod("p", uid="p", priority=HIGH_PRIORITY),
+        [make_pod("p1", uid="p1", node_name="node1")],
         [],
-        [make_node("node1", ONE_POD)],
+        [make_node("node1", capacity=ONE_POD)],
         statuses(),
         PostFilterResult(""),
         Status.unschedulable(
@@ -124,32 +122,41 @@ POST_FILTER_CASES = [
         id="absent NodeToStatus entry means UnschedulableAndUnresolvable",
     ),
     pytest.param(
-        make_pod("p", priority=MID_PRIORITY),
+        make_pod("p", uid="p", priority=MID_PRIORITY),
         [
-            make_pod("p1", node="node1", priority=HIGH_PRIORITY),
-            make_pod("p2", node="node2", priority=LOW_PRIORITY),
+            make_pod("p1", uid="p1", node_name="node1", priority=HIGH_PRIORITY),
+            make_pod("p2", uid="p2", node_name="node2", priority=LOW_PRIORITY),
         ],
         [],
-        [make_node("node1", ONE_POD), make_node("node2", ONE_POD)],
+        [make_node("node1", capacity=ONE_POD), make_node("node2", capacity=ONE_POD)],
         statuses(node1=UNSCHED, node2=UNSCHED),
         PostFilterResult("node2"),
         Status.OK,
         id="pod can be made schedulable on one node",
     ),
     pytest.param(
-        make_pod("p", priority=VERY_HIGH_PRIORITY),
+        make_pod("p", uid="p", priority=VERY_HIGH_PRIORITY),
         [
             make_pod(
                 "p1",
-                node="node1",
+                uid="p1",
+                node_name="node1",
                 priority=HIGH_PRIORITY,
                 labels={VIOLATING_KEY: "non-violating"},
             ),
             make_pod(
-                "p2", node="node1", priority=LOW_PRIORITY, labels={VIOLATING_KEY: "violating"}
+                "p2",
+                uid="p2",
+                node_name="node1",
+                priority=LOW_PRIORITY,
+                labels={VIOLATING_KEY: "violating"},
             ),
             make_pod(
-                "p3", node="node2", priority=MID_PRIORITY, labels={VIOLATING_KEY: "violating"}
+                "p3",
+                uid="p3",
+                node_name="node2",
+                priority=MID_PRIORITY,
+                labels={VIOLATING_KEY: "violating"},
             ),
         ],
         [
@@ -160,31 +167,35 @@ POST_FILTER_CASES = [
                 disruptions_allowed=2**31 - 1,
             ),
         ],
-        [make_node("node1", ONE_POD), make_node("node2", ONE_POD)],
+        [make_node("node1", capacity=ONE_POD), make_node("node2", capacity=ONE_POD)],
         statuses(node1=UNSCHED, node2=UNSCHED),
         PostFilterResult("node2"),
         Status.OK,
         id="pod can be made schedulable on minHighestPriority node",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY, req=LARGE_RES),
-        [make_pod("p1", node="node1"), make_pod("p2", node="node2")],
+        make_pod("p", uid="p", priority=HIGH_PRIORITY, requests=LARGE_RES),
+        [make_pod("p1", uid="p1", node_name="node1"), make_pod("p2", uid="p2", node_name="node2")],
         [],
-        [make_node("node1", NODE_RES), make_node("node2", NODE_RES)],
+        [make_node("node1", capacity=NODE_RES), make_node("node2", capacity=NODE_RES)],
         statuses(node1=UNSCHED, node2=UNSCHED),
         PostFilterResult(""),
         Status.unschedulable("preemption: 0/2 nodes are available: 2 Insufficient cpu."),
         id="no candidate nodes found, no enough resource after removing low priority pods",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY, req=LARGE_RES),
+        make_pod("p", uid="p", priority=HIGH_PRIORITY, requests=LARGE_RES),
         [
-            make_pod("p1", node="node1", priority=HIGH_PRIORITY),
-            make_pod("p2", node="node2"),
-            make_pod("p3", node="node3", priority=HIGH_PRIORITY),
+            make_pod("p1", uid="p1", node_name="node1", priority=HIGH_PRIORITY),
+            make_pod("p2", uid="p2", node_name="node2"),
+            make_pod("p3", uid="p3", node_name="node3", priority=HIGH_PRIORITY),
         ],
         [],
-        [make_node("node1", ONE_POD), make_node("node2", NODE_RES), make_node("node3", ONE_POD)],
+        [
+            make_node("node1", capacity=ONE_POD),
+            make_node("node2", capacity=NODE_RES),
+            make_node("node3", capacity=ONE_POD),
+        ],
         statuses(node1=UNSCHED, node2=UNSCHED, node3=UNSCHED),
         PostFilterResult(""),
         Status.unschedulable(
@@ -194,10 +205,10 @@ POST_FILTER_CASES = [
         id="no candidate nodes found with mixed reasons",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY, req=LARGE_RES),
-        [make_pod("p1", node="node1"), make_pod("p2", node="node2")],
+        make_pod("p", uid="p", priority=HIGH_PRIORITY, requests=LARGE_RES),
+        [make_pod("p1", uid="p1", node_name="node1"), make_pod("p2", uid="p2", node_name="node2")],
         [],
-        [make_node(f"node{i}", NODE_RES) for i in range(1, 5)],
+        [make_node(f"node{i}", capacity=NODE_RES) for i in range(1, 5)],
         statuses(node1=UNSCHED, node2=UNSCHED, node4=UNRESOLVABLE),
         PostFilterResult(""),
         Status.unschedulable(
@@ -207,10 +218,10 @@ POST_FILTER_CASES = [
         id="no candidate nodes found with mixed reason, 2 unresolvable, 2 short of cpu",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY, req=LARGE_RES),
-        [make_pod("p1", node="node1")],
+        make_pod("p", uid="p", priority=HIGH_PRIORITY, requests=LARGE_RES),
+        [make_pod("p1", uid="p1", node_name="node1")],
         [],
-        [make_node("node1", LARGE_RES, {"error": "true"})],
+        [make_node("node1", capacity=LARGE_RES, labels={"error": "true"})],
         statuses(node1=UNSCHED),
         None,
         Status.error(
@@ -220,10 +231,16 @@ POST_FILTER_CASES = [
         id="only one node but failed with TestPlugin",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY, req=LARGE_RES),
-        [make_pod("p1", node="node1"), make_pod("p2", node="node2", req=MEDIUM_RES)],
+        make_pod("p", uid="p", priority=HIGH_PRIORITY, requests=LARGE_RES),
+        [
+            make_pod("p1", uid="p1", node_name="node1"),
+            make_pod("p2", uid="p2", node_name="node2", requests=MEDIUM_RES),
+        ],
         [],
-        [make_node("node1", LARGE_RES, {"error": "true"}), make_node("node2", LARGE_RES)],
+        [
+            make_node("node1", capacity=LARGE_RES, labels={"error": "true"}),
+            make_node("node2", capacity=LARGE_RES),
+        ],
         statuses(node1=UNSCHED, node2=UNSCHED),
         PostFilterResult("node2"),
         Status.OK,
@@ -261,8 +278,8 @@ def test_post_filter(
 
 
 def test_post_filter_through_the_framework_attributes_the_plugin() -> None:
-    pod = make_pod("p")
-    h = build([make_node("node1", ONE_POD)], [make_pod("p1", node="node1")])
+    pod = make_pod("p", uid="p")
+    h = build([make_node("node1", capacity=ONE_POD)], [make_pod("p1", uid="p1", node_name="node1")])
     result, status = h.framework.run_post_filter_plugins(
         h.pre_filtered_state(pod), pod, statuses(node1=UNSCHED)
     )
@@ -276,15 +293,24 @@ PREEMPT_CASES = [
     pytest.param(
         make_pod(
             "p",
+            uid="p",
             priority=HIGH_PRIORITY,
-            req=VERY_LARGE_RES,
+            requests=VERY_LARGE_RES,
             preemption_policy="PreemptLowerPriority",
         ),
         [
-            make_pod("p1.1", node="node1", priority=LOW_PRIORITY, req=SMALL_RES),
-            make_pod("p1.2", node="node1", priority=LOW_PRIORITY, req=SMALL_RES),
-            make_pod("p2.1", node="node2", priority=HIGH_PRIORITY, req=LARGE_RES),
-            make_pod("p3.1", node="node3", priority=MID_PRIORITY, req=MEDIUM_RES),
+            make_pod(
+                "p1.1", uid="p1.1", node_name="node1", priority=LOW_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p1.2", uid="p1.2", node_name="node1", priority=LOW_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p2.1", uid="p2.1", node_name="node2", priority=HIGH_PRIORITY, requests=LARGE_RES
+            ),
+            make_pod(
+                "p3.1", uid="p3.1", node_name="node3", priority=MID_PRIORITY, requests=MEDIUM_RES
+            ),
         ],
         ["node1", "node2", "node3"],
         ("NodeResourcesFit",),
@@ -295,19 +321,30 @@ PREEMPT_CASES = [
     pytest.param(
         make_pod(
             "p",
+            uid="p",
             priority=HIGH_PRIORITY,
             labels={"foo": ""},
             spread_constraints=[
-                spread_exists(1, "zone", "foo"),
-                spread_exists(1, "hostname", "foo"),
+                spread(1, "zone", selector=exists("foo")),
+                spread(1, "hostname", selector=exists("foo")),
             ],
         ),
         [
-            make_pod("p-a1", node="node-a", labels={"foo": ""}, priority=HIGH_PRIORITY),
-            make_pod("p-a2", node="node-a", labels={"foo": ""}, priority=HIGH_PRIORITY),
-            make_pod("p-b1", node="node-b", labels={"foo": ""}, priority=LOW_PRIORITY),
-            make_pod("p-x1", node="node-x", labels={"foo": ""}, priority=HIGH_PRIORITY),
-            make_pod("p-x2", node="node-x", labels={"foo": ""}, priority=HIGH_PRIORITY),
+            make_pod(
+                "p-a1", uid="p-a1", node_name="node-a", labels={"foo": ""}, priority=HIGH_PRIORITY
+            ),
+            make_pod(
+                "p-a2", uid="p-a2", node_name="node-a", labels={"foo": ""}, priority=HIGH_PRIORITY
+            ),
+            make_pod(
+                "p-b1", uid="p-b1", node_name="node-b", labels={"foo": ""}, priority=LOW_PRIORITY
+            ),
+            make_pod(
+                "p-x1", uid="p-x1", node_name="node-x", labels={"foo": ""}, priority=HIGH_PRIORITY
+            ),
+            make_pod(
+                "p-x2", uid="p-x2", node_name="node-x", labels={"foo": ""}, priority=HIGH_PRIORITY
+            ),
         ],
         ["node-a/zone1", "node-b/zone1", "node-x/zone2"],
         ("PodTopologySpread",),
@@ -316,12 +353,22 @@ PREEMPT_CASES = [
         id="preemption for topology spread constraints",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY, req=VERY_LARGE_RES, preemption_policy="Never"),
+        make_pod(
+            "p", uid="p", priority=HIGH_PRIORITY, requests=VERY_LARGE_RES, preemption_policy="Never"
+        ),
         [
-            make_pod("p1.1", node="node1", priority=LOW_PRIORITY, req=SMALL_RES),
-            make_pod("p1.2", node="node1", priority=LOW_PRIORITY, req=SMALL_RES),
-            make_pod("p2.1", node="node2", priority=HIGH_PRIORITY, req=LARGE_RES),
-            make_pod("p3.1", node="node3", priority=MID_PRIORITY, req=MEDIUM_RES),
+            make_pod(
+                "p1.1", uid="p1.1", node_name="node1", priority=LOW_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p1.2", uid="p1.2", node_name="node1", priority=LOW_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p2.1", uid="p2.1", node_name="node2", priority=HIGH_PRIORITY, requests=LARGE_RES
+            ),
+            make_pod(
+                "p3.1", uid="p3.1", node_name="node3", priority=MID_PRIORITY, requests=MEDIUM_RES
+            ),
         ],
         ["node1", "node2", "node3"],
         ("NodeResourcesFit",),
@@ -330,12 +377,20 @@ PREEMPT_CASES = [
         id="no preempting in pod",
     ),
     pytest.param(
-        make_pod("p", priority=HIGH_PRIORITY, req=VERY_LARGE_RES),
+        make_pod("p", uid="p", priority=HIGH_PRIORITY, requests=VERY_LARGE_RES),
         [
-            make_pod("p1.1", node="node1", priority=LOW_PRIORITY, req=SMALL_RES),
-            make_pod("p1.2", node="node1", priority=LOW_PRIORITY, req=SMALL_RES),
-            make_pod("p2.1", node="node2", priority=HIGH_PRIORITY, req=LARGE_RES),
-            make_pod("p3.1", node="node3", priority=MID_PRIORITY, req=MEDIUM_RES),
+            make_pod(
+                "p1.1", uid="p1.1", node_name="node1", priority=LOW_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p1.2", uid="p1.2", node_name="node1", priority=LOW_PRIORITY, requests=SMALL_RES
+            ),
+            make_pod(
+                "p2.1", uid="p2.1", node_name="node2", priority=HIGH_PRIORITY, requests=LARGE_RES
+            ),
+            make_pod(
+                "p3.1", uid="p3.1", node_name="node3", priority=MID_PRIORITY, requests=MEDIUM_RES
+            ),
         ],
         ["node1", "node2", "node3"],
         ("NodeResourcesFit",),
@@ -384,24 +439,31 @@ def test_second_attempt_waits_for_terminating_victims() -> None:
     pods = [
         make_pod(
             "p1.1",
-            node="node1",
+            uid="p1.1",
+            node_name="node1",
             priority=LOW_PRIORITY,
-            req=SMALL_RES,
+            requests=SMALL_RES,
             terminating=True,
             conditions=[victim_condition],
         ),
         make_pod(
             "p1.2",
-            node="node1",
+            uid="p1.2",
+            node_name="node1",
             priority=LOW_PRIORITY,
-            req=SMALL_RES,
+            requests=SMALL_RES,
             terminating=True,
             conditions=[victim_condition],
         ),
-        make_pod("p2.1", node="node2", priority=MID_PRIORITY, req=LARGE_RES),
+        make_pod("p2.1", uid="p2.1", node_name="node2", priority=MID_PRIORITY, requests=LARGE_RES),
     ]
-    pod = make_pod("p", priority=HIGH_PRIORITY, req=VERY_LARGE_RES, nominated_node="node1")
-    h = build([make_node("node1", VERY_LARGE_RES), make_node("node2", VERY_LARGE_RES)], pods)
+    pod = make_pod(
+        "p", uid="p", priority=HIGH_PRIORITY, requests=VERY_LARGE_RES, nominated_node_name="node1"
+    )
+    h = build(
+        [make_node("node1", capacity=VERY_LARGE_RES), make_node("node2", capacity=VERY_LARGE_RES)],
+        pods,
+    )
     result, status = h.plugin.post_filter(
         h.pre_filtered_state(pod), pod, statuses(node1=UNSCHED, node2=UNSCHED)
     )
@@ -413,15 +475,21 @@ def test_second_attempt_waits_for_terminating_victims() -> None:
 
 
 def test_preemption_carries_victims_and_lower_priority_nominations() -> None:
-    low_nominated = make_pod("low", priority=LOW_PRIORITY, nominated_node="node1")
-    high_nominated = make_pod("high", priority=VERY_HIGH_PRIORITY, nominated_node="node1")
-    pod = make_pod("p", priority=HIGH_PRIORITY, req=LARGE_RES)
+    low_nominated = make_pod("low", uid="low", priority=LOW_PRIORITY, nominated_node_name="node1")
+    high_nominated = make_pod(
+        "high", uid="high", priority=VERY_HIGH_PRIORITY, nominated_node_name="node1"
+    )
+    pod = make_pod("p", uid="p", priority=HIGH_PRIORITY, requests=LARGE_RES)
     pods = [
-        make_pod("v-mid", node="node1", priority=MID_PRIORITY, req=MEDIUM_RES),
-        make_pod("v-low", node="node1", priority=LOW_PRIORITY, req=MEDIUM_RES),
+        make_pod(
+            "v-mid", uid="v-mid", node_name="node1", priority=MID_PRIORITY, requests=MEDIUM_RES
+        ),
+        make_pod(
+            "v-low", uid="v-low", node_name="node1", priority=LOW_PRIORITY, requests=MEDIUM_RES
+        ),
     ]
     h = build(
-        [make_node("node1", VERY_LARGE_RES)],
+        [make_node("node1", capacity=VERY_LARGE_RES)],
         pods,
         nominated={"node1": [low_nominated, high_nominated]},
     )
@@ -435,8 +503,10 @@ def test_preemption_carries_victims_and_lower_priority_nominations() -> None:
 
 ELIGIBLE_CASES = [
     pytest.param(
-        make_pod("p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node="node1"),
-        [make_pod("p1", priority=LOW_PRIORITY, node="node1", terminating=True)],
+        make_pod(
+            "p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node_name="node1"
+        ),
+        [make_pod("p1", uid="p1", priority=LOW_PRIORITY, node_name="node1", terminating=True)],
         ["node1"],
         Status.unresolvable("node(s) had untolerated taint {node-role: master}"),
         True,
@@ -464,12 +534,15 @@ ELIGIBLE_CASES = [
         id="Pod with 'PreemptNever' preemption policy",
     ),
     pytest.param(
-        make_pod("p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node="node1"),
+        make_pod(
+            "p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node_name="node1"
+        ),
         [
             make_pod(
                 "p1",
+                uid="p1",
                 priority=LOW_PRIORITY,
-                node="node1",
+                node_name="node1",
                 terminating=True,
                 conditions=[
                     {
@@ -486,20 +559,25 @@ ELIGIBLE_CASES = [
         id="preemption victim pod terminating, as indicated by the DisruptionTarget condition",
     ),
     pytest.param(
-        make_pod("p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node="node1"),
-        [make_pod("p1", priority=LOW_PRIORITY, node="node1", terminating=True)],
+        make_pod(
+            "p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node_name="node1"
+        ),
+        [make_pod("p1", uid="p1", priority=LOW_PRIORITY, node_name="node1", terminating=True)],
         ["node1"],
         None,
         True,
         id="non-victim Pods terminating",
     ),
     pytest.param(
-        make_pod("p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node="node1"),
+        make_pod(
+            "p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node_name="node1"
+        ),
         [
             make_pod(
                 "p1",
+                uid="p1",
                 priority=HIGH_PRIORITY,
-                node="node1",
+                node_name="node1",
                 terminating=True,
                 conditions=[
                     {
@@ -516,12 +594,15 @@ ELIGIBLE_CASES = [
         id="terminating victim of equal priority is not the preemptor's victim",
     ),
     pytest.param(
-        make_pod("p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node="node1"),
+        make_pod(
+            "p_with_nominated_node", uid="p", priority=HIGH_PRIORITY, nominated_node_name="node1"
+        ),
         [
             make_pod(
                 "p1",
+                uid="p1",
                 priority=LOW_PRIORITY,
-                node="node1",
+                node_name="node1",
                 conditions=[
                     {
                         "type": "DisruptionTarget",
@@ -547,7 +628,7 @@ def test_pod_eligible_to_preempt_others(
     nominated_status: Status | None,
     expected: bool,
 ) -> None:
-    h = build([make_node(n) for n in nodes], pods, plugins=())
+    h = build([make_node(n, capacity={}) for n in nodes], pods, plugins=())
     eligible, message = h.plugin.pod_eligible_to_preempt_others(pod, nominated_status)
     assert eligible is expected
     assert (message == "") is expected

@@ -18,7 +18,6 @@ import pytest
 
 from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
-from scheduler.framework.fakes import make_node_info
 from scheduler.framework.interface import CycleState, NodeToStatus
 from scheduler.framework.status import Code, Status
 from scheduler.plugins.defaultpreemption.evaluator import (
@@ -30,7 +29,17 @@ from scheduler.plugins.defaultpreemption.evaluator import (
     nodes_for_status_code,
     pick_one_node_for_preemption,
 )
-from scheduler.plugins.defaultpreemption.testing import (
+from scheduler.plugins.defaultpreemption.util import (
+    BudgetLookup,
+    budgets_from,
+    earliest_pod_start_time,
+    filter_pods_with_pdb_violation,
+    more_important_pod,
+    pod_start_time,
+    sort_by_importance,
+)
+from scheduler.testing import make_node, make_node_info, make_pod, make_snapshot
+from scheduler.testing.preemption import (
     HIGH_PRIORITY,
     LARGE_RES,
     LOW_PRIORITY,
@@ -42,26 +51,16 @@ from scheduler.plugins.defaultpreemption.testing import (
     VERY_LARGE_RES,
     build,
     epoch,
-    make_node,
     make_pdb,
-    make_pod,
-    make_snapshot,
-)
-from scheduler.plugins.defaultpreemption.util import (
-    BudgetLookup,
-    budgets_from,
-    earliest_pod_start_time,
-    filter_pods_with_pdb_violation,
-    more_important_pod,
-    pod_start_time,
-    sort_by_importance,
 )
 
 E0 = epoch(0)
 
 
 def p(name: str, node: str, priority: int, req: dict[str, str], start: str = E0) -> PodView:
-    return make_pod(name, node=node, priority=priority, req=req, start_time=start)
+    return make_pod(
+        name, uid=name, node_name=node, priority=priority, requests=req, start_time=start
+    )
 
 
 SELECT_BEST_CASES = [
@@ -202,9 +201,9 @@ SELECT_BEST_CASES = [
 def test_select_best_candidate(
     node_count: int, priority: int, pods: list[PodView], expected: list[str]
 ) -> None:
-    nodes = [make_node(f"node{i}", VERY_LARGE_RES) for i in range(1, node_count + 1)]
+    nodes = [make_node(f"node{i}", capacity=VERY_LARGE_RES) for i in range(1, node_count + 1)]
     h = build(nodes, pods)
-    pod = make_pod("p", priority=priority, req=VERY_LARGE_RES)
+    pod = make_pod("p", uid="p", priority=priority, requests=VERY_LARGE_RES)
     offset, num = h.plugin.get_offset_and_num_candidates(node_count)
     candidates, _, _ = h.plugin.evaluator.dry_run_preemption(
         h.pre_filtered_state(pod), pod, list(h.snapshot.list()), budgets_from([]), offset, num
@@ -248,11 +247,11 @@ class FewestContainersInterface:
 
 def test_select_candidate_with_custom_score_funcs() -> None:
     pods = [
-        make_pod("p1.1", node="node1", priority=MID_PRIORITY, containers=2),
-        make_pod("p2.1", node="node2", priority=MID_PRIORITY, containers=1),
-        make_pod("p3.1", node="node3", priority=MID_PRIORITY, containers=3),
+        make_pod("p1.1", uid="p1.1", node_name="node1", priority=MID_PRIORITY, containers=[{}] * 2),
+        make_pod("p2.1", uid="p2.1", node_name="node2", priority=MID_PRIORITY, containers=[{}] * 1),
+        make_pod("p3.1", uid="p3.1", node_name="node3", priority=MID_PRIORITY, containers=[{}] * 3),
     ]
-    nodes = [make_node(f"node{i}", VERY_LARGE_RES) for i in range(1, 4)]
+    nodes = [make_node(f"node{i}", capacity=VERY_LARGE_RES) for i in range(1, 4)]
     h = build(nodes, pods, plugins=())
     evaluator = Evaluator("FakePreemptionScorePostFilter", h.framework, FewestContainersInterface())
     for pod in pods:  # upstream runs one dry run per test pod
@@ -264,8 +263,8 @@ def test_select_candidate_with_custom_score_funcs() -> None:
 
 
 def test_select_candidate_edge_cases() -> None:
-    h = build([make_node("node1")], plugins=())
-    only = Candidate("node1", Victims((make_pod("v"),)))
+    h = build([make_node("node1", capacity={})], plugins=())
+    only = Candidate("node1", Victims((make_pod("v", uid="v"),)))
     assert h.plugin.evaluator.select_candidate([]) is None
     assert h.plugin.evaluator.select_candidate([only]) is only
 
@@ -276,7 +275,12 @@ def test_select_candidate_edge_cases() -> None:
 def victims(*pods: tuple[int, int], violations: int = 0) -> Victims:
     """Victims from (priority, start second) pairs, most important first."""
     built = [
-        make_pod(f"v{i}-{prio}-{start}", priority=prio, start_time=epoch(start))
+        make_pod(
+            f"v{i}-{prio}-{start}",
+            uid=f"v{i}-{prio}-{start}",
+            priority=prio,
+            start_time=epoch(start),
+        )
         for i, (prio, start) in enumerate(pods)
     ]
     return Victims(tuple(sort_by_importance(built)), violations)
@@ -445,7 +449,7 @@ def UU(reason: str = "") -> Status:
     ],
 )
 def test_nodes_where_preemption_might_help(statuses: dict[str, Status], expected: set[str]) -> None:
-    snapshot = make_snapshot([make_node(f"node{i}") for i in range(1, 5)])
+    snapshot = make_snapshot([make_node(f"node{i}", capacity={}) for i in range(1, 5)])
     nodes = nodes_for_status_code(NodeToStatus(statuses), snapshot, Code.UNSCHEDULABLE)
     assert {info.node_name for info in nodes} == expected
 
@@ -463,7 +467,7 @@ def test_nodes_for_status_code_with_unschedulable_absent(
 ) -> None:
     """Nodes absent from the map count with the absent status (upstream's NodesForStatusCode
     when absentNodesStatus matches the code): all nodes, in snapshot order, minus the others."""
-    snapshot = make_snapshot([make_node(f"node{i}") for i in range(1, 5)])
+    snapshot = make_snapshot([make_node(f"node{i}", capacity={}) for i in range(1, 5)])
     nodes = nodes_for_status_code(NodeToStatus(statuses, U()), snapshot, Code.UNSCHEDULABLE)
     assert [info.node_name for info in nodes] == expected
 
@@ -488,15 +492,15 @@ def test_more_important_pod(
 ) -> None:
     def build_pod(name: str, spec: tuple[int, int | None]) -> PodView:
         start = "" if spec[1] is None else epoch(spec[1])
-        return make_pod(name, priority=spec[0], start_time=start)
+        return make_pod(name, uid=name, priority=spec[0], start_time=start)
 
     assert more_important_pod(build_pod("a", a), build_pod("b", b)) is expected
 
 
 def test_pod_start_time_parses_fractions_and_tolerates_garbage() -> None:
-    assert pod_start_time(make_pod("a", start_time="1970-01-01T00:00:01.5Z")) == 1.5
-    assert pod_start_time(make_pod("b", start_time="yesterday")) == math.inf
-    assert pod_start_time(make_pod("c")) == math.inf
+    assert pod_start_time(make_pod("a", uid="a", start_time="1970-01-01T00:00:01.5Z")) == 1.5
+    assert pod_start_time(make_pod("b", uid="b", start_time="yesterday")) == math.inf
+    assert pod_start_time(make_pod("c", uid="c")) == math.inf
 
 
 @pytest.mark.parametrize(
@@ -510,7 +514,7 @@ def test_pod_start_time_parses_fractions_and_tolerates_garbage() -> None:
 )
 def test_earliest_pod_start_time(pods: list[tuple[int, int]], expected: int | None) -> None:
     built = [
-        make_pod(f"p{i}", priority=prio, start_time=epoch(start))
+        make_pod(f"p{i}", uid=f"p{i}", priority=prio, start_time=epoch(start))
         for i, (prio, start) in enumerate(pods)
     ]
     assert earliest_pod_start_time(built) == expected
@@ -519,12 +523,12 @@ def test_earliest_pod_start_time(pods: list[tuple[int, int]], expected: int | No
 def test_filter_pods_with_pdb_violation() -> None:
     app = {"app": "foo"}
     pods = [
-        make_pod("a", labels=app),
-        make_pod("b", labels=app),
-        make_pod("c", labels=app),
-        make_pod("d", labels={"app": "bar"}),
-        make_pod("e"),
-        make_pod("f", labels=app, namespace="other"),
+        make_pod("a", uid="a", labels=app),
+        make_pod("b", uid="b", labels=app),
+        make_pod("c", uid="c", labels=app),
+        make_pod("d", uid="d", labels={"app": "bar"}),
+        make_pod("e", uid="e"),
+        make_pod("f", uid="f", labels=app, namespace="other"),
     ]
     budgets = [
         make_pdb("one-left", match_labels=app, disruptions_allowed=2, disrupted_pods=["b"]),
@@ -536,17 +540,17 @@ def test_filter_pods_with_pdb_violation() -> None:
     # a takes one, b is already disrupted, c takes the second; d has a budget of 0.
     assert [pod.name for pod in violating] == ["d"]
     assert [pod.name for pod in non_violating] == ["a", "b", "c", "e", "f"]
-    more = [*pods[:3], make_pod("g", labels=app)]
+    more = [*pods[:3], make_pod("g", uid="g", labels=app)]
     violating, _ = filter_pods_with_pdb_violation(more, budgets_from(budgets))
     assert [pod.name for pod in violating] == ["g"]
 
 
 def test_sort_by_importance_is_stable_for_ties() -> None:
     pods = [
-        make_pod("x", priority=1),
-        make_pod("y", priority=5),
-        make_pod("z", priority=1),
-        make_pod("w", priority=5, start_time=epoch(1)),
+        make_pod("x", uid="x", priority=1),
+        make_pod("y", uid="y", priority=5),
+        make_pod("z", uid="z", priority=1),
+        make_pod("w", uid="w", priority=5, start_time=epoch(1)),
     ]
     assert [pod.name for pod in sort_by_importance(pods)] == ["w", "y", "x", "z"]
     by_name = sort_by_importance(pods, lambda a, b: a.name < b.name)
@@ -555,10 +559,10 @@ def test_sort_by_importance_is_stable_for_ties() -> None:
 
 def test_node_info_copies_are_untouched_by_dry_runs() -> None:
     """The dry run works on copies: the snapshot's NodeInfos keep their pods."""
-    node = make_node("node1", VERY_LARGE_RES)
-    victim = make_pod("v", node="node1", priority=LOW_PRIORITY, req=LARGE_RES)
+    node = make_node("node1", capacity=VERY_LARGE_RES)
+    victim = make_pod("v", uid="v", node_name="node1", priority=LOW_PRIORITY, requests=LARGE_RES)
     h = build([node], [victim])
-    pod = make_pod("p", priority=HIGH_PRIORITY, req=LARGE_RES)
+    pod = make_pod("p", uid="p", priority=HIGH_PRIORITY, requests=LARGE_RES)
     before = [p.name for p in h.snapshot.list()[0].pods]
     h.plugin.evaluator.dry_run_preemption(
         h.pre_filtered_state(pod), pod, list(h.snapshot.list()), budgets_from([]), 0, 1

@@ -15,13 +15,8 @@ from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.framework.interface import NodeToStatus
 from scheduler.framework.status import Code, Status
-from scheduler.plugins.defaultpreemption.testing import (
-    build,
-    epoch,
-    make_node,
-    make_pdb,
-    make_pod,
-)
+from scheduler.testing import expr, make_node, make_pod, pod_affinity, term
+from scheduler.testing.preemption import build, epoch, make_pdb
 
 # The default profile's Filter plugins, in its order.
 DEFAULT_FILTERS = (
@@ -37,6 +32,7 @@ DEFAULT_FILTERS = (
 PRIORITIES = st.sampled_from([-10, 0, 5, 10, 100])
 CPU = st.sampled_from(["0", "100m", "500m", "1", "2"])
 MEMORY = st.sampled_from(["0", "100Mi", "1Gi", "3Gi"])
+ANTI_AFFINITY_APP_HOSTNAME = pod_affinity(anti_required=[term("hostname", expr("app", "Exists"))])
 
 
 def with_host_port(pod: PodView, port: int | None) -> PodView:
@@ -56,12 +52,12 @@ def clusters(draw: st.DrawFn) -> Cluster:
     nodes = [
         make_node(
             f"n{i}",
-            {
+            capacity={
                 "cpu": draw(st.sampled_from(["1", "2", "4"])),
                 "memory": draw(st.sampled_from(["1Gi", "4Gi"])),
                 "pods": draw(st.sampled_from(["2", "3", "110"])),
             },
-            {"hostname": f"n{i}"},
+            labels={"hostname": f"n{i}"},
         )
         for i in range(node_count)
     ]
@@ -70,9 +66,10 @@ def clusters(draw: st.DrawFn) -> Cluster:
         for j in range(draw(st.integers(0, 3))):
             pod = make_pod(
                 f"p{i}-{j}",
-                node=node.name,
+                uid=f"p{i}-{j}",
+                node_name=node.name,
                 priority=draw(PRIORITIES),
-                req={"cpu": draw(CPU), "memory": draw(MEMORY)},
+                requests={"cpu": draw(CPU), "memory": draw(MEMORY)},
                 labels={"app": draw(st.sampled_from(["a", "b"]))},
                 start_time=epoch(draw(st.integers(0, 3))),
             )
@@ -83,17 +80,19 @@ def clusters(draw: st.DrawFn) -> Cluster:
             nominated[node.name] = [
                 make_pod(
                     f"nominated-{i}",
+                    uid=f"nominated-{i}",
                     priority=draw(PRIORITIES),
-                    req={"cpu": draw(CPU), "memory": draw(MEMORY)},
-                    nominated_node=node.name,
+                    requests={"cpu": draw(CPU), "memory": draw(MEMORY)},
+                    nominated_node_name=node.name,
                 )
             ]
     preemptor = make_pod(
         "preemptor",
+        uid="preemptor",
         priority=draw(PRIORITIES),
-        req={"cpu": draw(CPU), "memory": draw(MEMORY)},
+        requests={"cpu": draw(CPU), "memory": draw(MEMORY)},
         # anti-affinity to app=b pods: InterPodAffinity then filters after NodeResourcesFit
-        anti_affinity_exists=draw(st.sampled_from([None, None, None, ("app", "hostname")])),
+        affinity=draw(st.sampled_from([None, None, None, ANTI_AFFINITY_APP_HOSTNAME])),
     )
     preemptor = with_host_port(preemptor, draw(st.sampled_from([None, None, None, 80])))
     return nodes, pods, nominated, preemptor, draw(st.integers(0, 1))
@@ -137,10 +136,15 @@ def test_shortcut_decides_as_the_full_dry_run(cluster: Cluster) -> None:
 def test_shortcut_rejects_without_copying_when_nothing_can_help() -> None:
     """Upstream's Unschedulable shape: a pod larger than any node; every node is rejected with
     NodeResourcesFit's reasons, and the FitError is the full dry run's."""
-    nodes = [make_node(f"n{i}", {"cpu": "4", "memory": "8Gi", "pods": "110"}) for i in range(3)]
-    pods = [make_pod(f"p{i}", node=f"n{i}", priority=0, req={"cpu": "1"}) for i in range(3)]
+    nodes = [
+        make_node(f"n{i}", capacity={"cpu": "4", "memory": "8Gi", "pods": "110"}) for i in range(3)
+    ]
+    pods = [
+        make_pod(f"p{i}", uid=f"p{i}", node_name=f"n{i}", priority=0, requests={"cpu": "1"})
+        for i in range(3)
+    ]
     harness = build(nodes, pods, plugins=DEFAULT_FILTERS)
-    preemptor = make_pod("big", priority=100, req={"cpu": "9"})
+    preemptor = make_pod("big", uid="big", priority=100, requests={"cpu": "9"})
     state = harness.pre_filtered_state(preemptor)
     shortcut = harness.plugin.dry_run_shortcut(state, preemptor)
     assert shortcut is not None
@@ -161,13 +165,20 @@ def test_shortcut_rejects_without_copying_when_nothing_can_help() -> None:
 def test_shortcut_reprieves_by_resources_for_a_plain_pod() -> None:
     """Upstream's PreemptionAsync shape: low-priority pods fill a node; a high-priority pod
     needs three of them gone, the least important ones."""
-    nodes = [make_node("n0", {"cpu": "4", "memory": "8Gi", "pods": "110"})]
+    nodes = [make_node("n0", capacity={"cpu": "4", "memory": "8Gi", "pods": "110"})]
     pods = [
-        make_pod(f"low{i}", node="n0", priority=i, req={"cpu": "900m"}, start_time=epoch(i))
+        make_pod(
+            f"low{i}",
+            uid=f"low{i}",
+            node_name="n0",
+            priority=i,
+            requests={"cpu": "900m"},
+            start_time=epoch(i),
+        )
         for i in range(4)
     ]
     harness = build(nodes, pods, plugins=DEFAULT_FILTERS)
-    preemptor = make_pod("high", priority=100, req={"cpu": "3"})
+    preemptor = make_pod("high", uid="high", priority=100, requests={"cpu": "3"})
     state = harness.pre_filtered_state(preemptor)
     shortcut = harness.plugin.dry_run_shortcut(state, preemptor)
     assert shortcut is not None
@@ -187,8 +198,12 @@ def no_budgets(pod: PodView) -> list[Any]:
 
 def shortcut_outcome(plugins: tuple[str, ...], pod: PodView) -> str:
     """ "none" (no shortcut), "full" (the node goes the full dry run) or "decided"."""
-    nodes = [make_node("n0", {"cpu": "4"}, {"hostname": "n0"})]
-    pods = [make_pod("low", node="n0", priority=0, req={"cpu": "1"}, labels={"app": "a"})]
+    nodes = [make_node("n0", capacity={"cpu": "4"}, labels={"hostname": "n0"})]
+    pods = [
+        make_pod(
+            "low", uid="low", node_name="n0", priority=0, requests={"cpu": "1"}, labels={"app": "a"}
+        )
+    ]
     harness = build(nodes, pods, plugins=plugins)
     shortcut = harness.plugin.dry_run_shortcut(harness.pre_filtered_state(pod), pod)
     if shortcut is None:
@@ -196,13 +211,21 @@ def shortcut_outcome(plugins: tuple[str, ...], pod: PodView) -> str:
     return "full" if shortcut(harness.snapshot.list()[0], no_budgets) is None else "decided"
 
 
-PLAIN = make_pod("plain", priority=100, req={"cpu": "3500m"})
-BIG = make_pod("big", priority=100, req={"cpu": "9"})
+PLAIN = make_pod("plain", uid="plain", priority=100, requests={"cpu": "3500m"})
+BIG = make_pod("big", uid="big", priority=100, requests={"cpu": "9"})
 AFFINE = make_pod(
-    "affine", priority=100, req={"cpu": "3500m"}, anti_affinity_exists=("app", "hostname")
+    "affine",
+    uid="affine",
+    priority=100,
+    requests={"cpu": "3500m"},
+    affinity=pod_affinity(anti_required=[term("hostname", expr("app", "Exists"))]),
 )
 AFFINE_BIG = make_pod(
-    "affine-big", priority=100, req={"cpu": "9"}, anti_affinity_exists=("app", "hostname")
+    "affine-big",
+    uid="affine-big",
+    priority=100,
+    requests={"cpu": "9"},
+    affinity=pod_affinity(anti_required=[term("hostname", expr("app", "Exists"))]),
 )
 
 

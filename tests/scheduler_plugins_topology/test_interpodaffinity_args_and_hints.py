@@ -22,16 +22,11 @@ from scheduler.plugins.interpodaffinity import (
     InterPodAffinityArgs,
     decode_interpod_affinity_args,
 )
-from scheduler.plugins.interpodaffinity.fakes import (
-    FakeHandle,
-    MakePod,
-    make_node,
-    make_snapshot,
-)
 from scheduler.plugins.interpodaffinity.hints import (
     schedulable_after_node_change,
     schedulable_after_pod_change,
 )
+from scheduler.testing import FakeHandle, MakePod, make_node, make_snapshot
 
 QUEUE = QueueingHint.QUEUE
 SKIP = QueueingHint.SKIP
@@ -289,7 +284,7 @@ def _zone_anti_affinity_pod() -> PodView:
 
 
 def _node(**labels: str) -> NodeView:
-    return make_node("node-a", labels)
+    return make_node("node-a", labels=labels)
 
 
 ZONE1 = {"zone": "zone1"}

@@ -27,17 +27,17 @@ from scheduler.plugins.interpodaffinity import (
     InterPodAffinity,
     InterPodAffinityArgs,
 )
-from scheduler.plugins.interpodaffinity.fakes import (
+from scheduler.plugins.interpodaffinity.state import PreFilterState
+from scheduler.testing import (
     FakeHandle,
     MakePod,
-    affinity,
+    cluster_with_namespaces,
     expr,
-    make_cluster,
     make_node,
     make_snapshot,
+    pod_affinity,
     term,
 )
-from scheduler.plugins.interpodaffinity.state import PreFilterState
 
 NS = ""  # upstream's defaultNamespace
 NAMESPACES = {
@@ -64,7 +64,7 @@ def run_filter(
     filter_rows must agree with filter for every node."""
     snapshot = make_snapshot(nodes, pods)
     plugin = InterPodAffinity(
-        InterPodAffinityArgs(), FakeHandle(snapshot, make_cluster(namespaces))
+        InterPodAffinityArgs(), FakeHandle(snapshot, cluster_with_namespaces(namespaces))
     )
     state = CycleState()
     listed = snapshot.node_info_list if fast else list(snapshot.node_info_list)
@@ -86,7 +86,7 @@ def run_filter(
 POD = MakePod().labels({"service": "securityscan"}).node("node1").obj()
 LABELS1 = {"region": "r1", "zone": "z11"}
 LABEL2 = {"security": "S1"}
-NODE1 = make_node("node1", LABELS1)
+NODE1 = make_node("node1", labels=LABELS1)
 
 
 def _ns_selector(team: str) -> dict[str, Any]:
@@ -133,7 +133,7 @@ SINGLE_NODE: list[tuple[str, PodView, list[PodView], Status | None, Status]] = [
         MakePod()
         .namespace(NS)
         .labels(LABEL2)
-        .affinity(affinity(required=[_in_term("", namespaces=["DiffNameSpace"])]))
+        .affinity(pod_affinity(required=[_in_term("", namespaces=["DiffNameSpace"])]))
         .obj(),
         [MakePod().namespace("ns").label("service", "securityscan").node("node1").obj()],
         None,
@@ -156,7 +156,7 @@ SINGLE_NODE: list[tuple[str, PodView, list[PodView], Status | None, Status]] = [
         .namespace(NS)
         .labels(LABEL2)
         .affinity(
-            affinity(
+            pod_affinity(
                 required=[
                     term("region", expr("service", "Exists"), expr("wrongkey", "DoesNotExist")),
                     term(
@@ -178,7 +178,7 @@ SINGLE_NODE: list[tuple[str, PodView, list[PodView], Status | None, Status]] = [
         .namespace(NS)
         .labels(LABEL2)
         .affinity(
-            affinity(
+            pod_affinity(
                 required=[
                     term("region", expr("service", "Exists"), expr("wrongkey", "DoesNotExist")),
                     term(
@@ -393,7 +393,9 @@ SINGLE_NODE: list[tuple[str, PodView, list[PodView], Status | None, Status]] = [
         MakePod()
         .namespace(NS)
         .labels(LABEL2)
-        .affinity(affinity(required=[_in_term("region", namespace_selector=_ns_selector("team1"))]))
+        .affinity(
+            pod_affinity(required=[_in_term("region", namespace_selector=_ns_selector("team1"))])
+        )
         .obj(),
         [
             MakePod()
@@ -410,7 +412,9 @@ SINGLE_NODE: list[tuple[str, PodView, list[PodView], Status | None, Status]] = [
         MakePod()
         .namespace(NS)
         .labels(LABEL2)
-        .affinity(affinity(required=[_in_term("region", namespace_selector=_ns_selector("team1"))]))
+        .affinity(
+            pod_affinity(required=[_in_term("region", namespace_selector=_ns_selector("team1"))])
+        )
         .obj(),
         [
             MakePod()
@@ -428,7 +432,7 @@ SINGLE_NODE: list[tuple[str, PodView, list[PodView], Status | None, Status]] = [
         .namespace("subteam1.team1")
         .labels(LABEL2)
         .affinity(
-            affinity(anti_required=[_in_term("zone", namespace_selector=_ns_selector("team1"))])
+            pod_affinity(anti_required=[_in_term("zone", namespace_selector=_ns_selector("team1"))])
         )
         .obj(),
         [
@@ -446,7 +450,7 @@ SINGLE_NODE: list[tuple[str, PodView, list[PodView], Status | None, Status]] = [
         MakePod()
         .namespace("subteam1.team1")
         .labels(LABEL2)
-        .affinity(affinity(anti_required=[_in_term("zone", namespace_selector={})]))
+        .affinity(pod_affinity(anti_required=[_in_term("zone", namespace_selector={})]))
         .obj(),
         [
             MakePod()
@@ -464,7 +468,7 @@ SINGLE_NODE: list[tuple[str, PodView, list[PodView], Status | None, Status]] = [
         .namespace("subteam1.team1")
         .labels(LABEL2)
         .affinity(
-            affinity(anti_required=[_in_term("zone", namespace_selector=_ns_selector("team1"))])
+            pod_affinity(anti_required=[_in_term("zone", namespace_selector=_ns_selector("team1"))])
         )
         .obj(),
         [
@@ -534,7 +538,7 @@ RG_INDIA = {"region": "India"}
 
 
 def _nodes(*specs: tuple[str, dict[str, str]]) -> list[NodeView]:
-    return [make_node(name, labels) for name, labels in specs]
+    return [make_node(name, labels=labels) for name, labels in specs]
 
 
 def _abc(name: str, region: str, zone: str) -> tuple[str, dict[str, str]]:
@@ -827,13 +831,13 @@ LABEL_1 = {"region": "r1", "zone": "z11"}
 LABEL_2 = {"region": "r1", "zone": "z12"}
 LABEL_3 = {"region": "r2", "zone": "z21"}
 SELECTOR1 = {"foo": "bar"}
-ANTI_FOO_BAR = affinity(anti_required=[term("region", expr("foo", "In", "bar"))])
+ANTI_FOO_BAR = pod_affinity(anti_required=[term("region", expr("foo", "In", "bar"))])
 _COMPLEX_TERMS = [
     term("region", expr("foo", "In", "bar", "buzz")),
     term("zone", expr("service", "NotIn", "bar", "security", "test")),
 ]
-ANTI_COMPLEX = affinity(anti_required=_COMPLEX_TERMS)
-AFFINITY_COMPLEX = affinity(required=_COMPLEX_TERMS)
+ANTI_COMPLEX = pod_affinity(anti_required=_COMPLEX_TERMS)
+AFFINITY_COMPLEX = pod_affinity(required=_COMPLEX_TERMS)
 ADD_REMOVE_NODES = _nodes(("nodeA", LABEL_1), ("nodeB", LABEL_2), ("nodeC", LABEL_3))
 
 # (name, pending pod, existing pods, added pod, want anti-affinity counts, want affinity counts)
@@ -950,7 +954,7 @@ def _normal(*labels: str) -> PodView:
     return builder.obj()
 
 
-HOST_A = [make_node("nodeA", {"hostname": "nodeA"})]
+HOST_A = [make_node("nodeA", labels={"hostname": "nodeA"})]
 
 # (name, existing pods, pod, want affinity counts, want anti-affinity counts)
 INCOMING: list[tuple[str, list[PodView], PodView, dict[Any, int], dict[Any, int]]] = [

@@ -28,15 +28,15 @@ from scheduler.plugins.interpodaffinity import (
     InterPodAffinity,
     InterPodAffinityArgs,
 )
-from scheduler.plugins.interpodaffinity.fakes import (
+from scheduler.testing import (
     FakeHandle,
     MakePod,
-    affinity,
+    cluster_with_namespaces,
     expr,
-    make_cluster,
     make_list_snapshot,
     make_node,
     make_snapshot,
+    pod_affinity,
     term,
     weighted,
 )
@@ -95,7 +95,7 @@ def spec_affinities(draw: st.DrawFn) -> Obj:
         return draw(st.lists(strategy, max_size=2))
 
     weighted_terms = st.builds(weighted, st.integers(1, 100), affinity_terms())
-    return affinity(
+    return pod_affinity(
         required=some(affinity_terms()),
         preferred=some(weighted_terms),
         anti_required=some(affinity_terms()),
@@ -135,7 +135,7 @@ def clusters(draw: st.DrawFn) -> tuple[list[NodeView], list[PodView], PodView, P
             labels["region"] = draw(st.sampled_from(["r1", "r2"]))
         if draw(st.integers(0, 5)):
             labels["hostname"] = name
-        nodes.append(make_node(name, labels))
+        nodes.append(make_node(name, labels=labels))
     names = [node.name for node in nodes]
     incoming = draw(pods([]))
     existing = draw(st.lists(pods(names, incoming), max_size=12))
@@ -144,7 +144,7 @@ def clusters(draw: st.DrawFn) -> tuple[list[NodeView], list[PodView], PodView, P
 
 
 def _plugin(snapshot: Any, args: InterPodAffinityArgs) -> InterPodAffinity:
-    return InterPodAffinity(args, FakeHandle(snapshot, make_cluster(NAMESPACES)))
+    return InterPodAffinity(args, FakeHandle(snapshot, cluster_with_namespaces(NAMESPACES)))
 
 
 def _pre_filter(

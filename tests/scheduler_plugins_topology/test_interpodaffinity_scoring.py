@@ -22,19 +22,19 @@ from scheduler.plugins.interpodaffinity import (
     InterPodAffinity,
     InterPodAffinityArgs,
 )
-from scheduler.plugins.interpodaffinity.fakes import (
+from scheduler.plugins.interpodaffinity.scoring import ScoreTally, normalize, normalize_array
+from scheduler.testing import (
     FakeHandle,
     MakePod,
-    affinity,
+    cluster_with_namespaces,
     expr,
-    make_cluster,
     make_list_snapshot,
     make_node,
     make_snapshot,
+    pod_affinity,
     term,
     weighted,
 )
-from scheduler.plugins.interpodaffinity.scoring import ScoreTally, normalize, normalize_array
 
 MAX = MAX_NODE_SCORE
 NAMESPACES = {
@@ -58,31 +58,31 @@ def _security(value: str) -> dict[str, Any]:
     return expr("security", "In", value)
 
 
-STAY_WITH_S1_IN_REGION = affinity(preferred=[weighted(5, term("region", _security("S1")))])
-STAY_WITH_S2_IN_REGION = affinity(preferred=[weighted(6, term("region", _security("S2")))])
-AFFINITY3 = affinity(
+STAY_WITH_S1_IN_REGION = pod_affinity(preferred=[weighted(5, term("region", _security("S1")))])
+STAY_WITH_S2_IN_REGION = pod_affinity(preferred=[weighted(6, term("region", _security("S2")))])
+AFFINITY3 = pod_affinity(
     preferred=[
         weighted(8, term("region", expr("security", "NotIn", "S1"), expr("security", "In", "S2"))),
         weighted(2, term("region", expr("security", "Exists"), expr("wrongkey", "DoesNotExist"))),
     ]
 )
-HARD_AFFINITY = affinity(
+HARD_AFFINITY = pod_affinity(
     required=[
         term("region", expr("security", "In", "S1", "value2")),
         term("region", expr("security", "Exists"), expr("wrongkey", "DoesNotExist")),
     ]
 )
-AWAY_FROM_S1_IN_AZ = affinity(anti_preferred=[weighted(5, term("az", _security("S1")))])
-AWAY_FROM_S2_IN_AZ = affinity(anti_preferred=[weighted(5, term("az", _security("S2")))])
-STAY_WITH_S1_AWAY_FROM_S2 = affinity(
+AWAY_FROM_S1_IN_AZ = pod_affinity(anti_preferred=[weighted(5, term("az", _security("S1")))])
+AWAY_FROM_S2_IN_AZ = pod_affinity(anti_preferred=[weighted(5, term("az", _security("S2")))])
+STAY_WITH_S1_AWAY_FROM_S2 = pod_affinity(
     preferred=[weighted(8, term("region", _security("S1")))],
     anti_preferred=[weighted(5, term("az", _security("S2")))],
 )
 _NS_TERM = term("region", _security("S1"), namespaces=["subteam2.team2"], namespace_selector=TEAM1)
-AFFINITY_NAMESPACE_SELECTOR = affinity(preferred=[weighted(5, _NS_TERM)])
-ANTI_AFFINITY_NAMESPACE_SELECTOR = affinity(anti_preferred=[weighted(5, _NS_TERM)])
-INVALID_AFFINITY = affinity(preferred=[weighted(8, term("region", _security(BAD_VALUE)))])
-INVALID_ANTI_AFFINITY = affinity(anti_preferred=[weighted(5, term("az", _security(BAD_VALUE)))])
+AFFINITY_NAMESPACE_SELECTOR = pod_affinity(preferred=[weighted(5, _NS_TERM)])
+ANTI_AFFINITY_NAMESPACE_SELECTOR = pod_affinity(anti_preferred=[weighted(5, _NS_TERM)])
+INVALID_AFFINITY = pod_affinity(preferred=[weighted(8, term("region", _security(BAD_VALUE)))])
+INVALID_ANTI_AFFINITY = pod_affinity(anti_preferred=[weighted(5, term("az", _security(BAD_VALUE)))])
 
 
 def pod(labels: dict[str, str] | None = None, spec_affinity: Any = None, ns: str = "") -> PodView:
@@ -102,7 +102,7 @@ def on(
 
 
 def nodes(*labels: dict[str, str]) -> list[NodeView]:
-    return [make_node(f"node{i + 1}", node_labels) for i, node_labels in enumerate(labels)]
+    return [make_node(f"node{i + 1}", labels=node_labels) for i, node_labels in enumerate(labels)]
 
 
 def run_score(
@@ -114,7 +114,7 @@ def run_score(
 ) -> tuple[Status, list[int]]:
     """PreScore status and, when it succeeded, the normalized scores in node order."""
     snapshot = (make_snapshot if fast else make_list_snapshot)(node_list, pods)
-    plugin = InterPodAffinity(args, FakeHandle(snapshot, make_cluster(NAMESPACES)))
+    plugin = InterPodAffinity(args, FakeHandle(snapshot, cluster_with_namespaces(NAMESPACES)))
     state = CycleState()
     infos = snapshot.list()
     status = plugin.pre_score(state, incoming, list(infos))
@@ -429,7 +429,7 @@ def test_invalid_terms_fail_pre_score(spec_affinity: Any, fast: bool) -> None:
     assert BAD_VALUE in status.message
 
 
-HARD_POD_AFFINITY = affinity(
+HARD_POD_AFFINITY = pod_affinity(
     required=[
         term(
             "region",
@@ -480,7 +480,7 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(
 
 
 def test_score_without_pre_score_state() -> None:
-    snapshot = make_snapshot([make_node("node1", RG_CHINA)])
+    snapshot = make_snapshot([make_node("node1", labels=RG_CHINA)])
     plugin = InterPodAffinity(InterPodAffinityArgs(), FakeHandle(snapshot))
     _, status = plugin.score(CycleState(), pod(S1), snapshot.node_info_list[0])
     assert status.code == Code.ERROR
@@ -509,7 +509,7 @@ def test_normalize_min_max(raw: list[int], want: list[int]) -> None:
 def test_score_tally_keeps_upstreams_map_entries_including_net_zero_ones() -> None:
     """ScoreTally (the fast path's score map as arrays) has an entry wherever a term added
     something, even when the weights cancel, as upstream's scoreMap does."""
-    snapshot = make_snapshot([make_node(f"n{i}", {"zone": z}) for i, z in enumerate("aab")])
+    snapshot = make_snapshot([make_node(f"n{i}", labels={"zone": z}) for i, z in enumerate("aab")])
     table = snapshot.node_table()
     tally = ScoreTally(table)
     assert not tally.any() and tally.score_map() == {}

@@ -25,7 +25,7 @@ from scheduler.plugins.podtopologyspread.args import (
     DefaultConstraint,
     PodTopologySpreadArgs,
 )
-from scheduler.plugins.podtopologyspread.testing import exists, make_node, make_pod, spread
+from scheduler.testing import exists, make_node, make_pod, spread
 
 HARD = "DoNotSchedule"
 SOFT = "ScheduleAnyway"
@@ -194,14 +194,16 @@ def test_events_to_register() -> None:
 
 FOO = exists("foo")
 BAR = exists("bar")
-ZONE_ONLY = make_pod("p", constraints=[spread(1, "zone", HARD, FOO)])
-ZONE_NODE = make_pod("p", constraints=[spread(1, "zone", HARD, FOO), spread(1, "node", HARD, FOO)])
+ZONE_ONLY = make_pod("p", spread_constraints=[spread(1, "zone", HARD, FOO)])
+ZONE_NODE = make_pod(
+    "p", spread_constraints=[spread(1, "zone", HARD, FOO), spread(1, "node", HARD, FOO)]
+)
 T_AAA = [{"key": "aaa", "value": "bbb", "effect": "NoSchedule"}]
 T_CCC = [{"key": "ccc", "value": "bbb", "effect": "NoSchedule"}]
 
 
 def n(labels: dict[str, str], taints: list[dict[str, str]] | None = None) -> NodeView:
-    return make_node("node-a", labels, taints or [])
+    return make_node("node-a", labels=labels, taints=taints or [])
 
 
 @pytest.mark.parametrize(
@@ -301,11 +303,11 @@ TOLERATION = {
 
 
 def target(*constraints: dict[str, Any]) -> PodView:
-    return make_pod("p", uid="p", labels={"foo": ""}, constraints=constraints)
+    return make_pod("p", uid="p", labels={"foo": ""}, spread_constraints=constraints)
 
 
 def other(node: str = "", ns: str = "default", uid: str = "p2", **labels: str) -> PodView:
-    return make_pod(uid=uid, node=node, namespace=ns, labels=labels)
+    return make_pod(uid=uid, node_name=node, namespace=ns, labels=labels)
 
 
 ONE = target(spread(1, "zone", HARD, FOO))

@@ -30,14 +30,16 @@ from scheduler.plugins.podtopologyspread.args import (
 )
 from scheduler.plugins.podtopologyspread.plugin import PRE_FILTER_STATE_KEY
 from scheduler.plugins.podtopologyspread.state import MAX_INT32, PreFilterState
-from scheduler.plugins.podtopologyspread.testing import (
+from scheduler.testing import (
     FakeHandle,
     cluster_objects,
     exists,
+    expr,
     make_node,
     make_pod,
     make_snapshot,
     match_labels,
+    required_node_affinity,
     service,
     spread,
 )
@@ -55,18 +57,18 @@ TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 def zn(name: str, zone: str, **extra: str) -> NodeView:
     """A node with labels zone and node (upstream's usual test node)."""
-    return make_node(name, {"zone": zone, "node": name, **extra})
+    return make_node(name, labels={"zone": zone, "node": name, **extra})
 
 
 def on(node: str, *labels: str, name: str = "", ns: str = "default") -> PodView:
     """An existing pod on `node` with the given label keys (value "")."""
-    return make_pod(name, node=node, namespace=ns, labels=dict.fromkeys(labels, ""))
+    return make_pod(name, node_name=node, namespace=ns, labels=dict.fromkeys(labels, ""))
 
 
 def incoming(
     *constraints: dict[str, Any], labels: tuple[str, ...] = ("foo",), **kw: Any
 ) -> PodView:
-    return make_pod("p", labels=dict.fromkeys(labels, ""), constraints=constraints, **kw)
+    return make_pod("p", labels=dict.fromkeys(labels, ""), spread_constraints=constraints, **kw)
 
 
 def plugin_for(
@@ -124,19 +126,19 @@ PODS_5 = [
 ]
 PODS_7 = [*PODS_5, on("node-y", "foo"), on("node-y", "foo")]
 NODE_C3 = [
-    make_node("node-a", {"node": "node-a", "foo": ""}),
-    make_node("node-b", {"node": "node-b", "foo": ""}),
-    make_node("node-c", {"node": "node-c", "bar": ""}),
+    make_node("node-a", labels={"node": "node-a", "foo": ""}),
+    make_node("node-b", labels={"node": "node-b", "foo": ""}),
+    make_node("node-c", labels={"node": "node-c", "bar": ""}),
 ]
 PODS_C3 = [on("node-a", "bar"), on("node-b", "bar"), on("node-b", "bar"), on("node-c")]
 TAINTED_C3 = [
-    make_node("node-a", {"node": "node-a"}),
-    make_node("node-b", {"node": "node-b"}),
-    make_node("node-c", {"node": "node-c", "bar": ""}, [TAINT]),
+    make_node("node-a", labels={"node": "node-a"}),
+    make_node("node-b", labels={"node": "node-b"}),
+    make_node("node-c", labels={"node": "node-c", "bar": ""}, taints=[TAINT]),
 ]
 TOLERATE = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
 FOO_A_5 = [
-    make_pod(node=n, labels={"foo": "a"})
+    make_pod(node_name=n, labels={"foo": "a"})
     for n in ("node-a", "node-a", "node-b", "node-y", "node-y")
 ]
 
@@ -243,7 +245,7 @@ PRE_FILTER_STATE_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], 
         incoming(
             spread(1, "zone", HARD, FOO),
             spread(1, "node", HARD, FOO),
-            node_affinity_not_in=("node", ["node-x"]),
+            affinity=required_node_affinity(expr("node", "NotIn", "node-x")),
         ),
         FOUR,
         PODS_7,
@@ -281,14 +283,19 @@ PRE_FILTER_STATE_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], 
     ),
     (
         "NodeAffinityPolicy honored with nodeAffinity",
-        incoming(spread(1, "node", HARD, BAR), node_affinity_in=("foo", [""])),
+        incoming(
+            spread(1, "node", HARD, BAR), affinity=required_node_affinity(expr("foo", "In", ""))
+        ),
         NODE_C3,
         PODS_C3,
         [({"node-a": 1, "node-b": 2}, pairs(("node-a", 1), ("node-b", 2)))],
     ),
     (
         "NodeAffinityPolicy ignored with nodeAffinity",
-        incoming(spread(1, "node", HARD, BAR, None, "Ignore"), node_affinity_in=("foo", [""])),
+        incoming(
+            spread(1, "node", HARD, BAR, None, "Ignore"),
+            affinity=required_node_affinity(expr("foo", "In", "")),
+        ),
         NODE_C3,
         PODS_C3,
         [({"node-a": 1, "node-b": 2, "node-c": 0}, pairs(("node-c", 0), ("node-a", 1)))],
@@ -333,7 +340,7 @@ PRE_FILTER_STATE_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], 
         incoming(spread(1, "zone", HARD, FOO, None, None, "Honor"), spread(1, "node", HARD, FOO)),
         [
             zn("node-a", "zone1", foo=""),
-            make_node("node-b", {"zone": "zone1", "node": "node-b"}, [TAINT]),
+            make_node("node-b", labels={"zone": "zone1", "node": "node-b"}, taints=[TAINT]),
             zn("node-x", "zone2", foo=""),
         ],
         [on("node-b", "foo"), on("node-b", "foo"), on("node-x", "foo")],
@@ -349,7 +356,9 @@ PRE_FILTER_STATE_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], 
         ),
         [
             zn("node-a", "zone1"),
-            make_node("node-b", {"zone": "zone1", "node": "node-b", "foo": ""}, [TAINT]),
+            make_node(
+                "node-b", labels={"zone": "zone1", "node": "node-b", "foo": ""}, taints=[TAINT]
+            ),
             zn("node-x", "zone2", foo=""),
             zn("node-y", "zone2"),
         ],
@@ -368,7 +377,9 @@ PRE_FILTER_STATE_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], 
         ),
         [
             zn("node-a", "zone1"),
-            make_node("node-b", {"zone": "zone1", "node": "node-b", "foo": ""}, [TAINT]),
+            make_node(
+                "node-b", labels={"zone": "zone1", "node": "node-b", "foo": ""}, taints=[TAINT]
+            ),
             zn("node-x", "zone2", foo=""),
             zn("node-y", "zone2", foo=""),
         ],
@@ -389,14 +400,14 @@ PRE_FILTER_STATE_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], 
         make_pod(
             "p",
             labels={"foo": "", "bar": "a"},
-            constraints=[spread(1, "zone", HARD, FOO, None, None, None, ["bar"])],
+            spread_constraints=[spread(1, "zone", HARD, FOO, None, None, None, ["bar"])],
         ),
         FOUR,
         [
             on("node-a", "foo"),
-            make_pod(node="node-a", labels={"foo": "", "bar": "a"}),
+            make_pod(node_name="node-a", labels={"foo": "", "bar": "a"}),
             on("node-b", "foo"),
-            make_pod(node="node-y", labels={"foo": "", "bar": "a"}),
+            make_pod(node_name="node-y", labels={"foo": "", "bar": "a"}),
             on("node-y", "bar"),
         ],
         [({"zone1": 1, "zone2": 1}, pairs(("zone2", 1), ("zone1", 1)))],
@@ -406,7 +417,7 @@ PRE_FILTER_STATE_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], 
         make_pod(
             "p",
             labels={"foo": "a"},
-            constraints=[spread(1, "zone", HARD, {}, None, None, None, ["foo"])],
+            spread_constraints=[spread(1, "zone", HARD, {}, None, None, None, ["foo"])],
         ),
         FOUR,
         FOO_A_5,
@@ -475,7 +486,7 @@ DEFAULTS_NODE_RACK = (
             make_pod(
                 "p",
                 labels={"foo": "bar", "baz": "tar"},
-                constraints=[
+                spread_constraints=[
                     spread(1, "zone", HARD, match_labels(baz="tar")),
                     spread(2, "planet", SOFT, match_labels(fot="rok")),
                 ],
@@ -551,7 +562,7 @@ FILTER_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], list[str]]
         incoming(spread(1, "zone", HARD, FOO)),
         [
             zn("node-a", "zone1"),
-            make_node("node-b", {"zon": "zone1", "node": "node-b"}),
+            make_node("node-b", labels={"zon": "zone1", "node": "node-b"}),
             zn("node-x", "zone2"),
             zn("node-y", "zone2"),
         ],
@@ -588,7 +599,10 @@ FILTER_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], list[str]]
     ),
     (
         "incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
-        incoming(spread(1, "node", HARD, FOO), node_affinity_in=("node", ["node-a", "node-y"])),
+        incoming(
+            spread(1, "node", HARD, FOO),
+            affinity=required_node_affinity(expr("node", "In", "node-a", "node-y")),
+        ),
         FOUR,
         PODS_2103,
         [S, S, S, U],
@@ -596,9 +610,12 @@ FILTER_CASES: list[tuple[str, PodView, list[NodeView], list[PodView], list[str]]
     (
         "terminating Pods should be excluded",
         incoming(spread(1, "node", HARD, FOO)),
-        [make_node("node-a", {"node": "node-a"}), make_node("node-b", {"node": "node-b"})],
         [
-            make_pod(node="node-a", labels={"foo": ""}, terminating=True),
+            make_node("node-a", labels={"node": "node-a"}),
+            make_node("node-b", labels={"node": "node-b"}),
+        ],
+        [
+            make_pod(node_name="node-a", labels={"foo": ""}, terminating=True),
             on("node-b", "foo"),
         ],
         [S, U],
@@ -640,7 +657,7 @@ def test_add_pod_node_a_and_b_both_impact_current_min_match() -> None:
     nodes = [zn("node-a", "zone1"), zn("node-b", "zone1")]
     for plugin, state, _ in both_states(pod, nodes, []):
         target = plugin._handle.snapshot().node_info_list[0]  # type: ignore[union-attr]
-        added = make_pod(node="node-a", labels={"foo": ""})
+        added = make_pod(node_name="node-a", labels={"foo": ""})
         assert plugin.add_pod(state, pod, added, target).is_success
         assert summary(state.read(PRE_FILTER_STATE_KEY)) == [
             ({"node-a": 1, "node-b": 0}, pairs(("node-b", 0), ("node-a", 1)))

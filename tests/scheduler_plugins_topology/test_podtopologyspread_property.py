@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.api.objects import NodeView, PodView
-from scheduler.framework.fakes import ListSnapshot
 from scheduler.framework.interface import CycleState, NodeScore
 from scheduler.plugins.podtopologyspread import PodTopologySpread
 from scheduler.plugins.podtopologyspread.args import (
@@ -28,12 +27,15 @@ from scheduler.plugins.podtopologyspread.args import (
 )
 from scheduler.plugins.podtopologyspread.plugin import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
 from scheduler.plugins.podtopologyspread.state import PreFilterState, PreScoreState
-from scheduler.plugins.podtopologyspread.testing import (
+from scheduler.testing import (
     FakeHandle,
+    ListSnapshot,
     cluster_objects,
+    expr,
     make_node,
     make_pod,
     make_snapshot,
+    required_node_affinity,
     service,
 )
 
@@ -72,7 +74,7 @@ def nodes_strategy(draw: st.DrawFn) -> list[NodeView]:
         if draw(st.booleans()):
             labels["foo"] = draw(st.sampled_from(["1", "2"]))
         taints = TAINTS[draw(st.sampled_from(list(TAINTS)))]
-        nodes.append(make_node(name, labels, taints))
+        nodes.append(make_node(name, labels=labels, taints=taints))
     return nodes
 
 
@@ -88,7 +90,7 @@ def pods_strategy(draw: st.DrawFn, nodes: list[NodeView]) -> list[PodView]:
             labels["tier"] = draw(st.sampled_from(["x", "y"]))
         pods.append(
             make_pod(
-                node=draw(st.sampled_from(nodes)).name,
+                node_name=draw(st.sampled_from(nodes)).name,
                 namespace=draw(st.sampled_from(["default", "default", "other"])),
                 labels=labels,
                 terminating=draw(st.integers(0, 5)) == 0,
@@ -132,12 +134,12 @@ def incoming_strategy(draw: st.DrawFn) -> PodView:
     if affinity == "selector":
         kw["node_selector"] = {"foo": "1"}
     elif affinity == "in":
-        kw["node_affinity_in"] = ("foo", ["1", "2"])
+        kw["affinity"] = required_node_affinity(expr("foo", "In", "1", "2"))
     elif affinity == "notin":
-        kw["node_affinity_not_in"] = ("node", ["r1"])
+        kw["affinity"] = required_node_affinity(expr("node", "NotIn", "r1"))
     if draw(st.booleans()):
         kw["tolerations"] = [{"key": "t", "operator": "Exists"}]
-    return make_pod("incoming", labels=labels, constraints=constraints, **kw)
+    return make_pod("incoming", labels=labels, spread_constraints=constraints, **kw)
 
 
 def prefilter_summary(s: PreFilterState) -> Any:
@@ -209,7 +211,7 @@ def test_fast_paths_match_reference(data: st.DataObject) -> None:
         assert prefilter_summary(fs) == prefilter_summary(rs)
         # AddPod / RemovePod on clones.
         target = data.draw(st.sampled_from(infos))
-        extra = data.draw(pods_strategy([target.node])) or [make_pod(node=target.node_name)]
+        extra = data.draw(pods_strategy([target.node])) or [make_pod(node_name=target.node_name)]
         delta_pod = extra[0]
         method = data.draw(st.sampled_from(["add_pod", "remove_pod"]))
         fast_clone, ref_clone = fast_state.clone(), ref_state.clone()

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from scheduler.api.objects import NodeView, PodView
-from scheduler.framework.fakes import ListSnapshot
 from scheduler.framework.interface import CycleState, NodeScore
 from scheduler.plugins.podtopologyspread import PodTopologySpread
 from scheduler.plugins.podtopologyspread.args import (
@@ -24,8 +23,9 @@ from scheduler.plugins.podtopologyspread.args import (
 )
 from scheduler.plugins.podtopologyspread.plugin import PRE_SCORE_STATE_KEY
 from scheduler.plugins.podtopologyspread.state import PreScoreState
-from scheduler.plugins.podtopologyspread.testing import (
+from scheduler.testing import (
     FakeHandle,
+    ListSnapshot,
     cluster_objects,
     exists,
     make_node,
@@ -41,17 +41,17 @@ FOO = exists("foo")
 
 
 def host(name: str, **extra: str) -> NodeView:
-    return make_node(name, {HOST: name, **extra})
+    return make_node(name, labels={HOST: name, **extra})
 
 
 def zoned(name: str, zone: str) -> NodeView:
-    return make_node(name, {"zone": zone, HOST: name})
+    return make_node(name, labels={"zone": zone, HOST: name})
 
 
 def foo_pods(**per_node: int) -> list[PodView]:
     """`per_node` matching pods (label foo) on each node (node_a=2 -> node-a)."""
     return [
-        make_pod(node=node.replace("_", "-"), labels={"foo": ""})
+        make_pod(node_name=node.replace("_", "-"), labels={"foo": ""})
         for node, count in per_node.items()
         for _ in range(count)
     ]
@@ -90,7 +90,9 @@ def scores_both_ways(
 
 
 def one(max_skew: int, key: str = HOST, selector: dict[str, Any] | None = FOO) -> PodView:
-    return make_pod("p", labels={"foo": ""}, constraints=[spread(max_skew, key, SOFT, selector)])
+    return make_pod(
+        "p", labels={"foo": ""}, spread_constraints=[spread(max_skew, key, SOFT, selector)]
+    )
 
 
 ABCD = [host("node-a"), host("node-b"), host("node-c"), host("node-d")]
@@ -166,7 +168,7 @@ SCORE_CASES: list[tuple[str, PodView, list[PodView], list[NodeView], list[NodeVi
         "one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match key",
         one(1),
         SPREAD_42_13,
-        [host("node-a"), make_node("node-b", {"n": "node-b"}), host("node-x")],
+        [host("node-a"), make_node("node-b", labels={"n": "node-b"}), host("node-x")],
         [host("node-y")],
         [16, 0, 100],
     ),
@@ -205,7 +207,7 @@ def test_system_defaulting_nodes_without_zone_pods_match_service() -> None:
 def test_pre_score_skips_without_soft_constraints() -> None:
     snapshot = make_snapshot([host("node-a")])
     plugin = PodTopologySpread(PodTopologySpreadArgs((), LIST_DEFAULTING), FakeHandle(snapshot))
-    hard = make_pod("p", constraints=[spread(1, "zone", "DoNotSchedule", FOO)])
+    hard = make_pod("p", spread_constraints=[spread(1, "zone", "DoNotSchedule", FOO)])
     assert plugin.pre_score(CycleState(), hard, snapshot.node_info_list).is_skip
     # System defaulting, but nothing selects the pod: no default constraints.
     system = PodTopologySpread(PodTopologySpreadArgs(), FakeHandle(snapshot))
@@ -220,12 +222,12 @@ def test_pre_score_state_two_constraints_zone_and_hostname() -> None:
     pod = make_pod(
         "p",
         labels={"foo": ""},
-        constraints=[spread(1, "zone", SOFT, FOO), spread(1, HOST, SOFT, FOO)],
+        spread_constraints=[spread(1, "zone", SOFT, FOO), spread(1, HOST, SOFT, FOO)],
     )
     nodes = [
-        make_node("node-a", {"zone": "zone1", HOST: "node-a"}),
-        make_node("node-b", {"zone": "zone1", HOST: "node-b"}),
-        make_node("node-x", {"zone": "zone2", HOST: "node-x"}),
+        make_node("node-a", labels={"zone": "zone1", HOST: "node-a"}),
+        make_node("node-b", labels={"zone": "zone1", HOST: "node-b"}),
+        make_node("node-x", labels={"zone": "zone2", HOST: "node-x"}),
     ]
     snapshot = make_snapshot(nodes)
     for lister in (snapshot, ListSnapshot(list(snapshot.node_info_list))):
@@ -246,12 +248,12 @@ def test_pre_score_state_ignores_nodes_missing_keys() -> None:
     pod = make_pod(
         "p",
         labels={"foo": ""},
-        constraints=[spread(1, "zone", SOFT, FOO), spread(1, HOST, SOFT, FOO)],
+        spread_constraints=[spread(1, "zone", SOFT, FOO), spread(1, HOST, SOFT, FOO)],
     )
     nodes = [
-        make_node("node-a", {"zone": "zone1", HOST: "node-a"}),
-        make_node("node-b", {"zone": "zone1", HOST: "node-b"}),
-        make_node("node-x", {HOST: "node-x"}),
+        make_node("node-a", labels={"zone": "zone1", HOST: "node-a"}),
+        make_node("node-b", labels={"zone": "zone1", HOST: "node-b"}),
+        make_node("node-x", labels={HOST: "node-x"}),
     ]
     snapshot = make_snapshot(nodes)
     for lister in (snapshot, ListSnapshot(list(snapshot.node_info_list))):

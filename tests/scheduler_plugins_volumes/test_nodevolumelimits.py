@@ -19,14 +19,14 @@ plugin's Filter.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from scheduler.api.objects import NodeView, PodView
+from scheduler.api.objects import PodView
 from scheduler.api.storage import (
     CSINodeView,
     PersistentVolumeClaimView,
@@ -36,7 +36,6 @@ from scheduler.api.storage import (
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.framework.fakes import RecordingClient, StaticNominator
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -49,6 +48,7 @@ from scheduler.plugins.nodevolumelimits import (
     NodeVolumeLimits,
 )
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import RecordingClient, StaticNominator, make_node, make_node_info, make_pod
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"
@@ -59,38 +59,6 @@ NODE = "node-for-max-pd-test-1"
 SKIP = Status.skip()
 EXCEEDED = Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
 QUEUE, QUEUE_SKIP = QueueingHint.QUEUE, QueueingHint.SKIP
-
-_uids = iter(range(1, 1_000_000))
-
-
-def make_pod(
-    name: str = "",
-    *,
-    namespace: str = "",
-    uid: str = "",
-    node: str = "",
-    pvcs: Sequence[str] = (),
-    volumes: Sequence[Mapping[str, Any]] = (),
-) -> PodView:
-    """st.MakePod().Name(name).Namespace(ns).UID(uid).PVC(claim)...Volume(v)...Node(node)."""
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "pause"}]}
-    all_volumes = [
-        {"name": claim, "persistentVolumeClaim": {"claimName": claim}} for claim in pvcs
-    ] + [dict(v) for v in volumes]
-    if all_volumes:
-        spec["volumes"] = all_volumes
-    if node:
-        spec["nodeName"] = node
-    meta = {"name": name, "uid": uid or f"uid-{next(_uids)}", "resourceVersion": "1"}
-    if namespace:
-        meta["namespace"] = namespace
-    return PodView.from_dict({"metadata": meta, "spec": spec, "status": {}})
-
-
-def make_node(name: str = NODE) -> NodeView:
-    return NodeView.from_dict(
-        {"metadata": {"name": name, "uid": name, "resourceVersion": "1"}, "status": {}}
-    )
 
 
 def claim(
@@ -196,7 +164,7 @@ def build(nodes: Iterable[NodeInfo], objects: Iterable[Any]) -> Harness:
 
 
 def node_info(pods: Iterable[PodView], name: str = NODE) -> NodeInfo:
-    return NodeInfo(make_node(name), [p if p.node_name else p.with_node(name) for p in pods])
+    return make_node_info(make_node(name), pods)
 
 
 def run(harness: Harness, pod: PodView) -> tuple[Status, Status | None]:
@@ -575,17 +543,17 @@ POD_EBS = make_pod(pvcs=["csi-ebs.csi.aws.com-2"])
         # TestCSILimitsQHint
         (
             "return a Queue when a deleted pod has a PVC",
-            make_pod(pvcs=["placeholder"], node=NODE),
+            make_pod(pvcs=["placeholder"], node_name=NODE),
             QUEUE,
         ),
         (
             "return a Queue when a deleted pod has a inline migratable volume",
-            make_pod(volumes=[{"name": "a", "awsElasticBlockStore": {}}], node=NODE),
+            make_pod(volumes=[{"name": "a", "awsElasticBlockStore": {}}], node_name=NODE),
             QUEUE,
         ),
         (
             "return a QueueSkip when a deleted pod doesn't have any volume",
-            make_pod(node=NODE),
+            make_pod(node_name=NODE),
             QUEUE_SKIP,
         ),
         (
@@ -596,10 +564,10 @@ POD_EBS = make_pod(pvcs=["csi-ebs.csi.aws.com-2"])
         # Beyond the ported table: a generic ephemeral volume counts, a configMap does not.
         (
             "ephemeral volume",
-            make_pod(volumes=[{"name": "e", "ephemeral": {}}], node=NODE),
+            make_pod(volumes=[{"name": "e", "ephemeral": {}}], node_name=NODE),
             QUEUE,
         ),
-        ("only a configMap", make_pod(volumes=[CONFIGMAP], node=NODE), QUEUE_SKIP),
+        ("only a configMap", make_pod(volumes=[CONFIGMAP], node_name=NODE), QUEUE_SKIP),
         ("not a pod", "not-a-pod", QUEUE),
     ],
 )

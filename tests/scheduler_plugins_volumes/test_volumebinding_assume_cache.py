@@ -21,7 +21,7 @@ from scheduler.plugins.volumebinding.assume_cache import (
     AssumeCacheError,
     NotFoundError,
 )
-from scheduler.plugins.volumebinding.testing import make_pv, make_pvc
+from scheduler.testing.volumes import make_pv, make_pvc
 
 
 def _pv_cache() -> tuple[StorageObjects, AssumeCache[PersistentVolumeView]]:

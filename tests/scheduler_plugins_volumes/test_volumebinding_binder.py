@@ -44,15 +44,14 @@ from scheduler.plugins.volumebinding.binder import (
     VolumeBinder,
 )
 from scheduler.plugins.volumebinding.helpers import claim_key
-from scheduler.plugins.volumebinding.testing import (
+from scheduler.testing import empty_dir_volume, ephemeral_volume, make_node, make_pod
+from scheduler.testing.volumes import (
     IMMEDIATE,
     WAIT,
     FakeApiServer,
     make_capacity,
     make_class,
     make_csi_driver,
-    make_node,
-    make_pod,
     make_pv,
     make_pvc,
 )
@@ -181,9 +180,9 @@ conflicting_generic_pvc = _generic_pvc(False)
 correct_generic_pvc = _generic_pvc(True)
 pv_bound_generic = make_test_pv("pv-bound", "node1", "1G", "1", correct_generic_pvc, WAIT_CLASS)
 
-node1 = make_node("node1", {NODE_LABEL_KEY: "node1"}, hostname=False)
-node2 = make_node("node2", {NODE_LABEL_KEY: "node2"}, hostname=False)
-node1_no_labels = make_node("node1", hostname=False)
+node1 = make_node("node1", labels={NODE_LABEL_KEY: "node1"})
+node2 = make_node("node2", labels={NODE_LABEL_KEY: "node2"})
+node1_no_labels = make_node("node1")
 
 # csiCapacity objects (all named "net": a later one replaces an earlier one, as upstream's)
 network_attached_capacity = make_capacity("net", WAIT_CLASS_WITH_PROVISIONER, {}, "1Gi")
@@ -202,9 +201,11 @@ def pod_with(
         namespace="testns",
         uid=POD_UID,
         node_name="node1",
-        claims=[c.name for c in claims],
-        ephemeral=ephemeral,
-        empty_dir=empty_dir,
+        pvcs=[c.name for c in claims],
+        volumes=[
+            *(ephemeral_volume(name) for name in ephemeral),
+            *([empty_dir_volume()] if empty_dir else []),
+        ],
     )
 
 
@@ -717,7 +718,7 @@ def test_assumed_volume_is_taken_for_other_claims() -> None:
     env.init_claims([unbound_pvc, other])
     volumes, _ = env.find(pod_with([unbound_pvc]))
     env.binder.assume_pod_volumes(pod_with([unbound_pvc]), "node1", volumes)
-    second = make_pod("second", namespace="testns", claims=["other-pvc"])
+    second = make_pod("second", namespace="testns", pvcs=["other-pvc"])
     _, reasons = env.find(second)
     assert reasons == [ERR_REASON_BIND_CONFLICT]
     env.binder.revert_assumed_pod_volumes(volumes)
@@ -1418,6 +1419,6 @@ def test_capacity_without_storage_request_is_not_checked() -> None:
     env.storage.add(make_csi_driver(PROVISIONER, True))
     claim = make_pvc("no-request", WAIT_CLASS_WITH_PROVISIONER, namespace="testns")
     env.init_claims([claim])
-    volumes, reasons = env.find(make_pod("test-pod", namespace="testns", claims=["no-request"]))
+    volumes, reasons = env.find(make_pod("test-pod", namespace="testns", pvcs=["no-request"]))
     assert reasons == []
     assert _provision_names(volumes) == ["no-request"]

@@ -13,25 +13,23 @@ import asyncio
 from typing import Any
 
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.framework.fakes import ListSnapshot
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
 from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.volumebinding import ERR_REASON_BIND_CONFLICT, NAME, PLUGIN_ENTRY
-from scheduler.plugins.volumebinding.testing import (
+from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import ListSnapshot, make_pod, node_infos
+from scheduler.testing.volumes import (
     HOSTNAME_LABEL,
     WAIT,
     FakeApiServer,
+    hostname_node,
     make_class,
-    make_node,
-    make_pod,
     make_pv,
     make_pvc,
-    node_infos,
 )
-from scheduler.queue.types import QueuedPodInfo
 
 
 def _framework(args: dict[str, Any] | None = None) -> tuple[Framework, FakeApiServer]:
@@ -49,7 +47,7 @@ def _framework(args: dict[str, Any] | None = None) -> tuple[Framework, FakeApiSe
         ),
     )
     server = FakeApiServer(objects.storage)
-    nodes = node_infos([make_node("node-a"), make_node("node-b")])
+    nodes = node_infos([hostname_node("node-a"), hostname_node("node-b")])
     deps = HandleDeps(snapshot=lambda: ListSnapshot(nodes), client=server, cluster_objects=objects)
     registry = Registry()
     registry.register(PLUGIN_ENTRY)
@@ -68,9 +66,9 @@ def test_pod_without_claims_skips_filter() -> None:
 
 def test_filter_reasons_and_binding_cycle() -> None:
     fwk, server = _framework()
-    pod = make_pod("web-0", claims=["data-0"])
+    pod = make_pod("web-0", pvcs=["data-0"])
     state = CycleState()
-    nodes = node_infos([make_node("node-a"), make_node("node-b")])
+    nodes = node_infos([hostname_node("node-a"), hostname_node("node-b")])
     _, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
     assert status.is_success
     assert fwk.run_filter_plugins(state, pod, nodes[0]) == Status.OK
@@ -95,9 +93,9 @@ def test_filter_reasons_and_binding_cycle() -> None:
 
 def test_pre_bind_error_is_wrapped() -> None:
     fwk, _ = _framework({"bindTimeoutSeconds": 0})
-    pod = make_pod("web-0", claims=["data-0"])
-    other = make_pod("web-1", claims=["data-1"])
-    nodes = node_infos([make_node("node-a")])
+    pod = make_pod("web-0", pvcs=["data-0"])
+    other = make_pod("web-1", pvcs=["data-1"])
+    nodes = node_infos([hostname_node("node-a")])
     state = CycleState()
     fwk.run_pre_filter_plugins(state, pod, nodes)
     assert fwk.run_filter_plugins(state, pod, nodes[0]).is_success
@@ -126,9 +124,9 @@ def test_pre_bind_error_is_wrapped() -> None:
 
 def test_unreserve_without_write_frees_the_volume() -> None:
     fwk, server = _framework()
-    pod = make_pod("web-0", claims=["data-0"])
-    other = make_pod("web-1", claims=["data-1"])
-    nodes = node_infos([make_node("node-a")])
+    pod = make_pod("web-0", pvcs=["data-0"])
+    other = make_pod("web-1", pvcs=["data-1"])
+    nodes = node_infos([hostname_node("node-a")])
     state = CycleState()
     fwk.run_pre_filter_plugins(state, pod, nodes)
     fwk.run_filter_plugins(state, pod, nodes[0])
@@ -143,7 +141,7 @@ def test_unreserve_without_write_frees_the_volume() -> None:
 
 def test_queueing_hints_route_storage_events() -> None:
     fwk, _ = _framework()
-    pod = make_pod("web-0", claims=["data-0"])
+    pod = make_pod("web-0", pvcs=["data-0"])
     info = QueuedPodInfo(pod, 0.0)
     info.unschedulable_plugins = {NAME}
     pvc_update = ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.UPDATE, "PvcUpdate")

@@ -48,21 +48,27 @@ from scheduler.plugins.volumebinding.hints import (
     schedulable_after_storage_class_change,
 )
 from scheduler.plugins.volumebinding.plugin import VolumeBindingState
-from scheduler.plugins.volumebinding.testing import (
+from scheduler.testing import (
+    FakeHandle,
+    ListSnapshot,
+    csi_volume,
+    empty_dir_volume,
+    ephemeral_volume,
+    make_pod,
+    node_infos,
+)
+from scheduler.testing.volumes import (
     HOSTNAME_LABEL,
     IMMEDIATE,
     WAIT,
     FakeApiServer,
-    FakeHandle,
+    hostname_node,
     make_capacity,
     make_class,
     make_csi_driver,
     make_csi_node,
-    make_node,
-    make_pod,
     make_pv,
     make_pvc,
-    node_infos,
 )
 
 QUEUE = QueueingHint.QUEUE
@@ -106,7 +112,7 @@ def zonal_pv(name: str, capacity: str, region: str, zone: str) -> PersistentVolu
 
 
 def zonal_node(name: str, region: str, zone: str) -> NodeView:
-    return make_node(name, {REGION: region, ZONE: zone})
+    return hostname_node(name, {REGION: region, ZONE: zone})
 
 
 @dataclass
@@ -134,20 +140,20 @@ OK = Status.OK
 CASES: dict[str, Case] = {
     "pod has not pvcs": Case(
         pod=make_pod("pod-a"),
-        nodes=[make_node("node-a")],
+        nodes=[hostname_node("node-a")],
         pre_filter=Status.skip(),
     ),
     "all bound": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
+        nodes=[hostname_node("node-a")],
         pvcs=[bound_pvc("pvc-a", WAIT_SC, "pv-a")],
         pvs=[pv("pv-a", WAIT_SC, phase="Available")],
         bound=["pvc-a"],
         filters=[OK],
     ),
     "all bound with local volumes": Case(
-        pod=make_pod("pod-a", claims=["pvc-a", "pvc-b"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a", "pvc-b"]),
+        nodes=[hostname_node("node-a")],
         pvcs=[bound_pvc("pvc-a", WAIT_SC, "pv-a"), bound_pvc("pvc-b", WAIT_SC, "pv-b")],
         pvs=[
             pv("pv-a", WAIT_SC, phase="Bound", node_affinity={HOSTNAME_LABEL: ["node-a"]}),
@@ -157,33 +163,33 @@ CASES: dict[str, Case] = {
         filters=[OK],
     ),
     "PVC does not exist": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
+        nodes=[hostname_node("node-a")],
         pre_filter=unresolvable('persistentvolumeclaim "pvc-a" not found'),
     ),
     "Part of PVCs do not exist": Case(
-        pod=make_pod("pod-a", claims=["pvc-a", "pvc-b"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a", "pvc-b"]),
+        nodes=[hostname_node("node-a")],
         pvcs=[bound_pvc("pvc-a", WAIT_SC, "pv-a")],
         pre_filter=unresolvable('persistentvolumeclaim "pvc-b" not found'),
     ),
     "immediate claims not bound": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
+        nodes=[hostname_node("node-a")],
         pvcs=[pvc("pvc-a", IMMEDIATE_SC)],
         pre_filter=unresolvable("pod has unbound immediate PersistentVolumeClaims"),
     ),
     "unbound claims no matches": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
+        nodes=[hostname_node("node-a")],
         pvcs=[pvc("pvc-a", WAIT_SC)],
         delayed=["pvc-a"],
         volumes_by_class={WAIT_SC: []},
         filters=[unresolvable(ERR_REASON_BIND_CONFLICT)],
     ),
     "bound and unbound unsatisfied": Case(
-        pod=make_pod("pod-a", claims=["pvc-a", "pvc-b"]),
-        nodes=[make_node("node-a", {"foo": "barbar"})],
+        pod=make_pod("pod-a", pvcs=["pvc-a", "pvc-b"]),
+        nodes=[hostname_node("node-a", {"foo": "barbar"})],
         pvcs=[bound_pvc("pvc-a", WAIT_SC, "pv-a"), pvc("pvc-b", WAIT_SC)],
         pvs=[pv("pv-a", WAIT_SC, phase="Available", node_affinity={"foo": ["bar"]})],
         bound=["pvc-a"],
@@ -192,28 +198,28 @@ CASES: dict[str, Case] = {
         filters=[unresolvable(ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT)],
     ),
     "pvc not found": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
+        nodes=[hostname_node("node-a")],
         pre_filter=unresolvable('persistentvolumeclaim "pvc-a" not found'),
     ),
     "pv not found": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
+        nodes=[hostname_node("node-a")],
         pvcs=[bound_pvc("pvc-a", WAIT_SC, "pv-a")],
         bound=["pvc-a"],
         filters=[unresolvable(ERR_REASON_PV_NOT_EXIST)],
     ),
     "pv not found claim lost": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
-        nodes=[make_node("node-a")],
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
+        nodes=[hostname_node("node-a")],
         pvcs=[bound_pvc("pvc-a", WAIT_SC, "pv-a", phase="Lost")],
         pre_filter=unresolvable(
             'persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"'
         ),
     ),
     "local volumes with close capacity are preferred": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
-        nodes=[make_node("node-a"), make_node("node-b"), make_node("node-c")],
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
+        nodes=[hostname_node("node-a"), hostname_node("node-b"), hostname_node("node-c")],
         pvcs=[pvc("pvc-a", WAIT_SC, request="50Gi")],
         pvs=[
             local_pv("pv-a-0", WAIT_SC, "200Gi", "node-a"),
@@ -227,8 +233,8 @@ CASES: dict[str, Case] = {
         chosen={"node-a": {"pvc-a": "pv-a-0"}, "node-b": {"pvc-a": "pv-b-0"}},
     ),
     "local volumes with close capacity are preferred (multiple pvcs)": Case(
-        pod=make_pod("pod-a", claims=["pvc-0", "pvc-1"]),
-        nodes=[make_node("node-a"), make_node("node-b"), make_node("node-c")],
+        pod=make_pod("pod-a", pvcs=["pvc-0", "pvc-1"]),
+        nodes=[hostname_node("node-a"), hostname_node("node-b"), hostname_node("node-c")],
         pvcs=[pvc("pvc-0", WAIT_SC, request="50Gi"), pvc("pvc-1", WAIT_HDD_SC, request="100Gi")],
         pvs=[
             local_pv("pv-a-0", WAIT_SC, "200Gi", "node-a"),
@@ -254,7 +260,7 @@ CASES: dict[str, Case] = {
     # Also upstream's "zonal volumes with close capacity are preferred (custom shape)": the
     # shape only changes the scores, which are not ported.
     "zonal volumes with close capacity are preferred": Case(
-        pod=make_pod("pod-a", claims=["pvc-a"]),
+        pod=make_pod("pod-a", pvcs=["pvc-a"]),
         nodes=[
             zonal_node("zone-a-node-a", "region-a", "zone-a"),
             zonal_node("zone-a-node-b", "region-a", "zone-a"),
@@ -307,7 +313,7 @@ def setup(
 ) -> Setup:
     """The classes of volume_binding_test.go (immediate-sc, wait-sc, wait-hdd-sc: no
     provisioner) plus `extra` objects, and a plugin whose binder talks to a fake API server."""
-    handle = FakeHandle(nodes=node_infos(nodes))
+    handle = FakeHandle(ListSnapshot(node_infos(nodes)))
     storage = handle.storage
     storage.add(
         make_class(IMMEDIATE_SC, IMMEDIATE),
@@ -418,38 +424,38 @@ def _reserve_and_pre_bind(env: Setup, state: CycleState, case: Case, passed: lis
         # podHasPVCs: a generic ephemeral volume's claim not created yet
         (
             [],
-            make_pod("pod-a", ephemeral=["vol"]),
+            make_pod("pod-a", volumes=[ephemeral_volume("vol")]),
             "waiting for ephemeral volume controller to create the persistentvolumeclaim "
             '"pod-a-vol"',
         ),
         # ... created for another pod
         (
             [bound_pvc("pod-a-vol", WAIT_SC, "pv-a", owner_uid="someone-else")],
-            make_pod("pod-a", uid="uid-a", ephemeral=["vol"]),
+            make_pod("pod-a", uid="uid-a", volumes=[ephemeral_volume("vol")]),
             "PVC default/pod-a-vol was not created for pod default/pod-a (pod is not owner)",
         ),
         # a claim being deleted
         (
             [bound_pvc("pvc-a", WAIT_SC, "pv-a", deleting=True)],
-            make_pod("pod-a", claims=["pvc-a"]),
+            make_pod("pod-a", pvcs=["pvc-a"]),
             'persistentvolumeclaim "pvc-a" is being deleted',
         ),
         # a claim without class is in Immediate mode
         (
             [make_pvc("pvc-a")],
-            make_pod("pod-a", claims=["pvc-a"]),
+            make_pod("pod-a", pvcs=["pvc-a"]),
             "pod has unbound immediate PersistentVolumeClaims",
         ),
         # so is one whose class does not exist
         (
             [pvc("pvc-a", "no-such-class")],
-            make_pod("pod-a", claims=["pvc-a"]),
+            make_pod("pod-a", pvcs=["pvc-a"]),
             "pod has unbound immediate PersistentVolumeClaims",
         ),
         # and one pre-bound to a PV the PV controller has not bound yet
         (
             [pvc("pvc-a", WAIT_SC, bound_pv="pv-a")],
-            make_pod("pod-a", claims=["pvc-a"]),
+            make_pod("pod-a", pvcs=["pvc-a"]),
             "pod has unbound immediate PersistentVolumeClaims",
         ),
     ],
@@ -457,7 +463,7 @@ def _reserve_and_pre_bind(env: Setup, state: CycleState, case: Case, passed: lis
 def test_pre_filter_rejections(
     claims: list[PersistentVolumeClaimView], pod: PodView, message: str
 ) -> None:
-    env = setup([make_node("node-a")], claims)
+    env = setup([hostname_node("node-a")], claims)
     _, status = env.plugin.pre_filter(CycleState(), pod, [])
     assert status == unresolvable(message)
     assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -465,18 +471,20 @@ def test_pre_filter_rejections(
 
 def test_pre_filter_owned_ephemeral_claim() -> None:
     claim = bound_pvc("pod-a-vol", WAIT_SC, "pv-a", owner_uid="uid-a")
-    env = setup([make_node("node-a")], [claim], [pv("pv-a", WAIT_SC)])
+    env = setup([hostname_node("node-a")], [claim], [pv("pv-a", WAIT_SC)])
     state = CycleState()
-    _, status = env.plugin.pre_filter(state, make_pod("pod-a", uid="uid-a", ephemeral=["vol"]), [])
+    _, status = env.plugin.pre_filter(
+        state, make_pod("pod-a", uid="uid-a", volumes=[ephemeral_volume("vol")]), []
+    )
     assert status == OK
     assert [c.name for c in state.read(STATE_KEY).claims.bound_claims] == ["pod-a-vol"]
 
 
 def test_missing_state() -> None:
-    env = setup([make_node("node-a")])
-    pod = make_pod("pod-a", claims=["pvc-a"])
+    env = setup([hostname_node("node-a")])
+    pod = make_pod("pod-a", pvcs=["pvc-a"])
     state = CycleState()
-    (info,) = node_infos([make_node("node-a")])
+    (info,) = node_infos([hostname_node("node-a")])
     assert env.plugin.filter(state, pod, info) == Status.error("not found")
     assert env.plugin.reserve(state, pod, "node-a") == Status.error("not found")
     assert asyncio.run(env.plugin.pre_bind(state, pod, "node-a")) == Status.error("not found")
@@ -484,8 +492,8 @@ def test_missing_state() -> None:
 
 
 def test_pre_bind_without_volumes_for_the_node() -> None:
-    env = setup([make_node("node-a")], [pvc("pvc-a", WAIT_SC)])
-    pod = make_pod("pod-a", claims=["pvc-a"])
+    env = setup([hostname_node("node-a")], [pvc("pvc-a", WAIT_SC)])
+    pod = make_pod("pod-a", pvcs=["pvc-a"])
     state = CycleState()
     env.plugin.pre_filter(state, pod, [])
     state.read(STATE_KEY).all_bound = False
@@ -505,7 +513,7 @@ def test_clone_shares_the_state() -> None:
 
 
 def test_assumed_volume_is_not_offered_to_the_next_pod() -> None:
-    node = make_node("node-a")
+    node = hostname_node("node-a")
     claims = [pvc("pvc-1", WAIT_SC), pvc("pvc-2", WAIT_SC), pvc("pvc-3", WAIT_SC)]
     pvs = [
         local_pv("pv-small", WAIT_SC, "1Gi", "node-a"),
@@ -516,7 +524,7 @@ def test_assumed_volume_is_not_offered_to_the_next_pod() -> None:
     (info,) = node_infos([node])
     states = []
     for i in (1, 2, 3):
-        pod = make_pod(f"pod-{i}", claims=[f"pvc-{i}"])
+        pod = make_pod(f"pod-{i}", pvcs=[f"pvc-{i}"])
         state = CycleState()
         assert plugin.pre_filter(state, pod, [info])[1] == OK
         states.append((pod, state, plugin.filter(state, pod, info)))
@@ -542,14 +550,14 @@ def test_assumed_volume_is_not_offered_to_the_next_pod() -> None:
 
 
 def _provisioning_setup(**kwargs: Any) -> tuple[Setup, PodView, CycleState]:
-    node = make_node("node-a")
+    node = hostname_node("node-a")
     env = setup(
         [node],
         [pvc("pvc-a", "fast", request="1Gi")],
         extra=[make_class("fast", WAIT, "csi.example.com")],
         **kwargs,
     )
-    pod = make_pod("pod-a", claims=["pvc-a"])
+    pod = make_pod("pod-a", pvcs=["pvc-a"])
     state = CycleState()
     assert env.plugin.pre_filter(state, pod, [])[1] == OK
     assert env.plugin.filter(state, pod, node_infos([node])[0]) == OK
@@ -666,10 +674,10 @@ async def test_pre_bind_api_error_names_the_object_and_unreserve_reverts() -> No
     ],
 )
 def test_filter_dynamic_provisioning(klass: Any, extra: Sequence[Any], want: str | None) -> None:
-    node = make_node("node-a", {ZONE: "zone-a"})
+    node = hostname_node("node-a", {ZONE: "zone-a"})
     claim = pvc("pvc-a", klass.name, request="5Gi")
     env = setup([node], [claim], extra=[klass, *extra])
-    pod = make_pod("pod-a", claims=["pvc-a"])
+    pod = make_pod("pod-a", pvcs=["pvc-a"])
     state = CycleState()
     assert env.plugin.pre_filter(state, pod, [])[1] == OK
     status = env.plugin.filter(state, pod, node_infos([node])[0])
@@ -726,9 +734,9 @@ def test_filter_static_matching(
     claim: PersistentVolumeClaimView, volume: PersistentVolumeView, fits: bool
 ) -> None:
     # component-helpers' FindMatchingVolume on the scheduler path (wait-sc cannot provision).
-    node = make_node("node-a")
+    node = hostname_node("node-a")
     env = setup([node], [claim], [volume])
-    pod = make_pod("pod-a", claims=[claim.name])
+    pod = make_pod("pod-a", pvcs=[claim.name])
     state = CycleState()
     assert env.plugin.pre_filter(state, pod, [])[1] == OK
     status = env.plugin.filter(state, pod, node_infos([node])[0])
@@ -739,7 +747,7 @@ def test_filter_static_matching(
 
 
 def test_events_to_register() -> None:
-    env = setup([make_node("node-a")])
+    env = setup([hostname_node("node-a")])
     registered = {
         e.event.resource: (e.event.action, e.hint) for e in env.plugin.events_to_register()
     }
@@ -767,48 +775,53 @@ def test_events_to_register() -> None:
     ("pod", "old", "new", "want"),
     [
         # "pod has no pvc or ephemeral volumes"
-        (make_pod("pod-a", empty_dir=True), pvc("pvc-b", "sc-a"), pvc("pvc-b", "sc-a"), SKIP),
+        (
+            make_pod("pod-a", volumes=[empty_dir_volume()]),
+            pvc("pvc-b", "sc-a"),
+            pvc("pvc-b", "sc-a"),
+            SKIP,
+        ),
         # "pod has a newly added pvc"
-        (make_pod("pod-a", claims=["pvc-a", "pvc-b"]), None, pvc("pvc-b", "sc-b"), QUEUE),
+        (make_pod("pod-a", pvcs=["pvc-a", "pvc-b"]), None, pvc("pvc-b", "sc-b"), QUEUE),
         # "pod has pvcs with changed status.phase"
         (
-            make_pod("pod-a", claims=["pvc-a", "pvc-b"]),
+            make_pod("pod-a", pvcs=["pvc-a", "pvc-b"]),
             pvc("pvc-a", "sc-b", phase="Pending"),
             pvc("pvc-a", "sc-b", phase="Bound"),
             QUEUE,
         ),
         # "pod has ephemeral volume with changed status.phase"
         (
-            make_pod("pod-a", ephemeral=["ephemeral-a"]),
+            make_pod("pod-a", volumes=[ephemeral_volume("ephemeral-a")]),
             pvc("pod-a-ephemeral-a", "sc-a", phase="Pending"),
             pvc("pod-a-ephemeral-a", "sc-a", phase="Bound"),
             QUEUE,
         ),
         # "pod has pvcs with changed annotations" / "... changed spec"
         (
-            make_pod("pod-a", claims=["pvc-a", "pvc-b"]),
+            make_pod("pod-a", pvcs=["pvc-a", "pvc-b"]),
             pvc("pvc-b", "sc-a", annotations={"volume.beta.kubernetes.io/sample-ann": "1"}),
             pvc("pvc-b", "sc-a", annotations={"volume.beta.kubernetes.io/sample-ann": "2"}),
             QUEUE,
         ),
         (
-            make_pod("pod-a", claims=["pvc-a", "pvc-b"]),
+            make_pod("pod-a", pvcs=["pvc-a", "pvc-b"]),
             pvc("pvc-b", "sc-a", access_modes=["ReadWriteOnce"]),
             pvc("pvc-b", "sc-a", access_modes=["ReadWriteOncePod"]),
             QUEUE,
         ),
         # a claim of another namespace, a claim the pod does not use
         (
-            make_pod("pod-a", claims=["pvc-a"]),
+            make_pod("pod-a", pvcs=["pvc-a"]),
             None,
             pvc("pvc-a", "sc-a", namespace="other"),
             SKIP,
         ),
-        (make_pod("pod-a", claims=["pvc-a"]), None, pvc("pvc-z", "sc-a"), SKIP),
+        (make_pod("pod-a", pvcs=["pvc-a"]), None, pvc("pvc-z", "sc-a"), SKIP),
         # "type conversion error"
-        (make_pod("pod-a", claims=["pvc-a"]), object(), object(), QUEUE),
+        (make_pod("pod-a", pvcs=["pvc-a"]), object(), object(), QUEUE),
         # raw JSON is read as a claim
-        (make_pod("pod-a", claims=["pvc-a"]), None, dict(pvc("pvc-a", "sc-a").raw), QUEUE),
+        (make_pod("pod-a", pvcs=["pvc-a"]), None, dict(pvc("pvc-a", "sc-a").raw), QUEUE),
     ],
 )
 def test_pvc_change_hint(pod: PodView, old: Any, new: Any, want: QueueingHint) -> None:
@@ -844,7 +857,7 @@ def _topology(*values: str) -> list[dict[str, list[str]]]:
     ],
 )
 def test_storage_class_change_hint(old: Any, new: Any, want: QueueingHint) -> None:
-    pod = make_pod("pod-a", claims=["pvc-a", "pvc-b"])
+    pod = make_pod("pod-a", pvcs=["pvc-a", "pvc-b"])
     assert schedulable_after_storage_class_change(pod, old, new) == want
 
 
@@ -916,7 +929,7 @@ def test_csi_node_change_hint(old: Any, new: Any, want: QueueingHint) -> None:
     ],
 )
 def test_csi_storage_capacity_change_hint(old: Any, new: Any, want: QueueingHint) -> None:
-    pod = make_pod("pod-a", claims=["pvc-a", "pvc-b"])
+    pod = make_pod("pod-a", pvcs=["pvc-a", "pvc-b"])
     assert schedulable_after_csi_storage_capacity_change(pod, old, new) == want
 
 
@@ -932,40 +945,40 @@ def test_csi_storage_capacity_change_hint(old: Any, new: Any, want: QueueingHint
         ),
         # "CSIDriver's StorageCapacity gets disabled"
         (
-            make_pod("pod-a", csi_drivers=["test1"]),
+            make_pod("pod-a", volumes=[csi_volume("test1", "csi0")]),
             make_csi_driver("test1", True),
             make_csi_driver("test1", False),
             QUEUE,
         ),
         (
-            make_pod("pod-a", csi_drivers=["test1"]),
+            make_pod("pod-a", volumes=[csi_volume("test1", "csi0")]),
             make_csi_driver("test1", True),
             make_csi_driver("test1", None),
             QUEUE,
         ),
         # "CSIDriver's StorageCapacity gets enabled"
         (
-            make_pod("pod-a", csi_drivers=["test1"]),
+            make_pod("pod-a", volumes=[csi_volume("test1", "csi0")]),
             make_csi_driver("test1", False),
             make_csi_driver("test1", True),
             SKIP,
         ),
         # "CSIDriver updates something else"
         (
-            make_pod("pod-a", csi_drivers=["test1"]),
+            make_pod("pod-a", volumes=[csi_volume("test1", "csi0")]),
             make_csi_driver("test1", True),
             make_csi_driver("test1", True),
             SKIP,
         ),
         # another driver
         (
-            make_pod("pod-a", csi_drivers=["test2"]),
+            make_pod("pod-a", volumes=[csi_volume("test2", "csi0")]),
             make_csi_driver("test1", True),
             make_csi_driver("test1", False),
             SKIP,
         ),
         # "CSIDriver is converted to unexpected type"
-        (make_pod("pod-a", csi_drivers=["test1"]), object(), object(), QUEUE),
+        (make_pod("pod-a", volumes=[csi_volume("test1", "csi0")]), object(), object(), QUEUE),
     ],
 )
 def test_csi_driver_change_hint(pod: PodView, old: Any, new: Any, want: QueueingHint) -> None:

@@ -10,21 +10,19 @@ import numpy as np
 import pytest
 
 from scheduler.cache.snapshot import Snapshot
-from scheduler.framework.fakes import RecordingClient
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.plugins.volumebinding import NAME, PLUGIN_ENTRY, VolumeBinding
-from scheduler.plugins.volumebinding.testing import (
+from scheduler.testing import RecordingClient, make_pod, node_infos
+from scheduler.testing.volumes import (
     HOSTNAME_LABEL,
     WAIT,
+    hostname_node,
     make_class,
-    make_node,
-    make_pod,
     make_pv,
     make_pvc,
-    node_infos,
 )
 
 BOUND = make_pvc("bound", "", bound_pv="pv-net", bind_completed=True, phase="Bound")
@@ -46,7 +44,9 @@ def _framework() -> tuple[Framework, Snapshot]:
             "pv-local", "", phase="Bound", claim=PINNED, node_affinity={HOSTNAME_LABEL: ["node-a"]}
         ),
     )
-    snapshot = Snapshot.from_node_infos(node_infos([make_node("node-a"), make_node("node-b")]))
+    snapshot = Snapshot.from_node_infos(
+        node_infos([hostname_node("node-a"), hostname_node("node-b")])
+    )
     deps = HandleDeps(snapshot=lambda: snapshot, client=RecordingClient(), cluster_objects=objects)
     registry = Registry()
     registry.register(PLUGIN_ENTRY)
@@ -67,7 +67,7 @@ def test_rows_only_when_no_node_can_differ(claim: str, row_path: bool) -> None:
     fwk, snapshot = _framework()
     plugin = fwk.plugins[NAME]
     assert isinstance(plugin, VolumeBinding)
-    pod = make_pod("web", claims=[claim])
+    pod = make_pod("web", pvcs=[claim])
     state = CycleState()
     _, status, _ = fwk.run_pre_filter_plugins(state, pod, snapshot.list())
     if not status.is_success:

@@ -12,19 +12,18 @@ skip_filter_plugins; filter_rows must agree with filter on every node).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from scheduler.api.objects import NodeView, PodView
+from scheduler.api.objects import PodView
 from scheduler.api.storage import PersistentVolumeClaimView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.framework.fakes import RecordingClient, StaticNominator
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -39,42 +38,12 @@ from scheduler.plugins.volumerestrictions import (
     VolumeRestrictions,
 )
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import RecordingClient, StaticNominator, make_node, make_node_info, make_pod
 
 SKIP = Status.skip()
 DISK_CONFLICT = Status.unschedulable(ERR_REASON_DISK_CONFLICT)
 RWOP_CONFLICT = Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
 QUEUE, QUEUE_SKIP = QueueingHint.QUEUE, QueueingHint.SKIP
-
-_uids = iter(range(1, 1_000_000))
-
-
-def make_pod(
-    name: str = "",
-    *,
-    namespace: str = "",
-    node: str = "",
-    volumes: Sequence[Mapping[str, Any]] = (),
-    pvcs: Sequence[str] = (),
-) -> PodView:
-    """st.MakePod().Name(name).Namespace(ns).Volume(v)...PVC(claim)...Node(node)."""
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "pause"}]}
-    all_volumes = [dict(v) for v in volumes] + [
-        {"name": claim, "persistentVolumeClaim": {"claimName": claim}} for claim in pvcs
-    ]
-    if all_volumes:
-        spec["volumes"] = all_volumes
-    if node:
-        spec["nodeName"] = node
-    meta = {"name": name, "uid": f"uid-{next(_uids)}", "resourceVersion": "1"}
-    if namespace:
-        meta["namespace"] = namespace
-    return PodView.from_dict({"metadata": meta, "spec": spec, "status": {}})
-
-
-def make_node(name: str = "node-1") -> NodeView:
-    return NodeView.from_dict(
-        {"metadata": {"name": name, "uid": name, "resourceVersion": "1"}, "status": {}}
-    )
 
 
 def make_claim(name: str, access_modes: Sequence[str], namespace: str = "default") -> Any:
@@ -98,7 +67,7 @@ def build(pods: Iterable[PodView] = (), claims: Iterable[Any] = ()) -> Harness:
     (upstream's cache.NewSnapshot(existingPods, existingNodes))."""
     registry = Registry()
     registry.register(PLUGIN_ENTRY)
-    node_info = NodeInfo(make_node(), [p if p.node_name else p.with_node("node-1") for p in pods])
+    node_info = make_node_info(make_node("node-1"), pods)
     snapshot = Snapshot.from_node_infos([node_info])
     objects = ClusterObjects()
     objects.storage.add(*claims)
@@ -118,7 +87,7 @@ def build(pods: Iterable[PodView] = (), claims: Iterable[Any] = ()) -> Harness:
 
 def node_info_of(pods: Iterable[PodView]) -> NodeInfo:
     """framework.NewNodeInfo(pods...), on a node named node-1."""
-    return NodeInfo(make_node(), [p if p.node_name else p.with_node("node-1") for p in pods])
+    return make_node_info(make_node("node-1"), pods)
 
 
 def run(harness: Harness, pod: PodView, node_info: NodeInfo) -> tuple[Status, Status | None]:
@@ -247,24 +216,26 @@ def test_conflict_rules(
 
 # TestAccessModeConflicts
 POD_WITH_ONE_PVC = make_pod(
-    "pod-with-one-pvc", namespace="default", pvcs=["claim-with-rwop-1"], node="node-1"
+    "pod-with-one-pvc", namespace="default", pvcs=["claim-with-rwop-1"], node_name="node-1"
 )
 POD_WITH_TWO_PVCS = make_pod(
     "pod-with-two-pvcs",
     namespace="default",
     pvcs=["claim-with-rwop-1", "claim-with-rwop-2"],
-    node="node-1",
+    node_name="node-1",
 )
 POD_WITH_ONE_CONFLICT = make_pod(
-    "pod-with-one-conflict", namespace="default", pvcs=["claim-with-rwop-1"], node="node-1"
+    "pod-with-one-conflict", namespace="default", pvcs=["claim-with-rwop-1"], node_name="node-1"
 )
 POD_WITH_TWO_CONFLICTS = make_pod(
     "pod-with-two-conflicts",
     namespace="default",
     pvcs=["claim-with-rwop-1", "claim-with-rwop-2"],
-    node="node-1",
+    node_name="node-1",
 )
-POD_WITH_RWX = make_pod("pod-with-rwx", namespace="default", pvcs=["claim-with-rwx"], node="node-1")
+POD_WITH_RWX = make_pod(
+    "pod-with-rwx", namespace="default", pvcs=["claim-with-rwx"], node_name="node-1"
+)
 RWOP_1 = make_claim("claim-with-rwop-1", ["ReadWriteOncePod"])
 RWOP_2 = make_claim("claim-with-rwop-2", ["ReadWriteOncePod"])
 RWX = make_claim("claim-with-rwx", ["ReadWriteMany"])
@@ -458,16 +429,16 @@ def test_hint_after_pod_deleted_in_another_namespace_skips() -> None:
 
 
 POD_ONE_RWX = make_pod(
-    "pod-with-one-pvc", namespace="default", pvcs=["claim-with-rwx-1"], node="node-1"
+    "pod-with-one-pvc", namespace="default", pvcs=["claim-with-rwx-1"], node_name="node-1"
 )
 POD_TWO_RWX = make_pod(
     "pod-with-two-pvcs",
     namespace="default",
     pvcs=["claim-with-rwx-1", "claim-with-rwx-2"],
-    node="node-1",
+    node_name="node-1",
 )
 POD_OTHER_NAMESPACE = make_pod(
-    "pod-with-one-pvc", namespace="kube-system", pvcs=["claim-with-rwx-1"], node="node-1"
+    "pod-with-one-pvc", namespace="kube-system", pvcs=["claim-with-rwx-1"], node_name="node-1"
 )
 PVC_1 = make_claim("claim-with-rwx-1", ["ReadWriteMany"])
 PVC_2 = make_claim("claim-with-rwx-2", ["ReadWriteMany"])
@@ -502,4 +473,4 @@ def test_hint_after_claim_added(name: str, pod: PodView, new: Any, want: Queuein
 def test_registered_events(event: ClusterEvent, want: QueueingHint) -> None:
     """Node/Add always queues (no hint, queueing hints enabled); other events are not
     registered."""
-    assert hint(make_pod(pvcs=["c"]), event, None, make_node()) == want
+    assert hint(make_pod(pvcs=["c"]), event, None, make_node("node-1")) == want

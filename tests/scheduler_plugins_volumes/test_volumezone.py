@@ -13,7 +13,7 @@ framework's Filter and the row fast path must agree with the plugin's Filter.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +25,6 @@ from scheduler.api.storage import PersistentVolumeClaimView, PersistentVolumeVie
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
-from scheduler.framework.fakes import RecordingClient, StaticNominator
 from scheduler.framework.interface import CycleState
 from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -39,6 +38,7 @@ from scheduler.plugins.volumezone import (
     label_zones_to_set,
 )
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.testing import RecordingClient, StaticNominator, make_node, make_pod
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
@@ -51,34 +51,9 @@ QUEUE, QUEUE_SKIP = QueueingHint.QUEUE, QueueingHint.SKIP
 WAIT = "WaitForFirstConsumer"
 
 
-def make_pod(name: str, pvcs: Sequence[str] = (), namespace: str = "default") -> PodView:
-    """st.MakePod().Name(name).Namespace(ns).PVC(claim)..."""
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "pause"}]}
-    if pvcs:
-        spec["volumes"] = [
-            {"name": claim, "persistentVolumeClaim": {"claimName": claim}} for claim in pvcs
-        ]
-    meta = {"name": name, "namespace": namespace, "uid": f"uid-{name}", "resourceVersion": "1"}
-    return PodView.from_dict({"metadata": meta, "spec": spec, "status": {}})
-
-
 def pod_with_volume(pod: str, pvc: str) -> PodView:
     """Upstream's createPodWithVolume."""
-    return make_pod(pod, [pvc])
-
-
-def make_node(labels: Mapping[str, str] | None = None, name: str = "host1") -> NodeView:
-    return NodeView.from_dict(
-        {
-            "metadata": {
-                "name": name,
-                "uid": name,
-                "resourceVersion": "1",
-                "labels": dict(labels or {}),
-            },
-            "status": {},
-        }
-    )
+    return make_pod(pod, uid=f"uid-{pod}", pvcs=[pvc])
 
 
 def pv(name: str, labels: Mapping[str, str] | None = None) -> PersistentVolumeView:
@@ -181,7 +156,13 @@ SINGLE_ZONE_OBJECTS = [
 @pytest.mark.parametrize(
     ("name", "pod", "node_labels", "want_pre_filter", "want_filter"),
     [
-        ("pod without volume", make_pod("pod_1"), {BETA_ZONE: "us-west1-a"}, SKIP, Status.OK),
+        (
+            "pod without volume",
+            make_pod("pod_1", uid="uid-pod_1"),
+            {BETA_ZONE: "us-west1-a"},
+            SKIP,
+            Status.OK,
+        ),
         ("node without labels", pod_with_volume("pod_1", "PVC_1"), {}, Status.OK, Status.OK),
         (
             "beta zone label matched",
@@ -277,7 +258,10 @@ def test_single_zone(
     want_filter: Status,
 ) -> None:
     harness = build(SINGLE_ZONE_OBJECTS)
-    assert run(harness, pod, make_node(node_labels)) == (want_pre_filter, want_filter)
+    assert run(harness, pod, make_node("host1", labels=node_labels)) == (
+        want_pre_filter,
+        want_filter,
+    )
 
 
 # -- TestMultiZone -------------------------------------------------------------------------
@@ -331,7 +315,7 @@ def test_multi_zone(
     name: str, pod: PodView, node_labels: dict[str, str], want_filter: Status
 ) -> None:
     harness = build(MULTI_ZONE_OBJECTS)
-    assert run(harness, pod, make_node(node_labels)) == (Status.OK, want_filter)
+    assert run(harness, pod, make_node("host1", labels=node_labels)) == (Status.OK, want_filter)
 
 
 # -- TestWithBinding -----------------------------------------------------------------------
@@ -365,7 +349,7 @@ MODE_NOT_SET = Status.unresolvable('VolumeBindingMode not set for StorageClass "
 )
 def test_with_binding(name: str, claim: str, want_pre_filter: Status, want_filter: Status) -> None:
     harness = build(BINDING_OBJECTS)
-    node = make_node({BETA_ZONE: "us-west1-a", "uselessLabel": "none"})
+    node = make_node("host1", labels={BETA_ZONE: "us-west1-a", "uselessLabel": "none"})
     assert run(harness, pod_with_volume("pod_1", claim), node) == (want_pre_filter, want_filter)
 
 
@@ -396,7 +380,9 @@ def test_with_binding(name: str, claim: str, want_pre_filter: Status, want_filte
 )
 def test_pre_filter_errors(name: str, claim: str, objects: list[Any], want: Status) -> None:
     harness = build(objects)
-    assert run(harness, pod_with_volume("pod_1", claim), make_node({ZONE: "z"})) == (want, want)
+    assert run(
+        harness, pod_with_volume("pod_1", claim), make_node("host1", labels={ZONE: "z"})
+    ) == (want, want)
     # The framework stops at the rejection and names the plugin.
     _, status, _ = harness.framework.run_pre_filter_plugins(
         CycleState(), pod_with_volume("pod_1", claim), []
@@ -407,13 +393,16 @@ def test_pre_filter_errors(name: str, claim: str, objects: list[Any], want: Stat
 def test_ephemeral_volumes_are_not_read() -> None:
     """Only persistentVolumeClaim volumes are looked at (upstream's
     getPersistentVolumeClaimNameFromPod)."""
-    base = make_pod("pod_1")
+    base = make_pod("pod_1", uid="uid-pod_1")
     raw = {
         **base.raw,
         "spec": {**base.raw["spec"], "volumes": [{"name": "e", "ephemeral": {}}]},
     }
     harness = build([])
-    assert run(harness, replace(base, raw=raw), make_node({ZONE: "z"})) == (SKIP, Status.OK)
+    assert run(harness, replace(base, raw=raw), make_node("host1", labels={ZONE: "z"})) == (
+        SKIP,
+        Status.OK,
+    )
 
 
 @pytest.mark.parametrize(
@@ -432,14 +421,17 @@ def test_label_zones_to_set(value: str, want: set[str] | None) -> None:
 
 def test_unparsable_pv_label_is_ignored() -> None:
     harness = build([pv("Vol", {ZONE: "a____b"}), pvc("PVC", "Vol")])
-    assert run(harness, pod_with_volume("p", "PVC"), make_node({ZONE: "b"})) == (SKIP, Status.OK)
+    assert run(harness, pod_with_volume("p", "PVC"), make_node("host1", labels={ZONE: "b"})) == (
+        SKIP,
+        Status.OK,
+    )
 
 
 def test_malformed_volume_gives_an_error_naming_the_field() -> None:
-    base = make_pod("pod_1")
+    base = make_pod("pod_1", uid="uid-pod_1")
     raw = {**base.raw, "spec": {**base.raw["spec"], "volumes": [{"persistentVolumeClaim": 1}]}}
     harness = build([])
-    pre_filter, filter_status = run(harness, replace(base, raw=raw), make_node())
+    pre_filter, filter_status = run(harness, replace(base, raw=raw), make_node("host1"))
     assert pre_filter.code == Code.ERROR
     assert "spec.volumes[0].persistentVolumeClaim" in pre_filter.message
     assert filter_status == pre_filter
@@ -448,10 +440,10 @@ def test_malformed_volume_gives_an_error_naming_the_field() -> None:
 def test_filter_over_many_nodes_matches_per_node() -> None:
     """The row fast path over a snapshot of several nodes."""
     nodes = [
-        make_node({ZONE: "us-west1-a"}, "n1"),
-        make_node({ZONE: "us-west1-b"}, "n2"),
-        make_node({}, "n3"),
-        make_node({BETA_ZONE: "us-west1-c"}, "n4"),
+        make_node("n1", labels={ZONE: "us-west1-a"}),
+        make_node("n2", labels={ZONE: "us-west1-b"}),
+        make_node("n3"),
+        make_node("n4", labels={BETA_ZONE: "us-west1-c"}),
     ]
     harness = build(MULTI_ZONE_OBJECTS, nodes)
     pod = pod_with_volume("p", "PVC_Stable_2")
@@ -493,7 +485,7 @@ def hint(pod: PodView, event: ClusterEvent, old: Any, new: Any) -> QueueingHint:
         ("error-wrong-new-object", pod_with_volume("pod_1", "PVC_1"), None, "not-a-pvc", QUEUE),
         (
             "pvc-was-added-but-pod-refers-no-pvc",
-            make_pod("pod_1"),
+            make_pod("pod_1", uid="uid-pod_1"),
             None,
             pvc("PVC_1", "Vol_1"),
             QUEUE_SKIP,
@@ -528,7 +520,7 @@ def hint(pod: PodView, event: ClusterEvent, old: Any, new: Any) -> QueueingHint:
         ),
         (
             "pvc-was-updated-but-pod-refers-no-pvc",
-            make_pod("pod_1"),
+            make_pod("pod_1", uid="uid-pod_1"),
             pvc("PVC_1"),
             pvc("PVC_1", "Vol_1"),
             QUEUE_SKIP,
@@ -599,4 +591,4 @@ def test_hint_after_volume_change(name: str, old: Any, new: Any, want: QueueingH
     ],
 )
 def test_registered_events(event: ClusterEvent, want: QueueingHint) -> None:
-    assert hint(pod_with_volume("pod_1", "PVC_1"), event, None, make_node()) == want
+    assert hint(pod_with_volume("pod_1", "PVC_1"), event, None, make_node("host1")) == want

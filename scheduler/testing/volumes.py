@@ -1,23 +1,24 @@
-"""Builders and fakes for VolumeBinding tests, in the spirit of upstream's
-pkg/scheduler/framework/plugins/volumebinding/test_utils.go (makePV, makePVC, makePod, makeNode)
-and binder_test.go (makeTestPV, makeTestPVC, makeCapacity, its fake clientset with the PV
+"""Storage fakes for volume plugin tests: StorageClasses, PVCs, PVs, CSI objects and a fake
+API server with the PV controller's part, in the spirit of upstream's
+pkg/scheduler/framework/plugins/volumebinding/test_utils.go (makePV, makePVC, makeNode) and
+binder_test.go (makeTestPV, makeTestPVC, makeCapacity, its fake clientset with the PV
 controller's volume reactor).
 
-Objects are built as API JSON and parsed by the real views. `FakeApiServer` answers the
-binder's PUTs as an API server would (optimistic concurrency on resourceVersion, NotFound) and
-delivers the stored result to the informer-fed `StorageObjects`; `complete_binding` and
-`provision` do what the PV controller and a provisioner would.
+Objects are built as API JSON and parsed by the real views. Pods with volumes come from the
+kit's builders (`make_pod(pvcs=...)`, `MakePod().ephemeral_volume(...)`). `FakeApiServer`
+answers the binder's PUTs as an API server would (optimistic concurrency on resourceVersion,
+NotFound) and delivers the stored result to the informer-fed `StorageObjects`;
+`complete_binding` and `provision` do what the PV controller and a provisioner would.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler.api.objects import NodeView, PodView
+from scheduler.api.objects import NodeView
 from scheduler.api.storage import (
     BIND_COMPLETED_ANNOTATION,
     BOUND_BY_CONTROLLER_ANNOTATION,
@@ -29,11 +30,8 @@ from scheduler.api.storage import (
     PersistentVolumeView,
     StorageClassView,
 )
-from scheduler.cache.node_info import NodeInfo
-from scheduler.framework.fakes import ListSnapshot
-from scheduler.framework.interface import ApiClient, SnapshotLister
-from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.listers.storage_objects import StorageObjects
+from scheduler.testing.builders import make_node
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 WAIT = "WaitForFirstConsumer"
@@ -42,23 +40,10 @@ IMMEDIATE = "Immediate"
 Obj = dict[str, Any]
 
 
-def make_node(
-    name: str, labels: Mapping[str, str] | None = None, *, hostname: bool = True
-) -> NodeView:
-    """A node labelled with its hostname (upstream's makeNode) plus `labels`."""
-    all_labels = {HOSTNAME_LABEL: name} if hostname else {}
-    all_labels.update(labels or {})
-    return NodeView.from_dict(
-        {
-            "metadata": {"name": name, "uid": f"node-{name}", "labels": all_labels},
-            "spec": {},
-            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
-        }
-    )
-
-
-def node_infos(nodes: Iterable[NodeView]) -> list[NodeInfo]:
-    return [NodeInfo(node) for node in nodes]
+def hostname_node(name: str, labels: Mapping[str, str] | None = None) -> NodeView:
+    """A node labelled with its hostname, as volume topology expects (upstream's makeNode),
+    plus `labels`."""
+    return make_node(name, labels={HOSTNAME_LABEL: name, **dict(labels or {})})
 
 
 def make_class(
@@ -220,48 +205,6 @@ def make_pv(
     return PersistentVolumeView.from_dict(obj)
 
 
-_pod_uids = itertools.count(1)
-
-
-def make_pod(
-    name: str = "pod-a",
-    *,
-    namespace: str = "default",
-    uid: str = "",
-    claims: Sequence[str] = (),
-    ephemeral: Sequence[str] = (),
-    csi_drivers: Sequence[str] = (),
-    node_name: str = "",
-    empty_dir: bool = False,
-) -> PodView:
-    """A pod with persistentVolumeClaim volumes for `claims`, generic ephemeral volumes named
-    `ephemeral` and inline CSI volumes of `csi_drivers`."""
-    volumes: list[Obj] = []
-    for i, claim in enumerate(claims):
-        volumes.append({"name": f"vol{i}", "persistentVolumeClaim": {"claimName": claim}})
-    for volume in ephemeral:
-        volumes.append({"name": volume, "ephemeral": {"volumeClaimTemplate": {"spec": {}}}})
-    for i, driver in enumerate(csi_drivers):
-        volumes.append({"name": f"csi{i}", "csi": {"driver": driver}})
-    if empty_dir:
-        volumes.append({"name": "scratch", "emptyDir": {}})
-    spec: Obj = {"containers": [{"name": "c", "image": "pause"}], "volumes": volumes}
-    if node_name:
-        spec["nodeName"] = node_name
-    return PodView.from_dict(
-        {
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "uid": uid or f"pod-uid-{next(_pod_uids)}",
-                "resourceVersion": "1",
-            },
-            "spec": spec,
-            "status": {"phase": "Pending"},
-        }
-    )
-
-
 def make_csi_driver(name: str, storage_capacity: bool | None) -> CSIDriverView:
     spec: Obj = {}
     if storage_capacity is not None:
@@ -307,23 +250,6 @@ def make_capacity(
     if maximum_volume_size:
         obj["maximumVolumeSize"] = maximum_volume_size
     return CSIStorageCapacityView.from_dict(obj)
-
-
-@dataclass
-class FakeHandle:
-    """The slice of the framework Handle VolumeBinding uses."""
-
-    cluster_objects: ClusterObjects = field(default_factory=ClusterObjects)
-    nodes: list[NodeInfo] = field(default_factory=list)
-    client: ApiClient | None = None
-    profile_name: str = "default-scheduler"
-
-    def snapshot(self) -> SnapshotLister:
-        return ListSnapshot(self.nodes)
-
-    @property
-    def storage(self) -> StorageObjects:
-        return self.cluster_objects.storage
 
 
 # -- a fake API server and PV controller ---------------------------------------------------------

@@ -1,9 +1,9 @@
-"""Builders for DefaultPreemption tests (upstream's st.MakePod() / st.MakeNode() / st.MakePDB()
-and tf.NewFramework as default_preemption_test.go uses them).
+"""Preemption fakes: DefaultPreemption inside a real Framework (tf.NewFramework as upstream's
+default_preemption_test.go uses it), PodDisruptionBudgets, and that test's constants.
 
-Pods, nodes and PodDisruptionBudgets go through the real views; the plugin runs inside a real
-Framework with in-tree filter plugins over a real Snapshot, so dry runs exercise the same
-PreFilter extensions and filters the scheduler uses.
+The plugin runs with in-tree filter plugins over a real Snapshot, so dry runs exercise the
+same PreFilter extensions and filters the scheduler uses. Pods and nodes come from the kit's
+builders (`make_pod(..., priority=..., requests=...)`, `make_node(name, capacity=...)`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from typing import Any
 from scheduler.api.objects import NodeView, PodView
 from scheduler.api.times import format_time
 from scheduler.cache.snapshot import Snapshot
-from scheduler.framework.fakes import RecordingClient, StaticNominator, make_node_info
 from scheduler.framework.interface import CycleState, Preemption
 from scheduler.framework.registry import PluginEntry, Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.listers.cluster_objects import ClusterObjects, DisruptionBudget
 from scheduler.plugins.defaultpreemption.plugin import NAME, DefaultPreemption
 from scheduler.plugins.registry import in_tree_registry
+from scheduler.testing.builders import make_node
+from scheduler.testing.cluster import RecordingClient, StaticNominator, make_snapshot
 
 NEG_PRIORITY, LOW_PRIORITY, MID_PRIORITY, HIGH_PRIORITY, VERY_HIGH_PRIORITY = (
     -100,
@@ -44,107 +45,11 @@ def epoch(seconds: int) -> str:
     return format_time(datetime.fromtimestamp(seconds, UTC))
 
 
-def make_pod(
-    name: str,
-    *,
-    uid: str = "",
-    namespace: str = "default",
-    node: str = "",
-    priority: int | None = None,
-    req: Mapping[str, str] | None = None,
-    labels: Mapping[str, str] | None = None,
-    start_time: str = "",
-    nominated_node: str = "",
-    preemption_policy: str = "",
-    terminating: bool = False,
-    conditions: Sequence[Mapping[str, Any]] = (),
-    anti_affinity_exists: tuple[str, str] | None = None,
-    spread_constraints: Sequence[Mapping[str, Any]] = (),
-    containers: int = 1,
-) -> PodView:
-    """st.MakePod().Name(name).UID(uid).Node(node).Priority(p).Req(req)..."""
-    resources = {"requests": dict(req)} if req else {}
-    spec: dict[str, Any] = {
-        "containers": [
-            {"name": f"c{i}", "image": "pause", "resources": resources if i == 0 else {}}
-            for i in range(containers)
-        ],
-    }
-    if node:
-        spec["nodeName"] = node
-    if priority is not None:
-        spec["priority"] = priority
-    if preemption_policy:
-        spec["preemptionPolicy"] = preemption_policy
-    if anti_affinity_exists is not None:
-        key, topology_key = anti_affinity_exists
-        spec["affinity"] = {
-            "podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {
-                        "labelSelector": {"matchExpressions": [{"key": key, "operator": "Exists"}]},
-                        "topologyKey": topology_key,
-                    }
-                ]
-            }
-        }
-    if spread_constraints:
-        spec["topologySpreadConstraints"] = [dict(c) for c in spread_constraints]
-    metadata: dict[str, Any] = {
-        "name": name,
-        "namespace": namespace,
-        "uid": uid or name,
-        "resourceVersion": "1",
-        "labels": dict(labels or {}),
-    }
-    if terminating:
-        metadata["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    status: dict[str, Any] = {"phase": "Running" if node else "Pending"}
-    if start_time:
-        status["startTime"] = start_time
-    if nominated_node:
-        status["nominatedNodeName"] = nominated_node
-    if conditions:
-        status["conditions"] = [dict(c) for c in conditions]
-    return PodView.from_dict({"metadata": metadata, "spec": spec, "status": status})
-
-
-def spread_exists(max_skew: int, topology_key: str, key: str) -> dict[str, Any]:
-    """SpreadConstraint(maxSkew, topologyKey, DoNotSchedule, Exists(key))."""
-    return {
-        "maxSkew": max_skew,
-        "topologyKey": topology_key,
-        "whenUnsatisfiable": "DoNotSchedule",
-        "labelSelector": {"matchExpressions": [{"key": key, "operator": "Exists"}]},
-    }
-
-
-def make_node(
-    name: str,
-    capacity: Mapping[str, str] | None = None,
-    labels: Mapping[str, str] | None = None,
-) -> NodeView:
-    """st.MakeNode().Name(name).Capacity(capacity): 32 pods unless `capacity` says otherwise."""
-    allocatable = {"pods": "32", **dict(capacity or {})}
-    return NodeView.from_dict(
-        {
-            "metadata": {
-                "name": name,
-                "uid": f"node-{name}",
-                "resourceVersion": "1",
-                "labels": dict(labels or {}),
-            },
-            "spec": {},
-            "status": {"allocatable": allocatable, "capacity": allocatable},
-        }
-    )
-
-
 def topology_node(spec: str, capacity: Mapping[str, str] | None = None) -> NodeView:
     """Upstream's "node-a/zone1" notation: name, then labels hostname, zone, region."""
     values = spec.split("/")
     labels = dict(zip(("hostname", "zone", "region"), values, strict=False))
-    return make_node(values[0], capacity or VERY_LARGE_RES, labels)
+    return make_node(values[0], capacity=capacity or VERY_LARGE_RES, labels=labels)
 
 
 def make_pdb(
@@ -169,13 +74,6 @@ def make_pdb(
             },
         }
     )
-
-
-def make_snapshot(nodes: Iterable[NodeView], pods: Iterable[PodView] = ()) -> Snapshot:
-    by_node: dict[str, list[PodView]] = {}
-    for pod in pods:
-        by_node.setdefault(pod.node_name, []).append(pod)
-    return Snapshot.from_node_infos(make_node_info(n, by_node.get(n.name, [])) for n in nodes)
 
 
 @dataclass
