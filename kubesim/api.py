@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from apimachinery.labels import LabelSelector
 from kubesim import (
     defaults,
     deletion_policy,
@@ -128,7 +129,7 @@ class Api:
         checks: list[Predicate] = []
         try:
             if options.label_selector.strip():
-                label = selectors.parse_label_selector(options.label_selector)
+                label = LabelSelector.parse(options.label_selector)
                 checks.append(
                     lambda o: label.matches((o.get("metadata") or {}).get("labels") or {})
                 )
