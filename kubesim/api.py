@@ -25,6 +25,7 @@ from kubesim import (
     request_options,
     selectors,
     validation,
+    validation_fields,
     views,
 )
 from kubesim.dryrun import DryRunStore
@@ -160,7 +161,7 @@ class Api:
         message = decode_error(resource, new, prefixed=False)
         if message is not None:
             shown = orjson.dumps(new).decode()
-            cause = validation.invalid("patch", shown, message)
+            cause = validation_fields.invalid("patch", shown, message)
             raise errors.ApiError(
                 422,
                 "Invalid",
