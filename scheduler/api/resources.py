@@ -15,7 +15,7 @@ from apimachinery.labels import label_key_error
 from apimachinery.quantity import nanos_to_milli, nanos_to_value, parse_nanos
 from scheduler.api.errors import MalformedObject
 from scheduler.api.fields import as_mapping
-from scheduler.api.objects import Resource
+from scheduler.api.values import Resource
 
 CPU = "cpu"
 MEMORY = "memory"
