@@ -3,7 +3,8 @@
 
     python3 dev.py run [ARGS...]   install into .venv, then `aiosched run ARGS...` (default:
                                    --embedded --insecure-http, the local demo)
-    python3 dev.py test [ARGS...]  install into .venv (with the dev extra), then ruff, mypy, pytest
+    python3 dev.py test [ARGS...]  install into .venv (with the dev extra), then ruff, mypy,
+                                   lint-imports, pytest
     python3 dev.py bench [ARGS...] install into .venv, then `aiosched bench ARGS...`
 
 The virtualenv lives in .venv beside this file; it is reinstalled when pyproject.toml changes.
@@ -71,6 +72,9 @@ def main(argv: list[str]) -> int:
         ensure_otlp_backend()
         _run(BIN / "ruff", "check", ".")
         _run(BIN / "mypy")
+        # the import contracts in pyproject.toml; --no-cache: its cache once kept reporting an
+        # import that `git checkout` had reverted, and the whole check takes a fraction of a second
+        _run(BIN / "lint-imports", "--no-cache")
         _run(PYTHON, "-m", "pytest", *rest)
         return 0
     ensure_installed("")

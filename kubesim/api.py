@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from apimachinery.labels import LabelSelector
 from kubesim import (
     defaults,
     deletion_policy,
@@ -24,6 +25,7 @@ from kubesim import (
     request_options,
     selectors,
     validation,
+    validation_fields,
     views,
 )
 from kubesim.dryrun import DryRunStore
@@ -128,7 +130,7 @@ class Api:
         checks: list[Predicate] = []
         try:
             if options.label_selector.strip():
-                label = selectors.parse_label_selector(options.label_selector)
+                label = LabelSelector.parse(options.label_selector)
                 checks.append(
                     lambda o: label.matches((o.get("metadata") or {}).get("labels") or {})
                 )
@@ -159,7 +161,7 @@ class Api:
         message = decode_error(resource, new, prefixed=False)
         if message is not None:
             shown = orjson.dumps(new).decode()
-            cause = validation.invalid("patch", shown, message)
+            cause = validation_fields.invalid("patch", shown, message)
             raise errors.ApiError(
                 422,
                 "Invalid",

@@ -132,7 +132,7 @@ class Cluster:
         self._wal: persistence.WriteAheadLog | None = None
         self._runner: web.AppRunner | None = None
         self.port = 0
-        self.cert: tls.ServingCert | None
+        self.cert: tls.ServingCertificate | None
         if config.data_dir is not None:  # keep token and certificate across restarts
             persistence.prepare_data_dir(config.data_dir)
             self.token, self.cert = identity.load_or_create(

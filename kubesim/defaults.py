@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
-from kubesim.quantity import format_quantity, parse_canonical, parse_quantity_with_format
+from apimachinery.quantity import format_quantity, parse_canonical, parse_quantity_with_format
 from kubesim.resources import RESOURCES
 from kubesim.workload_defaults import WORKLOAD_DEFAULTS
 

@@ -29,7 +29,7 @@ def _write_private(path: Path, data: bytes) -> None:
 
 def load_or_create(
     data_dir: Path, host: str, token: str | None, use_tls: bool
-) -> tuple[str, tls.ServingCert | None]:
+) -> tuple[str, tls.ServingCertificate | None]:
     """The token and certificate stored in `data_dir`, created (and stored) on first use.
 
     An explicit `token` wins over the stored one (and replaces it).
@@ -45,7 +45,7 @@ def load_or_create(
         return token, None
     cert_path, key_path = data_dir / CERT_FILE, data_dir / KEY_FILE
     if cert_path.exists() and key_path.exists():
-        return token, tls.ServingCert(cert_path.read_bytes(), key_path.read_bytes())
+        return token, tls.ServingCertificate(cert_path.read_bytes(), key_path.read_bytes())
     cert = tls.self_signed(host)
     _write_private(key_path, cert.key_pem)
     _write_private(cert_path, cert.cert_pem)

@@ -336,7 +336,8 @@ BOOTSTRAP_POLICY: dict[str, tuple[list[Obj], tuple[str, ...]]] = {
 def bootstrap_objects() -> Iterable[tuple[str, Obj]]:
     """(storage key, object) of every bootstrap ClusterRole and ClusterRoleBinding."""
     for name, (rules, groups) in BOOTSTRAP_POLICY.items():
-        meta = {"name": name, "labels": dict(_BOOTSTRAP_LABELS), "annotations": dict(_AUTOUPDATE)}
+        labels, annotations = dict(_BOOTSTRAP_LABELS), dict(_AUTOUPDATE)
+        meta = {"name": name, "labels": labels, "annotations": annotations}
         yield CLUSTER_ROLES, {
             "apiVersion": f"{RBAC_GROUP}/v1",
             "kind": "ClusterRole",
@@ -346,8 +347,7 @@ def bootstrap_objects() -> Iterable[tuple[str, Obj]]:
         yield CLUSTER_ROLE_BINDINGS, {
             "apiVersion": f"{RBAC_GROUP}/v1",
             "kind": "ClusterRoleBinding",
-            "metadata": {**meta, "labels": dict(meta["labels"]),
-                         "annotations": dict(meta["annotations"])},
+            "metadata": {**meta, "labels": dict(labels), "annotations": dict(annotations)},
             "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
             "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": g} for g in groups],
         }

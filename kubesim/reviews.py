@@ -173,7 +173,8 @@ def token_request(
         raise errors.not_found(account_resource, name)
     if not isinstance(body, dict):
         raise errors.bad_request("the body of the request must be a JSON object")
-    spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+    raw_spec = body.get("spec")
+    spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
     expiration = spec.get("expirationSeconds")
     if expiration in (None, 0):
         expiration = DEFAULT_EXPIRATION_SECONDS

@@ -14,7 +14,7 @@ from typing import Any
 import kubernetes_asyncio.client.models as models
 import orjson
 
-from kubesim.quantity import canonical_quantity
+from apimachinery.quantity import canonical_quantity
 from kubesim.resources import ResourceType
 from kubesim.schemas import describe
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubesim.names import (
+from apimachinery.validation import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,

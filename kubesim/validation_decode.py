@@ -18,7 +18,7 @@ import functools
 import re
 from typing import Any
 
-from kubesim.quantity import FORMAT_ERROR, parse_quantity
+from apimachinery.quantity import FORMAT_ERROR, parse_quantity
 from kubesim.resources import ResourceType
 from kubesim.schemas import model_class, resource_model
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kubesim.names import regex_error
+from apimachinery.validation import regex_error
 from kubesim.validation_fields import NEGATIVE, Cause, not_supported
 from kubesim.validation_scheduling import validate_label_selector
 

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kubesim.names import is_dns1123_subdomain, is_valid_path_segment_name
+from apimachinery.validation import is_dns1123_subdomain, is_valid_path_segment_name
 from kubesim.validation_fields import Cause, invalid, invalid_each, not_supported, required
 
 RBAC_GROUP = "rbac.authorization.k8s.io"

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from kubesim.names import is_qualified_name
-from kubesim.quantity import parse_canonical
+from apimachinery.quantity import parse_canonical
+from apimachinery.validation import is_qualified_name
 from kubesim.validation_fields import NEGATIVE, Cause, invalid, invalid_each, required
 
 # helper.standardResources and standardContainerResources

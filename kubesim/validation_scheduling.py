@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesim.names import (
+from apimachinery.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,

@@ -13,8 +13,8 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
-from kubesim.names import is_dns1123_subdomain
-from kubesim.quantity import parse_canonical
+from apimachinery.quantity import parse_canonical
+from apimachinery.validation import is_dns1123_subdomain
 from kubesim.validation_fields import (
     NOT_POSITIVE,
     Cause,

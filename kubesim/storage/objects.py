@@ -10,8 +10,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from apimachinery.quantity import parse_quantity
 from kubesim.meta import Obj
-from kubesim.quantity import parse_quantity
 
 PVS = "persistentvolumes"
 PVCS = "persistentvolumeclaims"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from apimachinery.quantity import canonical_quantity
 from kubesim.meta import Obj
-from kubesim.quantity import canonical_quantity
 from kubesim.storage.objects import (
     ANN_PROVISIONED_BY,
     HOSTNAME_LABEL,

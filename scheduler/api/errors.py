@@ -1,11 +1,12 @@
 """The error raised for API objects the scheduler cannot interpret.
 
-Lives in its own module so that selectors, quantities and views (which `objects` imports) can raise
-it without an import cycle; `scheduler.api.objects.MalformedObject` is this same class.
+The class is apimachinery's (label selectors raise it too); it is named here so that the
+scheduler's views, quantities and selectors import it from their own package.
+`scheduler.api.objects.MalformedObject` is this same class.
 """
 
 from __future__ import annotations
 
+from apimachinery.errors import MalformedObject
 
-class MalformedObject(ValueError):
-    """An API object this scheduler cannot interpret; the message names the field path."""
+__all__ = ["MalformedObject"]

@@ -1,13 +1,42 @@
-"""Build a `NodeView` from a node's decoded JSON."""
+"""`NodeView`, a node as the scheduler sees it, and how it is built from the node's decoded JSON."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.api.fields import as_bool, as_int, as_list, as_mapping, as_str, as_str_map
-from scheduler.api.objects import ImageState, NodeView, Taint
 from scheduler.api.resources import parse_resource_list, resource_from_nanos
+from scheduler.api.values import ImageState, Resource, Taint
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NodeView:
+    raw: Mapping[str, Any] = field(repr=False)
+    uid: str
+    name: str
+    resource_version: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    allocatable: Resource  # status.allocatable (pods → allowed_pod_number)
+    unschedulable: bool  # spec.unschedulable
+    taints: tuple[Taint, ...]
+    images: tuple[ImageState, ...]
+    # status.conditions by type → status ("True" / "False" / "Unknown")
+    conditions: Mapping[str, str]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NodeView):
+            return NotImplemented
+        return self.name == other.name and self.resource_version == other.resource_version
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    @staticmethod
+    def from_dict(obj: Mapping[str, Any], previous: NodeView | None = None) -> NodeView:
+        return node_view_from_dict(obj)
 
 
 def node_view_from_dict(obj: Mapping[str, Any]) -> NodeView:

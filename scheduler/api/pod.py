@@ -1,4 +1,4 @@
-"""Build a `PodView` from a pod's decoded JSON.
+"""`PodView`, a pod as the scheduler sees it, and how it is built from the pod's decoded JSON.
 
 Resource requests follow k8s.io/component-helpers/resource PodRequests and
 pkg/scheduler/framework/types.go calculateResource:
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.api.fields import (
@@ -28,16 +29,16 @@ from scheduler.api.fields import (
     as_str,
     as_str_map,
 )
-from scheduler.api.objects import (
-    HostPort,
-    OwnerReference,
-    PodView,
-    PreferredSchedulingTerm,
-    Toleration,
-)
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
 from scheduler.api.resources import CPU, MEMORY, parse_resource_list, resource_from_nanos
 from scheduler.api.selectors import NodeSelector, parse_node_selector_term
+from scheduler.api.values import (
+    HostPort,
+    OwnerReference,
+    PreferredSchedulingTerm,
+    Resource,
+    Toleration,
+)
 
 # Upstream's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest, in nano units.
 DEFAULT_CPU_NANOS = 100 * 10**6
@@ -46,6 +47,72 @@ DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 _NO_REQUESTS: dict[str, int] = {}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PodView:
+    """A pod as the scheduler sees it. Identity is the uid (two views of one pod compare equal)."""
+
+    raw: Mapping[str, Any] = field(repr=False)
+    uid: str
+    namespace: str
+    name: str
+    resource_version: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    owner_references: tuple[OwnerReference, ...]
+    creation_timestamp: str
+    deletion_timestamp: str | None
+    node_name: str  # "" while unbound
+    nominated_node_name: str
+    scheduler_name: str
+    phase: str
+    priority: int  # spec.priority, 0 when unset
+    preemption_policy: str  # "PreemptLowerPriority" (default) | "Never"
+    scheduling_gates: tuple[str, ...]
+    # Upstream's computePodResourceRequest: sum of containers, max with each init container
+    # (restartable init containers / sidecars accumulate), plus spec.overhead.
+    requests: Resource
+    # Same, but a container with no cpu / memory request counts as 100m / 200Mi (scoring only).
+    non_zero_milli_cpu: int
+    non_zero_memory: int
+    host_ports: tuple[HostPort, ...]
+    tolerations: tuple[Toleration, ...]
+    node_selector: Mapping[str, str]
+    required_node_affinity: NodeSelector | None
+    preferred_node_affinity: tuple[PreferredSchedulingTerm, ...]
+    images: tuple[str, ...]  # container and init container images, normalized (":latest" added)
+    pvc_names: tuple[str, ...]  # spec.volumes[*].persistentVolumeClaim.claimName
+    # spec.affinity.podAffinity / podAntiAffinity, parsed (InterPodAffinity)
+    pod_affinity: PodAffinityInfo = NO_POD_AFFINITY
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_bound(self) -> bool:
+        return bool(self.node_name)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PodView):
+            return NotImplemented
+        return self.uid == other.uid and self.resource_version == other.resource_version
+
+    def __hash__(self) -> int:
+        return hash(self.uid)
+
+    @staticmethod
+    def from_dict(obj: Mapping[str, Any], previous: PodView | None = None) -> PodView:
+        return pod_view_from_dict(obj, previous)
+
+    def with_node(self, node_name: str) -> PodView:
+        """A copy bound to `node_name` (what the cache assumes before the API confirms it)."""
+        return pod_view_with_node(self, node_name)
 
 
 def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) -> PodView:

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.labels import IN, NOT_IN, LabelSelector, Requirement
 from scheduler.api.errors import MalformedObject
 from scheduler.api.fields import as_int, as_list, as_mapping, as_str
-from scheduler.api.selectors import IN, NOT_IN, LabelSelector, Requirement
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"

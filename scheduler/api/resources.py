@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from apimachinery.labels import label_key_error
+from apimachinery.quantity import nanos_to_milli, nanos_to_value, parse_nanos
 from scheduler.api.errors import MalformedObject
 from scheduler.api.fields import as_mapping
-from scheduler.api.objects import Resource
-from scheduler.api.quantity import nanos_to_milli, nanos_to_value, parse_nanos
-from scheduler.api.selectors import label_key_error
+from scheduler.api.values import Resource
 
 CPU = "cpu"
 MEMORY = "memory"

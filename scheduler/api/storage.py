@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from apimachinery.labels import LabelSelector
+from apimachinery.quantity import value
 from scheduler.api.errors import MalformedObject
 from scheduler.api.fields import as_bool, as_int, as_list, as_mapping, as_str, as_str_map
-from scheduler.api.quantity import value
-from scheduler.api.selectors import LabelSelector, NodeSelector
+from scheduler.api.selectors import NodeSelector
 
 # volume.beta.kubernetes.io/storage-class: read before spec.storageClassName, as upstream's
 # GetPersistentVolumeClaimClass / GetPersistentVolumeClass do.

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from apimachinery.labels import LabelSelector
 from scheduler.api.podaffinity import AffinityTerm
-from scheduler.api.selectors import LabelSelector
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.labels import IN, LabelSelector, Requirement
 from scheduler.api.fields import as_int, as_mapping, as_str, as_str_map
 from scheduler.api.objects import PodView
-from scheduler.api.selectors import IN, LabelSelector, Requirement
 from scheduler.listers.storage_objects import StorageObjects
 
 

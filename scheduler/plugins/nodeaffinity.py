@@ -15,14 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from apimachinery.labels import IN
 from scheduler.api.errors import MalformedObject
 from scheduler.api.objects import NodeView, PodView, PreferredSchedulingTerm
-from scheduler.api.selectors import (
-    IN,
-    NODE_NAME_FIELD,
-    NodeSelector,
-    parse_node_selector_term,
-)
+from scheduler.api.selectors import NODE_NAME_FIELD, NodeSelector, parse_node_selector_term
 from scheduler.cache.node_table import IntArray, NodeTable
 from scheduler.cache.rows import (
     Rows,

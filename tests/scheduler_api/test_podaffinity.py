@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from apimachinery.labels import LabelSelector
 from scheduler.api.objects import PodView
 from scheduler.api.podaffinity import NO_POD_AFFINITY
-from scheduler.api.selectors import LabelSelector
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"

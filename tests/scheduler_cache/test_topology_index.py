@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apimachinery.labels import LabelSelector
 from scheduler.api.objects import NodeView, PodView
-from scheduler.api.selectors import LabelSelector
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.node_table import NodeTable
 

@@ -119,7 +119,7 @@ def test_default_selector(
 
 
 def test_namespaces_by_selector_and_labels() -> None:
-    from scheduler.api.selectors import LabelSelector
+    from apimachinery.labels import LabelSelector
 
     store = ClusterObjects()
     for name, labels in (("a", {"team": "x"}), ("b", {"team": "y"}), ("c", {})):

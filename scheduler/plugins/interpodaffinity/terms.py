@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from apimachinery.labels import LabelSelector, Requirement
 from scheduler.api.podaffinity import AffinityTerm, WeightedAffinityTerm
-from scheduler.api.selectors import LabelSelector, Requirement
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from apimachinery.labels import IN, LabelSelector, Requirement
 from scheduler.api.errors import MalformedObject
 from scheduler.api.objects import NodeView, PodView
-from scheduler.api.selectors import IN, LabelSelector, Requirement
 from scheduler.api.taints import NO_EXECUTE, NO_SCHEDULE, find_matching_untolerated_taint
 from scheduler.plugins.nodeaffinity import required_affinity_matches
 from scheduler.plugins.podtopologyspread.args import (

@@ -18,18 +18,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from apimachinery.labels import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, LabelSelector, Requirement
 from scheduler.api.objects import PodView
-from scheduler.api.selectors import (
-    DOES_NOT_EXIST,
-    EXISTS,
-    IN,
-    NODE_NAME_FIELD,
-    NOT_IN,
-    FieldRequirement,
-    LabelSelector,
-    NodeSelectorTerm,
-    Requirement,
-)
+from scheduler.api.selectors import NODE_NAME_FIELD, FieldRequirement, NodeSelectorTerm
 from scheduler.cache.node_table import BoolArray, IntArray, NodeTable
 from scheduler.plugins.podtopologyspread.constraints import Constraint, untolerated
 

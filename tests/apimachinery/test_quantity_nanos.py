@@ -1,5 +1,6 @@
-"""Quantity parsing; cases ported from apimachinery's pkg/api/resource/quantity_test.go
-(TestQuantityParse, its invalid list, TestQuantityRoundUp) as facts about values."""
+"""apimachinery.quantity as the scheduler reads it (parse_nanos, milli_value, value); cases
+ported from apimachinery's pkg/api/resource/quantity_test.go (TestQuantityParse, its invalid
+list, TestQuantityRoundUp) as facts about values."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from scheduler.api.quantity import (
+from apimachinery.quantity import (
     FORMAT_ERROR,
     NUMERIC_ERROR,
     SUFFIX_ERROR,

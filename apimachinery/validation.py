@@ -1,7 +1,9 @@
 """Name and label checks with upstream's messages (k8s.io/apimachinery/pkg/util/validation).
 
 Each check returns a list of error strings, empty when the value is valid, exactly as upstream's
-Is* functions do, so callers can wrap them in field errors or selector errors.
+Is* functions do, so callers can wrap them in field errors or selector errors. kubesim's
+validation and the label selector grammar (apimachinery.labels) report these messages; the
+scheduler's own short messages for selectors it cannot read are built on the same rules.
 """
 
 from __future__ import annotations

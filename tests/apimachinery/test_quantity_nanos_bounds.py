@@ -1,5 +1,6 @@
-"""scheduler.api.quantity on hostile input, consistent with kubesim.quantity: the same bounded
-value (maxAllowed or one nano unit) for the same text, and no int of a megabyte of digits."""
+"""apimachinery.parse_nanos (the scheduler's reading) on hostile input, consistent with
+parse_quantity (the API server's): the same bounded value (maxAllowed or one nano unit) for
+the same text, and no int of a megabyte of digits."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from kubesim.quantity import parse_quantity
-from scheduler.api.quantity import SUFFIX_ERROR, parse_nanos
+from apimachinery.quantity import SUFFIX_ERROR, parse_nanos, parse_quantity
 
 MAX_NANOS = (2**63 - 1) * 10**9
 

@@ -1,9 +1,10 @@
-"""kubesim.quantity on hostile input: huge or tiny exponents, megabytes of digits.
+"""apimachinery.parse_quantity (the API server's reading) on hostile input: huge or tiny
+exponents, megabytes of digits.
 
 Upstream (apimachinery pkg/api/resource/quantity.go ParseQuantity) refuses an exponent that does
 not fit an int32 (ErrSuffix), reads a zero mantissa as 0 whatever the exponent, rounds a non-zero
 value up to one nano unit and caps BinarySI values at maxAllowed (2**63-1). Values beyond 10**40
-are capped at maxAllowed here too (see kubesim.quantity._MAX_ORDER). These are values, not
+are capped at maxAllowed here too (see apimachinery.quantity._HELD_ORDER). These are values, not
 timings: before the bounds these inputs took seconds to hours.
 """
 
@@ -11,7 +12,7 @@ from fractions import Fraction
 
 import pytest
 
-from kubesim.quantity import SUFFIX_ERROR, canonical_quantity, parse_quantity
+from apimachinery.quantity import SUFFIX_ERROR, canonical_quantity, parse_quantity
 
 MAX = 2**63 - 1
 NANO = Fraction(1, 10**9)

@@ -1,4 +1,5 @@
-"""kubesim.quantity: parsing every upstream form and canonical printing.
+"""apimachinery.quantity as the API server (kubesim) reads it: parse_quantity's exact values of
+every upstream form, and canonical printing.
 
 Cases ported from k8s.io/apimachinery/pkg/api/resource/quantity_test.go (TestQuantityParse,
 TestQuantityCanonicalize...) as facts.
@@ -8,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from kubesim.quantity import (
+from apimachinery.quantity import (
     FORMAT_ERROR,
     SUFFIX_ERROR,
     canonical_quantity,
