@@ -36,6 +36,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from apimachinery.eventloop import run_event_loop
 from observability.tracing import TracingConfigError, resolve_tracing_config
 from profiles.config import ConfigOverride, ResolvedConfig
 from profiles.errors import ConfigInvalidError
@@ -368,13 +369,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        import uvloop
-
-        runner: Any = uvloop.run
-    except ImportError:  # pragma: no cover - uvloop is a dependency on every supported platform
-        runner = asyncio.run
-    try:
-        return int(runner(_run(args)))
+        return int(run_event_loop(_run(args)))
     except (
         ConfigInvalidError,
         LeadershipLost,

@@ -1,0 +1,1 @@
+"""Bottom-layer primitives that both the scheduler and kubesim may import."""
