@@ -36,6 +36,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from apimachinery.eventloop import run_event_loop
 from observability.tracing import TracingConfigError, resolve_tracing_config
 from profiles.config import ConfigOverride, ResolvedConfig
@@ -615,21 +617,29 @@ async def _run(args: argparse.Namespace) -> int:
         await check_api_server(client)
         guard = await delegated_auth(args, client, stack)
         loop.add_signal_handler(signal.SIGHUP, service.request_reload)
-        runner = asyncio.create_task(
-            service.run(
-                client,
-                config,
-                http_guard=None if guard is None else guard.guard,
-                serving_note=serving_note(args, http_host),
-            )
-        )
-        stopper = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (runner, stopper):
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await runner
-        if runner in done and runner.exception() is not None:
-            raise _first_cause(runner.exception())
+        failure: BaseExceptionGroup[BaseException] | None = None
+        try:
+            # the service and the stop signal race: whichever ends first cancels the other
+            async with anyio.create_task_group() as group:
+
+                async def serve() -> None:
+                    await service.run(
+                        client,
+                        config,
+                        http_guard=None if guard is None else guard.guard,
+                        serving_note=serving_note(args, http_host),
+                    )
+                    group.cancel_scope.cancel()
+
+                async def stop_on_signal() -> None:
+                    await stop.wait()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(serve, name="scheduler service")
+                group.start_soon(stop_on_signal, name="stop on SIGINT/SIGTERM")
+        except BaseExceptionGroup as exc:
+            failure = exc
+        if failure is not None:  # raised here, outside the handler, so it carries no context
+            raise _first_cause(failure)
         log.info("stopped")
     return 0
