@@ -14,6 +14,7 @@ COPY profiles/ profiles/
 COPY observability/ observability/
 COPY kubesim/ kubesim/
 COPY bench/ bench/
+COPY apimachinery/ apimachinery/
 RUN /opt/aiosched/bin/pip install .
 
 FROM python:3.11-slim
