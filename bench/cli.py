@@ -13,14 +13,13 @@ create request to the pod being seen bound, and the scheduler's peak RSS (VmHWM)
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shlex
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
+from apimachinery.eventloop import run_event_loop
 from bench.results import format_table, write_json
 from bench.runner import RunOptions, run_workloads
 from bench.workloads import WORKLOADS, UnknownWorkload, resolve
@@ -109,14 +108,6 @@ def _list_workloads() -> str:
     return "\n".join(lines)
 
 
-def _run(coro: Any) -> Any:
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvloop is a dependency
-        return asyncio.run(coro)
-    return uvloop.run(coro)
-
-
 def main(args: argparse.Namespace) -> int:
     if args.list:
         print(_list_workloads())
@@ -140,7 +131,7 @@ def main(args: argparse.Namespace) -> int:
         kubeconfig=args.kubeconfig,
         scheduler_command=tuple(shlex.split(args.scheduler_command or "")),
     )
-    results = _run(run_workloads(chosen, options))
+    results = run_event_loop(run_workloads(chosen, options))
     print(format_table(results))
     if args.json:
         write_json(args.json, results)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import anyio
 import orjson
 import yaml
 
@@ -186,9 +187,9 @@ async def bulk(count: int, concurrency: int, make: Callable[[int], Awaitable[obj
         for index in indexes:
             await make(index)
 
-    async with asyncio.TaskGroup() as group:
+    async with anyio.create_task_group() as group:
         for _ in range(min(concurrency, count)):
-            group.create_task(worker())
+            group.start_soon(worker)
 
 
 async def wait_http_ok(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import anyio
 import orjson
 import yaml
 
@@ -107,14 +108,18 @@ async def _run_parallel(
                     failures.append(r.status)
 
     start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    async with anyio.create_task_group() as workers:
+        for _ in range(concurrency):
+            workers.start_soon(worker)
     elapsed = time.perf_counter() - start
     if failures:
         raise RuntimeError(f"{len(failures)} requests failed, e.g. HTTP {failures[0]}")
     return elapsed
 
 
-async def _watch(http: aiohttp.ClientSession, rv: str, expected: int, done: list[float]) -> int:
+async def _watch(
+    http: aiohttp.ClientSession, rv: str, expected: int, done: list[float], counts: list[int]
+) -> None:
     count = 0
     params = {"watch": "1", "resourceVersion": rv}
     async with http.get(PODS, params=params, timeout=aiohttp.ClientTimeout(total=None)) as r:
@@ -123,7 +128,7 @@ async def _watch(http: aiohttp.ClientSession, rv: str, expected: int, done: list
             if count >= expected:
                 break
     done.append(time.perf_counter())
-    return count
+    counts.append(count)
 
 
 async def measure(
@@ -138,14 +143,20 @@ async def measure(
         # create + bind + Running per pod: 3 events each
         expected = pods * 3
         finished: list[float] = []
-        watchers = [asyncio.create_task(_watch(http, rv, expected, finished)) for _ in range(3)]
-        await asyncio.sleep(0.2)
-        started = time.perf_counter()
-        creates = [(PODS, pod_body(i)) for i in range(pods)]
-        create_s = await _run_parallel(http, creates, concurrency, 201)
-        binds = [(f"{PODS}/pod-{i}/binding", binding_body(i, nodes)) for i in range(pods)]
-        bind_s = await _run_parallel(http, binds, concurrency, 201)
-        counts = await asyncio.wait_for(asyncio.gather(*watchers), 120)
+        counts: list[int] = []
+        async with anyio.create_task_group() as watchers:
+            for _ in range(3):
+                watchers.start_soon(_watch, http, rv, expected, finished, counts)
+            await asyncio.sleep(0.2)
+            started = time.perf_counter()
+            creates = [(PODS, pod_body(i)) for i in range(pods)]
+            create_s = await _run_parallel(http, creates, concurrency, 201)
+            binds = [(f"{PODS}/pod-{i}/binding", binding_body(i, nodes)) for i in range(pods)]
+            bind_s = await _run_parallel(http, binds, concurrency, 201)
+            # the watchers have two minutes more to see every event
+            watchers.cancel_scope.deadline = anyio.current_time() + 120
+        if watchers.cancel_scope.cancelled_caught:
+            raise TimeoutError
         watch_s = max(finished) - started
     return {
         "pods": pods,

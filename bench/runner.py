@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+import anyio
 import orjson
 
 from bench import workloads as wl
@@ -401,23 +402,19 @@ class WorkloadRun:
 
         first_created = self.clock()
         try:
-            async with asyncio.TaskGroup() as group:
-                watcher = group.create_task(tracker.run())
+            async with anyio.create_task_group() as background:
+                background.start_soon(tracker.run, name="pod tracker")
                 await tracker.wait_synced()
-                background = [
-                    watcher,
-                    group.create_task(self._sample_rss()),
-                    group.create_task(self._watchdog()),
-                ]
+                background.start_soon(self._sample_rss, name="rss sampler")
+                background.start_soon(self._watchdog, name="watchdog")
                 if measure:
-                    background.append(group.create_task(self._sample(tracker, sampler)))
+                    background.start_soon(self._sample, tracker, sampler, name="throughput")
                     if w.churn_pod_template is not None:
-                        background.append(group.create_task(self._churn(api)))
+                        background.start_soon(self._churn, api, name="churn")
                 first_created = self.clock()
                 await bulk(count, self.options.create_concurrency, create)
                 await tracker.wait_for(count)
-                for task in background:
-                    task.cancel()
+                background.cancel_scope.cancel()  # every pod is bound: the helpers' work is done
         finally:
             if measure:  # also on failure: what was measured until then
                 self._record(tracker, sampler, created_at, first_created)

@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from apimachinery.eventloop import run_event_loop
 from kubesim.cluster import Cluster, ClusterConfig, RemoteBindRefused
 from kubesim.controllers.options import ControllerOptions
 from kubesim.nodes import NodeTemplate
@@ -234,19 +235,10 @@ async def serve(config: ClusterConfig) -> None:
         await cluster.stop()
 
 
-def _run(config: ClusterConfig) -> None:
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(serve(config))
-        return
-    uvloop.run(serve(config))
-
-
 def main(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
-        _run(config)
+        run_event_loop(serve(config))
     except RemoteBindRefused as exc:
         print(f"kubesim: {exc}", file=sys.stderr)
         return 2

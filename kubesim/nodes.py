@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesim.api import Api
+from kubesim.background import BackgroundTasks
 from kubesim.meta import Obj, new_uid, parse_rfc3339, rfc3339
 from kubesim.store import Store
 from kubesim.watch import Event
@@ -154,7 +155,7 @@ class NodeSimulator:
         self.heartbeat_interval = heartbeat_interval
         self._jobs: deque[tuple[str, str, str]] = deque()
         self._wakeup = asyncio.Event()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("node simulator")
         self._timers: set[asyncio.TimerHandle] = set()
         self._ip_counter = 0
         self._node_ips: dict[str, str] = {}
@@ -170,21 +171,14 @@ class NodeSimulator:
             self._enqueue("node", "", node["metadata"]["name"])
         for pod in self.store.items(PODS):
             self._check_pod(pod)
-        self._spawn(self._work())
-        self._spawn(self._heartbeats())
+        self._tasks.start_soon(self._work, name="node simulator")
+        self._tasks.start_soon(self._heartbeats, name="node heartbeats")
 
     async def stop(self) -> None:
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    def _spawn(self, coro: Any) -> None:
-        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        await self._tasks.close()
 
     async def _create(self, key: str, obj: Obj) -> Obj:
         meta = obj["metadata"]

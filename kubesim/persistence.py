@@ -26,6 +26,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from kubesim import errors
+from kubesim.background import BackgroundTasks
 from kubesim.store import Store, request_committed
 
 SNAPSHOT = "snapshot.json"
@@ -161,7 +162,7 @@ class WriteAheadLog:
         self.fsync = fsync
         self._queue: list[tuple[list[bytes], asyncio.Future[None]]] = []
         self._flushing = False
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("write-ahead log")
         self.fsyncs = 0
 
     @property
@@ -177,9 +178,7 @@ class WriteAheadLog:
         self._queue.append((records, future))
         if not self._flushing:
             self._flushing = True
-            task = asyncio.get_running_loop().create_task(self._flush_loop())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._tasks.start_soon(self._flush_loop, name="write-ahead log flush")
         return future
 
     def _write(self, data: bytes) -> None:
@@ -236,8 +235,7 @@ class WriteAheadLog:
         """Wait until every queued record is written (or failed). A write still in flight after
         close() would land in whichever file next reuses the descriptor number, such as the
         snapshot or log of a cluster restarted in the same process."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.close(cancel=False)
 
     def close(self) -> None:
         os.close(self._fd)

@@ -31,6 +31,7 @@ from kubesim import (
     views,
 )
 from kubesim.api import APPLY_PATCH, NAMESPACES, PODS, Api, ListOptions
+from kubesim.background import BackgroundTasks
 from kubesim.request_metrics import RequestCounter
 from kubesim.resources import RESOURCES, ResourceType
 from kubesim.watch import WatcherClosed
@@ -199,7 +200,7 @@ class KubeApiHandler:
         self.authenticator = authn.Authenticator(options.token, api.store.get)
         self.authorizer = rbac.Authorizer(api.store.get, api.store.items)
         self._pdb_refresh_pending: set[str] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.tasks = BackgroundTasks("API handler")  # closed with the app (build_app)
 
     # ---- entry points ------------------------------------------------------------------------
     async def core(self, request: web.Request) -> web.StreamResponse:
@@ -552,9 +553,7 @@ class KubeApiHandler:
         if not self.api.store.count(subresources.PDBS.key, namespace):
             return
         self._pdb_refresh_pending.add(namespace)
-        task = asyncio.get_running_loop().create_task(self._refresh(namespace))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.tasks.start_soon(self._refresh, namespace, name="refresh PDBs")
 
     async def _refresh(self, namespace: str) -> None:
         await asyncio.sleep(0)
@@ -563,6 +562,8 @@ class KubeApiHandler:
             await subresources.refresh_pdbs(self.api, namespace)
         except errors.ApiError as exc:
             log.warning("refreshing PodDisruptionBudgets in %s failed: %s", namespace, exc.message)
+        except Exception:  # a bug: log it here, or it would end the handler's task group
+            log.exception("refreshing PodDisruptionBudgets in %s failed", namespace)
 
 
 def auth_middleware(
@@ -728,4 +729,10 @@ def build_app(api: Api, options: ServerOptions) -> web.Application:
     openapi.add_routes(app)
     app.router.add_route("*", "/api/v1/{tail:.+}", handler.core)
     app.router.add_route("*", "/apis/{group}/{version}/{tail:.+}", handler.grouped)
+
+    async def finish_background_tasks(app: web.Application) -> None:
+        # each is one short PDB status write: let it land rather than cut it
+        await handler.tasks.close(cancel=False)
+
+    app.on_cleanup.append(finish_background_tasks)
     return app

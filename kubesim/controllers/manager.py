@@ -17,6 +17,7 @@ from typing import Protocol
 
 from kubesim import errors
 from kubesim.api import Api
+from kubesim.background import BackgroundTasks
 from kubesim.controllers.common import Malformed
 from kubesim.controllers.options import ControllerOptions
 from kubesim.watch import Event
@@ -60,7 +61,7 @@ class ControllerManager:
         self._due: dict[tuple[str, str, str], float] = {}
         self._seq = 0
         self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks = BackgroundTasks("controller manager")
         self._listening = False
         self.synced = 0
 
@@ -70,15 +71,11 @@ class ControllerManager:
         for controller in self.controllers.values():
             for namespace, name in controller.initial():
                 self.enqueue(controller.name, namespace, name, 0.0)
-        self._task = asyncio.get_running_loop().create_task(self._work())
+        self._tasks.start_soon(self._work, name="controller manager")
 
     async def stop(self) -> None:
         self._listening = False  # the store keeps its listeners: make ours inert
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._tasks.close()
 
     @property
     def idle(self) -> bool:

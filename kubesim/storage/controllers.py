@@ -10,7 +10,6 @@ restart with --data-dir needs. Events of other resources (pods above all) cost o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -19,6 +18,7 @@ from typing import Any
 
 from kubesim import errors
 from kubesim.api import Api
+from kubesim.background import BackgroundTasks
 from kubesim.meta import Obj, labels_of, new_uid, rfc3339
 from kubesim.storage import csi
 from kubesim.storage.binder import Binder
@@ -82,7 +82,7 @@ class StorageControllers:
         self._queue: deque[tuple[float, Item]] = deque()
         self._queued: set[Item] = set()
         self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks = BackgroundTasks("storage controllers")
         self._busy = False
         self.synced = 0  # items looked at, for tests and curious operators
         self._handlers: dict[str, Callable[[Event], None]] = {
@@ -119,15 +119,11 @@ class StorageControllers:
                 self._enqueue(NODE, "", name_of(node))
             for csinode in self.store.items(CSINODES):  # of nodes deleted while we were down
                 self._enqueue(NODE, "", name_of(csinode))
-        self._task = asyncio.get_running_loop().create_task(self._work())
+        self._tasks.start_soon(self._work, name="storage controllers")
 
     async def stop(self) -> None:
         self._handlers = {}  # the store keeps its listeners: make ours inert
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._tasks.close()
 
     @property
     def idle(self) -> bool:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from observability.explain import ExplainStore
 from observability.http import (
     ObservabilityServer,
@@ -231,20 +233,22 @@ class SchedulerService:
         print(f"aiosched: serving /metrics and /healthz on {server.url} ({serving_note})",
               flush=True)
         try:
-            async with asyncio.TaskGroup() as group:
+            async with anyio.create_task_group() as group:
                 if config.leader_election.leader_elect:
-                    group.create_task(self._lead_then_schedule(client, config), name="leading")
+                    group.start_soon(self._lead_then_schedule, client, config, name="leading")
                 else:
-                    group.create_task(scheduler.run(), name="scheduler")
-                group.create_task(self._update_gauges(scheduler), name="gauges")
+                    group.start_soon(scheduler.run, name="scheduler")
+                group.start_soon(self._update_gauges, scheduler, name="gauges")
                 if self.tune_gc:
-                    group.create_task(self._freeze_after_sync(scheduler), name="gc-freeze")
+                    group.start_soon(self._freeze_after_sync, scheduler, name="gc-freeze")
                 if self.config_path is not None:
                     self._watcher = ConfigWatcher(self.config_path, self._reload_from_watcher)
-                    group.create_task(self._watcher.run(), name="config-watcher")
+                    group.start_soon(self._watcher.run, name="config-watcher")
         finally:
-            await server.stop()
-            await self.tracing.aclose()
+            # shielded: a cancelled scope would otherwise cancel every await of the shutdown
+            with anyio.CancelScope(shield=True):
+                await server.stop()
+                await self.tracing.aclose()
 
     async def _lead_then_schedule(self, client: KubeClient, config: ResolvedConfig) -> None:
         """Schedule only while holding the lease; losing it ends the process, as upstream.
@@ -260,11 +264,11 @@ class SchedulerService:
             await self._campaign(client, config, scheduler.run)
         else:
             active = asyncio.Event()
-            async with asyncio.TaskGroup() as group:
-                warm = group.create_task(scheduler.run(active), name="scheduler")
+            async with anyio.create_task_group() as group:
+                group.start_soon(scheduler.run, active, name="scheduler")
                 await scheduler.wait_for_cache_sync()
                 await self._campaign(client, config, active.set)
-                warm.cancel()
+                group.cancel_scope.cancel()  # the warm scheduler ends with the campaign
         raise LeadershipLost("leader election lost; exiting so a fresh process can campaign")
 
     async def _campaign(

@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio
+
 from profiles.config import LeaderElection
 from scheduler.api.times import format_micro_time
 from scheduler.client.rest import ApiError, status_message
@@ -356,15 +358,15 @@ class LeaderElector:
         self._leading = True
         lost = False
         try:
-            async with asyncio.TaskGroup() as tasks:
+            async with anyio.create_task_group() as tasks:
                 work = self._on_started_leading()
-                leading_task = tasks.create_task(_drive(work)) if work is not None else None
+                if work is not None:
+                    tasks.start_soon(_drive, work, name="leading")
                 await self._renew_until_lost()
                 lost = True
                 self._leading = False
                 log.info("failed to renew lease %s: leadership lost", self.describe())
-                if leading_task is not None:
-                    leading_task.cancel()
+                tasks.cancel_scope.cancel()  # the leading work ends with the lease
         except BaseExceptionGroup as group:
             # The leading work crashed: surface its own exception rather than the group.
             raise group.exceptions[0] if len(group.exceptions) == 1 else group from None
@@ -483,7 +485,10 @@ class LeaderElector:
         # Our task is being cancelled; the release is bounded by its own request timeout and a
         # second cancellation simply abandons it.
         try:
-            await self._release()
+            # shielded from the cancel scope that ends run() (anyio cancels every await inside
+            # it, not only the first); a cancellation of the task itself still abandons it
+            with anyio.CancelScope(shield=True):
+                await self._release()
         except asyncio.CancelledError:
             log.warning("release of lease %s interrupted", self.describe())
 

@@ -27,7 +27,6 @@ kube-scheduler feeds from a clientset of its own (cmd/kube-scheduler/app/options
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import secrets
@@ -37,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
+
+import anyio
 
 from scheduler.api.times import format_micro_time
 from scheduler.client.rest import ApiError, KubeClient, status_message
@@ -260,9 +261,9 @@ class EventRecorder:
 
     async def run(self) -> None:
         """Drain the queue with a few concurrent writers until cancelled."""
-        async with asyncio.TaskGroup() as group:
-            for _ in range(self._writers):
-                group.create_task(self._writer())
+        async with anyio.create_task_group() as group:
+            for index in range(self._writers):
+                group.start_soon(self._writer, name=f"event writer {index}")
 
     async def _writer(self) -> None:
         while True:
@@ -325,5 +326,5 @@ class EventRecorder:
     async def _wait_to_retry(self, seconds: float) -> None:
         """Sleep, or less if another write gets through meanwhile."""
         answering = self._answering
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(answering.wait(), seconds)
+        with anyio.move_on_after(seconds):
+            await answering.wait()

@@ -350,10 +350,10 @@ async def test_healthcheck_command_passes_against_the_real_endpoint() -> None:
 
 
 def otel_variables_the_code_reads() -> set[str]:
-    tree = ast.parse((REPO / "observability" / "tracing.py").read_text())
     return {
         node.value
-        for node in ast.walk(tree)
+        for module in (REPO / "observability" / "tracing").glob("*.py")
+        for node in ast.walk(ast.parse(module.read_text()))
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and node.value.startswith("OTEL_")

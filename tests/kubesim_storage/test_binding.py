@@ -244,6 +244,6 @@ async def test_malformed_objects_are_skipped_and_the_rest_still_bind(
         await kube.create_claim("data", storageClassName=FAST)
         assert await eventually(lambda: _bound_volume(kube, "data")) == "good"
         assert (await kube.claim("odd"))["status"]["phase"] == "Pending"
-        assert kube.cluster.storage._task is not None and not kube.cluster.storage._task.done()
+        assert kube.cluster.storage._tasks.running
         assert "storage request 'a few'" in caplog.text
         assert "PersistentVolume broken is offered to no claim" in caplog.text

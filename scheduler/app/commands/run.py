@@ -36,16 +36,25 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+import anyio
+
+from apimachinery.eventloop import run_event_loop
 from observability.tracing import TracingConfigError, resolve_tracing_config
 from profiles.config import ConfigOverride, ResolvedConfig
 from profiles.errors import ConfigInvalidError
-from scheduler.app.commands.upstream_flags import (
-    DEPRECATED_CLIENT_FLAGS,
-    add_removed_flags,
-    deprecation_message,
-    go_bool,
-    go_duration,
+from scheduler.app.commands.run_flags import (
+    DEFAULT_BIND_ADDRESS,
+    DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+    DEFAULT_SECURE_PORT,
+    LEADER_ELECT_FLAGS,
+    comma_separated,
 )
+
+# re-exported: cli.py calls run.add_arguments (the flags are defined in run_flags.py), and
+# deploy/'s tests read the default address here
+from scheduler.app.commands.run_flags import DEFAULT_HTTP_ADDRESS as DEFAULT_HTTP_ADDRESS
+from scheduler.app.commands.run_flags import add_arguments as add_arguments
+from scheduler.app.commands.upstream_flags import DEPRECATED_CLIENT_FLAGS, deprecation_message
 from scheduler.app.service import LeadershipLost, SchedulerService
 from scheduler.app.startup import StartupError, check_api_server, load_serving_certificate
 from scheduler.client.kubeconfig import KubeconfigError
@@ -55,326 +64,10 @@ from scheduler.server.delegated_auth import DelegatedAuth
 
 log = logging.getLogger("aiosched")
 
-DEFAULT_BIND_ADDRESS = "127.0.0.1"
-DEFAULT_SECURE_PORT = 10259  # kube-scheduler's (kubeschedulerconfig.DefaultKubeSchedulerPort)
-DEFAULT_HTTP_ADDRESS = f"{DEFAULT_BIND_ADDRESS}:{DEFAULT_SECURE_PORT}"
-DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 300.0
-
-# --leader-elect* flag -> (argparse dest, config field), as component-base's
-# BindLeaderElectionFlags names them.
-LEADER_ELECT_FLAGS: dict[str, tuple[str, str]] = {
-    "--leader-elect": ("leader_elect", "leaderElection.leaderElect"),
-    "--leader-elect-lease-duration": (
-        "leader_elect_lease_duration",
-        "leaderElection.leaseDuration",
-    ),
-    "--leader-elect-renew-deadline": (
-        "leader_elect_renew_deadline",
-        "leaderElection.renewDeadline",
-    ),
-    "--leader-elect-retry-period": ("leader_elect_retry_period", "leaderElection.retryPeriod"),
-    "--leader-elect-resource-lock": ("leader_elect_resource_lock", "leaderElection.resourceLock"),
-    "--leader-elect-resource-name": ("leader_elect_resource_name", "leaderElection.resourceName"),
-    "--leader-elect-resource-namespace": (
-        "leader_elect_resource_namespace",
-        "leaderElection.resourceNamespace",
-    ),
-}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config", metavar="FILE", help="KubeSchedulerConfiguration (YAML/JSON) to run with"
-    )
-    parser.add_argument(
-        "--kubeconfig",
-        metavar="PATH",
-        help="kubeconfig of the cluster to use; wins over clientConnection.kubeconfig (which "
-        "kube-scheduler would keep, ignoring this flag when --config is given)",
-    )
-    parser.add_argument(
-        "--master",
-        metavar="URL",
-        help="the API server's address, overriding the kubeconfig's (alone: that URL without "
-        "credentials, as kube-scheduler)",
-    )
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
-
-    serving = parser.add_argument_group(
-        "serving /metrics, /healthz, /livez, /readyz and /debug",
-        "As kube-scheduler's secure port: HTTPS (with a self-signed certificate unless "
-        "--tls-cert-file is given); /healthz, /livez and /readyz are open, /metrics and /debug "
-        "need a bearer token that the API server authenticates (TokenReview) and allows to GET "
-        "the path (SubjectAccessReview). --insecure-http serves plain HTTP without any check, "
-        "for local use only.",
-    )
-    serving.add_argument(
-        "--bind-address",
-        metavar="IP",
-        help=f"address to listen on (default {DEFAULT_BIND_ADDRESS})",
-    )
-    serving.add_argument(
-        "--secure-port",
-        type=int,
-        metavar="PORT",
-        help=f"port to listen on (default {DEFAULT_SECURE_PORT}; 0 picks a free port and logs it, "
-        "where kube-scheduler would serve nothing)",
-    )
-    serving.add_argument(
-        "--http-address",
-        metavar="HOST:PORT",
-        help="--bind-address and --secure-port in one (aiosched's older flag; give one or "
-        "the others)",
-    )
-    serving.add_argument(
-        "--tls-cert-file",
-        metavar="FILE",
-        help="PEM certificate (chain) to serve HTTPS with (default: a self-signed one, "
-        "generated at start)",
-    )
-    serving.add_argument(
-        "--tls-private-key-file", metavar="FILE", help="PEM private key of --tls-cert-file"
-    )
-    serving.add_argument(
-        "--authentication-kubeconfig",
-        metavar="PATH",
-        help="kubeconfig of the API server that reviews bearer tokens (TokenReview; default: "
-        "the cluster aiosched schedules on)",
-    )
-    serving.add_argument(
-        "--authorization-kubeconfig",
-        metavar="PATH",
-        help="kubeconfig of the API server that authorizes requests (SubjectAccessReview; "
-        "default: the cluster aiosched schedules on)",
-    )
-    serving.add_argument(
-        "--insecure-http",
-        action="store_true",
-        help="serve plain HTTP with no authentication or authorization, for local use (the "
-        "embedded demo, tests); anyone who reaches the port reads /metrics and /debug",
-    )
-
-    election = parser.add_argument_group(
-        "leader election (each flag given overrides the configuration's leaderElection, with or "
-        "without --config, as kube-scheduler)"
-    )
-    election.add_argument(
-        "--leader-elect",
-        type=go_bool,
-        nargs="?",
-        const=True,
-        metavar="BOOL",
-        help="schedule only while holding the Lease (configuration default: true)",
-    )
-    election.add_argument(
-        "--leader-elect-lease-duration",
-        type=go_duration,
-        metavar="DURATION",
-        help="how long standbys wait after the last renewal before taking over (default 15s)",
-    )
-    election.add_argument(
-        "--leader-elect-renew-deadline",
-        type=go_duration,
-        metavar="DURATION",
-        help="how long the leader keeps retrying a renewal before it stops leading (default 10s)",
-    )
-    election.add_argument(
-        "--leader-elect-retry-period",
-        type=go_duration,
-        metavar="DURATION",
-        help="the wait between attempts to acquire or renew (default 2s)",
-    )
-    election.add_argument(
-        "--leader-elect-resource-lock",
-        metavar="KIND",
-        help='lock object kind; only "leases" (default) is supported, as upstream since v1.24',
-    )
-    election.add_argument(
-        "--leader-elect-resource-name",
-        metavar="NAME",
-        help="the Lease's name (default kube-scheduler: set your own when running beside "
-        "kube-scheduler, or only one of the two will schedule)",
-    )
-    election.add_argument(
-        "--leader-elect-resource-namespace",
-        metavar="NAMESPACE",
-        help="the Lease's namespace (default kube-system)",
-    )
-
-    logs = parser.add_argument_group("logs")
-    logs.add_argument(
-        "--logging-format",
-        "--log-format",
-        dest="log_format",
-        choices=("text", "json"),
-        default="text",
-        help="text (klog-like lines, default) or json (one object per line)",
-    )
-    logs.add_argument(
-        "-v",
-        "--v",
-        dest="verbosity",
-        type=int,
-        default=0,
-        help="log verbosity, as klog's -v (default 0 as kube-scheduler; 2 logs every binding "
-        "and failure, 3 every attempt)",
-    )
-
-    deprecated = parser.add_argument_group(
-        "deprecated kube-scheduler flags (each logs a warning; the client and profiling ones "
-        "apply only without --config, as upstream)"
-    )
-    deprecated.add_argument(
-        "--kube-api-qps", type=float, metavar="QPS", help="clientConnection.qps"
-    )
-    deprecated.add_argument(
-        "--kube-api-burst", type=int, metavar="N", help="clientConnection.burst"
-    )
-    deprecated.add_argument(
-        "--kube-api-content-type",
-        metavar="TYPE",
-        help="clientConnection.contentType (only application/json is supported)",
-    )
-    deprecated.add_argument(
-        "--profiling",
-        type=go_bool,
-        nargs="?",
-        const=True,
-        metavar="BOOL",
-        help="enableProfiling (true is refused: aiosched serves no profiling)",
-    )
-    deprecated.add_argument(
-        "--contention-profiling",
-        type=go_bool,
-        nargs="?",
-        const=True,
-        metavar="BOOL",
-        help="enableContentionProfiling (true is refused)",
-    )
-    deprecated.add_argument(
-        "--pod-max-in-unschedulable-pods-duration",
-        type=go_duration,
-        metavar="DURATION",
-        help="longest time a pod stays unschedulable before it is retried anyway (default 5m; "
-        "applies with or without --config)",
-    )
-    # Removed upstream: recognised only to say so in one line (see upstream_flags.REMOVED).
-    add_removed_flags(parser)
-
-    embedded = parser.add_argument_group("embedded cluster")
-    embedded.add_argument(
-        "--embedded",
-        action="store_true",
-        help="start the embedded cluster (kubesim) in this process and schedule on it",
-    )
-    embedded.add_argument("--nodes", type=int, default=4, help="simulated nodes (default 4)")
-    embedded.add_argument(
-        "--zones",
-        type=int,
-        default=0,
-        help="label the simulated nodes round robin with this many zones "
-        "(topology.kubernetes.io/zone=zone-a, ...; default 0: none)",
-    )
-    embedded.add_argument(
-        "--kubeconfig-out",
-        metavar="PATH",
-        help="where to write the embedded cluster's kubeconfig "
-        "(default: <tmp>/aiosched-embedded.kubeconfig)",
-    )
-    embedded.add_argument(
-        "--cluster-port", type=int, default=0, help="embedded API server port (0: any free port)"
-    )
-    embedded.add_argument(
-        "--no-csi-driver",
-        dest="csi_driver",
-        action="store_false",
-        help="do not simulate the csi.kubesim.io CSI driver (no CSIDriver, default StorageClass, "
-        "CSINodes or provisioning for it; the PV binder still runs)",
-    )
-    embedded.add_argument(
-        "--csi-attach-limit",
-        type=int,
-        default=0,
-        metavar="N",
-        help="volumes of csi.kubesim.io attachable per node, in each CSINode's allocatable.count "
-        "(default 0: no limit reported)",
-    )
-    embedded.add_argument(
-        "--storage-provisioners",
-        default="",
-        metavar="NAME,...",
-        help="more provisioner names the embedded cluster provisions volumes for",
-    )
-    embedded.add_argument(
-        "--storage-delay",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="how long the embedded PV binder and provisioner wait before acting (default 0)",
-    )
-    embedded.add_argument(
-        "--no-controllers",
-        dest="controllers",
-        action="store_false",
-        help="run none of the embedded cluster's workload, garbage-collection and node "
-        "lifecycle controllers (Deployments, ReplicaSets, DaemonSets, Jobs, ... then stay "
-        "stored objects, as on an API server without kube-controller-manager)",
-    )
-    embedded.add_argument(
-        "--job-duration",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="how long a Job's pod runs on a simulated node before it succeeds (default 5)",
-    )
-    embedded.add_argument(
-        "--node-monitor-grace-period",
-        type=float,
-        default=40.0,
-        metavar="SECONDS",
-        help="how long a simulated node may miss heartbeats before it is NotReady/Unknown "
-        "and tainted (default 40, as kube-controller-manager)",
-    )
-    parser.add_argument(
-        "--explain-every-attempt",
-        action="store_true",
-        help="compress `aiosched explain` data of every successful attempt at once and keep it "
-        "per pod (up to 1000 pods, with the failed ones), not only of successes that follow a "
-        "failure; without it, first-attempt successes are kept by reference in the "
-        "--explain-recent-attempts ring and compressed only when asked (compressing costs "
-        "about 50 us per pod at 5000 nodes)",
-    )
-    parser.add_argument(
-        "--explain-recent-attempts",
-        type=_non_negative_int,
-        default=100,
-        metavar="N",
-        help="how many recent first-attempt successes per profile `aiosched explain` can "
-        "explain, so that it works for bound pods; each keeps references to its attempt's "
-        "scores, about 25 KiB with 500 nodes scored (5000-node clusters), and costs a few "
-        "microseconds to record. 0 keeps only failed attempts and the success that follows "
-        "one, as before (default %(default)s)",
-    )
-    parser.add_argument("--seed", type=int, help="seed tie-breaking randomness (reproducible runs)")
-    tracing = parser.add_argument_group("tracing (default: the OTEL_* environment variables)")
-    tracing.add_argument(
-        "--otel-endpoint", metavar="URL", help="OTLP endpoint (traces off if unset)"
-    )
-    tracing.add_argument("--otel-protocol", metavar="PROTO", help="http/protobuf")
-    tracing.add_argument("--otel-service-name", metavar="NAME")
-    tracing.add_argument("--otel-sampler", metavar="SAMPLER", help="e.g. parentbased_traceidratio")
-    tracing.add_argument("--otel-sampler-arg", metavar="ARG")
-
 
 def main(args: argparse.Namespace) -> int:
     try:
-        import uvloop
-
-        runner: Any = uvloop.run
-    except ImportError:  # pragma: no cover - uvloop is a dependency on every supported platform
-        runner = asyncio.run
-    try:
-        return int(runner(_run(args)))
+        return int(run_event_loop(_run(args)))
     except (
         ConfigInvalidError,
         LeadershipLost,
@@ -526,19 +219,6 @@ async def delegated_auth(
     return DelegatedAuth(reviewers[0], reviewers[1])
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
-
-
-def _comma_separated(text: str) -> tuple[str, ...]:
-    return tuple(name.strip() for name in text.split(",") if name.strip())
-
 
 def _embedded_cluster_factory() -> Any:
     for entry in entry_points(group="aiosched.embedded"):
@@ -601,7 +281,7 @@ async def _run(args: argparse.Namespace) -> int:
                     zones=args.zones,
                     csi_driver=args.csi_driver,
                     csi_attach_limit=args.csi_attach_limit,
-                    storage_provisioners=_comma_separated(args.storage_provisioners),
+                    storage_provisioners=comma_separated(args.storage_provisioners),
                     storage_delay=args.storage_delay,
                     controllers=args.controllers,
                     job_duration=args.job_duration,
@@ -620,21 +300,29 @@ async def _run(args: argparse.Namespace) -> int:
         await check_api_server(client)
         guard = await delegated_auth(args, client, stack)
         loop.add_signal_handler(signal.SIGHUP, service.request_reload)
-        runner = asyncio.create_task(
-            service.run(
-                client,
-                config,
-                http_guard=None if guard is None else guard.guard,
-                serving_note=serving_note(args, http_host),
-            )
-        )
-        stopper = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (runner, stopper):
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await runner
-        if runner in done and runner.exception() is not None:
-            raise _first_cause(runner.exception())
+        failure: BaseExceptionGroup[BaseException] | None = None
+        try:
+            # the service and the stop signal race: whichever ends first cancels the other
+            async with anyio.create_task_group() as group:
+
+                async def serve() -> None:
+                    await service.run(
+                        client,
+                        config,
+                        http_guard=None if guard is None else guard.guard,
+                        serving_note=serving_note(args, http_host),
+                    )
+                    group.cancel_scope.cancel()
+
+                async def stop_on_signal() -> None:
+                    await stop.wait()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(serve, name="scheduler service")
+                group.start_soon(stop_on_signal, name="stop on SIGINT/SIGTERM")
+        except BaseExceptionGroup as exc:
+            failure = exc
+        if failure is not None:  # raised here, outside the handler, so it carries no context
+            raise _first_cause(failure)
         log.info("stopped")
     return 0

@@ -1,76 +1,25 @@
-"""OpenTelemetry tracing of pods, scheduling attempts and extension points.
+"""The recording tracing: pod, attempt and extension-point spans built directly on an SDK
+TracerProvider the scheduler owns (see the package docstring for the span tree and attributes).
 
-A pod's story is one trace, plus one trace per failed attempt::
-
-    PodScheduling            first enqueue → bound (or deleted); upstream's pod_scheduling_sli.
-      SchedulingAttempt      The attempt that bound the pod: exported with the pod span.
-        PreFilter, Filter    (events "plugin" carry per-plugin status and duration)
-        ...                  PostFilter, PreScore, Score, NormalizeScore, Reserve, Permit,
-        WaitOnPermit         and, from the binding task, WaitOnPermit, PreBind, Bind, PostBind,
-        Bind                 Unreserve — recorded on the attempt object the binding task holds,
-                             never through contextvars, so a concurrent binding task joins it.
-
-    SchedulingAttempt        A failed attempt (unschedulable, error, binding failed) is the root
-      PreFilter, Filter      of a trace of its own, exported when it fails: a backend lists it
-      PostFilter ...         while the pod is still pending. It links to the pod's
-                             PodScheduling span, and the pod span links back to the last
-                             MAX_LINKED_ATTEMPTS failed attempts; all carry the pod's k8s.pod.*
-                             attributes, so a search by k8s.pod.name finds the whole story.
-
-Whether an attempt ends in the pod's trace or in its own is known only when it ends, which is
-when it and its extension points are exported; its span id is drawn when it starts.
-
-Attributes (semantic conventions where they exist):
-
-=============================  ==============================================================
-``k8s.pod.name``               pod name (pod and attempt spans)
-``k8s.namespace.name``         pod namespace (pod and attempt spans)
-``k8s.pod.uid``                pod uid (pod and attempt spans)
-``k8s.node.name``              chosen node (attempt span; pod span when bound)
-``aiosched.profile``           schedulerName of the profile that ran the attempt
-``aiosched.attempt``           1-based attempt number
-``aiosched.result``            scheduled / unschedulable / error (attempt span)
-``aiosched.evaluated_nodes``   nodes the Filter phase looked at
-``aiosched.feasible_nodes``    nodes that passed Filter
-``aiosched.failure_message``   upstream-form failure message (failed attempt)
-``aiosched.status``            framework status code of an extension point / plugin event
-``aiosched.plugin``            plugin name (plugin events)
-``aiosched.duration_ms``       plugin duration (plugin events)
-``aiosched.outcome``           bound / deleted / shutdown (pod span)
-``aiosched.attempts``          attempts it took (pod span)
-``aiosched.attempt`` (link)    the linked attempt's number (links of the pod span)
-=============================  ==============================================================
-
-Configuration comes from the standard OTEL_* variables; explicit arguments win. With no endpoint
-configured :func:`setup_tracing` returns :data:`NOOP_TRACING`, whose methods return shared no-op
-objects and allocate nothing.
+It changes when what a trace records does; noop.py mirrors its interface for tracing off.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
-import os
 import time
 import traceback
 from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
 
-from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import (
-    ALWAYS_OFF,
     ALWAYS_ON,
     Decision,
     ParentBased,
-    Sampler,
-    TraceIdRatioBased,
 )
 from opentelemetry.trace import (
     Link,
@@ -81,7 +30,6 @@ from opentelemetry.trace import (
     TraceFlags,
     Tracer,
 )
-from opentelemetry.version import __version__ as _otel_version
 
 from observability.spans import (
     AttemptLog,
@@ -90,22 +38,19 @@ from observability.spans import (
     PluginOutcome,
     plugin_event,
 )
+from observability.tracing.noop import (
+    NOOP_ATTEMPT,
+    NOOP_POD,
+    NoopAttemptSpan,
+    NoopPodSpan,
+    NoopTracing,
+)
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("observability.tracing")  # one logger name for the package
+
 
 POD_SPAN_NAME: Final = "PodScheduling"
 ATTEMPT_SPAN_NAME: Final = "SchedulingAttempt"
-DEFAULT_SERVICE_NAME: Final = "aiosched"
-DEFAULT_PROTOCOL: Final = "http/protobuf"
-DEFAULT_SAMPLER: Final = "parentbased_always_on"
-TRACES_PATH: Final = "/v1/traces"
-#: The SDK's default (2048) drops spans in bursts: a traced pod queues ~13 spans (2 with
-#: aiosched's exporter, whose attempts carry their extension points) at up to 1000 pods/s.
-DEFAULT_MAX_QUEUE_SIZE: Final = 32768
-#: Spans per OTLP request, the SDK's default. With aiosched's exporter an attempt's extension
-#: points ride on its span, so 512 queued spans are ~3000 exported ones (~1.3 MB): a POST every
-#: ~250 pods, whose ~0.7 ms of export-thread CPU is then negligible.
-DEFAULT_MAX_EXPORT_BATCH_SIZE: Final = 512
 #: Failed attempts a PodScheduling span links to (the last ones): bounds what a pod pending for
 #: days keeps in memory (two ints an attempt); every attempt links to the pod span anyway.
 MAX_LINKED_ATTEMPTS: Final = 16
@@ -122,10 +67,6 @@ _ATTRIBUTE_KEYS: Final = {
 }
 
 AttributeValue = str | bool | int | float
-
-
-class TracingConfigError(ValueError):
-    """An OTEL_* variable or tracing flag has a value we cannot honour."""
 
 
 def _attribute_name(key: str) -> str:
@@ -586,416 +527,7 @@ class OtelTracing:
         await asyncio.to_thread(self.provider.shutdown)
 
 
-# ---------------------------------------------------------------------------------------------
-# No-op implementation: shared immutable objects, nothing allocated per call
-# ---------------------------------------------------------------------------------------------
-
-
-class NoopPointSpan:
-    __slots__ = ()
-
-    def __enter__(self) -> NoopPointSpan:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def status(self, code: str, message: str = "") -> None:
-        pass
-
-    def plugin(
-        self,
-        name: str,
-        status: str = "Success",
-        seconds: float | None = None,
-        rejected: int | None = None,
-    ) -> None:
-        pass
-
-    def set(self, **attrs: AttributeValue) -> None:
-        pass
-
-
-class NoopAttemptSpan:
-    __slots__ = ()
-    recording: Final = False
-
-    def extension_point(self, name: str, start_ns: int | None = None) -> NoopPointSpan:
-        return NOOP_POINT
-
-    def record_extension_point(
-        self, name: str, start_ns: int, end_ns: int, status: str = "Success", message: str = ""
-    ) -> None:
-        pass
-
-    def set(self, **attrs: AttributeValue) -> None:
-        pass
-
-    def end(
-        self,
-        result: str = "scheduled",
-        message: str = "",
-        node: str | None = None,
-        end_ns: int | None = None,
-    ) -> None:
-        pass
-
-
-class NoopPodSpan:
-    __slots__ = ()
-    recording: Final = False
-    uid: Final = ""
-
-    def bound(self, node: str, attempts: int, end_ns: int | None = None) -> None:
-        pass
-
-    def deleted(self, attempts: int, end_ns: int | None = None) -> None:
-        pass
-
-    def end(self, outcome: str, attempts: int | None = None, end_ns: int | None = None) -> None:
-        pass
-
-
-class NoopTracing:
-    """Tracing off: every call returns a shared no-op object."""
-
-    __slots__ = ()
-    enabled: Final = False
-
-    def pod_span(
-        self, pod_key: str, uid: str, namespace: str, name: str, start_ns: int | None = None
-    ) -> NoopPodSpan:
-        return NOOP_POD
-
-    def attempt(
-        self,
-        pod: PodSpan | NoopPodSpan,
-        profile: str,
-        attempt: int,
-        start_ns: int | None = None,
-    ) -> NoopAttemptSpan:
-        return NOOP_ATTEMPT
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True
-
-    def end_open_pods(self) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
-
-    async def aclose(self) -> None:
-        pass
-
-
-NOOP_POINT: Final = NoopPointSpan()
-NOOP_ATTEMPT: Final = NoopAttemptSpan()
-NOOP_POD: Final = NoopPodSpan()
-NOOP_TRACING: Final = NoopTracing()
-
 #: What the scheduler holds: either implementation, same methods.
 Tracing = OtelTracing | NoopTracing
 AnyPodSpan = PodSpan | NoopPodSpan
 AnyAttemptSpan = AttemptSpan | NoopAttemptSpan
-
-
-# ---------------------------------------------------------------------------------------------
-# Configuration from OTEL_* variables
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TracingConfig:
-    """Resolved exporter settings; ``endpoint`` is the full traces URL (http) or target (grpc)."""
-
-    endpoint: str
-    protocol: str = DEFAULT_PROTOCOL
-    service_name: str = DEFAULT_SERVICE_NAME
-    sampler: str = DEFAULT_SAMPLER
-    sampler_arg: float | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    resource_attributes: Mapping[str, str] = field(default_factory=dict)
-    max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE
-    max_export_batch_size: int = DEFAULT_MAX_EXPORT_BATCH_SIZE
-
-
-def _env(environ: Mapping[str, str], *names: str) -> str | None:
-    for name in names:
-        value = environ.get(name, "").strip()
-        if value:
-            return value
-    return None
-
-
-def _parse_key_values(raw: str | None, what: str) -> dict[str, str]:
-    """The ``k1=v1,k2=v2`` (URL-encoded) format of OTEL_*_HEADERS and OTEL_RESOURCE_ATTRIBUTES."""
-    result: dict[str, str] = {}
-    if not raw:
-        return result
-    for item in raw.split(","):
-        if not item.strip():
-            continue
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise TracingConfigError(f"{what}: expected key=value, got {item.strip()!r}")
-        result[unquote(key.strip())] = unquote(value.strip())
-    return result
-
-
-def _traces_url(base: str) -> str:
-    return base.rstrip("/") + TRACES_PATH
-
-
-def resolve_tracing_config(
-    service_name: str | None = None,
-    endpoint: str | None = None,
-    protocol: str | None = None,
-    sampler: str | None = None,
-    sampler_arg: str | float | None = None,
-    environ: Mapping[str, str] = os.environ,
-) -> TracingConfig | None:
-    """Resolve explicit arguments over OTEL_* variables; ``None`` means tracing is off.
-
-    An explicit ``endpoint`` given as a bare base URL (no path) gets ``/v1/traces`` appended, one
-    with a path is used as-is. As the OTLP spec says, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used
-    as-is and OTEL_EXPORTER_OTLP_ENDPOINT is a base URL.
-    """
-    resolved_protocol = (
-        (
-            protocol
-            or _env(environ, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-            or DEFAULT_PROTOCOL
-        )
-        .strip()
-        .lower()
-    )
-    if endpoint is None:
-        if _env(environ, "OTEL_SDK_DISABLED") == "true":
-            return None
-        exporter = _env(environ, "OTEL_TRACES_EXPORTER")
-        if exporter is not None and exporter.lower() == "none":
-            return None
-        traces = _env(environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        base = _env(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")
-        if traces is not None:
-            url = traces
-        elif base is not None:
-            url = base if resolved_protocol == "grpc" else _traces_url(base)
-        else:
-            return None
-    else:
-        url = endpoint.strip()
-        if not url:
-            return None
-        if resolved_protocol != "grpc" and urlsplit(url).path in ("", "/"):
-            url = _traces_url(url)
-    _check_protocol(resolved_protocol)
-
-    sampler_name = (sampler or _env(environ, "OTEL_TRACES_SAMPLER") or DEFAULT_SAMPLER).lower()
-    raw_arg = sampler_arg if sampler_arg is not None else _env(environ, "OTEL_TRACES_SAMPLER_ARG")
-    parsed_arg = _parse_ratio(raw_arg) if raw_arg is not None else None
-    build_sampler(sampler_name, parsed_arg)  # validate early, with the offending value
-    headers = _parse_key_values(
-        _env(environ, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"),
-        "OTEL_EXPORTER_OTLP_HEADERS",
-    )
-    resource = _parse_key_values(
-        _env(environ, "OTEL_RESOURCE_ATTRIBUTES"), "OTEL_RESOURCE_ATTRIBUTES"
-    )
-    name = (
-        service_name
-        or _env(environ, "OTEL_SERVICE_NAME")
-        or resource.get("service.name")
-        or DEFAULT_SERVICE_NAME
-    )
-    queue_size = _env_int(environ, "OTEL_BSP_MAX_QUEUE_SIZE", DEFAULT_MAX_QUEUE_SIZE)
-    batch_size = _env_int(
-        environ, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", min(DEFAULT_MAX_EXPORT_BATCH_SIZE, queue_size)
-    )
-    if batch_size > queue_size:
-        raise TracingConfigError(
-            f"OTEL_BSP_MAX_EXPORT_BATCH_SIZE ({batch_size}) must not exceed "
-            f"OTEL_BSP_MAX_QUEUE_SIZE ({queue_size})"
-        )
-    return TracingConfig(
-        endpoint=url,
-        max_queue_size=queue_size,
-        max_export_batch_size=batch_size,
-        protocol=resolved_protocol,
-        service_name=name,
-        sampler=sampler_name,
-        sampler_arg=parsed_arg,
-        headers=headers,
-        resource_attributes=resource,
-    )
-
-
-def _env_int(environ: Mapping[str, str], name: str, default: int) -> int:
-    raw = _env(environ, name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise TracingConfigError(f"{name}: not an integer: {raw!r}") from None
-    if value <= 0:
-        raise TracingConfigError(f"{name}: must be positive, got {value}")
-    return value
-
-
-def _grpc_exporter_installed() -> bool:
-    try:
-        return importlib.util.find_spec("opentelemetry.exporter.otlp.proto.grpc") is not None
-    except ModuleNotFoundError:
-        return False
-
-
-def _check_protocol(protocol: str) -> None:
-    if protocol == "http/protobuf":
-        return
-    if protocol == "grpc":
-        if not _grpc_exporter_installed():
-            raise TracingConfigError(
-                "OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs the opentelemetry-exporter-otlp-proto-grpc "
-                "package, which is not installed; use http/protobuf (OTLP/HTTP, usually port 4318)"
-            )
-        return
-    raise TracingConfigError(
-        f"unsupported OTLP protocol {protocol!r}: supported are http/protobuf"
-        + (" and grpc" if _grpc_exporter_installed() else "")
-    )
-
-
-def _parse_ratio(raw: str | float) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise TracingConfigError(f"OTEL_TRACES_SAMPLER_ARG: not a number: {raw!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise TracingConfigError(f"OTEL_TRACES_SAMPLER_ARG: {value} is outside [0, 1]")
-    return value
-
-
-def build_sampler(name: str, arg: float | None = None) -> Sampler:
-    """The sampler the OTEL_TRACES_SAMPLER name stands for (ratio samplers default to 1.0)."""
-    ratio = 1.0 if arg is None else arg
-    samplers: dict[str, Sampler] = {
-        "always_on": ALWAYS_ON,
-        "always_off": ALWAYS_OFF,
-        "traceidratio": TraceIdRatioBased(ratio),
-        "parentbased_always_on": ParentBased(ALWAYS_ON),
-        "parentbased_always_off": ParentBased(ALWAYS_OFF),
-        "parentbased_traceidratio": ParentBased(TraceIdRatioBased(ratio)),
-    }
-    sampler = samplers.get(name)
-    if sampler is None:
-        raise TracingConfigError(
-            f"OTEL_TRACES_SAMPLER: unsupported sampler {name!r}; supported: {', '.join(samplers)}"
-        )
-    return sampler
-
-
-def _build_exporter(config: TracingConfig) -> SpanExporter:
-    if config.protocol == "grpc":  # pragma: no cover - optional package, not installed here
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # type: ignore[import-not-found,unused-ignore]
-            OTLPSpanExporter as GrpcExporter,
-        )
-
-        grpc: SpanExporter = GrpcExporter(endpoint=config.endpoint, headers=dict(config.headers))
-        return grpc
-    from observability.otlp_export import FastOTLPSpanExporter
-
-    return FastOTLPSpanExporter(endpoint=config.endpoint, headers=dict(config.headers) or None)
-
-
-def _resource(service_name: str, extra: Mapping[str, str]) -> Resource:
-    return Resource(
-        {
-            "telemetry.sdk.language": "python",
-            "telemetry.sdk.name": "opentelemetry",
-            "telemetry.sdk.version": _otel_version,
-            **extra,
-            "service.name": service_name,
-        }
-    )
-
-
-def tracing_with_processor(
-    processor: SpanProcessor,
-    sampler: Sampler | None = None,
-    service_name: str = DEFAULT_SERVICE_NAME,
-    resource_attributes: Mapping[str, str] | None = None,
-    compact_points: bool = False,
-) -> OtelTracing:
-    """Tracing exporting through ``processor`` (tests use a SimpleSpanProcessor + in-memory).
-
-    ``compact_points``: the exporter behind ``processor`` takes an attempt's extension points
-    as records on its span (:class:`~observability.spans.AttemptWithPoints`), as
-    :class:`~observability.otlp_export.FastOTLPSpanExporter` does; other exporters need them
-    as spans of their own (the default)."""
-    provider = TracerProvider(
-        sampler=sampler if sampler is not None else ParentBased(ALWAYS_ON),
-        resource=_resource(service_name, resource_attributes or {}),
-        shutdown_on_exit=False,
-    )
-    provider.add_span_processor(processor)
-    return OtelTracing(provider, processor, compact_points)
-
-
-def setup_tracing(
-    service_name: str | None = None,
-    endpoint: str | None = None,
-    protocol: str | None = None,
-    sampler: str | None = None,
-    sampler_arg: str | float | None = None,
-    environ: Mapping[str, str] = os.environ,
-) -> Tracing:
-    """Tracing as configured (arguments over OTEL_* variables); :data:`NOOP_TRACING` when off.
-
-    Raises :class:`TracingConfigError` for values it cannot honour (unknown sampler, grpc without
-    its exporter package, malformed headers).
-    """
-    config = resolve_tracing_config(service_name, endpoint, protocol, sampler, sampler_arg, environ)
-    if config is None or config.sampler == "always_off":
-        log.info("Tracing is off", extra={"reason": _off_reason(config, endpoint, environ)})
-        return NOOP_TRACING
-    log.info("Tracing is on", extra=_describe(config))
-    exporter = _build_exporter(config)
-    return tracing_with_processor(
-        BatchSpanProcessor(
-            exporter,
-            max_queue_size=config.max_queue_size,
-            max_export_batch_size=config.max_export_batch_size,
-        ),
-        build_sampler(config.sampler, config.sampler_arg),
-        config.service_name,
-        config.resource_attributes,
-        compact_points=getattr(exporter, "takes_compact_points", False),
-    )
-
-
-def _describe(config: TracingConfig) -> dict[str, str | float]:
-    """The start-up line's keys: where traces go and which share of pods is traced."""
-    described: dict[str, str | float] = {
-        "endpoint": config.endpoint,
-        "protocol": config.protocol,
-        "sampler": config.sampler,
-    }
-    if config.sampler.endswith("traceidratio"):
-        described["samplerRatio"] = 1.0 if config.sampler_arg is None else config.sampler_arg
-    described["serviceName"] = config.service_name
-    return described
-
-
-def _off_reason(
-    config: TracingConfig | None, endpoint: str | None, environ: Mapping[str, str]
-) -> str:
-    if config is not None:
-        return f"sampler {config.sampler}"
-    if endpoint is None and _env(environ, "OTEL_SDK_DISABLED") == "true":
-        return "OTEL_SDK_DISABLED=true"
-    exporter = _env(environ, "OTEL_TRACES_EXPORTER")
-    if endpoint is None and exporter is not None and exporter.lower() == "none":
-        return "OTEL_TRACES_EXPORTER=none"
-    return "no OTLP endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT or --otel-endpoint"
