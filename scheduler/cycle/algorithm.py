@@ -68,9 +68,6 @@ log = logging.getLogger(__name__)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-# Nodes filtered per batch call: big enough for the batch fast path to pay off, small enough
-# not to evaluate many nodes past the point where sampling stops.
-MIN_FILTER_CHUNK = 64
 
 
 @dataclass(slots=True)
@@ -420,26 +417,21 @@ def _find_nodes_that_pass_filters(
     outcome = Status.OK
     failed: list[tuple[str, Status]] = []
     try:
-        offset = 0
-        while offset < count and len(feasible) < num_to_find:
-            size = min(count - offset, max(num_to_find - len(feasible), MIN_FILTER_CHUNK))
-            chunk = [nodes[(start + offset + k) % count] for k in range(size)]
-            offset += size
-            results = fwk.run_filter_plugins_batch(state, pod, chunk, tally)
-            for info, result in zip(chunk, results, strict=True):
-                if fwk.needs_nominated_pods_pass(pod, info.node_name):
-                    status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info, tally)
-                else:
-                    status = result or Status.OK
-                if status.code == Code.ERROR:
-                    outcome = status
-                    raise SchedulingError(status)
-                if status.is_success:
-                    feasible.append(info)
-                    if len(feasible) == num_to_find:
-                        break
-                else:
-                    failed.append((info.node_name, status))
+        for offset in range(count):
+            info = nodes[(start + offset) % count]
+            if fwk.needs_nominated_pods_pass(pod, info.node_name):
+                status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info, tally)
+            else:
+                status = fwk.run_filter_plugins(state, pod, info, tally)
+            if status.code == Code.ERROR:
+                outcome = status
+                raise SchedulingError(status)
+            if status.is_success:
+                feasible.append(info)
+                if len(feasible) == num_to_find:
+                    break
+            else:
+                failed.append((info.node_name, status))
     finally:
         for node_name, status in failed:
             diagnosis.node_to_status.statuses[node_name] = status

@@ -202,18 +202,6 @@ class FilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
-class BatchFilterPlugin(FilterPlugin, Protocol):
-    """Optional fast path: answer for many nodes at once, exactly as `filter` would per node.
-
-    Returns one entry per node, `None` meaning Success (avoids allocating a Status per node).
-    """
-
-    def filter_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> list[Status | None]: ...
-
-
-@runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
     """Runs inside the scheduling cycle, on that cycle's snapshot, as upstream's PostFilter;
     API calls it needs (preemption's deletions and status patches) go through the Handle,
@@ -240,15 +228,6 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
-
-
-@runtime_checkable
-class BatchScorePlugin(ScorePlugin, Protocol):
-    """Optional fast path: scores for many nodes at once, exactly as `score` would per node."""
-
-    def score_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status]: ...
 
 
 @runtime_checkable

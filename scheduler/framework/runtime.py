@@ -40,8 +40,6 @@ from scheduler.framework.interface import (
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
     ApiClient,
-    BatchFilterPlugin,
-    BatchScorePlugin,
     BindPlugin,
     CycleState,
     EnqueueExtensions,
@@ -184,8 +182,6 @@ class _Capabilities:
     """Optional protocols each plugin implements, checked once: isinstance against a
     runtime-checkable Protocol walks its attributes, too slow for every cycle."""
 
-    batch_filter: frozenset[str]
-    batch_score: frozenset[str]
     row_filter: frozenset[str]
     row_score: frozenset[str]
     row_normalize: frozenset[str]
@@ -199,8 +195,6 @@ class _Capabilities:
             return frozenset(p.name for p in plugins if isinstance(p, protocol))
 
         return cls(
-            having(BatchFilterPlugin),
-            having(BatchScorePlugin),
             having(RowFilterPlugin),
             having(RowScorePlugin),
             having(RowNormalizePlugin),
@@ -729,47 +723,6 @@ class Framework:
             return _error(f'running "{plugin}" filter plugin: {status.message}', plugin)
         return status.with_plugin(plugin)
 
-    def run_filter_plugins_batch(
-        self,
-        state: CycleState,
-        pod: PodView,
-        node_infos: Sequence[NodeInfo],
-        tally: FilterTally | None = None,
-    ) -> list[Status | None]:
-        """`run_filter_plugins` for many nodes (None = Success), using batch plugins' fast path.
-
-        Each node gets exactly what run_filter_plugins would return for it: plugins run in
-        order and a node leaves the batch at its first failure. A plugin's timing is labelled
-        with the code of the last node it rejected in the call (Success: none rejected).
-        """
-        results: list[Status | None] = [None] * len(node_infos)
-        alive = list(range(len(node_infos)))
-        record = state.record_plugin_metrics
-        for plugin in self.filter_plugins:
-            if not alive:
-                break
-            if plugin.name in state.skip_filter_plugins:
-                continue
-            plugin_start = self._now() if record else 0.0
-            batch_nodes = [node_infos[i] for i in alive]
-            self.observer.on_plugin_evaluated("Filter", plugin.name, len(batch_nodes))
-            if plugin.name in self._capabilities.batch_filter:
-                statuses = cast(BatchFilterPlugin, plugin).filter_batch(state, pod, batch_nodes)
-            else:
-                statuses = [plugin.filter(state, pod, info) for info in batch_nodes]
-            still_alive = []
-            returned: Status = Status.OK
-            for index, status in zip(alive, statuses, strict=True):
-                if status is None or status.is_success:
-                    still_alive.append(index)
-                else:
-                    returned = status
-                    results[index] = self._filter_failure(plugin.name, status)
-            if record:
-                self._filter_plugin_done(plugin.name, returned, plugin_start, state, tally)
-            alive = still_alive
-        return results
-
     # ---- Filter over NodeTable rows (the fast path) --------------------------------------
 
     def has_nominated_pods(self) -> bool:
@@ -1040,22 +993,13 @@ class Framework:
         plugin_start = self._now() if record else 0.0
         status = Status.OK
         scores: list[NodeScore] = []
-        if plugin.name in self._capabilities.batch_score:
-            self.observer.on_plugin_evaluated("Score", plugin.name, len(nodes))
-            values, status = cast(BatchScorePlugin, plugin).score_batch(state, pod, nodes)
-            if status.is_success:
-                scores = [
-                    NodeScore(info.node_name, value)
-                    for info, value in zip(nodes, values, strict=True)
-                ]
-        else:
-            for info in nodes:
-                value, status = plugin.score(state, pod, info)
-                if not status.is_success:
-                    break
-                scores.append(NodeScore(info.node_name, value))
-            ran = len(scores) + (0 if status.is_success else 1)
-            self.observer.on_plugin_evaluated("Score", plugin.name, ran)
+        for info in nodes:
+            value, status = plugin.score(state, pod, info)
+            if not status.is_success:
+                break
+            scores.append(NodeScore(info.node_name, value))
+        ran = len(scores) + (0 if status.is_success else 1)
+        self.observer.on_plugin_evaluated("Score", plugin.name, ran)
         if record:
             self._plugin_done("Score", plugin.name, status, plugin_start, state)
         if not status.is_success:

@@ -11,13 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.api.objects import PodView
+from scheduler.cache.cache import Cache
 from scheduler.cache.node_info import NodeInfo
+from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import (
+    AttemptDetails,
     StartIndex,
     num_feasible_nodes_to_find,
     schedule_pod,
     select_host,
 )
+from scheduler.cycle.algorithm_rows import row_table_for
 from scheduler.framework.fakes import (
     RecordingClient,
     make_node,
@@ -51,24 +55,6 @@ from scheduler.plugins.nodeunschedulable import NodeUnschedulable
 )
 def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, expected: int) -> None:
     assert num_feasible_nodes_to_find(percentage, nodes) == expected
-
-
-class BatchFit(NodeResourcesFit):
-    """NodeResourcesFit with a batch filter: must not change any outcome."""
-
-    def filter_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        out: list[Status | None] = []
-        for info in node_infos:
-            status = self.filter(state, pod, info)
-            out.append(None if status.is_success else status)
-        return out
-
-    def score_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status]:
-        return [self.score(state, pod, info)[0] for info in node_infos], Status.OK
 
 
 def build(fit: NodeResourcesFit, snapshot: SnapshotLister) -> Framework:
@@ -244,15 +230,24 @@ def test_select_host_breaks_ties_uniformly() -> None:
     start=st.integers(min_value=0, max_value=149),
     percentage=st.sampled_from([None, 10, 100]),
 )
-def test_batch_path_gives_identical_results(
+def test_row_path_gives_identical_results(
     cpus: list[str], request: str, start: int, percentage: int | None
 ) -> None:
-    snapshot = cluster(cpus)
+    """The NodeTable row pass (a cache's Snapshot) decides as the per-node scan (a plain
+    lister over the same nodes): the same host, start index, statuses and FitError."""
+    per_node = cluster(cpus)
+    cache = Cache()
+    for info in per_node.list():
+        assert info.node is not None
+        cache.add_node(info.node)
+    rows = cache.update_snapshot(Snapshot())
     pod = make_pod(containers=[{"cpu": request}])
     outcomes = []
-    for fit in (NodeResourcesFit(None), BatchFit(None)):
-        fwk = build(fit, snapshot)
+    for snapshot in (per_node, rows):
+        fwk = build(NodeResourcesFit(None), snapshot)
+        assert (row_table_for(fwk, CycleState(), snapshot) is not None) == (snapshot is rows)
         index = StartIndex(start % len(cpus))
+        details = AttemptDetails()
         try:
             result = schedule_pod(
                 fwk,
@@ -262,10 +257,22 @@ def test_batch_path_gives_identical_results(
                 percentage_of_nodes_to_score=percentage,
                 next_start_index=index,
                 rng=random.Random(7),
+                details=details,
             )
-            outcomes.append((result, index.value))
         except FitError as error:
             outcomes.append(
                 (str(error), dict(error.diagnosis.node_to_status.statuses), index.value)
-            )  # type: ignore[arg-type]
+            )
+            continue
+        scores = details.scores
+        if details.row_scores is not None:
+            assert details.scored_nodes is not None
+            names = [info.node_name for info in details.scored_nodes]
+            scores = details.row_scores.node_plugin_scores(names)
+        if scores is not None:
+            # Ties are broken at random, by each path in its own way: any best node will do.
+            top = max(s.total_score for s in scores)
+            assert result.suggested_host in {s.name for s in scores if s.total_score == top}
+        host = result.suggested_host if scores is None else ""
+        outcomes.append((host, result.evaluated_nodes, result.feasible_nodes, scores, index.value))
     assert outcomes[0] == outcomes[1]

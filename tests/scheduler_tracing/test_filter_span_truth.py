@@ -1,7 +1,7 @@
 """A failed attempt's Filter span says why, on an embedded cluster (issue 15): its status is
 the attempt's (Unschedulable, with the FitError text), and each plugin's event says how many
 nodes that plugin rejected. Both ways the scheduler filters a whole cluster are covered: the
-NodeTable row pass (the default profile) and the batch pass (a Filter plugin without a row
+NodeTable row pass (the default profile) and the per-node scan (a Filter plugin without a row
 path in the profile)."""
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from scheduler.framework.status import Status
 
 
 class AcceptAll:
-    """A Filter plugin with neither a row nor a batch path: the profile filters in batches,
-    and this plugin per node."""
+    """A Filter plugin without a row path: the profile filters node by node."""
 
     name = "AcceptAll"
 
@@ -30,7 +29,7 @@ class AcceptAll:
         return Status.OK
 
 
-def batch_profile(scheduler: Scheduler) -> None:
+def per_node_profile(scheduler: Scheduler) -> None:
     scheduler.profiles["default-scheduler"].framework.filter_plugins.insert(0, AcceptAll())
 
 
@@ -64,14 +63,14 @@ def metric(h: TracedHarness, sample_name: str, **labels: str) -> float:
     )
 
 
-@pytest.mark.parametrize("path", ["rows", "batch"])
+@pytest.mark.parametrize("path", ["rows", "per-node"])
 async def test_filter_span_of_a_rejected_and_a_fitting_pod(
     tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = {"rows": 0, "batch": 0}
+    calls = {"rows": 0, "per-node": 0}
     for name, method in (
         ("rows", "run_filter_plugins_rows"),
-        ("batch", "run_filter_plugins_batch"),
+        ("per-node", "run_filter_plugins"),
     ):
         original = getattr(Framework, method)
 
@@ -81,7 +80,7 @@ async def test_filter_span_of_a_rejected_and_a_fitting_pod(
 
         monkeypatch.setattr(Framework, method, counted)
 
-    configure = batch_profile if path == "batch" else None
+    configure = per_node_profile if path == "per-node" else None
     async with traced_scheduler(tmp_path, configure=configure) as h:
         for i in range(4):
             await h.api.create_node(f"n{i}", cpu="1")
@@ -98,7 +97,7 @@ async def test_filter_span_of_a_rejected_and_a_fitting_pod(
         events = plugin_events(span)
         assert events.pop("NodeResourcesFit") == ("Unschedulable", 4)
         assert events and set(events.values()) == {("Success", 0)}
-        assert ("AcceptAll" in events) == (path == "batch")
+        assert ("AcceptAll" in events) == (path == "per-node")
 
         await h.api.create_pod("small", cpu="500m")
         await h.wait_bound("small")
@@ -123,5 +122,5 @@ async def test_filter_span_of_a_rejected_and_a_fitting_pod(
         )
         assert evaluations >= 8  # 4 nodes for each pod
     assert calls[path] > 0
-    if path == "batch":
+    if path == "per-node":
         assert calls["rows"] == 0
