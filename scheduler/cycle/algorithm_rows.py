@@ -3,7 +3,8 @@
 Same answers as the per-node path in algorithm.py (feasible nodes in the same rotation order,
 the same stop point at numFeasibleNodesToFind, the same statuses for rejected nodes, the same
 scores), computed with array operations by plugins that implement the row extension points
-(scheduler/cache/rows.py). The algorithm uses it only when it applies to the whole cycle (see
+(scheduler/cache/rows.py); plugins that do not are asked per row by the framework's generic
+per-node adapter. The algorithm uses it only when it applies to the whole cycle (see
 `row_table_for`); otherwise, or when a plugin reports an internal error, the per-node path
 runs, and since filters are pure it reaches the same result it always did.
 """
@@ -44,9 +45,11 @@ MIN_ROW_CHUNK = 128
 
 def row_table_for(fwk: Framework, state: CycleState, snapshot: SnapshotLister) -> NodeTable | None:
     """The table to filter this cycle on, or None when the per-node path must run: the
-    snapshot has no table, a Filter plugin lacks a row path, a value is too large for exact
-    array arithmetic, or pods are nominated somewhere and the nominator cannot say where."""
-    if not isinstance(snapshot, Snapshot) or not fwk.can_filter_rows(state):
+    snapshot has no table, a value is too large for exact array arithmetic, or pods are
+    nominated somewhere and the nominator cannot say where. Filter plugins without a row
+    method do not send the cycle per node: the row pass asks them per row (the framework's
+    generic per-node adapter)."""
+    if not isinstance(snapshot, Snapshot):
         return None
     if fwk.has_nominated_pods() and not fwk.can_list_nominated_nodes():
         return None

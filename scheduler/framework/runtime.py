@@ -742,11 +742,14 @@ class Framework:
         names: list[str] = lister()
         return [name for name in names if self.needs_nominated_pods_pass(pod, name)]
 
-    def can_filter_rows(self, state: CycleState) -> bool:
-        """Whether every Filter plugin that runs this cycle has a row fast path."""
+    def per_node_filters(self, state: CycleState) -> list[str]:
+        """The Filter plugins that run this cycle without a row method of their own: the row
+        pass asks them per node, through the generic adapter (`verdict_per_node`)."""
         row_filter = self._capabilities.row_filter
         skip = state.skip_filter_plugins
-        return all(p.name in row_filter or p.name in skip for p in self.filter_plugins)
+        return [
+            p.name for p in self.filter_plugins if p.name not in row_filter and p.name not in skip
+        ]
 
     def run_filter_plugins_rows(
         self,
@@ -759,14 +762,21 @@ class Framework:
         """Positions (into `rows`) that pass every Filter, and each plugin's rejections.
 
         As run_filter_plugins per node: plugins run in order and a row leaves at its first
-        rejection. Needs `can_filter_rows`; statuses are left for the caller to build, except
-        that a sampled plugin timing is labelled with the code of the plugin's first rejected
-        row in the call (Success: none rejected).
+        rejection. Statuses are left for the caller to build, except that a sampled plugin
+        timing is labelled with the code of the plugin's first rejected row in the call
+        (Success: none rejected).
+
+        A plugin without `filter_rows` (an out-of-tree plugin, say), or declining it for this
+        pod, goes through the generic per-node adapter: its `filter` on each candidate row's
+        NodeInfo, the answers kept as a RowVerdict, so it is counted, timed, attributed and
+        traced as any row method. A non-rejection it returns (an error) is not reported here:
+        the caller then hands the cycle to the per-node path, which reports it in its words.
         """
         alive: npt.NDArray[np.intp] = np.arange(len(rows), dtype=np.intp)
         rejections: list[RowRejections] = []
         record = state.record_plugin_metrics
         skip = state.skip_filter_plugins
+        row_filter = self._capabilities.row_filter
         for plugin in self.filter_plugins:
             if not len(alive):
                 break
@@ -775,8 +785,10 @@ class Framework:
             plugin_start = self._now() if record else 0.0
             candidates = rows[alive]
             self.observer.on_plugin_evaluated("Filter", plugin.name, len(candidates))
-            verdict = cast(RowFilterPlugin, plugin).filter_rows(state, pod, table, candidates)
-            if verdict is None:
+            verdict = None
+            if plugin.name in row_filter:
+                verdict = cast(RowFilterPlugin, plugin).filter_rows(state, pod, table, candidates)
+            if verdict is None:  # the generic per-node adapter
                 verdict = verdict_per_node(plugin.filter, state, pod, table, candidates)
             passed = verdict.passed
             all_passed = bool(passed.all())
@@ -1011,8 +1023,12 @@ class Framework:
     def run_score_plugins_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> tuple[RowScores | None, Status]:
-        """run_score_plugins over table rows: the same scores, errors and messages. Plugins
-        without a row path (or declining it for this pod) are scored per node."""
+        """run_score_plugins over table rows: the same scores, errors and messages.
+
+        A plugin without `score_rows` (or declining it for this pod) goes through the generic
+        per-node adapter: `score` on each row's NodeInfo, as run_score_plugins calls it (the
+        same evaluation counts, timings and error messages), and NormalizeScore over
+        NodeScores when it has no `normalize_rows` (`_normalize_rows`)."""
         start = self._now()
         returned = Status.OK
         try:
@@ -1026,7 +1042,7 @@ class Framework:
                     values = cast(RowScorePlugin, plugin).score_rows(state, pod, table, rows)
                     if values is not None:
                         self.observer.on_plugin_evaluated("Score", plugin.name, len(rows))
-                if values is None:
+                if values is None:  # the generic per-node adapter
                     if infos is None:
                         infos = [table.infos[row] for row in rows.tolist()]
                     scores, status = self._score_one_plugin(state, pod, plugin, infos)
