@@ -37,7 +37,6 @@ from scheduler.cycle.algorithm import (
     ScheduleResult,
     StartIndex,
     schedule_pod,
-    schedule_pod_with_extenders,
 )
 from scheduler.cycle.eventhandlers import NodeEventHandler, PodEventHandler
 from scheduler.cycle.instrumentation import AttemptTrace, Instrumentation
@@ -338,11 +337,7 @@ class Scheduler:
             if pinfo is None:
                 return
             try:
-                extenders = self._interested_extenders(pinfo.pod)
-                if extenders:
-                    await self._schedule_one_with_extenders(pinfo, extenders)
-                else:
-                    self._schedule_one(pinfo)
+                await self._schedule_one(pinfo, self._interested_extenders(pinfo.pod))
             except Exception:
                 log.exception("scheduling cycle crashed", extra={"pod": pinfo.pod.key})
                 self.queue.done(pinfo.uid)
@@ -410,39 +405,29 @@ class Scheduler:
         self.cache.update_snapshot(self.snapshot)
         return _Attempt(profile, state, trace, start, self.queue.scheduling_cycle, AttemptDetails())
 
-    def _schedule_one(self, pinfo: QueuedPodInfo) -> None:
-        attempt = self._begin_attempt(pinfo)
-        if attempt is None:
-            return
-        try:
-            result = self._find_host(attempt.profile, attempt.state, pinfo.pod, attempt.details)
-            self.metrics.scheduling_algorithm(self.clock() - attempt.start)
-        except Exception as exc:
-            self._algorithm_failed(attempt, pinfo, exc)
-            return
-        self._assume_reserve_permit(attempt, pinfo, result)
-
-    async def _schedule_one_with_extenders(
-        self, pinfo: QueuedPodInfo, extenders: Sequence[HTTPExtender]
+    async def _schedule_one(
+        self, pinfo: QueuedPodInfo, extenders: Sequence[HTTPExtender] = ()
     ) -> None:
-        """_schedule_one for a pod extenders are interested in: the algorithm awaits their
-        HTTP calls (the loop stays in the cycle meanwhile: profiles are not swapped)."""
+        """One scheduling cycle for `pinfo`. With extenders interested in the pod the
+        algorithm awaits their HTTP calls (the loop stays in the cycle meanwhile: profiles
+        are not swapped); without, nothing in it suspends."""
         attempt = self._begin_attempt(pinfo)
         if attempt is None:
             return
         profile = attempt.profile
+        recorder = CallRecorder(profile.framework, attempt.state) if extenders else None
         try:
-            result = await schedule_pod_with_extenders(
+            result = await schedule_pod(
                 profile.framework,
                 attempt.state,
                 pinfo.pod,
                 self.snapshot,
-                extenders,
                 percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
                 next_start_index=self.start_index,
                 rng=self.rng,
                 details=attempt.details,
-                recorder=CallRecorder(profile.framework, attempt.state),
+                extenders=extenders,
+                recorder=recorder,
             )
             self.metrics.scheduling_algorithm(self.clock() - attempt.start)
         except FitError as fit:
@@ -511,24 +496,6 @@ class Scheduler:
             log.info(
                 "assumed pod already superseded", extra={"pod": assumed.key, "error": str(exc)}
             )
-
-    def _find_host(
-        self,
-        profile: SchedulingProfile,
-        state: CycleState,
-        pod: PodView,
-        details: AttemptDetails | None = None,
-    ) -> ScheduleResult:
-        return schedule_pod(
-            profile.framework,
-            state,
-            pod,
-            self.snapshot,
-            percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
-            next_start_index=self.start_index,
-            rng=self.rng,
-            details=details,
-        )
 
     def _post_filter_then_fail(
         self,

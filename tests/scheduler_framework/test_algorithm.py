@@ -81,12 +81,12 @@ def cluster(cpus: Sequence[str], unschedulable: Sequence[bool] = ()) -> Snapshot
     )
 
 
-def test_fit_error_message_counts_and_sorts_reasons() -> None:
+async def test_fit_error_message_counts_and_sorts_reasons() -> None:
     snapshot = cluster(["1", "1", "4", "1"], [False, False, True, False])
     fwk = build(NodeResourcesFit(None), snapshot)
     pod = make_pod(containers=[{"cpu": "2"}])
     with pytest.raises(FitError) as caught:
-        schedule_pod(
+        await schedule_pod(
             fwk,
             CycleState(),
             pod,
@@ -107,7 +107,7 @@ def test_fit_error_message_counts_and_sorts_reasons() -> None:
     )
 
 
-def test_pre_filter_rejection_message() -> None:
+async def test_pre_filter_rejection_message() -> None:
     snapshot = cluster(["1", "1"])
 
     class Rejecting:
@@ -127,7 +127,7 @@ def test_pre_filter_rejection_message() -> None:
         HandleDeps(snapshot=lambda: snapshot, client=RecordingClient()),
     )  # type: ignore[dict-item]
     with pytest.raises(FitError) as caught:
-        schedule_pod(
+        await schedule_pod(
             fwk,
             CycleState(),
             make_pod(),
@@ -140,11 +140,11 @@ def test_pre_filter_rejection_message() -> None:
     assert caught.value.diagnosis.unschedulable_plugins == {"Rejecting"}
 
 
-def test_picks_least_allocated_and_single_feasible_short_circuit() -> None:
+async def test_picks_least_allocated_and_single_feasible_short_circuit() -> None:
     snapshot = cluster(["2", "8", "4"])
     fwk = build(NodeResourcesFit(None), snapshot)
     pod = make_pod(containers=[{"cpu": "1"}])
-    result = schedule_pod(
+    result = await schedule_pod(
         fwk,
         CycleState(),
         pod,
@@ -155,7 +155,7 @@ def test_picks_least_allocated_and_single_feasible_short_circuit() -> None:
     )
     assert (result.suggested_host, result.evaluated_nodes, result.feasible_nodes) == ("node1", 3, 3)
     big = make_pod(containers=[{"cpu": "6"}])
-    result = schedule_pod(
+    result = await schedule_pod(
         fwk,
         CycleState(),
         big,
@@ -167,11 +167,11 @@ def test_picks_least_allocated_and_single_feasible_short_circuit() -> None:
     assert (result.suggested_host, result.evaluated_nodes, result.feasible_nodes) == ("node1", 3, 1)
 
 
-def test_nominated_node_is_tried_first() -> None:
+async def test_nominated_node_is_tried_first() -> None:
     snapshot = cluster(["8", "2", "8"])
     fwk = build(NodeResourcesFit(None), snapshot)
     pod = make_pod(containers=[{"cpu": "1"}], nominated_node_name="node1")
-    result = schedule_pod(
+    result = await schedule_pod(
         fwk,
         CycleState(),
         pod,
@@ -183,11 +183,11 @@ def test_nominated_node_is_tried_first() -> None:
     assert (result.suggested_host, result.evaluated_nodes) == ("node1", 1)
 
 
-def test_start_index_rotates_over_sampled_nodes() -> None:
+async def test_start_index_rotates_over_sampled_nodes() -> None:
     snapshot = cluster(["4"] * 200)
     fwk = build(NodeResourcesFit(None), snapshot)
     start = StartIndex()
-    result = schedule_pod(
+    result = await schedule_pod(
         fwk,
         CycleState(),
         make_pod(),
@@ -198,7 +198,7 @@ def test_start_index_rotates_over_sampled_nodes() -> None:
     )
     assert result.evaluated_nodes == 100
     assert start.value == 100
-    schedule_pod(
+    await schedule_pod(
         fwk,
         CycleState(),
         make_pod(),
@@ -230,7 +230,7 @@ def test_select_host_breaks_ties_uniformly() -> None:
     start=st.integers(min_value=0, max_value=149),
     percentage=st.sampled_from([None, 10, 100]),
 )
-def test_row_path_gives_identical_results(
+async def test_row_path_gives_identical_results(
     cpus: list[str], request: str, start: int, percentage: int | None
 ) -> None:
     """The NodeTable row pass (a cache's Snapshot) decides as the per-node scan (a plain
@@ -249,7 +249,7 @@ def test_row_path_gives_identical_results(
         index = StartIndex(start % len(cpus))
         details = AttemptDetails()
         try:
-            result = schedule_pod(
+            result = await schedule_pod(
                 fwk,
                 CycleState(),
                 pod,

@@ -179,9 +179,9 @@ def framework(
     return Framework(PROFILE, plugins, deps)
 
 
-def run(fwk: Framework, state: CycleState, snapshot: SnapshotLister, pod_cpu: str) -> None:
+async def run(fwk: Framework, state: CycleState, snapshot: SnapshotLister, pod_cpu: str) -> None:
     with contextlib.suppress(FitError):  # the cases where no node fits
-        schedule_pod(
+        await schedule_pod(
             fwk,
             state,
             make_pod(name="incoming", uid="incoming", containers=[{"cpu": pod_cpu}]),
@@ -242,13 +242,13 @@ def samples(metrics: SchedulerMetrics, name: str) -> dict[tuple[tuple[str, str],
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
-def test_filter_span_reports_each_plugins_rejections(
+async def test_filter_span_reports_each_plugins_rejections(
     path: str, case: Case, traced_state: tuple[CycleState, Traced]
 ) -> None:
     state, traced = traced_state
     snapshot = snapshot_for(path, case)
     fwk = framework(snapshot, SchedulerMetrics(), traced=True, nominator=nominator_for(path, case))
-    run(fwk, state, snapshot, case.pod_cpu)
+    await run(fwk, state, snapshot, case.pod_cpu)
 
     (span,) = traced.filter_spans()
     attributes = dict(span.attributes or {})
@@ -273,7 +273,7 @@ def label_set(**labels: str) -> tuple[tuple[str, str], ...]:
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("traced", [False, True], ids=["sampled", "traced"])
-def test_filter_metrics_carry_the_status_plugins_returned(
+async def test_filter_metrics_carry_the_status_plugins_returned(
     path: str, traced: bool, traced_state: tuple[CycleState, Traced]
 ) -> None:
     case = CASES[0]  # NodeResourcesFit rejects all 4 nodes
@@ -285,7 +285,7 @@ def test_filter_metrics_carry_the_status_plugins_returned(
     else:
         state = CycleState()
         state.record_plugin_metrics = True  # this cycle is in upstream's 10 % sample
-    run(fwk, state, snapshot, case.pod_cpu)
+    await run(fwk, state, snapshot, case.pod_cpu)
 
     plugin_counts = samples(metrics, "scheduler_plugin_execution_duration_seconds_count")
     fit_filter = {
@@ -326,12 +326,12 @@ def test_filter_metrics_carry_the_status_plugins_returned(
     )
 
 
-def test_unsampled_untraced_cycle_still_counts_evaluations_only() -> None:
+async def test_unsampled_untraced_cycle_still_counts_evaluations_only() -> None:
     case = CASES[1]
     metrics = SchedulerMetrics()
     snapshot = snapshot_for("rows", case)
     fwk = framework(snapshot, metrics, traced=False)
-    run(fwk, CycleState(), snapshot, case.pod_cpu)
+    await run(fwk, CycleState(), snapshot, case.pod_cpu)
 
     assert samples(metrics, "scheduler_plugin_execution_duration_seconds_count") == {}
     evaluations = samples(metrics, "scheduler_plugin_evaluation_total")
@@ -360,7 +360,7 @@ class FailingScore:
         return None
 
 
-def test_failed_score_plugin_is_timed_with_its_error() -> None:
+async def test_failed_score_plugin_is_timed_with_its_error() -> None:
     case = CASES[2]
     metrics = SchedulerMetrics()
     snapshot = snapshot_for("per-node", case)
@@ -368,7 +368,7 @@ def test_failed_score_plugin_is_timed_with_its_error() -> None:
     state = CycleState()
     state.record_plugin_metrics = True
     with pytest.raises(Exception, match="out of order"):
-        run(fwk, state, snapshot, case.pod_cpu)
+        await run(fwk, state, snapshot, case.pod_cpu)
 
     plugin_counts = samples(metrics, "scheduler_plugin_execution_duration_seconds_count")
     assert (

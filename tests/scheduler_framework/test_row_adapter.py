@@ -118,7 +118,7 @@ def snapshots(count: int) -> tuple[Snapshot, SnapshotLister]:
     return snapshot, ListSnapshot(list(snapshot.node_info_list))
 
 
-def attempt(
+async def attempt(
     plugin: Picky, lister: SnapshotLister, start: int, percentage: int | None
 ) -> tuple[Any, list[tuple[str, str, str, Any]]]:
     """What schedule_pod decided (statuses, messages, scores) and the metrics it reported."""
@@ -139,7 +139,7 @@ def attempt(
     index = StartIndex(start)
     pod = make_pod(containers=[{"cpu": "1"}])
     try:
-        result = schedule_pod(
+        result = await schedule_pod(
             fwk, state, pod, lister,
             percentage_of_nodes_to_score=percentage, next_start_index=index,
             rng=random.Random(0), details=details,
@@ -172,16 +172,16 @@ def statuses_of(diagnosis: Any) -> tuple[Any, ...]:
     return by_node, sorted(diagnosis.unschedulable_plugins)
 
 
-def check(
+async def check(
     count: int, start: int, percentage: int | None, filter_error_on: int, score_error_on: int
 ) -> None:
     table, plain = snapshots(count)
     start %= count
-    per_node, _ = attempt(Picky(filter_error_on, score_error_on), plain, start, percentage)
-    adapted, adapted_metrics = attempt(
+    per_node, _ = await attempt(Picky(filter_error_on, score_error_on), plain, start, percentage)
+    adapted, adapted_metrics = await attempt(
         Picky(filter_error_on, score_error_on), table, start, percentage
     )
-    native, native_metrics = attempt(
+    native, native_metrics = await attempt(
         PickyWithRows(filter_error_on, score_error_on), table, start, percentage
     )
     assert adapted == per_node
@@ -207,10 +207,10 @@ CASES: Sequence[tuple[str, int, int, int | None, int, int]] = [
     [case[1:] for case in CASES],
     ids=[case[0] for case in CASES],
 )
-def test_adapter_answers_as_the_per_node_path(
+async def test_adapter_answers_as_the_per_node_path(
     count: int, start: int, percentage: int | None, filter_error_on: int, score_error_on: int
 ) -> None:
-    check(count, start, percentage, filter_error_on, score_error_on)
+    await check(count, start, percentage, filter_error_on, score_error_on)
 
 
 @settings(max_examples=60, deadline=None)
@@ -221,7 +221,7 @@ def test_adapter_answers_as_the_per_node_path(
     filter_error_on=st.integers(min_value=-1, max_value=249),
     score_error_on=st.integers(min_value=-1, max_value=249),
 )
-def test_adapter_answers_as_the_per_node_path_on_random_clusters(
+async def test_adapter_answers_as_the_per_node_path_on_random_clusters(
     count: int, start: int, percentage: int | None, filter_error_on: int, score_error_on: int
 ) -> None:
-    check(count, start, percentage, filter_error_on, score_error_on)
+    await check(count, start, percentage, filter_error_on, score_error_on)

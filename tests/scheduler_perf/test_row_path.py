@@ -514,7 +514,7 @@ def test_row_path_matches_per_node_path_on_chosen_cases(
     pod=pod_specs,
     seed=st.integers(min_value=0, max_value=2**16),
 )
-def test_schedule_pod_picks_a_best_node_either_way(
+async def test_schedule_pod_picks_a_best_node_either_way(
     nodes: list[dict[str, Any]], pod: dict[str, Any], seed: int
 ) -> None:
     snapshot = build_cluster(nodes).update_snapshot(Snapshot())
@@ -524,7 +524,7 @@ def test_schedule_pod_picks_a_best_node_either_way(
     for lister in (per_node_lister(snapshot), snapshot):
         fwk = default_framework(lister)
         try:
-            result = schedule_pod(
+            result = await schedule_pod(
                 fwk,
                 CycleState(),
                 incoming,
