@@ -64,7 +64,6 @@ from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
 from scheduler.listers.cluster_objects import ClusterObjects
-from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
 from scheduler.queue.event_labels import event_label
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
@@ -216,7 +215,7 @@ class Scheduler:
         if extenders is None:
             extenders = ExtenderSet(config.extenders)
             self._extender_sets[config.extenders] = extenders
-        config = with_ignored_resources(config, extenders.ignored_resources)
+        config = with_ignored_resources(config, extenders.ignored_resources, self.registry)
 
         def deps_for(profile: str) -> HandleDeps:
             return HandleDeps(
@@ -836,11 +835,17 @@ class _Attempt:
     details: AttemptDetails
 
 
-def with_ignored_resources(config: ResolvedConfig, ignored: Sequence[str]) -> ResolvedConfig:
+def with_ignored_resources(
+    config: ResolvedConfig, ignored: Sequence[str], registry: Registry
+) -> ResolvedConfig:
     """`config` with NodeResourcesFit ignoring the extended resources extenders manage with
-    ignoredByScheduler (upstream's buildExtenders sets its args' ignoredResources to them)."""
-    if not ignored:
-        return config
+    ignoredByScheduler (upstream's buildExtenders sets its args' ignoredResources to them).
+    The args' type and defaults come from `registry`'s entry for the plugin, so the cycle
+    does not import the plugin."""
+    entry = registry.get(NODE_RESOURCES_FIT)
+    if not ignored or entry is None:
+        return config  # without the plugin in the registry, no profile can enable it
+    defaults = entry.decode(None)
     profiles = []
     for profile in config.profiles:
         if NODE_RESOURCES_FIT not in profile.plugin_names():
@@ -848,10 +853,10 @@ def with_ignored_resources(config: ResolvedConfig, ignored: Sequence[str]) -> Re
             continue
         args = profile.args.get(NODE_RESOURCES_FIT)
         if args is None:
-            args = NodeResourcesFitArgs()
-        if not isinstance(args, NodeResourcesFitArgs):
+            args = defaults
+        if not isinstance(args, type(defaults)):
             raise ExtenderConfigError(
-                f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}"
+                f"want args to be of type {type(defaults).__name__}, got {type(args).__name__}"
             )
         args = dataclasses.replace(args, ignored_resources=tuple(ignored))
         profiles.append(

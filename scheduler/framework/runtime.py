@@ -46,6 +46,8 @@ from scheduler.framework.interface import (
     FilterPlugin,
     NodeScore,
     NodeToStatus,
+    NominatedPodsFilterPlugin,
+    NominatedPodsVerdict,
     PermitPlugin,
     Plugin,
     PostBindPlugin,
@@ -185,6 +187,7 @@ class _Capabilities:
     row_filter: frozenset[str]
     row_score: frozenset[str]
     row_normalize: frozenset[str]
+    nominated_pods_filter: frozenset[str]
     enqueue_extensions: frozenset[str]
 
     @classmethod
@@ -198,6 +201,7 @@ class _Capabilities:
             having(RowFilterPlugin),
             having(RowScorePlugin),
             having(RowNormalizePlugin),
+            having(NominatedPodsFilterPlugin),
             having(EnqueueExtensions),
         )
 
@@ -809,6 +813,32 @@ class Framework:
             for nominated in self._deps.nominator.nominated_pods_for_node(node_name)
         )
 
+    def nominated_pods_that_count(self, pod: PodView, node_name: str) -> list[PodView]:
+        """The pods nominated to `node_name` that filtering `pod` must add: those of equal or
+        higher priority, other than the pod itself."""
+        return [
+            other
+            for other in self._deps.nominator.nominated_pods_for_node(node_name)
+            if other.priority >= pod.priority and other.uid != pod.uid
+        ]
+
+    def nominated_pods_verdict(
+        self, state: CycleState, pod: PodView
+    ) -> NominatedPodsVerdict | None:
+        """The one-step verdict on nodes with nominated pods that a Filter plugin offers for
+        this attempt (NominatedPodsFilterPlugin), or None: filter those nodes with and without
+        the pods (run_filter_plugins_with_nominated_pods)."""
+        offering = self._capabilities.nominated_pods_filter
+        skip = state.skip_filter_plugins
+        for plugin in self.filter_plugins:
+            if plugin.name in offering and plugin.name not in skip:
+                verdict = cast(NominatedPodsFilterPlugin, plugin).nominated_pods_verdict(
+                    self, state, pod
+                )
+                if verdict is not None:
+                    return verdict
+        return None
+
     def run_filter_plugins_with_nominated_pods(
         self,
         state: CycleState,
@@ -837,12 +867,7 @@ class Framework:
     def _add_nominated_pods(
         self, state: CycleState, pod: PodView, node_info: NodeInfo
     ) -> tuple[bool, CycleState, NodeInfo] | Status:
-        node_name = node_info.node_name
-        nominated = [
-            other
-            for other in self._deps.nominator.nominated_pods_for_node(node_name)
-            if other.priority >= pod.priority and other.uid != pod.uid
-        ]
+        nominated = self.nominated_pods_that_count(pod, node_info.node_name)
         if not nominated:
             return False, state, node_info
         info_out = node_info.snapshot()
