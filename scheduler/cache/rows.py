@@ -1,10 +1,10 @@
 """Optional vectorised extension points over a NodeTable (in-tree plugins' fast path).
 
 A plugin that also implements `filter_rows` / `score_rows` answers for many snapshot rows at
-once, exactly as its per-node `filter` / `score` would for each row's NodeInfo. The runtime
-uses them only when every Filter plugin of the cycle has one; other plugins keep working per
-node. Statuses of rejected rows are built on demand (`RowVerdict.reject`), only for the rows
-the algorithm actually reports.
+once, exactly as its per-node `filter` / `score` would for each row's NodeInfo. A plugin
+without them still runs in the row pass: the runtime's generic per-node adapter asks its
+`filter` / `score` for each row (`verdict_per_node` for Filter). Statuses of rejected rows are
+built on demand (`RowVerdict.reject`), only for the rows the algorithm actually reports.
 """
 
 from __future__ import annotations

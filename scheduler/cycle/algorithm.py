@@ -60,7 +60,6 @@ __all__ = [
     "num_feasible_nodes_to_find",
     "prioritize_nodes",
     "schedule_pod",
-    "schedule_pod_with_extenders",
     "select_host",
 ]
 
@@ -68,9 +67,6 @@ log = logging.getLogger(__name__)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-# Nodes filtered per batch call: big enough for the batch fast path to pay off, small enough
-# not to evaluate many nodes past the point where sampling stops.
-MIN_FILTER_CHUNK = 64
 
 
 @dataclass(slots=True)
@@ -108,7 +104,7 @@ def num_feasible_nodes_to_find(percentage_of_nodes_to_score: int | None, num_all
     return max(num_nodes, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def schedule_pod(
+async def schedule_pod(
     fwk: Framework,
     state: CycleState,
     pod: PodView,
@@ -118,90 +114,32 @@ def schedule_pod(
     next_start_index: StartIndex,
     rng: random.Random,
     details: AttemptDetails | None = None,
-) -> ScheduleResult:
-    """The node to bind `pod` to; raises FitError (nothing fits), SchedulingError (a plugin
-    failed) or NoNodesAvailable (the snapshot has no nodes). `details`, when given, receives the
-    diagnosis and the per-node scores (when scoring ran)."""
-    all_nodes = snapshot.list()
-    if not all_nodes:
-        raise NoNodesAvailable()
-    feasible, diagnosis, rows = _find_feasible(
-        fwk, state, pod, snapshot, percentage_of_nodes_to_score, next_start_index
-    )
-    if details is not None:
-        details.diagnosis = diagnosis
-    if not feasible:
-        raise FitError(pod, len(all_nodes), diagnosis)
-    rejected = len(diagnosis.node_to_status.statuses)
-    if len(feasible) == 1:
-        return ScheduleResult(feasible[0].node_name, 1 + rejected, 1)
-    if rows is not None:
-        table, feasible_rows = rows
-        row_scores = prioritize_rows(fwk, state, pod, table, feasible_rows, feasible)
-        chosen = select_row(row_scores.total, rng)
-        if details is not None:
-            details.row_scores, details.scored_nodes = row_scores, feasible
-            details.chosen_row = chosen
-        host = feasible[chosen].node_name
-        return ScheduleResult(host, len(feasible) + rejected, len(feasible))
-    scores = prioritize_nodes(fwk, state, pod, feasible)
-    if details is not None:
-        details.scores = scores
-    return ScheduleResult(select_host(scores, rng), len(feasible) + rejected, len(feasible))
-
-
-async def schedule_pod_with_extenders(
-    fwk: Framework,
-    state: CycleState,
-    pod: PodView,
-    snapshot: SnapshotLister,
-    extenders: Sequence[HTTPExtender],
-    *,
-    percentage_of_nodes_to_score: int | None,
-    next_start_index: StartIndex,
-    rng: random.Random,
-    details: AttemptDetails | None = None,
+    extenders: Sequence[HTTPExtender] = (),
     recorder: CallRecorder | None = None,
 ) -> ScheduleResult:
-    """schedule_pod when extenders are configured and interested in `pod`: the Filter plugins'
-    feasible nodes go through the extenders' filter, their prioritize scores are added to the
-    Score plugins' totals (upstream's findNodesThatFitPod / prioritizeNodes with extenders)."""
+    """The node to bind `pod` to; raises FitError (nothing fits), SchedulingError (a plugin or
+    an extender failed) or NoNodesAvailable (the snapshot has no nodes). `details`, when
+    given, receives the diagnosis and the per-node scores (when scoring ran).
+
+    `extenders` are those interested in `pod`: the Filter plugins' feasible nodes then go
+    through their filter, and their prioritize scores are added to the Score plugins' totals
+    (upstream's findNodesThatFitPod / prioritizeNodes). Without extenders nothing here
+    suspends, so a synchronous caller may drive the coroutine to its end in one step."""
     all_nodes = snapshot.list()
     if not all_nodes:
         raise NoNodesAvailable()
     diagnosis = Diagnosis()
     if details is not None:
         details.diagnosis = diagnosis
-    feasible: list[NodeInfo] = []
-    rows: tuple[NodeTable, Rows] | None = None
-    pre_filtered = _run_pre_filter(fwk, state, pod, all_nodes, diagnosis)
-    if pre_filtered is not None:
-        feasible = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis)
-        if feasible:
-            try:
-                feasible = await find_nodes_that_pass_extenders(
-                    extenders, pod, feasible, diagnosis.node_to_status, recorder
-                )
-            except SchedulingError as exc:
-                # Upstream logs a failed evaluation of the nominated node and scans them all.
-                log.info(
-                    "evaluation failed on nominated node",
-                    extra={"pod": pod.key, "node": pod.nominated_node_name, "error": str(exc)},
-                )
-                feasible = []
-        if not feasible:
-            feasible, rows = _scan_nodes(
-                fwk, state, pod, snapshot, pre_filtered, diagnosis,
-                percentage_of_nodes_to_score, next_start_index,
-            )  # fmt: skip
-            passed = await find_nodes_that_pass_extenders(
-                extenders, pod, feasible, diagnosis.node_to_status, recorder
-            )
-            if len(passed) != len(feasible):
-                mark_extender_rejection(diagnosis.unschedulable_plugins)
-                if rows is not None:
-                    rows = rows[0], _rows_of(passed, feasible, rows[1])
-            feasible = passed
+    if extenders:
+        feasible, rows = await _find_feasible_with_extenders(
+            fwk, state, pod, snapshot, diagnosis, extenders, recorder,
+            percentage_of_nodes_to_score, next_start_index,
+        )  # fmt: skip
+    else:
+        feasible, rows = _find_feasible(
+            fwk, state, pod, snapshot, diagnosis, percentage_of_nodes_to_score, next_start_index
+        )
     if not feasible:
         raise FitError(pod, len(all_nodes), diagnosis)
     rejected = len(diagnosis.node_to_status.statuses)
@@ -210,29 +148,76 @@ async def schedule_pod_with_extenders(
     if rows is not None:
         table, feasible_rows = rows
         row_scores = prioritize_rows(fwk, state, pod, table, feasible_rows, feasible)
-        by_node = await extender_scores(extenders, pod, feasible, recorder)
-        if by_node:
-            row_scores = _with_extender_columns(row_scores, feasible, by_node)
+        if extenders:
+            by_node = await extender_scores(extenders, pod, feasible, recorder)
+            if by_node:
+                row_scores = _with_extender_columns(row_scores, feasible, by_node)
         chosen = select_row(row_scores.total, rng)
         if details is not None:
             details.row_scores, details.scored_nodes = row_scores, feasible
             details.chosen_row = chosen
         host = feasible[chosen].node_name
         return ScheduleResult(host, len(feasible) + rejected, len(feasible))
-    if fwk.has_score_plugins():
-        scores = prioritize_nodes(fwk, state, pod, feasible)
-    else:
-        # Upstream runs the (empty) Score pass when extenders exist: every plugin total is 0.
+    if extenders and not fwk.has_score_plugins():
+        # Upstream runs the (empty) Score pass when extenders exist: every plugin total is 0
+        # (without extenders every node scores 1, as prioritize_nodes says).
         scores = [NodePluginScores(info.node_name) for info in feasible]
-    by_node = await extender_scores(extenders, pod, feasible, recorder)
-    for node_scores in scores:
-        extra = by_node.get(node_scores.name)
-        if extra:
-            node_scores.scores.extend(extra)
-            node_scores.total_score += sum(score.score for score in extra)
+    else:
+        scores = prioritize_nodes(fwk, state, pod, feasible)
+    if extenders:
+        by_node = await extender_scores(extenders, pod, feasible, recorder)
+        for node_scores in scores:
+            extra = by_node.get(node_scores.name)
+            if extra:
+                node_scores.scores.extend(extra)
+                node_scores.total_score += sum(score.score for score in extra)
     if details is not None:
         details.scores = scores
     return ScheduleResult(select_host(scores, rng), len(feasible) + rejected, len(feasible))
+
+
+async def _find_feasible_with_extenders(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    snapshot: SnapshotLister,
+    diagnosis: Diagnosis,
+    extenders: Sequence[HTTPExtender],
+    recorder: CallRecorder | None,
+    percentage_of_nodes_to_score: int | None,
+    next_start_index: StartIndex,
+) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
+    """_find_feasible, each set of feasible nodes then filtered by the extenders."""
+    pre_filtered = _run_pre_filter(fwk, state, pod, snapshot.list(), diagnosis)
+    if pre_filtered is None:
+        return [], None
+    feasible = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis)
+    if feasible:
+        try:
+            feasible = await find_nodes_that_pass_extenders(
+                extenders, pod, feasible, diagnosis.node_to_status, recorder
+            )
+        except SchedulingError as exc:
+            # Upstream logs a failed evaluation of the nominated node and scans them all.
+            log.info(
+                "evaluation failed on nominated node",
+                extra={"pod": pod.key, "node": pod.nominated_node_name, "error": str(exc)},
+            )
+            feasible = []
+        if feasible:
+            return feasible, None
+    feasible, rows = _scan_nodes(
+        fwk, state, pod, snapshot, pre_filtered, diagnosis,
+        percentage_of_nodes_to_score, next_start_index,
+    )  # fmt: skip
+    passed = await find_nodes_that_pass_extenders(
+        extenders, pod, feasible, diagnosis.node_to_status, recorder
+    )
+    if len(passed) != len(feasible):
+        mark_extender_rejection(diagnosis.unschedulable_plugins)
+        if rows is not None:
+            rows = rows[0], _rows_of(passed, feasible, rows[1])
+    return passed, rows
 
 
 def _rows_of(passed: Sequence[NodeInfo], feasible: Sequence[NodeInfo], rows: Rows) -> Rows:
@@ -269,8 +254,9 @@ def find_nodes_that_fit_pod(
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
 ) -> tuple[list[NodeInfo], Diagnosis]:
-    feasible, diagnosis, _ = _find_feasible(
-        fwk, state, pod, snapshot, percentage_of_nodes_to_score, next_start_index
+    diagnosis = Diagnosis()
+    feasible, _ = _find_feasible(
+        fwk, state, pod, snapshot, diagnosis, percentage_of_nodes_to_score, next_start_index
     )
     return feasible, diagnosis
 
@@ -280,25 +266,23 @@ def _find_feasible(
     state: CycleState,
     pod: PodView,
     snapshot: SnapshotLister,
+    diagnosis: Diagnosis,
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
-) -> tuple[list[NodeInfo], Diagnosis, tuple[NodeTable, Rows] | None]:
-    """find_nodes_that_fit_pod, plus the table rows of the feasible nodes when the row fast
-    path found them (None: the per-node path ran)."""
-    diagnosis = Diagnosis()
-    all_nodes = snapshot.list()
-    pre_result = _run_pre_filter(fwk, state, pod, all_nodes, diagnosis)
+) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
+    """find_nodes_that_fit_pod (into `diagnosis`), plus the table rows of the feasible nodes
+    when the row fast path found them (None: the per-node path ran)."""
+    pre_result = _run_pre_filter(fwk, state, pod, snapshot.list(), diagnosis)
     if pre_result is None:
-        return [], diagnosis, None
+        return [], None
     # A node nominated by an earlier preemption is likely the only one that fits: try it first.
     feasible_nominated = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis)
     if feasible_nominated:
-        return feasible_nominated, diagnosis, None
-    feasible, rows = _scan_nodes(
+        return feasible_nominated, None
+    return _scan_nodes(
         fwk, state, pod, snapshot, pre_result, diagnosis, percentage_of_nodes_to_score,
         next_start_index,
     )  # fmt: skip
-    return feasible, diagnosis, rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,26 +404,21 @@ def _find_nodes_that_pass_filters(
     outcome = Status.OK
     failed: list[tuple[str, Status]] = []
     try:
-        offset = 0
-        while offset < count and len(feasible) < num_to_find:
-            size = min(count - offset, max(num_to_find - len(feasible), MIN_FILTER_CHUNK))
-            chunk = [nodes[(start + offset + k) % count] for k in range(size)]
-            offset += size
-            results = fwk.run_filter_plugins_batch(state, pod, chunk, tally)
-            for info, result in zip(chunk, results, strict=True):
-                if fwk.needs_nominated_pods_pass(pod, info.node_name):
-                    status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info, tally)
-                else:
-                    status = result or Status.OK
-                if status.code == Code.ERROR:
-                    outcome = status
-                    raise SchedulingError(status)
-                if status.is_success:
-                    feasible.append(info)
-                    if len(feasible) == num_to_find:
-                        break
-                else:
-                    failed.append((info.node_name, status))
+        for offset in range(count):
+            info = nodes[(start + offset) % count]
+            if fwk.needs_nominated_pods_pass(pod, info.node_name):
+                status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info, tally)
+            else:
+                status = fwk.run_filter_plugins(state, pod, info, tally)
+            if status.code == Code.ERROR:
+                outcome = status
+                raise SchedulingError(status)
+            if status.is_success:
+                feasible.append(info)
+                if len(feasible) == num_to_find:
+                    break
+            else:
+                failed.append((info.node_name, status))
     finally:
         for node_name, status in failed:
             diagnosis.node_to_status.statuses[node_name] = status

@@ -3,7 +3,8 @@
 Same answers as the per-node path in algorithm.py (feasible nodes in the same rotation order,
 the same stop point at numFeasibleNodesToFind, the same statuses for rejected nodes, the same
 scores), computed with array operations by plugins that implement the row extension points
-(scheduler/cache/rows.py). The algorithm uses it only when it applies to the whole cycle (see
+(scheduler/cache/rows.py); plugins that do not are asked per row by the framework's generic
+per-node adapter. The algorithm uses it only when it applies to the whole cycle (see
 `row_table_for`); otherwise, or when a plugin reports an internal error, the per-node path
 runs, and since filters are pure it reaches the same result it always did.
 """
@@ -19,23 +20,16 @@ import numpy.typing as npt
 
 from scheduler.cache.snapshot import Snapshot, node_table_for
 from scheduler.framework.filter_tally import FilterTally, no_node_fits
-from scheduler.framework.interface import CycleState, SnapshotLister
+from scheduler.framework.interface import CycleState, NominatedPodsVerdict, SnapshotLister
 from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, RowRejections, RowScores
 from scheduler.framework.status import Code, Status
-from scheduler.plugins.noderesources.fit_alone import (
-    RemainingResources,
-    fit_alone,
-    nominated_that_count,
-    requested_by,
-)
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.node_table import IntArray, NodeTable
     from scheduler.cache.rows import Rows
-    from scheduler.plugins.noderesources.fit import NodeResourcesFit
 
 # Rows filtered per round beyond what is still needed: few rounds when many nodes are
 # rejected, little work past the stop point for plugins that check rows one by one.
@@ -44,9 +38,11 @@ MIN_ROW_CHUNK = 128
 
 def row_table_for(fwk: Framework, state: CycleState, snapshot: SnapshotLister) -> NodeTable | None:
     """The table to filter this cycle on, or None when the per-node path must run: the
-    snapshot has no table, a Filter plugin lacks a row path, a value is too large for exact
-    array arithmetic, or pods are nominated somewhere and the nominator cannot say where."""
-    if not isinstance(snapshot, Snapshot) or not fwk.can_filter_rows(state):
+    snapshot has no table, a value is too large for exact array arithmetic, or pods are
+    nominated somewhere and the nominator cannot say where. Filter plugins without a row
+    method do not send the cycle per node: the row pass asks them per row (the framework's
+    generic per-node adapter)."""
+    if not isinstance(snapshot, Snapshot):
         return None
     if fwk.has_nominated_pods() and not fwk.can_list_nominated_nodes():
         return None
@@ -78,7 +74,7 @@ def find_feasible_rows(
     # one, with and without those pods, as the per-node path does; their outcome replaces
     # the row pass's (row -> status of those rejected).
     nominated_rows = _nominated_rows(fwk, pod, table)
-    alone = fit_alone(fwk, state, pod) if nominated_rows else None
+    one_step = fwk.nominated_pods_verdict(state, pod) if nominated_rows else None
     overrides: dict[int, Status] = {}
     offset = 0
     while offset < count and found_count < num_to_find:
@@ -89,9 +85,9 @@ def find_feasible_rows(
         if nominated_rows:
             outcome = (
                 _nominated_outcomes(fwk, state, pod, table, rows, nominated_rows, tally)
-                if alone is None or not alone.decides_alone
-                else _nominated_fit_outcomes(
-                    fwk, state, pod, alone.fit, table, rows, nominated_rows, rejections
+                if one_step is None
+                else _nominated_one_step_outcomes(
+                    fwk, state, pod, one_step, table, rows, nominated_rows, rejections
                 )
             )
             if outcome is None:
@@ -162,25 +158,22 @@ def _nominated_outcomes(
     return passed, failed
 
 
-def _nominated_fit_outcomes(
+def _nominated_one_step_outcomes(
     fwk: Framework,
     state: CycleState,
     pod: PodView,
-    fit: NodeResourcesFit,
+    verdict: NominatedPodsVerdict,
     table: NodeTable,
     rows: Rows,
     nominated_rows: frozenset[int],
     rejections: list[RowRejections],
 ) -> tuple[set[int], dict[int, Status]] | None:
-    """`_nominated_outcomes` when NodeResourcesFit alone decides (fit_alone): a row another
-    filter rejected keeps that verdict (pods cannot change it); otherwise the pod must fit
-    the node's requests plus those of its nominated pods, which also implies fitting without
-    them, so the per-node path's two passes reduce to one sum."""
+    """`_nominated_outcomes` when one Filter plugin alone decides with nominated pods and
+    offers a one-step verdict (Framework.nominated_pods_verdict): a row another filter
+    rejected keeps that verdict (pods cannot change it); the others get the plugin's."""
+    plugin = verdict.plugin
     rejected_elsewhere = {
-        int(position)
-        for r in rejections
-        if r.plugin != fit.name
-        for position in r.positions.tolist()
+        int(position) for r in rejections if r.plugin != plugin for position in r.positions.tolist()
     }
     passed: set[int] = set()
     failed: dict[int, Status] = {}
@@ -189,15 +182,12 @@ def _nominated_fit_outcomes(
         if row not in nominated_rows or position in rejected_elsewhere:
             continue
         info = infos[row]
-        nominated = nominated_that_count(fwk, pod, info.node_name)
-        requested = requested_by(nominated)
-        requested.add(info.requested)
-        view = RemainingResources(info.allocatable, requested, [*info.pods, *nominated])
-        status = fit.filter_resources(state, view)
+        nominated = fwk.nominated_pods_that_count(pod, info.node_name)
+        status = verdict(state, pod, info, nominated)
         if status.is_success:
             passed.add(position)
         elif status.is_rejected:
-            failed[position] = status.with_plugin(fit.name)
+            failed[position] = status.with_plugin(plugin)
         else:
             return None  # an error: the per-node path reports it in its own words
     return passed, failed

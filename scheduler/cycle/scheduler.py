@@ -37,7 +37,6 @@ from scheduler.cycle.algorithm import (
     ScheduleResult,
     StartIndex,
     schedule_pod,
-    schedule_pod_with_extenders,
 )
 from scheduler.cycle.eventhandlers import NodeEventHandler, PodEventHandler
 from scheduler.cycle.instrumentation import AttemptTrace, Instrumentation
@@ -65,7 +64,6 @@ from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Code, Status
 from scheduler.listers.cluster_objects import ClusterObjects
-from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
 from scheduler.queue.event_labels import event_label
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
@@ -217,7 +215,7 @@ class Scheduler:
         if extenders is None:
             extenders = ExtenderSet(config.extenders)
             self._extender_sets[config.extenders] = extenders
-        config = with_ignored_resources(config, extenders.ignored_resources)
+        config = with_ignored_resources(config, extenders.ignored_resources, self.registry)
 
         def deps_for(profile: str) -> HandleDeps:
             return HandleDeps(
@@ -338,11 +336,7 @@ class Scheduler:
             if pinfo is None:
                 return
             try:
-                extenders = self._interested_extenders(pinfo.pod)
-                if extenders:
-                    await self._schedule_one_with_extenders(pinfo, extenders)
-                else:
-                    self._schedule_one(pinfo)
+                await self._schedule_one(pinfo, self._interested_extenders(pinfo.pod))
             except Exception:
                 log.exception("scheduling cycle crashed", extra={"pod": pinfo.pod.key})
                 self.queue.done(pinfo.uid)
@@ -410,39 +404,29 @@ class Scheduler:
         self.cache.update_snapshot(self.snapshot)
         return _Attempt(profile, state, trace, start, self.queue.scheduling_cycle, AttemptDetails())
 
-    def _schedule_one(self, pinfo: QueuedPodInfo) -> None:
-        attempt = self._begin_attempt(pinfo)
-        if attempt is None:
-            return
-        try:
-            result = self._find_host(attempt.profile, attempt.state, pinfo.pod, attempt.details)
-            self.metrics.scheduling_algorithm(self.clock() - attempt.start)
-        except Exception as exc:
-            self._algorithm_failed(attempt, pinfo, exc)
-            return
-        self._assume_reserve_permit(attempt, pinfo, result)
-
-    async def _schedule_one_with_extenders(
-        self, pinfo: QueuedPodInfo, extenders: Sequence[HTTPExtender]
+    async def _schedule_one(
+        self, pinfo: QueuedPodInfo, extenders: Sequence[HTTPExtender] = ()
     ) -> None:
-        """_schedule_one for a pod extenders are interested in: the algorithm awaits their
-        HTTP calls (the loop stays in the cycle meanwhile: profiles are not swapped)."""
+        """One scheduling cycle for `pinfo`. With extenders interested in the pod the
+        algorithm awaits their HTTP calls (the loop stays in the cycle meanwhile: profiles
+        are not swapped); without, nothing in it suspends."""
         attempt = self._begin_attempt(pinfo)
         if attempt is None:
             return
         profile = attempt.profile
+        recorder = CallRecorder(profile.framework, attempt.state) if extenders else None
         try:
-            result = await schedule_pod_with_extenders(
+            result = await schedule_pod(
                 profile.framework,
                 attempt.state,
                 pinfo.pod,
                 self.snapshot,
-                extenders,
                 percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
                 next_start_index=self.start_index,
                 rng=self.rng,
                 details=attempt.details,
-                recorder=CallRecorder(profile.framework, attempt.state),
+                extenders=extenders,
+                recorder=recorder,
             )
             self.metrics.scheduling_algorithm(self.clock() - attempt.start)
         except FitError as fit:
@@ -511,24 +495,6 @@ class Scheduler:
             log.info(
                 "assumed pod already superseded", extra={"pod": assumed.key, "error": str(exc)}
             )
-
-    def _find_host(
-        self,
-        profile: SchedulingProfile,
-        state: CycleState,
-        pod: PodView,
-        details: AttemptDetails | None = None,
-    ) -> ScheduleResult:
-        return schedule_pod(
-            profile.framework,
-            state,
-            pod,
-            self.snapshot,
-            percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
-            next_start_index=self.start_index,
-            rng=self.rng,
-            details=details,
-        )
 
     def _post_filter_then_fail(
         self,
@@ -869,11 +835,17 @@ class _Attempt:
     details: AttemptDetails
 
 
-def with_ignored_resources(config: ResolvedConfig, ignored: Sequence[str]) -> ResolvedConfig:
+def with_ignored_resources(
+    config: ResolvedConfig, ignored: Sequence[str], registry: Registry
+) -> ResolvedConfig:
     """`config` with NodeResourcesFit ignoring the extended resources extenders manage with
-    ignoredByScheduler (upstream's buildExtenders sets its args' ignoredResources to them)."""
-    if not ignored:
-        return config
+    ignoredByScheduler (upstream's buildExtenders sets its args' ignoredResources to them).
+    The args' type and defaults come from `registry`'s entry for the plugin, so the cycle
+    does not import the plugin."""
+    entry = registry.get(NODE_RESOURCES_FIT)
+    if not ignored or entry is None:
+        return config  # without the plugin in the registry, no profile can enable it
+    defaults = entry.decode(None)
     profiles = []
     for profile in config.profiles:
         if NODE_RESOURCES_FIT not in profile.plugin_names():
@@ -881,10 +853,10 @@ def with_ignored_resources(config: ResolvedConfig, ignored: Sequence[str]) -> Re
             continue
         args = profile.args.get(NODE_RESOURCES_FIT)
         if args is None:
-            args = NodeResourcesFitArgs()
-        if not isinstance(args, NodeResourcesFitArgs):
+            args = defaults
+        if not isinstance(args, type(defaults)):
             raise ExtenderConfigError(
-                f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}"
+                f"want args to be of type {type(defaults).__name__}, got {type(args).__name__}"
             )
         args = dataclasses.replace(args, ignored_resources=tuple(ignored))
         profiles.append(

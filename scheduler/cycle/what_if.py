@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from observability.explain import build_explanation
@@ -94,6 +94,18 @@ def pod_from_manifest(obj: Any) -> PodView:
         raise BadRequest(f"invalid pod: {exc}") from None
 
 
+def _without_suspending(step: Coroutine[Any, Any, ScheduleResult]) -> ScheduleResult:
+    """The result of schedule_pod asked without extenders, which never suspends: driven to
+    its end in one step, so that the evaluation stays synchronous (see above)."""
+    try:
+        step.send(None)
+    except StopIteration as done:
+        result: ScheduleResult = done.value
+        return result
+    step.close()
+    raise RuntimeError("schedule_pod suspended without extenders")
+
+
 class WhatIf:
     """Answers what-if questions against one running Scheduler (see the module docstring)."""
 
@@ -144,16 +156,18 @@ class WhatIf:
         result: ScheduleResult | None = None
         outcome, message = "schedulable", ""
         try:
-            result = schedule_pod(
-                profile.framework,
-                CycleState(),
-                pod,
-                self._snapshot,
-                percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
-                # Where the next cycle would start scanning; the loop's own index is not moved.
-                next_start_index=StartIndex(self._scheduler.start_index.value),
-                rng=random.Random(),
-                details=details,
+            result = _without_suspending(
+                schedule_pod(
+                    profile.framework,
+                    CycleState(),
+                    pod,
+                    self._snapshot,
+                    percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+                    # Where the next cycle would start scanning; the loop's own index stays.
+                    next_start_index=StartIndex(self._scheduler.start_index.value),
+                    rng=random.Random(),
+                    details=details,
+                )
             )
         except FitError as fit:
             outcome, message = "unschedulable", fit.message()
@@ -229,7 +243,9 @@ class WhatIf:
     def _build(self, config: ResolvedConfig) -> ProfileSet:
         """Frameworks for `config` as a reload builds them, wired to this engine only."""
         scheduler = self._scheduler
-        config = with_ignored_resources(config, ignored_resources(config.extenders))
+        config = with_ignored_resources(
+            config, ignored_resources(config.extenders), self._registry
+        )
         snapshot = self._snapshot
         rng = random.Random()
 

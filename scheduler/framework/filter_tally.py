@@ -1,10 +1,11 @@
 """What one traced Filter pass did, per plugin, recorded as one span when the pass ends.
 
-The batch and row paths run each Filter plugin over many nodes per call, so a per-call
-"plugin" event could only say how long the call took. The tally sums each plugin's calls and
-takes, from what the algorithm reports anyway, how many nodes the plugin rejected and with
-which status code; the Filter span then carries a "plugin" event per plugin with
-``aiosched.nodes_rejected``, and ``aiosched.evaluated_nodes`` / ``aiosched.feasible_nodes``.
+The row path runs each Filter plugin over many nodes per call, and the per-node path calls
+each plugin once per node, so a per-call "plugin" event could only say how long one call
+took. The tally sums each plugin's calls and takes, from what the algorithm reports anyway,
+how many nodes the plugin rejected and with which status code; the Filter span then carries a
+"plugin" event per plugin with ``aiosched.nodes_rejected``, and ``aiosched.evaluated_nodes`` /
+``aiosched.feasible_nodes``.
 
 Only traced attempts get a tally: untraced ones count nothing.
 """

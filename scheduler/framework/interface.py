@@ -201,16 +201,36 @@ class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status: ...
 
 
+class NominatedPodsVerdict(Protocol):
+    """A Filter plugin's verdict on a node with pods nominated to it, in one step."""
+
+    @property
+    def plugin(self) -> str:
+        """The name of the plugin whose verdict this is (rejections are attributed to it)."""
+        ...
+
+    def __call__(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo, nominated: Sequence[PodView]
+    ) -> Status:
+        """What filtering `node_info` with `nominated` added, and then without them, would
+        decide for this plugin: Success, a rejection or an Error."""
+        ...
+
+
 @runtime_checkable
-class BatchFilterPlugin(FilterPlugin, Protocol):
-    """Optional fast path: answer for many nodes at once, exactly as `filter` would per node.
+class NominatedPodsFilterPlugin(FilterPlugin, Protocol):
+    """Optional, for the row pass: a Filter plugin that can say, for one attempt, that it is
+    the only Filter whose verdict pods on a node could change (every other Filter that runs
+    keeps its verdict, and no PreFilter extension that runs could fail or matter), and then
+    decide a node with nominated pods in one step, instead of filtering a copy of the node
+    with those pods added and again without them (upstream's
+    RunFilterPluginsWithNominatedPods)."""
 
-    Returns one entry per node, `None` meaning Success (avoids allocating a Status per node).
-    """
-
-    def filter_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> list[Status | None]: ...
+    def nominated_pods_verdict(
+        self, handle: Handle, state: CycleState, pod: PodView
+    ) -> NominatedPodsVerdict | None:
+        """The one-step verdict for this attempt, or None when it does not apply."""
+        ...
 
 
 @runtime_checkable
@@ -240,15 +260,6 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
-
-
-@runtime_checkable
-class BatchScorePlugin(ScorePlugin, Protocol):
-    """Optional fast path: scores for many nodes at once, exactly as `score` would per node."""
-
-    def score_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status]: ...
 
 
 @runtime_checkable

@@ -168,14 +168,6 @@ class NodeResourcesBalancedAllocation:
             return 0, Status.OK
         return self._score(node_info, requests), Status.OK
 
-    def score_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status]:
-        requests = self._state_requests(state, pod)
-        if not any(requests):
-            return [0] * len(node_infos), Status.OK
-        return [self._score(info, requests) for info in node_infos], Status.OK
-
     def score_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> IntArray | None:

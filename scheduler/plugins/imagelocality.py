@@ -73,14 +73,6 @@ class ImageLocality:
             return 0, _no_snapshot()
         return _node_score(pod, node_info, total), Status.OK
 
-    def score_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status]:
-        total = self._total_nodes()
-        if not total:
-            return [], _no_snapshot()
-        return [_node_score(pod, info, total) for info in node_infos], Status.OK
-
     def score_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> IntArray | None:

@@ -236,15 +236,6 @@ class NodeAffinity:
             return self._mismatch
         return Status.OK
 
-    def filter_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        out: list[Status | None] = []
-        for info in node_infos:
-            status = self.filter(state, pod, info)
-            out.append(None if status.is_success else status)
-        return out
-
     def filter_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> RowVerdict:
@@ -291,20 +282,6 @@ class NodeAffinity:
         if node is None:
             return 0, Status.error("node not found")
         return preferred_score(terms, node), Status.OK
-
-    def score_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status]:
-        terms, status = self._state_terms(state, pod)
-        if not status.is_success:
-            return [], status
-        values: list[int] = []
-        for info in node_infos:
-            node = info.node
-            if node is None:
-                return [], Status.error("node not found")
-            values.append(preferred_score(terms, node) if terms else 0)
-        return values, Status.OK
 
     def score_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows

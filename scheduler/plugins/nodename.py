@@ -51,20 +51,6 @@ class NodeName:
             return self._unresolvable
         return Status.OK
 
-    def filter_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        wanted = pod.node_name
-        if not wanted:
-            return [
-                None if info.node is not None else Status.error("node not found")
-                for info in node_infos
-            ]
-        return [
-            self.filter(state, pod, info) if info.node_name != wanted else None
-            for info in node_infos
-        ]
-
     def filter_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> RowVerdict:

@@ -69,19 +69,6 @@ class NodePorts:
             return self._unschedulable
         return Status.OK
 
-    def filter_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        try:
-            wanted: tuple[HostPort, ...] = state.read(PRE_FILTER_STATE_KEY)
-        except KeyError:
-            return [_state_missing()] * len(node_infos)
-        rejected = self._unschedulable
-        return [
-            None if not info.used_ports or fits_ports(wanted, info.used_ports) else rejected
-            for info in node_infos
-        ]
-
     def filter_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> RowVerdict:

@@ -85,19 +85,6 @@ class TaintToleration:
             return Status.OK
         return Status.unresolvable(untolerated_taint_reason(taint))
 
-    def filter_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        out: list[Status | None] = []
-        for info in node_infos:
-            node = info.node
-            if node is not None and not node.taints:
-                out.append(None)
-            else:
-                status = self.filter(state, pod, info)
-                out.append(None if status.is_success else status)
-        return out
-
     def filter_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> RowVerdict:
@@ -121,24 +108,6 @@ class TaintToleration:
         if node is None:
             return 0, Status.error("node not found")
         return count_intolerable_prefer_no_schedule(node.taints, tolerations), Status.OK
-
-    def score_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status]:
-        try:
-            tolerations: tuple[Toleration, ...] = state.read(PRE_SCORE_STATE_KEY)
-        except KeyError:
-            return [], _state_missing()
-        values: list[int] = []
-        for info in node_infos:
-            node = info.node
-            if node is None:
-                return [], Status.error("node not found")
-            taints = node.taints
-            values.append(
-                count_intolerable_prefer_no_schedule(taints, tolerations) if taints else 0
-            )
-        return values, Status.OK
 
     def score_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows

@@ -90,13 +90,13 @@ def example_profile(example_on_path: ExampleOnPath, nodes: list[NodeInfo]) -> Pr
         ({"node-1"}, "node-2"),
     ],
 )
-def test_profile_from_example_config_places_pods(
+async def test_profile_from_example_config_places_pods(
     example_on_path: ExampleOnPath, full: set[str], chosen: str
 ) -> None:
     nodes = cluster(full)
     profile = example_profile(example_on_path, nodes)["default-scheduler"]
 
-    result = schedule_pod(
+    result = await schedule_pod(
         profile.framework,
         CycleState(),
         make_pod(containers=[{"cpu": "1"}]),
@@ -109,12 +109,12 @@ def test_profile_from_example_config_places_pods(
     assert result.suggested_host == chosen
 
 
-def test_no_allowed_node_fits_explains_why(example_on_path: ExampleOnPath) -> None:
+async def test_no_allowed_node_fits_explains_why(example_on_path: ExampleOnPath) -> None:
     nodes = cluster({"node-1", "node-2"})
     profile = example_profile(example_on_path, nodes)["default-scheduler"]
 
     with pytest.raises(FitError) as caught:
-        schedule_pod(
+        await schedule_pod(
             profile.framework,
             CycleState(),
             make_pod(containers=[{"cpu": "1"}]),

@@ -1,4 +1,4 @@
-"""schedule_pod_with_extenders with in-process fake extenders: upstream's
+"""schedule_pod with in-process fake extenders: upstream's
 TestSchedulerWithExtenders cases (pkg/scheduler/extender_test.go), the statuses extenders leave
 in the diagnosis, and the trace points of their calls."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from scheduler.cache.node_info import NodeInfo
-from scheduler.cycle.algorithm import StartIndex, schedule_pod_with_extenders
+from scheduler.cycle.algorithm import StartIndex, schedule_pod
 from scheduler.extenders import (
     EXTENDER_NAME,
     CallRecorder,
@@ -268,12 +268,12 @@ async def test_scheduler_with_extenders(
     # Upstream's test 5 has a single node.
     fwk = framework(score, names=("node1",) if name.startswith("test 5") else ("node1", "node2"))
     pod = make_pod("p")
-    run = schedule_pod_with_extenders(
+    run = schedule_pod(
         fwk,
         CycleState(),
         pod,
         fwk.snapshot(),
-        extenders,  # type: ignore[arg-type]
+        extenders=extenders,  # type: ignore[arg-type]
         percentage_of_nodes_to_score=None,
         next_start_index=StartIndex(),
         rng=random.Random(1),
@@ -298,12 +298,12 @@ async def test_extender_rejections_in_fit_error() -> None:
     fwk = framework()
     extender = FakeExtender("E1", [false_predicate])
     with pytest.raises(FitError) as caught:
-        await schedule_pod_with_extenders(
+        await schedule_pod(
             fwk,
             CycleState(),
             make_pod("p"),
             fwk.snapshot(),
-            [extender],  # type: ignore[list-item]
+            extenders=[extender],  # type: ignore[list-item]
             percentage_of_nodes_to_score=None,
             next_start_index=StartIndex(),
             rng=random.Random(1),
@@ -344,12 +344,12 @@ async def test_extender_calls_are_traced() -> None:
         FakeExtender("E1", [error_predicate], ignorable=True),
         FakeExtender("E2", [true_predicate], [(node1_prioritizer, 1)], weight=1),
     ]
-    result = await schedule_pod_with_extenders(
+    result = await schedule_pod(
         fwk,
         state,
         make_pod("p"),
         fwk.snapshot(),
-        extenders,  # type: ignore[arg-type]
+        extenders=extenders,  # type: ignore[arg-type]
         percentage_of_nodes_to_score=None,
         next_start_index=StartIndex(),
         rng=random.Random(1),

@@ -11,13 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.api.objects import PodView
+from scheduler.cache.cache import Cache
 from scheduler.cache.node_info import NodeInfo
+from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import (
+    AttemptDetails,
     StartIndex,
     num_feasible_nodes_to_find,
     schedule_pod,
     select_host,
 )
+from scheduler.cycle.algorithm_rows import row_table_for
 from scheduler.framework.interface import CycleState, SnapshotLister
 from scheduler.framework.results import FitError, NodePluginScores, with_post_filter_message
 from scheduler.framework.runtime import Framework, HandleDeps
@@ -47,24 +51,6 @@ def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, expected
     assert num_feasible_nodes_to_find(percentage, nodes) == expected
 
 
-class BatchFit(NodeResourcesFit):
-    """NodeResourcesFit with a batch filter: must not change any outcome."""
-
-    def filter_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> list[Status | None]:
-        out: list[Status | None] = []
-        for info in node_infos:
-            status = self.filter(state, pod, info)
-            out.append(None if status.is_success else status)
-        return out
-
-    def score_batch(
-        self, state: CycleState, pod: PodView, node_infos: Sequence[NodeInfo]
-    ) -> tuple[list[int], Status]:
-        return [self.score(state, pod, info)[0] for info in node_infos], Status.OK
-
-
 def build(fit: NodeResourcesFit, snapshot: SnapshotLister) -> Framework:
     plugins = {
         "preFilter": [(fit, 0)],
@@ -89,12 +75,12 @@ def cluster(cpus: Sequence[str], unschedulable: Sequence[bool] = ()) -> Snapshot
     )
 
 
-def test_fit_error_message_counts_and_sorts_reasons() -> None:
+async def test_fit_error_message_counts_and_sorts_reasons() -> None:
     snapshot = cluster(["1", "1", "4", "1"], [False, False, True, False])
     fwk = build(NodeResourcesFit(None), snapshot)
     pod = make_pod(containers=[{"cpu": "2"}])
     with pytest.raises(FitError) as caught:
-        schedule_pod(
+        await schedule_pod(
             fwk,
             CycleState(),
             pod,
@@ -115,7 +101,7 @@ def test_fit_error_message_counts_and_sorts_reasons() -> None:
     )
 
 
-def test_pre_filter_rejection_message() -> None:
+async def test_pre_filter_rejection_message() -> None:
     snapshot = cluster(["1", "1"])
 
     class Rejecting:
@@ -135,7 +121,7 @@ def test_pre_filter_rejection_message() -> None:
         HandleDeps(snapshot=lambda: snapshot, client=RecordingClient()),
     )  # type: ignore[dict-item]
     with pytest.raises(FitError) as caught:
-        schedule_pod(
+        await schedule_pod(
             fwk,
             CycleState(),
             make_pod(),
@@ -148,11 +134,11 @@ def test_pre_filter_rejection_message() -> None:
     assert caught.value.diagnosis.unschedulable_plugins == {"Rejecting"}
 
 
-def test_picks_least_allocated_and_single_feasible_short_circuit() -> None:
+async def test_picks_least_allocated_and_single_feasible_short_circuit() -> None:
     snapshot = cluster(["2", "8", "4"])
     fwk = build(NodeResourcesFit(None), snapshot)
     pod = make_pod(containers=[{"cpu": "1"}])
-    result = schedule_pod(
+    result = await schedule_pod(
         fwk,
         CycleState(),
         pod,
@@ -163,7 +149,7 @@ def test_picks_least_allocated_and_single_feasible_short_circuit() -> None:
     )
     assert (result.suggested_host, result.evaluated_nodes, result.feasible_nodes) == ("node1", 3, 3)
     big = make_pod(containers=[{"cpu": "6"}])
-    result = schedule_pod(
+    result = await schedule_pod(
         fwk,
         CycleState(),
         big,
@@ -175,11 +161,11 @@ def test_picks_least_allocated_and_single_feasible_short_circuit() -> None:
     assert (result.suggested_host, result.evaluated_nodes, result.feasible_nodes) == ("node1", 3, 1)
 
 
-def test_nominated_node_is_tried_first() -> None:
+async def test_nominated_node_is_tried_first() -> None:
     snapshot = cluster(["8", "2", "8"])
     fwk = build(NodeResourcesFit(None), snapshot)
     pod = make_pod(containers=[{"cpu": "1"}], nominated_node_name="node1")
-    result = schedule_pod(
+    result = await schedule_pod(
         fwk,
         CycleState(),
         pod,
@@ -191,11 +177,11 @@ def test_nominated_node_is_tried_first() -> None:
     assert (result.suggested_host, result.evaluated_nodes) == ("node1", 1)
 
 
-def test_start_index_rotates_over_sampled_nodes() -> None:
+async def test_start_index_rotates_over_sampled_nodes() -> None:
     snapshot = cluster(["4"] * 200)
     fwk = build(NodeResourcesFit(None), snapshot)
     start = StartIndex()
-    result = schedule_pod(
+    result = await schedule_pod(
         fwk,
         CycleState(),
         make_pod(),
@@ -206,7 +192,7 @@ def test_start_index_rotates_over_sampled_nodes() -> None:
     )
     assert result.evaluated_nodes == 100
     assert start.value == 100
-    schedule_pod(
+    await schedule_pod(
         fwk,
         CycleState(),
         make_pod(),
@@ -238,17 +224,26 @@ def test_select_host_breaks_ties_uniformly() -> None:
     start=st.integers(min_value=0, max_value=149),
     percentage=st.sampled_from([None, 10, 100]),
 )
-def test_batch_path_gives_identical_results(
+async def test_row_path_gives_identical_results(
     cpus: list[str], request: str, start: int, percentage: int | None
 ) -> None:
-    snapshot = cluster(cpus)
+    """The NodeTable row pass (a cache's Snapshot) decides as the per-node scan (a plain
+    lister over the same nodes): the same host, start index, statuses and FitError."""
+    per_node = cluster(cpus)
+    cache = Cache()
+    for info in per_node.list():
+        assert info.node is not None
+        cache.add_node(info.node)
+    rows = cache.update_snapshot(Snapshot())
     pod = make_pod(containers=[{"cpu": request}])
     outcomes = []
-    for fit in (NodeResourcesFit(None), BatchFit(None)):
-        fwk = build(fit, snapshot)
+    for snapshot in (per_node, rows):
+        fwk = build(NodeResourcesFit(None), snapshot)
+        assert (row_table_for(fwk, CycleState(), snapshot) is not None) == (snapshot is rows)
         index = StartIndex(start % len(cpus))
+        details = AttemptDetails()
         try:
-            result = schedule_pod(
+            result = await schedule_pod(
                 fwk,
                 CycleState(),
                 pod,
@@ -256,10 +251,22 @@ def test_batch_path_gives_identical_results(
                 percentage_of_nodes_to_score=percentage,
                 next_start_index=index,
                 rng=random.Random(7),
+                details=details,
             )
-            outcomes.append((result, index.value))
         except FitError as error:
             outcomes.append(
                 (str(error), dict(error.diagnosis.node_to_status.statuses), index.value)
-            )  # type: ignore[arg-type]
+            )
+            continue
+        scores = details.scores
+        if details.row_scores is not None:
+            assert details.scored_nodes is not None
+            names = [info.node_name for info in details.scored_nodes]
+            scores = details.row_scores.node_plugin_scores(names)
+        if scores is not None:
+            # Ties are broken at random, by each path in its own way: any best node will do.
+            top = max(s.total_score for s in scores)
+            assert result.suggested_host in {s.name for s in scores if s.total_score == top}
+        host = result.suggested_host if scores is None else ""
+        outcomes.append((host, result.evaluated_nodes, result.feasible_nodes, scores, index.value))
     assert outcomes[0] == outcomes[1]

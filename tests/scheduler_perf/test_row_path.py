@@ -77,19 +77,44 @@ class Handle:
         return self._snapshot
 
 
+class WithoutRowMethods:
+    """`plugin` with its row methods hidden, as an out-of-tree plugin that has only the
+    per-node ones: the row pass must then ask it per row (the generic per-node adapter)."""
+
+    def __init__(self, plugin: Any) -> None:
+        self._plugin = plugin
+        self.name = plugin.name
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.endswith("_rows"):
+            raise AttributeError(attribute)
+        return getattr(self._plugin, attribute)
+
+
 def default_framework(
-    snapshot: SnapshotLister, strategy: str = LEAST_ALLOCATED, nominator: Any = None
+    snapshot: SnapshotLister,
+    strategy: str = LEAST_ALLOCATED,
+    nominator: Any = None,
+    *,
+    row_methods: bool = True,
 ) -> Framework:
-    """Upstream's default profile, minus the plugins not built yet."""
+    """Upstream's default profile, minus the plugins not built yet; `row_methods=False` hides
+    every plugin's row methods."""
     fit = NodeResourcesFit(NodeResourcesFitArgs(scoring_strategy=STRATEGIES[strategy]))
     balanced = NodeResourcesBalancedAllocation()
     taints, affinity, ports = TaintToleration(), NodeAffinity(), NodePorts()
     images = ImageLocality(None, Handle(snapshot))  # type: ignore[arg-type]
+    unschedulable, node_name = NodeUnschedulable(), NodeName()
+    if not row_methods:
+        fit, balanced, taints, affinity, ports, images, unschedulable, node_name = (
+            WithoutRowMethods(p)
+            for p in (fit, balanced, taints, affinity, ports, images, unschedulable, node_name)
+        )
     plugins = {
         "preFilter": [(fit, 0), (ports, 0), (affinity, 0)],
         "filter": [
-            (NodeUnschedulable(), 0),
-            (NodeName(), 0),
+            (unschedulable, 0),
+            (node_name, 0),
             (taints, 0),
             (affinity, 0),
             (ports, 0),
@@ -247,9 +272,11 @@ def run_path(
     percentage: int | None,
     strategy: str,
     nominator: Any = None,
+    *,
+    row_methods: bool = True,
 ) -> Outcome:
     """Feasible names, next start index, statuses, plugins, FitError text and scores."""
-    fwk = default_framework(lister, strategy, nominator)
+    fwk = default_framework(lister, strategy, nominator, row_methods=row_methods)
     state = CycleState()
     index = StartIndex(start % len(snapshot))
     feasible, diagnosis = find_nodes_that_fit_pod(fwk, state, pod, lister, percentage, index)
@@ -299,6 +326,39 @@ def test_row_path_matches_per_node_path(
     slow = run_path(snapshot, per_node_lister(snapshot), incoming, start, percentage, strategy)
     fast = run_path(snapshot, snapshot, incoming, start, percentage, strategy)
     assert fast == slow
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    nodes=st.lists(node_specs, min_size=1, max_size=30),
+    pod=pod_specs,
+    start=st.integers(min_value=0, max_value=29),
+    percentage=st.sampled_from([None, 10, 50, 100]),
+    strategy=st.sampled_from(sorted(STRATEGIES)),
+)
+def test_plugins_without_row_methods_answer_the_same_through_the_adapter(
+    nodes: list[dict[str, Any]],
+    pod: dict[str, Any],
+    start: int,
+    percentage: int | None,
+    strategy: str,
+) -> None:
+    """Every plugin with its row methods hidden still runs in the row pass (the framework's
+    generic per-node adapter) and gives what the per-node path gives: the same feasible nodes,
+    stop point, statuses, messages, attribution and scores; and what the row methods give."""
+    snapshot = build_cluster(nodes).update_snapshot(Snapshot())
+    incoming = build_pod(pod)
+    fwk = default_framework(snapshot, strategy, row_methods=False)
+    assert row_table_for(fwk, CycleState(), snapshot) is not None
+    assert fwk.per_node_filters(CycleState()) == [p.name for p in fwk.filter_plugins]
+    slow = run_path(
+        snapshot, per_node_lister(snapshot), incoming, start, percentage, strategy,
+        row_methods=False,
+    )  # fmt: skip
+    adapted = run_path(snapshot, snapshot, incoming, start, percentage, strategy, row_methods=False)
+    native = run_path(snapshot, snapshot, incoming, start, percentage, strategy)
+    assert adapted == slow
+    assert adapted == native
 
 
 class ListingNominator(StaticNominator):
@@ -358,6 +418,11 @@ def test_row_path_with_nominated_pods_matches_per_node_path(
     )
     fast = run_path(snapshot, snapshot, incoming, start, percentage, LEAST_ALLOCATED, nominator)
     assert fast == slow
+    adapted = run_path(
+        snapshot, snapshot, incoming, start, percentage, LEAST_ALLOCATED, nominator,
+        row_methods=False,
+    )  # fmt: skip
+    assert adapted == slow
 
 
 def node_spec(**changes: Any) -> dict[str, Any]:
@@ -443,7 +508,7 @@ def test_row_path_matches_per_node_path_on_chosen_cases(
     pod=pod_specs,
     seed=st.integers(min_value=0, max_value=2**16),
 )
-def test_schedule_pod_picks_a_best_node_either_way(
+async def test_schedule_pod_picks_a_best_node_either_way(
     nodes: list[dict[str, Any]], pod: dict[str, Any], seed: int
 ) -> None:
     snapshot = build_cluster(nodes).update_snapshot(Snapshot())
@@ -453,7 +518,7 @@ def test_schedule_pod_picks_a_best_node_either_way(
     for lister in (per_node_lister(snapshot), snapshot):
         fwk = default_framework(lister)
         try:
-            result = schedule_pod(
+            result = await schedule_pod(
                 fwk,
                 CycleState(),
                 incoming,
@@ -602,14 +667,16 @@ def test_a_nominator_that_cannot_tell_sends_the_cycle_per_node() -> None:
     assert row_table_for(fwk, CycleState(), snapshot) is None
 
 
-def test_a_filter_without_row_path_sends_the_cycle_per_node() -> None:
+def test_a_filter_without_row_path_runs_in_the_row_pass() -> None:
     snapshot = small_snapshot()
     fwk = Framework(
         "p",
         {"filter": [(PerNodeOnly(), 0)]},  # type: ignore[dict-item]
         HandleDeps(snapshot=lambda: snapshot, client=RecordingClient()),
     )
-    assert row_table_for(fwk, CycleState(), snapshot) is None
+    assert fwk.per_node_filters(CycleState()) == ["PerNodeOnly"]
+    assert row_table_for(fwk, CycleState(), snapshot) is not None
+    assert default_framework(snapshot).per_node_filters(CycleState()) == []
 
 
 def test_huge_values_send_the_cycle_per_node() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from row_answers import filter_rows_of, normalize_rows_of, score_rows_of
 
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_info import NodeInfo
@@ -445,7 +446,7 @@ def test_filter(
     got = plugin.filter(state, the_pod, info)
     assert got == (want or Status.OK)
     assert got.code == (want or Status.OK).code
-    assert plugin.filter_batch(state, the_pod, [info]) == [want]
+    assert filter_rows_of(plugin, state, the_pod, [info]) == [want]
 
 
 def preferred(*items: tuple[int, Obj]) -> Obj:
@@ -559,7 +560,7 @@ SCORE_CASES: list[tuple[Any, ...]] = [
     SCORE_CASES,
     ids=[c[0][:70] for c in SCORE_CASES],
 )
-@pytest.mark.parametrize("batch", [False, True], ids=["per-node", "batch"])
+@pytest.mark.parametrize("rows", [False, True], ids=["per-node", "rows"])
 def test_score(
     name: str,
     spec: Obj,
@@ -568,7 +569,7 @@ def test_score(
     want: list[int] | None,
     run_pre_score: bool,
     want_pre_code: Code | None,
-    batch: bool,
+    rows: bool,
 ) -> None:
     plugin = NodeAffinity(decode_node_affinity_args(args))
     the_pod = pod(spec)
@@ -579,9 +580,9 @@ def test_score(
         assert status.code == (want_pre_code or Code.SUCCESS)
         if not status.is_success:
             return
-    if batch:
-        raw, status = plugin.score_batch(state, the_pod, infos)
-        assert status.is_success
+    if rows:
+        raw = score_rows_of(plugin, state, the_pod, infos)
+        assert normalize_rows_of(plugin, state, the_pod, raw) == want
     else:
         raw = []
         for info in infos:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from row_answers import filter_rows_of
 
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_info import NodeInfo
@@ -63,8 +64,7 @@ def test_node_name_filter(name: str, pod_node: str, node_name: str, want: Status
     got = plugin.filter(CycleState(), the_pod, info)
     assert got == (want or Status.OK)
     assert got.code == (want.code if want else Code.SUCCESS)
-    batch = plugin.filter_batch(CycleState(), the_pod, [info])
-    assert batch == [want]
+    assert filter_rows_of(plugin, CycleState(), the_pod, [info]) == [want]
 
 
 def test_node_name_filter_without_node_is_an_error() -> None:
@@ -150,7 +150,7 @@ def test_node_ports_filter(
     assert result is None and pre_status.is_success
     got = plugin.filter(state, the_pod, info)
     assert got == (want or Status.OK)
-    assert plugin.filter_batch(state, the_pod, [info]) == [want]
+    assert filter_rows_of(plugin, state, the_pod, [info]) == [want]
 
 
 def test_node_ports_skips_pods_without_host_ports() -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from row_answers import score_rows_of
 
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.cache import Cache
@@ -48,13 +49,11 @@ def snapshot_of(nodes: Sequence[NodeView], pods: Sequence[PodView] = ()) -> Snap
     return cache.update_snapshot()
 
 
-def scores_of(plugin: Any, pod: PodView, snap: Snapshot, *, batch: bool) -> list[int]:
+def scores_of(plugin: Any, pod: PodView, snap: Snapshot, *, rows: bool) -> list[int]:
     state = CycleState()
     infos = snap.list()
-    if batch:
-        values, status = plugin.score_batch(state, pod, infos)
-        assert status.is_success
-        return list(values)
+    if rows:
+        return score_rows_of(plugin, state, pod, infos)
     out = []
     for info in infos:
         value, status = plugin.score(state, pod, info)
@@ -156,13 +155,13 @@ IMAGE_CASES: list[tuple[str, PodView, list[list[tuple[list[str], int]]], list[in
 @pytest.mark.parametrize(
     ("name", "pod", "node_images", "want"), IMAGE_CASES, ids=[c[0][:60] for c in IMAGE_CASES]
 )
-@pytest.mark.parametrize("batch", [False, True], ids=["per-node", "batch"])
+@pytest.mark.parametrize("rows", [False, True], ids=["per-node", "rows"])
 def test_image_locality(
-    name: str, pod: PodView, node_images: list[Any], want: list[int], batch: bool
+    name: str, pod: PodView, node_images: list[Any], want: list[int], rows: bool
 ) -> None:
     snap = snapshot_of([image_node(f"node{i}", imgs) for i, imgs in enumerate(node_images)])
     plugin = ImageLocality(None, SnapshotHandle(snap))  # type: ignore[arg-type]
-    assert scores_of(plugin, pod, snap, batch=batch) == want
+    assert scores_of(plugin, pod, snap, rows=rows) == want
 
 
 def test_image_locality_without_handle_is_an_error() -> None:
@@ -337,7 +336,7 @@ BALANCED_CASES: list[tuple[Any, ...]] = [
     BALANCED_CASES,
     ids=[c[0][:60] for c in BALANCED_CASES],
 )
-@pytest.mark.parametrize("batch", [False, True], ids=["per-node", "batch"])
+@pytest.mark.parametrize("rows", [False, True], ids=["per-node", "rows"])
 def test_balanced_allocation(
     name: str,
     pod: PodView,
@@ -346,7 +345,7 @@ def test_balanced_allocation(
     args: Obj | None,
     want: list[int] | None,
     run_pre_score: bool,
-    batch: bool,
+    rows: bool,
 ) -> None:
     plugin = NodeResourcesBalancedAllocation(BALANCED_ENTRY.decode(args))
     snap = snapshot_of(nodes, existing)
@@ -357,9 +356,8 @@ def test_balanced_allocation(
         assert status.code == (Code.SKIP if want is None else Code.SUCCESS)
         if want is None:
             return
-    if batch:
-        values, status = plugin.score_batch(state, pod, infos)
-        assert status.is_success
+    if rows:
+        values = score_rows_of(plugin, state, pod, infos)
     else:
         values = []
         for info in infos:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from row_answers import filter_rows_of, normalize_rows_of, score_rows_of
 
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_info import NodeInfo
@@ -98,18 +99,18 @@ SCORE_CASES: list[tuple[str, list[Obj], list[list[Obj]], list[int]]] = [
     SCORE_CASES,
     ids=[c[0][:60] for c in SCORE_CASES],
 )
-@pytest.mark.parametrize("batch", [False, True], ids=["per-node", "batch"])
+@pytest.mark.parametrize("rows", [False, True], ids=["per-node", "rows"])
 def test_score(
-    name: str, tolerations: list[Obj], node_taints: list[list[Obj]], want: list[int], batch: bool
+    name: str, tolerations: list[Obj], node_taints: list[list[Obj]], want: list[int], rows: bool
 ) -> None:
     plugin = TaintToleration()
     the_pod = pod_with(tolerations)
     infos = [NodeInfo(node_with(f"node{i}", t)) for i, t in enumerate(node_taints)]
     state = CycleState()
     assert plugin.pre_score(state, the_pod, infos).is_success
-    if batch:
-        raw, status = plugin.score_batch(state, the_pod, infos)
-        assert status.is_success
+    if rows:
+        raw = score_rows_of(plugin, state, the_pod, infos)
+        assert normalize_rows_of(plugin, state, the_pod, raw) == want
     else:
         raw = []
         for info in infos:
@@ -209,7 +210,7 @@ def test_filter(name: str, tolerations: list[Obj], taints: list[Obj], want: Stat
     assert got == (want or Status.OK)
     if want is not None:
         assert got.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert plugin.filter_batch(CycleState(), the_pod, [info]) == [want]
+    assert filter_rows_of(plugin, CycleState(), the_pod, [info]) == [want]
 
 
 TOL_USER2 = [tol("dedicated", "user2", NS)]

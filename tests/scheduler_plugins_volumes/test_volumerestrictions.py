@@ -381,7 +381,7 @@ def test_pods_without_volumes_cost_nothing_at_filter() -> None:
         state, make_pod(), harness.snapshot.list()
     )
     assert status.is_success and NAME in state.skip_filter_plugins
-    assert harness.framework.can_filter_rows(state)
+    assert harness.framework.per_node_filters(state) == []
 
 
 # -- queueing hints ----------------------------------------------------------------------

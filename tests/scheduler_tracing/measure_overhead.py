@@ -97,7 +97,7 @@ async def run_once(
             scheduler.queue.add(view)
             pinfo = scheduler.queue.try_pop()
             assert pinfo is not None
-            scheduler._schedule_one(pinfo)
+            await scheduler._schedule_one(pinfo)
             await asyncio.sleep(0)  # the binding task runs here
         elapsed = time.perf_counter() - start
     assert scheduler.stats.scheduled == pods, scheduler.stats

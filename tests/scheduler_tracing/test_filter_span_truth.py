@@ -1,8 +1,8 @@
 """A failed attempt's Filter span says why, on an embedded cluster (issue 15): its status is
 the attempt's (Unschedulable, with the FitError text), and each plugin's event says how many
-nodes that plugin rejected. Both ways the scheduler filters a whole cluster are covered: the
-NodeTable row pass (the default profile) and the batch pass (a Filter plugin without a row
-path in the profile)."""
+nodes that plugin rejected. Every way the scheduler filters a whole cluster is covered: the
+NodeTable row pass (the default profile), the row pass with a Filter plugin that has no row
+method (asked per row by the framework's adapter), and the per-node scan (no table)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from opentelemetry.trace import StatusCode
 from prometheus_client.parser import text_string_to_metric_families
 from tracing_harness import TracedHarness, traced_scheduler
 
+from scheduler.cycle import algorithm
 from scheduler.cycle.scheduler import Scheduler
 from scheduler.framework.runtime import Framework
 from scheduler.framework.status import Status
 
 
 class AcceptAll:
-    """A Filter plugin with neither a row nor a batch path: the profile filters in batches,
-    and this plugin per node."""
+    """A Filter plugin without a row method: the row pass asks it node by node."""
 
     name = "AcceptAll"
 
@@ -30,7 +30,7 @@ class AcceptAll:
         return Status.OK
 
 
-def batch_profile(scheduler: Scheduler) -> None:
+def with_accept_all(scheduler: Scheduler) -> None:
     scheduler.profiles["default-scheduler"].framework.filter_plugins.insert(0, AcceptAll())
 
 
@@ -64,14 +64,16 @@ def metric(h: TracedHarness, sample_name: str, **labels: str) -> float:
     )
 
 
-@pytest.mark.parametrize("path", ["rows", "batch"])
+@pytest.mark.parametrize("path", ["rows", "adapter", "per-node"])
 async def test_filter_span_of_a_rejected_and_a_fitting_pod(
     tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = {"rows": 0, "batch": 0}
+    calls = {"rows": 0, "per-node": 0}
+    if path == "per-node":  # as when the snapshot has no exact table
+        monkeypatch.setattr(algorithm, "row_table_for", lambda *args: None)
     for name, method in (
         ("rows", "run_filter_plugins_rows"),
-        ("batch", "run_filter_plugins_batch"),
+        ("per-node", "run_filter_plugins"),
     ):
         original = getattr(Framework, method)
 
@@ -81,7 +83,7 @@ async def test_filter_span_of_a_rejected_and_a_fitting_pod(
 
         monkeypatch.setattr(Framework, method, counted)
 
-    configure = batch_profile if path == "batch" else None
+    configure = with_accept_all if path != "rows" else None
     async with traced_scheduler(tmp_path, configure=configure) as h:
         for i in range(4):
             await h.api.create_node(f"n{i}", cpu="1")
@@ -98,7 +100,7 @@ async def test_filter_span_of_a_rejected_and_a_fitting_pod(
         events = plugin_events(span)
         assert events.pop("NodeResourcesFit") == ("Unschedulable", 4)
         assert events and set(events.values()) == {("Success", 0)}
-        assert ("AcceptAll" in events) == (path == "batch")
+        assert ("AcceptAll" in events) == (path != "rows")
 
         await h.api.create_pod("small", cpu="500m")
         await h.wait_bound("small")
@@ -122,6 +124,8 @@ async def test_filter_span_of_a_rejected_and_a_fitting_pod(
             profile="default-scheduler",
         )
         assert evaluations >= 8  # 4 nodes for each pod
-    assert calls[path] > 0
-    if path == "batch":
+    if path == "per-node":
+        assert calls["per-node"] > 0
         assert calls["rows"] == 0
+    else:
+        assert calls["rows"] > 0

@@ -22,7 +22,13 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState, Handle, PreFilterResult, ScoreExtensions
+from scheduler.framework.interface import (
+    CycleState,
+    Handle,
+    NominatedPodsVerdict,
+    PreFilterResult,
+    ScoreExtensions,
+)
 from scheduler.framework.status import Status
 from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
 from scheduler.plugins.noderesources.scoring import row_scorer_for, scorer_for
@@ -228,6 +234,16 @@ class NodeResourcesFit:
 
     def filter(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status:
         return self.filter_resources(state, node_info)
+
+    def nominated_pods_verdict(
+        self, handle: Handle, state: CycleState, pod: PodView
+    ) -> NominatedPodsVerdict | None:
+        """The row pass's one-step verdict on nodes with nominated pods when this plugin
+        alone decides (NominatedPodsFilterPlugin; see fit_alone)."""
+        # fit_alone imports this module (it names NodeResourcesFit): imported when called.
+        from scheduler.plugins.noderesources.fit_alone import nominated_pods_verdict
+
+        return nominated_pods_verdict(handle, state, pod)
 
     def filter_resources(self, state: CycleState, node_info: ResourceView) -> Status:
         """`filter` on anything with a node's allocatable, requested and pods."""

@@ -19,7 +19,9 @@ from scheduler.plugins.noderesources.fit import NAME as FIT
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
 
 if TYPE_CHECKING:
+    from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.interface import CycleState, Handle
+    from scheduler.framework.status import Status
 
 # Filters whose verdict depends on the pod and the node alone, never on the pods on the node;
 # they fail only as UnschedulableAndUnresolvable.
@@ -92,3 +94,37 @@ def requested_by(pods: Sequence[PodView]) -> Resource:
     for other in pods:
         requested.add(other.requests)
     return requested
+
+
+@dataclass(frozen=True, slots=True)
+class FitWithNominatedPods:
+    """NodeResourcesFit's one-step verdict on a node with nominated pods, when it alone
+    decides: the pod must fit the node's requests plus those of the nominated pods, which
+    also implies fitting without them, so the two passes reduce to one sum."""
+
+    fit: NodeResourcesFit
+
+    @property
+    def plugin(self) -> str:
+        return self.fit.name
+
+    def __call__(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo, nominated: Sequence[PodView]
+    ) -> Status:
+        requested = requested_by(nominated)
+        requested.add(node_info.requested)
+        remaining = RemainingResources(
+            node_info.allocatable, requested, [*node_info.pods, *nominated]
+        )
+        return self.fit.filter_resources(state, remaining)
+
+
+def nominated_pods_verdict(
+    handle: Handle, state: CycleState, pod: PodView
+) -> FitWithNominatedPods | None:
+    """NodeResourcesFit's NominatedPodsFilterPlugin answer: its one-step verdict when it
+    alone decides for `pod` (fit_alone), else None."""
+    alone = fit_alone(handle, state, pod)
+    if alone is None or not alone.decides_alone:
+        return None
+    return FitWithNominatedPods(alone.fit)
