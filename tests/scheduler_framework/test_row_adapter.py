@@ -22,13 +22,13 @@ from scheduler.cache.rows import Rows, RowVerdict, default_normalize_rows, verdi
 from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import AttemptDetails, StartIndex, schedule_pod
 from scheduler.cycle.algorithm_rows import row_table_for
-from scheduler.testing import ListSnapshot, RecordingClient, make_node, make_pod
 from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore, SnapshotLister
 from scheduler.framework.results import FitError, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Status
 from scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from scheduler.plugins.normalize_score import default_normalize_score
+from scheduler.testing import ListSnapshot, RecordingClient, make_node, make_pod
 
 
 def number(info: NodeInfo) -> int:
