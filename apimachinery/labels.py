@@ -6,6 +6,10 @@
   `MalformedObject` naming the field path in short messages. The scheduler reads pod affinity
   terms, topology spread constraints and claims with it; its node selectors (scheduler.api
   .selectors) are built from the same requirements (`new_requirement`, `expression`).
+- `LabelSelector.lenient` reads the same object as written, never rejecting what validation
+  would (unknown operators are ignored, keys and values compared as they are): kubesim's
+  controllers, volume matching and PDBs read selectors of stored objects with it, as its one
+  loose matcher always did.
 - `LabelSelector.parse` reads the ?labelSelector= grammar as k8s.io/apimachinery/pkg/labels/
   selector.go's lexer and parser do, raising `SelectorError` with upstream's exact texts
   (validation messages from apimachinery.validation). kubesim filters list and watch with it.
@@ -170,6 +174,46 @@ class LabelSelector:
         return cls(_sorted(requirements))
 
     @classmethod
+    def lenient(cls, obj: Any) -> LabelSelector:
+        """A metav1.LabelSelector read as written, for objects nobody validated (kubesim's
+        controllers and volume matching read stored objects, and the API accepts some kinds
+        unchecked): where `from_dict` would reject a selector, this one still matches.
+
+        None matches nothing, {} everything; matchLabels and In / NotIn / Exists /
+        DoesNotExist expressions mean what they mean in a valid selector. Past that: keys and
+        values are taken as written (an invalid key or value is compared like any other),
+        values of Exists / DoesNotExist are ignored, In with no values matches nothing and
+        NotIn with none everything, an expression with an unknown operator (Gt, Lt, "") is
+        ignored, a non-string matchLabels value never equals a label and a null one asks for
+        the label to be absent. Only containers of the wrong JSON type (the selector,
+        matchLabels or an expression not an object, matchExpressions or values not a list, an
+        expression's key a list or an object) raise MalformedObject.
+        """
+        if obj is None:
+            return cls.nothing()
+        if not isinstance(obj, Mapping):
+            raise MalformedObject(f"expected an object, got {type(obj).__name__}")
+        requirements: list[Requirement] = []
+        for key, value in _mapping(obj.get("matchLabels") or None, "matchLabels").items():
+            if value is None:
+                requirements.append(Requirement(key, DOES_NOT_EXIST))
+            else:
+                requirements.append(Requirement(key, IN, _comparable([value])))
+        expressions = optional_list(obj.get("matchExpressions") or None, "matchExpressions")
+        for index, expr in enumerate(expressions):
+            path = f"matchExpressions[{index}]"
+            if not isinstance(expr, Mapping):
+                raise MalformedObject(f"{path}: expected an object, got {type(expr).__name__}")
+            expr_key, operator = expr.get("key"), expr.get("operator")
+            if isinstance(expr_key, (list, dict)):
+                raise MalformedObject(f"{path}.key: expected a string")
+            values = _comparable(optional_list(expr.get("values") or None, f"{path}.values"))
+            if isinstance(operator, str) and operator in LABEL_SELECTOR_OPERATORS:
+                # a missing (None) or non-string key is a label no object has
+                requirements.append(Requirement(_as_is(expr_key), operator, values))
+        return cls(tuple(requirements))
+
+    @classmethod
     def parse(cls, text: str) -> LabelSelector:
         """Parse the ?labelSelector= grammar; an empty string selects everything."""
         return cls(_sorted(_Parser(text).parse()))
@@ -261,6 +305,19 @@ def _mapping(value: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise MalformedObject(f"{path}: expected an object, got {type(value).__name__}")
     return value
+
+
+def _as_is(value: Any) -> Any:
+    """A key of an unvalidated selector kept as written (None: the expression named none; a
+    number: no label has it)."""
+    return value
+
+
+def _comparable(values: Sequence[Any]) -> frozenset[str]:
+    """The values of an unvalidated selector as written, less lists and objects: a label
+    equals none of those, nor any other non-string value kept here."""
+    kept: frozenset[Any] = frozenset(v for v in values if not isinstance(v, (list, dict)))
+    return kept
 
 
 def _join(path: str, child: str) -> str:
