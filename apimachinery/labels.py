@@ -29,10 +29,11 @@ from typing import Any
 
 from apimachinery.errors import MalformedObject
 from apimachinery.validation import (
-    DNS1123_SUBDOMAIN_FMT,
-    QUALIFIED_NAME_FMT,
+    LABEL_VALUE_MAX_LENGTH,
+    QualifiedNameViolation,
     is_qualified_name,
     is_valid_label_value,
+    qualified_name_violations,
 )
 
 IN = "In"
@@ -48,8 +49,6 @@ NODE_SELECTOR_OPERATORS = frozenset({IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # strconv.ParseInt(s, 10, 64): optional sign, ASCII digits only (Python's int() is laxer).
 _DECIMAL_INT = re.compile(r"[+-]?[0-9]+\Z")
-_QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT + r"\Z")
-_DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT + r"\Z")
 
 
 class SelectorError(ValueError):
@@ -71,32 +70,34 @@ def parse_int64(text: str) -> int | None:
 def label_key_error(key: str) -> str | None:
     """Why `key` is not a valid label key (upstream's IsQualifiedName), in a short sentence for
     the scheduler's MalformedObject messages, or None."""
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
-        return f"prefix part of {key!r} must be a DNS-1123 subdomain"
-    if not name:
+    violations = qualified_name_violations(key)
+    if not violations:
+        return None
+    violation = violations[0]
+    if violation is QualifiedNameViolation.NAME_EMPTY:
         return f"name part of {key!r} must be non-empty"
-    if len(name) > 63:
+    if violation is QualifiedNameViolation.NAME_TOO_LONG:
         return f"name part of {key!r} must be no more than 63 characters"
-    if not _QUALIFIED_NAME.match(name):
+    if violation is QualifiedNameViolation.NAME_INVALID:
         return (
             f"name part of {key!r} must consist of alphanumeric characters, '-', '_' or '.', "
             "and must start and end with an alphanumeric character"
         )
-    return None
+    # more than one '/' reads as a prefix that is no subdomain
+    return f"prefix part of {key!r} must be a DNS-1123 subdomain"
 
 
 def label_value_error(value: str) -> str | None:
     """Why `value` is not a valid label value (upstream's IsValidLabelValue), in a short
     sentence, or None."""
-    if len(value) > 63:
+    if not is_valid_label_value(value):
+        return None
+    if len(value) > LABEL_VALUE_MAX_LENGTH:
         return f"label value {value!r} must be no more than 63 characters"
-    if value and not _QUALIFIED_NAME.match(value):
-        return (
-            f"label value {value!r} must consist of alphanumeric characters, '-', '_' or '.', "
-            "and must start and end with an alphanumeric character"
-        )
-    return None
+    return (
+        f"label value {value!r} must consist of alphanumeric characters, '-', '_' or '.', "
+        "and must start and end with an alphanumeric character"
+    )
 
 
 @dataclass(frozen=True, slots=True)
