@@ -6,6 +6,10 @@
   `MalformedObject` naming the field path in short messages. The scheduler reads pod affinity
   terms, topology spread constraints and claims with it; its node selectors (scheduler.api
   .selectors) are built from the same requirements (`new_requirement`, `expression`).
+- `LabelSelector.lenient` reads the same object as written, never rejecting what validation
+  would (unknown operators are ignored, keys and values compared as they are): kubesim's
+  controllers, volume matching and PDBs read selectors of stored objects with it, as its one
+  loose matcher always did.
 - `LabelSelector.parse` reads the ?labelSelector= grammar as k8s.io/apimachinery/pkg/labels/
   selector.go's lexer and parser do, raising `SelectorError` with upstream's exact texts
   (validation messages from apimachinery.validation). kubesim filters list and watch with it.
@@ -25,10 +29,11 @@ from typing import Any
 
 from apimachinery.errors import MalformedObject
 from apimachinery.validation import (
-    DNS1123_SUBDOMAIN_FMT,
-    QUALIFIED_NAME_FMT,
+    LABEL_VALUE_MAX_LENGTH,
+    QualifiedNameViolation,
     is_qualified_name,
     is_valid_label_value,
+    qualified_name_violations,
 )
 
 IN = "In"
@@ -44,8 +49,6 @@ NODE_SELECTOR_OPERATORS = frozenset({IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # strconv.ParseInt(s, 10, 64): optional sign, ASCII digits only (Python's int() is laxer).
 _DECIMAL_INT = re.compile(r"[+-]?[0-9]+\Z")
-_QUALIFIED_NAME = re.compile(QUALIFIED_NAME_FMT + r"\Z")
-_DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT + r"\Z")
 
 
 class SelectorError(ValueError):
@@ -67,32 +70,34 @@ def parse_int64(text: str) -> int | None:
 def label_key_error(key: str) -> str | None:
     """Why `key` is not a valid label key (upstream's IsQualifiedName), in a short sentence for
     the scheduler's MalformedObject messages, or None."""
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
-        return f"prefix part of {key!r} must be a DNS-1123 subdomain"
-    if not name:
+    violations = qualified_name_violations(key)
+    if not violations:
+        return None
+    violation = violations[0]
+    if violation is QualifiedNameViolation.NAME_EMPTY:
         return f"name part of {key!r} must be non-empty"
-    if len(name) > 63:
+    if violation is QualifiedNameViolation.NAME_TOO_LONG:
         return f"name part of {key!r} must be no more than 63 characters"
-    if not _QUALIFIED_NAME.match(name):
+    if violation is QualifiedNameViolation.NAME_INVALID:
         return (
             f"name part of {key!r} must consist of alphanumeric characters, '-', '_' or '.', "
             "and must start and end with an alphanumeric character"
         )
-    return None
+    # more than one '/' reads as a prefix that is no subdomain
+    return f"prefix part of {key!r} must be a DNS-1123 subdomain"
 
 
 def label_value_error(value: str) -> str | None:
     """Why `value` is not a valid label value (upstream's IsValidLabelValue), in a short
     sentence, or None."""
-    if len(value) > 63:
+    if not is_valid_label_value(value):
+        return None
+    if len(value) > LABEL_VALUE_MAX_LENGTH:
         return f"label value {value!r} must be no more than 63 characters"
-    if value and not _QUALIFIED_NAME.match(value):
-        return (
-            f"label value {value!r} must consist of alphanumeric characters, '-', '_' or '.', "
-            "and must start and end with an alphanumeric character"
-        )
-    return None
+    return (
+        f"label value {value!r} must consist of alphanumeric characters, '-', '_' or '.', "
+        "and must start and end with an alphanumeric character"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +173,46 @@ class LabelSelector:
             except InvalidRequirement as err:
                 raise MalformedObject(f"{expr_path}: {err}") from None
         return cls(_sorted(requirements))
+
+    @classmethod
+    def lenient(cls, obj: Any) -> LabelSelector:
+        """A metav1.LabelSelector read as written, for objects nobody validated (kubesim's
+        controllers and volume matching read stored objects, and the API accepts some kinds
+        unchecked): where `from_dict` would reject a selector, this one still matches.
+
+        None matches nothing, {} everything; matchLabels and In / NotIn / Exists /
+        DoesNotExist expressions mean what they mean in a valid selector. Past that: keys and
+        values are taken as written (an invalid key or value is compared like any other),
+        values of Exists / DoesNotExist are ignored, In with no values matches nothing and
+        NotIn with none everything, an expression with an unknown operator (Gt, Lt, "") is
+        ignored, a non-string matchLabels value never equals a label and a null one asks for
+        the label to be absent. Only containers of the wrong JSON type (the selector,
+        matchLabels or an expression not an object, matchExpressions or values not a list, an
+        expression's key a list or an object) raise MalformedObject.
+        """
+        if obj is None:
+            return cls.nothing()
+        if not isinstance(obj, Mapping):
+            raise MalformedObject(f"expected an object, got {type(obj).__name__}")
+        requirements: list[Requirement] = []
+        for key, value in _mapping(obj.get("matchLabels") or None, "matchLabels").items():
+            if value is None:
+                requirements.append(Requirement(key, DOES_NOT_EXIST))
+            else:
+                requirements.append(Requirement(key, IN, _comparable([value])))
+        expressions = optional_list(obj.get("matchExpressions") or None, "matchExpressions")
+        for index, expr in enumerate(expressions):
+            path = f"matchExpressions[{index}]"
+            if not isinstance(expr, Mapping):
+                raise MalformedObject(f"{path}: expected an object, got {type(expr).__name__}")
+            expr_key, operator = expr.get("key"), expr.get("operator")
+            if isinstance(expr_key, (list, dict)):
+                raise MalformedObject(f"{path}.key: expected a string")
+            values = _comparable(optional_list(expr.get("values") or None, f"{path}.values"))
+            if isinstance(operator, str) and operator in LABEL_SELECTOR_OPERATORS:
+                # a missing (None) or non-string key is a label no object has
+                requirements.append(Requirement(_as_is(expr_key), operator, values))
+        return cls(tuple(requirements))
 
     @classmethod
     def parse(cls, text: str) -> LabelSelector:
@@ -261,6 +306,19 @@ def _mapping(value: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise MalformedObject(f"{path}: expected an object, got {type(value).__name__}")
     return value
+
+
+def _as_is(value: Any) -> Any:
+    """A key of an unvalidated selector kept as written (None: the expression named none; a
+    number: no label has it)."""
+    return value
+
+
+def _comparable(values: Sequence[Any]) -> frozenset[str]:
+    """The values of an unvalidated selector as written, less lists and objects: a label
+    equals none of those, nor any other non-string value kept here."""
+    kept: frozenset[Any] = frozenset(v for v in values if not isinstance(v, (list, dict)))
+    return kept
 
 
 def _join(path: str, child: str) -> str:

@@ -8,6 +8,7 @@ scheduler's own short messages for selectors it cannot read are built on the sam
 
 from __future__ import annotations
 
+import enum
 import re
 
 
@@ -97,33 +98,65 @@ def is_dns1035_label(value: str) -> list[str]:
     return errs
 
 
-def is_qualified_name(value: str) -> list[str]:
-    errs: list[str] = []
+class QualifiedNameViolation(enum.Enum):
+    """A rule of IsQualifiedName that a value breaks, for callers that word it their own way
+    (profile validation, plugin args and the scheduler's selector messages keep their texts)."""
+
+    TOO_MANY_PARTS = enum.auto()  # more than one '/'
+    PREFIX_EMPTY = enum.auto()
+    PREFIX_TOO_LONG = enum.auto()  # over 253 characters
+    PREFIX_INVALID = enum.auto()  # not a lowercase RFC 1123 subdomain
+    NAME_EMPTY = enum.auto()
+    NAME_TOO_LONG = enum.auto()  # over 63 characters
+    NAME_INVALID = enum.auto()  # not alphanumerics, '-', '_', '.' starting and ending alike
+
+
+def qualified_name_violations(value: str) -> list[QualifiedNameViolation]:
+    """Every rule of IsQualifiedName `value` breaks, in upstream's order (empty when valid)."""
+    found: list[QualifiedNameViolation] = []
     parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
+    if len(parts) > 2:
+        return [QualifiedNameViolation.TOO_MANY_PARTS]
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
         if not prefix:
-            errs.append("prefix part " + EMPTY_ERROR)
+            found.append(QualifiedNameViolation.PREFIX_EMPTY)
         else:
-            errs.extend("prefix part " + msg for msg in is_dns1123_subdomain(prefix))
-    else:
-        return [
-            "a qualified name "
-            + regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            if len(prefix) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+                found.append(QualifiedNameViolation.PREFIX_TOO_LONG)
+            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+                found.append(QualifiedNameViolation.PREFIX_INVALID)
     if not name:
-        errs.append("name part " + EMPTY_ERROR)
+        found.append(QualifiedNameViolation.NAME_EMPTY)
     elif len(name) > QUALIFIED_NAME_MAX_LENGTH:
-        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX_LENGTH))
+        found.append(QualifiedNameViolation.NAME_TOO_LONG)
     if not _QUALIFIED_NAME_RE.fullmatch(name):
-        errs.append(
-            "name part "
-            + regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errs
+        found.append(QualifiedNameViolation.NAME_INVALID)
+    return found
+
+
+_QUALIFIED_NAME_REGEX_ERROR = regex_error(
+    _QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
+)
+# upstream's IsQualifiedName message for each violation
+_QUALIFIED_NAME_ERRORS = {
+    QualifiedNameViolation.TOO_MANY_PARTS: "a qualified name "
+    + _QUALIFIED_NAME_REGEX_ERROR
+    + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    QualifiedNameViolation.PREFIX_EMPTY: "prefix part " + EMPTY_ERROR,
+    QualifiedNameViolation.PREFIX_TOO_LONG: "prefix part "
+    + max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH),
+    QualifiedNameViolation.PREFIX_INVALID: "prefix part "
+    + regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"),
+    QualifiedNameViolation.NAME_EMPTY: "name part " + EMPTY_ERROR,
+    QualifiedNameViolation.NAME_TOO_LONG: "name part " + max_len_error(QUALIFIED_NAME_MAX_LENGTH),
+    QualifiedNameViolation.NAME_INVALID: "name part " + _QUALIFIED_NAME_REGEX_ERROR,
+}
+
+
+def is_qualified_name(value: str) -> list[str]:
+    return [_QUALIFIED_NAME_ERRORS[v] for v in qualified_name_violations(value)]
 
 
 def is_valid_label_value(value: str) -> list[str]:

@@ -1,4 +1,6 @@
-"""Small helpers for object metadata: timestamps, uids, generated names, label selectors."""
+"""Small helpers for object metadata: timestamps, uids, generated names, labels.
+
+Label selectors are apimachinery.labels' (`LabelSelector.lenient` for stored objects)."""
 
 from __future__ import annotations
 
@@ -40,24 +42,3 @@ def generate_name(base: str, rng: random.Random) -> str:
 def labels_of(obj: Obj) -> dict[str, str]:
     labels: dict[str, str] | None = obj.get("metadata", {}).get("labels")
     return labels or {}
-
-
-def match_label_selector(selector: Obj | None, labels: dict[str, str]) -> bool:
-    """A structured metav1.LabelSelector; None matches nothing, {} matches everything."""
-    if selector is None:
-        return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True

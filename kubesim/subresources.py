@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from apimachinery.labels import LabelSelector
 from kubesim import errors
 from kubesim.api import PODS, Api, precondition_failed
-from kubesim.meta import Obj, match_label_selector, parse_rfc3339, rfc3339
+from kubesim.meta import Obj, parse_rfc3339, rfc3339
 from kubesim.resources import RESOURCES
 
 PDBS = next(r for r in RESOURCES if r.key == "policy/poddisruptionbudgets")
@@ -115,11 +116,9 @@ def _scaled(value: Any, total: int, round_up: bool) -> int:
 def pdb_status(pdb: Obj, pods: list[Obj], now: float) -> Obj:
     """The status the disruption controller would write, counting selected pods as expected."""
     spec = pdb.get("spec") or {}
-    selected = [
-        p
-        for p in pods
-        if match_label_selector(spec.get("selector"), p["metadata"].get("labels") or {})
-    ]
+    # a stored selector is read as kubesim reads every one (LabelSelector.lenient)
+    selector = LabelSelector.lenient(spec.get("selector"))
+    selected = [p for p in pods if selector.matches(p["metadata"].get("labels") or {})]
     expected = len(selected)
     healthy = sum(1 for p in selected if _pod_ready(p))
     if spec.get("maxUnavailable") is not None:
@@ -212,7 +211,7 @@ async def evict(api: Api, namespace: str, name: str, eviction: Obj) -> Obj:
         pdbs = [
             p
             for p in api.store.items(PDBS.key, namespace)
-            if match_label_selector((p.get("spec") or {}).get("selector"), labels)
+            if LabelSelector.lenient((p.get("spec") or {}).get("selector")).matches(labels)
         ]
         if len(pdbs) > 1:
             raise errors.internal(

@@ -6,8 +6,7 @@ Registry-dependent checks (unknown plugins, extension points, weights, args) liv
 
 from __future__ import annotations
 
-import re
-
+from apimachinery.validation import QualifiedNameViolation, qualified_name_violations
 from profiles.config import (
     API_VERSION,
     ClientConnection,
@@ -23,9 +22,21 @@ from profiles.spec import EXTENSION_POINTS, MULTI_POINT
 # Plugins removed from the v1 API (validation.go invalidPluginsByVersion).
 REMOVED_IN_V1 = frozenset({"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"})
 
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
+# IsQualifiedName's rules (apimachinery.validation), worded as profile validation reports them
+_QUALIFIED_NAME_PROBLEMS = {
+    QualifiedNameViolation.TOO_MANY_PARTS: (
+        "a qualified name must consist of an optional prefix and a name"
+    ),
+    QualifiedNameViolation.PREFIX_EMPTY: "prefix part must be non-empty",
+    QualifiedNameViolation.PREFIX_TOO_LONG: "prefix part must be a lowercase RFC 1123 subdomain",
+    QualifiedNameViolation.PREFIX_INVALID: "prefix part must be a lowercase RFC 1123 subdomain",
+    QualifiedNameViolation.NAME_EMPTY: "name part must be non-empty",
+    QualifiedNameViolation.NAME_TOO_LONG: "name part must be no more than 63 characters",
+    QualifiedNameViolation.NAME_INVALID: (
+        "name part must consist of alphanumeric characters, '-', '_' or '.', "
+        "and must start and end with an alphanumeric character"
+    ),
+}
 
 
 def validate_config(
@@ -188,28 +199,10 @@ def _validate_extenders(extenders: tuple[Extender, ...], sink: ErrorSink) -> Non
 
 
 def qualified_name_errors(value: str) -> list[str]:
-    """apimachinery IsQualifiedName: optional DNS-1123 subdomain prefix, '/', 63-char name."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return [f"{value!r}: prefix part must be non-empty"]
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix):
-            return [f"{value!r}: prefix part must be a lowercase RFC 1123 subdomain"]
-    else:
-        return [f"{value!r}: a qualified name must consist of an optional prefix and a name"]
-    if not name:
-        return [f"{value!r}: name part must be non-empty"]
-    if len(name) > 63:
-        return [f"{value!r}: name part must be no more than 63 characters"]
-    if not _QUALIFIED_NAME.match(name):
-        return [
-            f"{value!r}: name part must consist of alphanumeric characters, '-', '_' or '.', "
-            "and must start and end with an alphanumeric character"
-        ]
-    return []
+    """apimachinery IsQualifiedName: optional DNS-1123 subdomain prefix, '/', 63-char name;
+    the first problem only."""
+    violations = qualified_name_violations(value)
+    return [f"{value!r}: {_QUALIFIED_NAME_PROBLEMS[violations[0]]}"] if violations else []
 
 
 def extended_resource_name_errors(name: str) -> list[str]:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from apimachinery.errors import MalformedObject
+from apimachinery.labels import LabelSelector
 from kubesim import errors
 from kubesim.api import Api
-from kubesim.meta import Obj, match_label_selector, parse_rfc3339
+from kubesim.meta import Obj, parse_rfc3339
 from kubesim.patch import copy_json
 from kubesim.resources import RESOURCES, ResourceType
 
@@ -112,8 +114,16 @@ def selector_of(obj: Obj) -> dict[str, Any]:
 
 
 def selects(selector: dict[str, Any], obj: Obj) -> bool:
+    """Whether a controller's selector picks `obj`; an empty one picks nothing here. Stored
+    selectors are unvalidated, so they are read leniently (LabelSelector.lenient); one of the
+    wrong JSON types makes the controller skip its object."""
+    if not selector:
+        return False
     labels = (obj.get("metadata") or {}).get("labels") or {}
-    return match_label_selector(selector, labels) if selector else False
+    try:
+        return LabelSelector.lenient(selector).matches(labels)
+    except MalformedObject as exc:
+        raise Malformed(f"spec.selector: {exc}") from exc
 
 
 def pod_from_template(owner: Obj, ref: dict[str, Any], name_or_prefix: str, generate: bool,

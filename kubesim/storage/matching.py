@@ -13,7 +13,9 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from kubesim.meta import Obj, labels_of, match_label_selector
+from apimachinery.errors import MalformedObject
+from apimachinery.labels import LabelSelector
+from kubesim.meta import Obj, labels_of
 from kubesim.storage.objects import (
     Malformed,
     access_modes,
@@ -56,8 +58,8 @@ def _selected(selector: Any, volume: Obj) -> bool:
     if selector is None:
         return True
     try:
-        return match_label_selector(selector, labels_of(volume))
-    except (AttributeError, TypeError) as exc:
+        return LabelSelector.lenient(selector).matches(labels_of(volume))
+    except MalformedObject as exc:
         raise Malformed(f"spec.selector {selector!r}") from exc
 
 

@@ -195,6 +195,11 @@ class MakePod:
         self._meta["uid"] = uid
         return self
 
+    def resource_version(self, version: str) -> MakePod:
+        """metadata.resourceVersion ("1" unless set): an update is a new version of a pod."""
+        self._meta["resourceVersion"] = version
+        return self
+
     def label(self, key: str, value: str) -> MakePod:
         self._meta["labels"][key] = value
         return self
@@ -257,15 +262,20 @@ class MakePod:
         return self.container({**dict(requests or {}), **more})
 
     def init_container(
-        self, requests: Mapping[str, str] | None = None, limits: Mapping[str, str] | None = None
+        self,
+        requests: Mapping[str, str] | None = None,
+        limits: Mapping[str, str] | None = None,
+        *,
+        image: str = "pause",
     ) -> MakePod:
+        """Append an init container "i<i>" with these requests and limits."""
         init: list[Obj] = self._spec.setdefault("initContainers", [])
         resources: Obj = {}
         if requests is not None:
             resources["requests"] = dict(requests)
         if limits is not None:
             resources["limits"] = dict(limits)
-        init.append({"name": f"i{len(init)}", "image": "pause", "resources": resources})
+        init.append({"name": f"i{len(init)}", "image": image, "resources": resources})
         return self
 
     def overhead(self, overhead: Mapping[str, str]) -> MakePod:
@@ -400,6 +410,7 @@ def make_pod(
     *,
     namespace: str = "default",
     uid: str = "",
+    resource_version: str = "1",
     labels: Mapping[str, str] | None = None,
     requests: Mapping[str, str] | None = None,
     limits: Mapping[str, str] | None = None,
@@ -430,7 +441,7 @@ def make_pod(
     map of requests (a pod with neither has no containers). `pvcs` adds a claim volume per
     claim, before `volumes`. `owner` is (apiVersion, kind, name) of a controller.
     """
-    pod = MakePod(name, namespace)
+    pod = MakePod(name, namespace).resource_version(resource_version)
     if uid:
         pod.uid(uid)
     if labels:
@@ -544,6 +555,13 @@ class MakeNode:
         self._status["images"] = [
             {"names": [image], "sizeBytes": size} for image, size in images.items()
         ]
+        return self
+
+    def image(self, names: Sequence[str], size_bytes: int) -> MakeNode:
+        """Append one status.images entry known by several names (tags of one image)."""
+        self._status.setdefault("images", []).append(
+            {"names": list(names), "sizeBytes": size_bytes}
+        )
         return self
 
     def taint(self, taint: Mapping[str, Any]) -> MakeNode:

@@ -10,6 +10,7 @@ import pytest
 
 from kubesim.storage.index import VolumeIndex
 from kubesim.storage.matching import best_volume, satisfies
+from kubesim.storage.objects import Malformed
 
 GI = 2**30
 
@@ -96,3 +97,26 @@ def test_best_volume(prebound: list[dict[str, Any]], offered: list[dict[str, Any
 )
 def test_a_named_volume_must_satisfy_the_claim(candidate: dict[str, Any], fits: bool) -> None:
     assert satisfies(candidate, claim()) is fits
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        (None, "small"),
+        ({}, "small"),
+        ({"matchLabels": {"tier": "fast"}}, "fast"),
+        ({"matchExpressions": [{"key": "tier", "operator": "Bogus"}]}, "small"),
+        ({"matchExpressions": [{"key": "tier", "operator": "In"}]}, None),
+    ],
+    ids=["none", "empty", "labels", "unknown-operator-ignored", "in-without-values"],
+)
+def test_claim_selector_picks_volumes_as_written(selector: Any, expected: str | None) -> None:
+    offered = [volume("small", "1Gi"), {**volume("fast", "2Gi"), "metadata": {
+        "name": "fast", "uid": "uid-fast", "labels": {"tier": "fast"}}}]
+    found = best_volume(claim(selector=selector), [], offered, delay_binding=False)
+    assert (found and found["metadata"]["name"]) == expected
+
+
+def test_a_claim_selector_of_the_wrong_type_is_malformed() -> None:
+    with pytest.raises(Malformed, match=r"spec\.selector"):
+        best_volume(claim(selector=["tier"]), [], [volume("v", "1Gi")], delay_binding=False)

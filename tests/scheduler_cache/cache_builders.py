@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler import testing
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_info import NodeInfo
+from scheduler.testing import MakePod
 
 
 def make_pod(
@@ -21,38 +23,22 @@ def make_pod(
     phase: str = "Running",
     version: str = "1",
 ) -> PodView:
-    requests: dict[str, str] = {}
-    if cpu is not None:
-        requests["cpu"] = cpu
-    if memory is not None:
-        requests["memory"] = memory
-    container: dict[str, Any] = {"name": "c", "image": "app", "resources": {"requests": requests}}
-    if host_ports:
-        container["ports"] = [
-            {"containerPort": port, "hostPort": port, "hostIP": host_ip} for port in host_ports
-        ]
-    spec: dict[str, Any] = {"containers": [container]}
+    """The kit's pod named after its uid ("pod-<uid>", namespace "ns"), one container
+    requesting `cpu`/`memory` with `host_ports` (container port = host port), claim volumes
+    "v<i>"; bound to `node` when given, Running unless `phase` says otherwise."""
+    requests = {
+        name: amount for name, amount in (("cpu", cpu), ("memory", memory)) if amount is not None
+    }
+    ports = [{"containerPort": port, "hostPort": port, "hostIP": host_ip} for port in host_ports]
+    pod = MakePod(f"pod-{uid}", "ns").uid(uid).resource_version(version)
+    pod.container(requests, ports=ports).phase(phase)
     if node:
-        spec["nodeName"] = node
-    if claims:
-        spec["volumes"] = [
-            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": claim}}
-            for i, claim in enumerate(claims)
-        ]
+        pod.node(node)
+    for index, claim in enumerate(claims):
+        pod.pvc(claim, f"v{index}")
     if affinity is not None:
-        spec["affinity"] = affinity
-    return PodView.from_dict(
-        {
-            "metadata": {
-                "name": f"pod-{uid}",
-                "namespace": "ns",
-                "uid": uid,
-                "resourceVersion": version,
-            },
-            "spec": spec,
-            "status": {"phase": phase},
-        }
-    )
+        pod.affinity(affinity)
+    return pod.obj()
 
 
 def make_node(
@@ -64,24 +50,18 @@ def make_node(
     images: dict[str, int] | None = None,
     version: str = "1",
 ) -> NodeView:
+    """The kit's node with uid "uid-<name>", its hostname label (and zone when given), and
+    `cpu`, `memory` and 110 pods allocatable."""
     labels = {"kubernetes.io/hostname": name}
     if zone is not None:
         labels["topology.kubernetes.io/zone"] = zone
-    return NodeView.from_dict(
-        {
-            "metadata": {
-                "name": name,
-                "uid": f"uid-{name}",
-                "resourceVersion": version,
-                "labels": labels,
-            },
-            "status": {
-                "allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
-                "images": [
-                    {"names": [image], "sizeBytes": size} for image, size in (images or {}).items()
-                ],
-            },
-        }
+    return testing.make_node(
+        name,
+        {"cpu": cpu, "memory": memory, "pods": "110"},
+        labels=labels,
+        images=images,
+        uid=f"uid-{name}",
+        resource_version=version,
     )
 
 

@@ -52,7 +52,15 @@ from scheduler.plugins.noderesources.args import (
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
 from scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from scheduler.plugins.tainttoleration import TaintToleration
-from scheduler.testing import ListSnapshot, RecordingClient, StaticNominator, make_node, make_pod
+from scheduler.testing import (
+    ListSnapshot,
+    MakePod,
+    RecordingClient,
+    StaticNominator,
+    expr,
+    make_node,
+    make_pod,
+)
 
 STRATEGIES = {
     LEAST_ALLOCATED: ScoringStrategy(LEAST_ALLOCATED),
@@ -179,7 +187,7 @@ pod_specs = st.fixed_dictionaries(
 )
 
 
-def pod_dict(
+def requesting_pod(
     name: str,
     cpu: str | None,
     memory: str | None,
@@ -188,23 +196,18 @@ def pod_dict(
     host_port: int = 0,
     image: str = "pause",
     node_name: str = "",
-) -> dict[str, Any]:
+) -> MakePod:
+    """A Pending pod (uid = name) with one container requesting what is not None."""
     requests = {
         key: value
         for key, value in (("cpu", cpu), ("memory", memory), ("ephemeral-storage", ephemeral))
         if value is not None
     }
-    container: dict[str, Any] = {"name": "c", "image": image, "resources": {"requests": requests}}
-    if host_port:
-        container["ports"] = [{"containerPort": host_port, "hostPort": host_port}]
-    spec: dict[str, Any] = {"containers": [container]}
+    ports = [{"containerPort": host_port, "hostPort": host_port}] if host_port else []
+    pod = MakePod(name, "default").uid(name).container(requests, image=image, ports=ports)
     if node_name:
-        spec["nodeName"] = node_name
-    return {
-        "metadata": {"name": name, "namespace": "default", "uid": name, "resourceVersion": "1"},
-        "spec": spec,
-        "status": {"phase": "Pending"},
-    }
+        pod.node(node_name)
+    return pod.phase("Pending")
 
 
 def build_cluster(specs: Sequence[Mapping[str, Any]]) -> Cache:
@@ -213,29 +216,24 @@ def build_cluster(specs: Sequence[Mapping[str, Any]]) -> Cache:
         allocatable = {"cpu": spec["cpu"], "memory": spec["memory"], "pods": spec["pods"]}
         if spec["ephemeral"] is not None:
             allocatable["ephemeral-storage"] = spec["ephemeral"]
+        image = spec["image"]
         node = make_node(
             f"node-{index}",
             allocatable,
             unschedulable=spec["unschedulable"],
             labels={"zone": spec["zone"]},
             taints=spec["taints"],
+            images=None if image is None else {f"{image}:latest": 300 * 1024 * 1024},
         )
-        raw = dict(node.raw)
-        if spec["image"] is not None:
-            raw["status"] = {
-                **raw["status"],
-                "images": [{"names": [f"{spec['image']}:latest"], "sizeBytes": 300 * 1024 * 1024}],
-            }
-        cache.add_node(node.from_dict(raw))
+        cache.add_node(node)
         for number, (cpu, memory, port) in enumerate(spec["pods_on_it"]):
-            raw_pod = pod_dict(f"p-{index}-{number}", cpu, memory, host_port=port)
-            raw_pod["spec"]["nodeName"] = f"node-{index}"
-            cache.add_pod(PodView.from_dict(raw_pod))
+            on_node = requesting_pod(f"p-{index}-{number}", cpu, memory, host_port=port)
+            cache.add_pod(on_node.node(f"node-{index}").obj())
     return cache
 
 
 def build_pod(spec: Mapping[str, Any]) -> PodView:
-    raw = pod_dict(
+    pod = requesting_pod(
         "incoming",
         spec["cpu"],
         spec["memory"],
@@ -244,19 +242,22 @@ def build_pod(spec: Mapping[str, Any]) -> PodView:
         image=spec["image"],
         node_name=spec["node_name"],
     )
-    if spec["tolerations"]:
-        raw["spec"]["tolerations"] = spec["tolerations"]
-    affinity: dict[str, Any] = {}
+    for toleration in spec["tolerations"]:
+        pod.toleration(toleration)
     if spec["zone_selector"] is not None:
-        raw["spec"]["nodeSelector"] = {"zone": spec["zone_selector"]}
+        pod.node_selector({"zone": spec["zone_selector"]})
     if spec["preferred_zone"] is not None:
-        term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}
-        affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": 5, "preference": term}
-        ]
-    if affinity:
-        raw["spec"]["affinity"] = {"nodeAffinity": affinity}
-    return PodView.from_dict(raw)
+        term = {"matchExpressions": [expr("zone", "In", "b")]}
+        pod.affinity(
+            {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 5, "preference": term}
+                    ]
+                }
+            }
+        )
+    return pod.obj()
 
 
 # ---- both paths -----------------------------------------------------------------------------
@@ -600,8 +601,9 @@ def test_incremental_table_equals_a_rebuilt_one(
         name = f"node-{target % len(nodes)}"
         info = cache.get_node_info(name)
         if action == "assume" and info is not None and info.node is not None:
-            raw = pod_dict(f"a-{number}", "100m", "1Gi", host_port=9000 + number, node_name=name)
-            pod = PodView.from_dict(raw)
+            pod = requesting_pod(
+                f"a-{number}", "100m", "1Gi", host_port=9000 + number, node_name=name
+            ).obj()
             cache.assume_pod(pod)
             assumed.append(pod)
         elif action == "forget" and assumed:
@@ -621,22 +623,7 @@ def test_incremental_table_equals_a_rebuilt_one(
 
 
 def small_snapshot() -> Snapshot:
-    return build_cluster(
-        [
-            {
-                "cpu": "4",
-                "memory": "4Gi",
-                "ephemeral": None,
-                "pods": "110",
-                "unschedulable": False,
-                "taints": [],
-                "zone": "a",
-                "image": None,
-                "pods_on_it": [],
-            }
-        ]
-        * 3
-    ).update_snapshot(Snapshot())
+    return build_cluster([node_spec()] * 3).update_snapshot(Snapshot())
 
 
 class PerNodeOnly:

@@ -24,6 +24,7 @@ from scheduler.plugins.nodeaffinity import (
     NodeAffinity,
     decode_node_affinity_args,
 )
+from scheduler.testing import expr, make_node, make_pod
 
 Obj = dict[str, Any]
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -31,19 +32,20 @@ PREF = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
 def pod(spec: Obj | None = None) -> PodView:
-    body = {"containers": [{"name": "c", "image": "pause"}], **(spec or {})}
-    return PodView.from_dict({"metadata": {"name": "p", "uid": "uid-p"}, "spec": body})
+    """Pod "p" with one container and the nodeSelector / affinity of an upstream case's spec."""
+    spec = spec or {}
+    assert set(spec) <= {"nodeSelector", "affinity"}, spec
+    return make_pod(
+        "p",
+        uid="uid-p",
+        containers=[{}],
+        node_selector=spec.get("nodeSelector"),
+        affinity=spec.get("affinity"),
+    )
 
 
 def node(name: str = "", labels: dict[str, str] | None = None) -> NodeView:
-    return NodeView.from_dict({"metadata": {"name": name, "labels": labels or {}}})
-
-
-def expr(key: str, op: str, *values: str) -> Obj:
-    out: Obj = {"key": key, "operator": op}
-    if values:
-        out["values"] = list(values)
-    return out
+    return make_node(name, labels=labels)
 
 
 def name_in(*names: str) -> Obj:

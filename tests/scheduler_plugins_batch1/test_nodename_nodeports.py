@@ -18,6 +18,7 @@ from scheduler.plugins.nodename import ERR_REASON as NODE_NAME_REASON
 from scheduler.plugins.nodename import NodeName
 from scheduler.plugins.nodeports import ERR_REASON as PORTS_REASON
 from scheduler.plugins.nodeports import NodePorts
+from scheduler.testing import MakePod, make_node
 
 
 def pod(node_name: str = "", *ports: str, uid: str = "uid-p", nominated: str = "") -> PodView:
@@ -26,19 +27,16 @@ def pod(node_name: str = "", *ports: str, uid: str = "uid-p", nominated: str = "
     for text in ports:
         protocol, ip, number = text.split("/")
         container_ports.append({"protocol": protocol, "hostIP": ip, "hostPort": int(number)})
-    spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "pause", "ports": container_ports}]
-    }
+    built = MakePod(f"pod-{uid}", "default").uid(uid).container(ports=container_ports)
     if node_name:
-        spec["nodeName"] = node_name
-    status = {"nominatedNodeName": nominated} if nominated else {}
-    return PodView.from_dict(
-        {"metadata": {"name": f"pod-{uid}", "uid": uid}, "spec": spec, "status": status}
-    )
+        built.node(node_name)
+    if nominated:
+        built.nominated(nominated)
+    return built.obj()
 
 
 def node(name: str) -> NodeView:
-    return NodeView.from_dict({"metadata": {"name": name}})
+    return make_node(name)
 
 
 def info_with(*pods: PodView, name: str = "m1") -> NodeInfo:

@@ -25,6 +25,7 @@ from scheduler.plugins.balancedallocation import (
     NodeResourcesBalancedAllocation,
 )
 from scheduler.plugins.imagelocality import ImageLocality
+from scheduler.testing import MakeNode, MakePod, make_node, make_pod
 
 MB = 1024 * 1024
 Obj = dict[str, Any]
@@ -66,21 +67,21 @@ def scores_of(plugin: Any, pod: PodView, snap: Snapshot, *, rows: bool) -> list[
 
 
 def image_pod(*images: str, init: Sequence[str] = ()) -> PodView:
-    spec: Obj = {"containers": [{"name": f"c{i}", "image": im} for i, im in enumerate(images)]}
-    if init:
-        spec["initContainers"] = [{"name": f"i{i}", "image": im} for i, im in enumerate(init)]
-    return PodView.from_dict({"metadata": {"name": "p", "uid": "uid-p"}, "spec": spec})
+    """Pod "p" with a container per image and an init container per `init` image."""
+    built = MakePod("p", "default").uid("uid-p")
+    for image in images:
+        built.container(image=image)
+    for image in init:
+        built.init_container(image=image)
+    return built.obj()
 
 
 def image_node(name: str, images: Sequence[tuple[Sequence[str], int]]) -> NodeView:
-    return NodeView.from_dict(
-        {
-            "metadata": {"name": name},
-            "status": {
-                "images": [{"names": list(names), "sizeBytes": size} for names, size in images]
-            },
-        }
-    )
+    """A node holding these images, each (its names, its size in bytes)."""
+    built = MakeNode(name)
+    for names, size in images:
+        built.image(names, size)
+    return built.obj()
 
 
 NODE_40_300_2000 = [
@@ -174,22 +175,15 @@ def test_image_locality_without_handle_is_an_error() -> None:
 
 
 def res_pod(*containers: Mapping[str, str], node_name: str = "", uid: str = "uid-p") -> PodView:
-    spec: Obj = {
-        "containers": [
-            {"name": f"c{i}", "image": "pause", "resources": {"requests": dict(r)}}
-            for i, r in enumerate(containers)
-        ]
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    return PodView.from_dict({"metadata": {"name": f"p-{uid}", "uid": uid}, "spec": spec})
+    """Pod "p-<uid>" with a container per map of requests."""
+    return make_pod(f"p-{uid}", uid=uid, containers=containers, node_name=node_name)
 
 
 def res_node(name: str, milli_cpu: int, memory: int, gpu: int | None = None) -> NodeView:
     allocatable = {"cpu": f"{milli_cpu}m", "memory": str(memory), "pods": "110"}
     if gpu is not None:
         allocatable["nvidia.com/gpu"] = str(gpu)
-    return NodeView.from_dict({"metadata": {"name": name}, "status": {"allocatable": allocatable}})
+    return make_node(name, allocatable)
 
 
 def cpu_and_memory(node_name: str = "", uid: str = "a") -> PodView:

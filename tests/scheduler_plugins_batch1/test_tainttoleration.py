@@ -16,24 +16,17 @@ from scheduler.framework.events import QueueingHint
 from scheduler.framework.interface import CycleState, NodeScore
 from scheduler.framework.status import Code, Status
 from scheduler.plugins.tainttoleration import TaintToleration
+from scheduler.testing import make_node, make_pod
 
 Obj = dict[str, Any]
 
 
 def pod_with(tolerations: Sequence[Obj], uid: str = "uid-1") -> PodView:
-    return PodView.from_dict(
-        {
-            "metadata": {"name": "pod1", "uid": uid},
-            "spec": {
-                "containers": [{"name": "c", "image": "pause"}],
-                "tolerations": list(tolerations),
-            },
-        }
-    )
+    return make_pod("pod1", uid=uid, containers=[{}], tolerations=tolerations)
 
 
 def node_with(name: str, taints: Sequence[Obj]) -> NodeView:
-    return NodeView.from_dict({"metadata": {"name": name}, "spec": {"taints": list(taints)}})
+    return make_node(name, taints=taints)
 
 
 def tol(key: str, value: str = "", effect: str = "", op: str = "Equal") -> Obj:

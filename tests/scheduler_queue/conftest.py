@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from scheduler import testing
 from scheduler.api.objects import PodView
 from scheduler.framework.events import ClusterEventWithHint
 from scheduler.framework.status import Status
@@ -39,26 +40,20 @@ def make_pod(
     namespace: str = "ns",
     rv: str = "1",
 ) -> PodView:
-    return PodView.from_dict(
-        {
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "uid": f"uid-{name}",
-                "resourceVersion": rv,
-                "labels": dict(labels or {}),
-            },
-            "spec": {
-                "priority": priority,
-                "nodeName": node,
-                "schedulingGates": [{"name": g} for g in gates],
-                "tolerations": list(tolerations),
-                "containers": [
-                    {"name": "c", "image": "img", "resources": {"requests": {"cpu": cpu}}}
-                ],
-            },
-            "status": {"nominatedNodeName": nominated} if nominated else {},
-        }
+    """The kit's pod with the queue tests' defaults: namespace "ns", uid "uid-<name>" (so a
+    later version of a pod is the same pod) and one container requesting 100m cpu."""
+    return testing.make_pod(
+        name,
+        namespace=namespace,
+        uid=f"uid-{name}",
+        resource_version=rv,
+        labels=labels,
+        requests={"cpu": cpu},
+        priority=priority,
+        scheduling_gates=gates,
+        tolerations=tolerations,
+        node_name=node,
+        nominated_node_name=nominated,
     )
 
 

@@ -6,11 +6,11 @@ pkg/scheduler/apis/config/validation/validation_pluginargs.go (ValidateNodeResou
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.validation import QualifiedNameViolation, qualified_name_violations
 from scheduler.framework.registry import ArgsError, check_known_fields
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -49,30 +49,30 @@ class NodeResourcesFitArgs:
     scoring_strategy: ScoringStrategy = ScoringStrategy()
 
 
-_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_PREFIX_INVALID = (
+    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+    "characters, '-' or '.', and must start and end with an alphanumeric character"
+)
+# IsQualifiedName's rules (apimachinery.validation), worded as these args always were: one
+# complaint, a name with more than one '/' read as an invalid prefix.
+_QUALIFIED_NAME_PROBLEMS = {
+    QualifiedNameViolation.TOO_MANY_PARTS: _PREFIX_INVALID,
+    QualifiedNameViolation.PREFIX_EMPTY: "prefix part must be non-empty",
+    QualifiedNameViolation.PREFIX_TOO_LONG: _PREFIX_INVALID,
+    QualifiedNameViolation.PREFIX_INVALID: _PREFIX_INVALID,
+    QualifiedNameViolation.NAME_EMPTY: "name part must be non-empty",
+    QualifiedNameViolation.NAME_TOO_LONG: "name part must be no more than 63 characters",
+    QualifiedNameViolation.NAME_INVALID: (
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+        "and end with an alphanumeric character"
+    ),
+}
 
 
 def _qualified_name_problem(value: str) -> str | None:
     """Upstream's IsQualifiedName check (ValidateLabelName), reduced to its first complaint."""
-    prefix, _, name = value.rpartition("/")
-    if "/" in value and not prefix:
-        return "prefix part must be non-empty"
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return (
-            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-            "characters, '-' or '.', and must start and end with an alphanumeric character"
-        )
-    if not name:
-        return "name part must be non-empty"
-    if len(name) > 63:
-        return "name part must be no more than 63 characters"
-    if not _NAME_PART.match(name):
-        return (
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-            "and end with an alphanumeric character"
-        )
-    return None
+    violations = qualified_name_violations(value)
+    return _QUALIFIED_NAME_PROBLEMS[violations[0]] if violations else None
 
 
 def _invalid(value: Any, detail: str) -> str:

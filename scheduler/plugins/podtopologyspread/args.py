@@ -10,11 +10,11 @@ topologyKey, whenUnsatisfiable, labelSelector, duplicates) and with upstream's f
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.validation import is_qualified_name
 from scheduler.framework.registry import ArgsError, check_known_fields
 
 SYSTEM_DEFAULTING = "System"
@@ -168,53 +168,10 @@ def _validate_constraint(
             )
 
 
-# k8s.io/apimachinery/pkg/util/validation: IsQualifiedName's messages.
-_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME = re.compile(_QUALIFIED_NAME_FMT + r"\Z")
-_QUALIFIED_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character"
-)
-_DNS1123_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_DNS1123 = re.compile(_DNS1123_FMT + r"\Z")
-_DNS1123_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character"
-)
-
-
-def _regex_error(message: str, fmt: str, *examples: str) -> str:
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
 def qualified_name_problem(value: str) -> str | None:
     """The first complaint of upstream's IsQualifiedName (ValidateLabelName), or None."""
-    parts = value.split("/")
-    if len(parts) > 2:
-        return (
-            "a qualified name "
-            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        )
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            return "prefix part must be non-empty"
-        if len(prefix) > 253:
-            return "prefix part must be no more than 253 characters"
-        if not _DNS1123.match(prefix):
-            return "prefix part " + _regex_error(_DNS1123_MSG, _DNS1123_FMT, "example.com")
-    if not name:
-        return "name part must be non-empty"
-    if len(name) > 63:
-        return "name part must be no more than 63 characters"
-    if not _QUALIFIED_NAME.match(name):
-        return "name part " + _regex_error(
-            _QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
-        )
-    return None
+    problems = is_qualified_name(value)
+    return problems[0] if problems else None
 
 
 _TYPE_NAMES = {int: "an integer", str: "a string", list: "a list", Mapping: "an object"}
