@@ -3,9 +3,10 @@
 This is upstream's scheduler.go (the wiring, Run) and scheduleOne on asyncio: the loop pops one
 pod at a time and runs its scheduling cycle (scheduling_cycle.py), then starts its binding cycle
 (binding_cycle.py) as a task and goes on to the next pod. Every background task belongs to the
-TaskGroup that `run()` owns, binding tasks included, so shutdown is structured: cancelling
-`run()` stops informers, the queue's flushers, the event writers, the loop and in-flight
-bindings together. A reload swaps the profiles here, between two scheduling cycles.
+anyio task group that `run()` owns, binding tasks, status patches and preemption calls
+included, so shutdown is structured: cancelling `run()` stops informers, the queue's flushers,
+the event writers, the loop and in-flight bindings together. A reload swaps the profiles here,
+between two scheduling cycles.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVarTuple, Unpack
+
+import anyio
+from anyio.abc import TaskGroup
 
 from observability.explain import ExplainStore
 from observability.metrics import SchedulerMetrics
@@ -54,7 +58,7 @@ log = logging.getLogger(__name__)
 # Pods the scheduler still cares about: upstream's field selector for its pod informer.
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 
-TaskFunction = Callable[..., Coroutine[Any, Any, Any]]
+PosArgs = TypeVarTuple("PosArgs")
 
 
 @dataclass(slots=True)
@@ -128,7 +132,8 @@ class Scheduler:
             self.recorder, client, lambda name: name in self.profiles, wall_clock
         )
         self.stats = LoopStats()
-        self._group: asyncio.TaskGroup | None = None
+        # run()'s task group, from the moment run() opens it.
+        self._group: TaskGroup | None = None
         self.pod_informer: Informer[PodView] = Informer(
             client,
             ResourceWatch("/api/v1/pods", field_selector=POD_FIELD_SELECTOR),
@@ -254,19 +259,21 @@ class Scheduler:
         try:
             await self._run(active)
         finally:
-            for extenders in self._extender_sets.values():
-                await extenders.close()
+            # Shielded: when an anyio scope around run() is cancelled, every await in it is.
+            with anyio.CancelScope(shield=True):
+                for extenders in self._extender_sets.values():
+                    await extenders.close()
 
     async def _run(self, active: asyncio.Event | None) -> None:
-        async with asyncio.TaskGroup() as group:
+        async with anyio.create_task_group() as group:
             self._group = group
-            group.create_task(self.node_informer.run(), name="informer-nodes")
-            group.create_task(self.pod_informer.run(), name="informer-pods")
+            group.start_soon(self.node_informer.run, name="informer-nodes")
+            group.start_soon(self.pod_informer.run, name="informer-pods")
             for informer in self.object_informers:
-                group.create_task(informer.run(), name=f"informer-{informer.name}")
-            group.create_task(self.recorder.run(), name="event-recorder")
-            group.create_task(self.unparsable_pods.run(), name="unparsable-pods")
-            group.create_task(self.queue.run(), name="queue-flush")
+                group.start_soon(informer.run, name=f"informer-{informer.name}")
+            group.start_soon(self.recorder.run, name="event-recorder")
+            group.start_soon(self.unparsable_pods.run, name="unparsable-pods")
+            group.start_soon(self.queue.run, name="queue-flush")
             await self.wait_for_cache_sync()
             if active is not None and not active.is_set():
                 log.info("caches synced; waiting for leadership to schedule")
@@ -275,7 +282,7 @@ class Scheduler:
                 "caches synced; scheduling",
                 extra={"nodes": len(self.node_informer.store), "profiles": self.profiles.names()},
             )
-            group.create_task(self._scheduling_loop(), name="scheduling-loop")
+            group.start_soon(self._scheduling_loop, name="scheduling-loop")
 
     async def wait_for_cache_sync(self) -> None:
         for informer in self._informers():
@@ -362,15 +369,19 @@ class Scheduler:
         attempt = await self.scheduling.schedule_one(pinfo, self.profiles, extenders)
         if attempt is not None:
             assert self._group is not None
-            self._group.create_task(
-                self.binding.run(pinfo, attempt), name=f"bind-{pinfo.pod.key}"
-            )
+            self._group.start_soon(self.binding.run, pinfo, attempt, name=f"bind-{pinfo.pod.key}")
 
-    def _start_soon(self, func: TaskFunction, *args: Any, name: str) -> None:
+    def _start_soon(
+        self,
+        func: Callable[[Unpack[PosArgs]], Coroutine[Any, Any, Any]],
+        /,
+        *args: *PosArgs,
+        name: str,
+    ) -> None:
         """Run `func(*args)` as a task of run()'s group (status patches, preemption calls);
         before run() has opened the group, nothing is started."""
         if self._group is not None:
-            self._group.create_task(func(*args), name=name)
+            self._group.start_soon(func, *args, name=name)
 
     def _apply_profiles(self, profiles: ProfileSet) -> None:
         old_names = set(self.profiles.names())

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TypeVarTuple, Unpack
 
 from observability.logs import pod_keys
 from observability.metrics import SchedulerMetrics
@@ -55,8 +55,19 @@ MAX_MESSAGE_LENGTH = 1024  # upstream truncates event notes to this
 #: Tries of a PodScheduled=False patch that keeps meeting newer versions of an unbound pod.
 STATUS_PATCH_ATTEMPTS = 3
 
-#: Starts `func(*args)` as a task of the Scheduler's task group (nothing before run()).
-StartSoon = Callable[..., None]
+PosArgs = TypeVarTuple("PosArgs")
+
+
+class StartSoon(Protocol):
+    """Starts `func(*args)` as a task of the Scheduler's task group (nothing before run())."""
+
+    def __call__(
+        self,
+        func: Callable[[Unpack[PosArgs]], Coroutine[Any, Any, Any]],
+        /,
+        *args: *PosArgs,
+        name: str,
+    ) -> None: ...
 
 
 @dataclass(slots=True)
