@@ -1,9 +1,12 @@
-"""The scheduler service: informers → cache + queue; one serial scheduling loop; binding tasks.
+"""The Scheduler: informers → cache + queue, one serial scheduling loop, binding tasks.
 
-This is upstream's scheduler.go + schedule_one.go on asyncio. Every background task belongs to
-the TaskGroup that `run()` owns, binding tasks included, so shutdown is structured: cancelling
-`run()` stops informers, the queue's flushers, the event writers, the loop and in-flight
-bindings together.
+This is upstream's scheduler.go (the wiring, Run) and scheduleOne on asyncio: the loop pops one
+pod at a time and runs its scheduling cycle (scheduling_cycle.py), then starts its binding cycle
+(binding_cycle.py) as a task and goes on to the next pod. Every background task belongs to the
+anyio task group that `run()` owns, binding tasks, status patches and preemption calls
+included, so shutdown is structured: cancelling `run()` stops informers, the queue's flushers,
+the event writers, the loop and in-flight bindings together. A reload swaps the profiles here,
+between two scheduling cycles.
 """
 
 from __future__ import annotations
@@ -13,56 +16,38 @@ import dataclasses
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVarTuple, Unpack
+
+import anyio
+from anyio.abc import TaskGroup
 
 from observability.explain import ExplainStore
-from observability.logs import pod_keys
 from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing
 from profiles.config import Extender, ResolvedConfig
 from scheduler.api.objects import NodeView, PodView
-from scheduler.api.times import format_time
-from scheduler.cache.cache import Cache, CacheError
+from scheduler.cache.cache import Cache
 from scheduler.cache.snapshot import Snapshot
 from scheduler.client.informers import Informer, ResourceWatch
 from scheduler.client.recorder import EventRecorder
-from scheduler.client.rest import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
-from scheduler.cycle.algorithm import (
-    AttemptDetails,
-    FitError,
-    NoNodesAvailable,
-    ScheduleResult,
-    StartIndex,
-    schedule_pod,
-)
+from scheduler.client.rest import KubeClient
+from scheduler.cycle.algorithm import StartIndex
+from scheduler.cycle.binding_cycle import BindingCycle
 from scheduler.cycle.eventhandlers import NodeEventHandler, PodEventHandler
-from scheduler.cycle.instrumentation import AttemptTrace, Instrumentation
+from scheduler.cycle.instrumentation import Instrumentation
 from scheduler.cycle.pod_resources import PodResourcesSource
 from scheduler.cycle.preemption_calls import PreemptionCalls
-from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile
+from scheduler.cycle.profile_set import ProfileSet
+from scheduler.cycle.scheduling_cycle import FailureHandler, LoopStats, SchedulingCycle
 from scheduler.cycle.unparsable_pods import UnparsablePodReporter
-from scheduler.extenders import (
-    EXTENDER_NAME,
-    CallRecorder,
-    ExtenderConfigError,
-    ExtenderSet,
-    HTTPExtender,
-    TracedPreemptingExtender,
-    extenders_binding,
-)
-from scheduler.framework.events import (
-    ASSIGNED_POD_DELETE,
-    ClusterEvent,
-    QueueingHint,
-)
-from scheduler.framework.interface import CycleState, PostFilterResult, Preemption
+from scheduler.extenders import EXTENDER_NAME, ExtenderConfigError, ExtenderSet, HTTPExtender
+from scheduler.framework.events import ClusterEvent, QueueingHint
 from scheduler.framework.registry import Registry
-from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.runtime import Framework, HandleDeps
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import Status
 from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.queue.event_labels import event_label
 from scheduler.queue.scheduling_queue import SchedulingQueue
@@ -70,11 +55,10 @@ from scheduler.queue.types import QueuedPodInfo
 
 log = logging.getLogger(__name__)
 
-# Upstream samples plugin execution metrics in 10% of cycles (pluginMetricsSamplePercent).
-PLUGIN_METRICS_SAMPLE_PERCENT = 10
 # Pods the scheduler still cares about: upstream's field selector for its pod informer.
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
-MAX_MESSAGE_LENGTH = 1024  # upstream truncates event notes to this
+
+PosArgs = TypeVarTuple("PosArgs")
 
 
 @dataclass(slots=True)
@@ -85,22 +69,11 @@ class SchedulerOptions:
     seed: int | None = None
 
 
-@dataclass(slots=True)
-class LoopStats:
-    """Counters the CLI, tests and /readyz read; metrics proper live in observability."""
-
-    attempts: int = 0
-    scheduled: int = 0
-    unschedulable: int = 0
-    errors: int = 0
-    bind_failures: int = 0
-
-
-#: Tries of a PodScheduled=False patch that keeps meeting newer versions of an unbound pod.
-STATUS_PATCH_ATTEMPTS = 3
-
-
 class Scheduler:
+    """One scheduler process's scheduling: the informers that fill the cache and the queue,
+    the profiles (swapped by a reload between cycles), the loop, and the task group that owns
+    every task it starts. The cycles themselves are SchedulingCycle and BindingCycle."""
+
     def __init__(
         self,
         client: KubeClient,
@@ -158,15 +131,9 @@ class Scheduler:
         self.unparsable_pods = UnparsablePodReporter(
             self.recorder, client, lambda name: name in self.profiles, wall_clock
         )
-        self._preemption_calls = PreemptionCalls(
-            client,
-            self.recorder,
-            wall_clock,
-            self._reject_waiting_pod,
-            self.queue.delete_nominated_pod_if_exists,
-        )
         self.stats = LoopStats()
-        self._group: asyncio.TaskGroup | None = None
+        # run()'s task group, from the moment run() opens it.
+        self._group: TaskGroup | None = None
         self.pod_informer: Informer[PodView] = Informer(
             client,
             ResourceWatch("/api/v1/pods", field_selector=POD_FIELD_SELECTOR),
@@ -204,6 +171,52 @@ class Scheduler:
                 *storage.informer_specs(),
             )
         ]
+        # The two halves of upstream's scheduleOne, and the failure handler they share.
+        failures = FailureHandler(
+            client=client,
+            queue=self.queue,
+            pod_informer=self.pod_informer,
+            recorder=self.recorder,
+            snapshot=self.snapshot,
+            clock=clock,
+            wall_clock=wall_clock,
+            metrics=self.metrics,
+            stats=self.stats,
+            instrumentation=self.instrumentation,
+            start_soon=self._start_soon,
+        )
+        preemption_calls = PreemptionCalls(
+            client,
+            self.recorder,
+            wall_clock,
+            self._reject_waiting_pod,
+            self.queue.delete_nominated_pod_if_exists,
+        )
+        self.scheduling = SchedulingCycle(
+            cache=self.cache,
+            queue=self.queue,
+            snapshot=self.snapshot,
+            start_index=self.start_index,
+            rng=self.rng,
+            clock=clock,
+            metrics=self.metrics,
+            stats=self.stats,
+            instrumentation=self.instrumentation,
+            failures=failures,
+            preemption_calls=preemption_calls,
+            start_soon=self._start_soon,
+        )
+        self.binding = BindingCycle(
+            cache=self.cache,
+            queue=self.queue,
+            recorder=self.recorder,
+            clock=clock,
+            metrics=self.metrics,
+            stats=self.stats,
+            instrumentation=self.instrumentation,
+            failures=failures,
+            extenders=self.extenders,
+        )
 
     def _informed_pod(self, namespace: str, name: str) -> PodView | None:
         return self.pod_informer.store.get(f"{namespace}/{name}")
@@ -227,7 +240,9 @@ class Scheduler:
                 trace_cycles=self.instrumentation.tracing_enabled,
                 cluster_objects=self.cluster_objects,
                 rng=self.rng,
-                start_preemption=lambda preemption: self._start_preemption(profile, preemption),
+                start_preemption=lambda preemption: self.scheduling.start_preemption(
+                    profile, preemption
+                ),
                 extenders=extenders.extenders,
                 pod_lister=self._informed_pod,
                 hint_observer=self._observe_queueing_hint,
@@ -244,19 +259,21 @@ class Scheduler:
         try:
             await self._run(active)
         finally:
-            for extenders in self._extender_sets.values():
-                await extenders.close()
+            # Shielded: when an anyio scope around run() is cancelled, every await in it is.
+            with anyio.CancelScope(shield=True):
+                for extenders in self._extender_sets.values():
+                    await extenders.close()
 
     async def _run(self, active: asyncio.Event | None) -> None:
-        async with asyncio.TaskGroup() as group:
+        async with anyio.create_task_group() as group:
             self._group = group
-            group.create_task(self.node_informer.run(), name="informer-nodes")
-            group.create_task(self.pod_informer.run(), name="informer-pods")
+            group.start_soon(self.node_informer.run, name="informer-nodes")
+            group.start_soon(self.pod_informer.run, name="informer-pods")
             for informer in self.object_informers:
-                group.create_task(informer.run(), name=f"informer-{informer.name}")
-            group.create_task(self.recorder.run(), name="event-recorder")
-            group.create_task(self.unparsable_pods.run(), name="unparsable-pods")
-            group.create_task(self.queue.run(), name="queue-flush")
+                group.start_soon(informer.run, name=f"informer-{informer.name}")
+            group.start_soon(self.recorder.run, name="event-recorder")
+            group.start_soon(self.unparsable_pods.run, name="unparsable-pods")
+            group.start_soon(self.queue.run, name="queue-flush")
             await self.wait_for_cache_sync()
             if active is not None and not active.is_set():
                 log.info("caches synced; waiting for leadership to schedule")
@@ -265,7 +282,7 @@ class Scheduler:
                 "caches synced; scheduling",
                 extra={"nodes": len(self.node_informer.store), "profiles": self.profiles.names()},
             )
-            group.create_task(self._scheduling_loop(), name="scheduling-loop")
+            group.start_soon(self._scheduling_loop, name="scheduling-loop")
 
     async def wait_for_cache_sync(self) -> None:
         for informer in self._informers():
@@ -324,7 +341,7 @@ class Scheduler:
         for framework in self._retired:
             framework.reject_waiting_pod(pod.uid)
 
-    # --------------------------------------------------------------------- scheduling cycle
+    # ---------------------------------------------------------------------------------- loop
 
     async def _scheduling_loop(self) -> None:
         while True:
@@ -344,6 +361,28 @@ class Scheduler:
             # Let informers, binding tasks and event writers run between cycles.
             await asyncio.sleep(0)
 
+    async def _schedule_one(
+        self, pinfo: QueuedPodInfo, extenders: Sequence[HTTPExtender] = ()
+    ) -> None:
+        """Upstream's scheduleOne: the scheduling cycle here, in the loop, with the profiles
+        of this cycle; the binding cycle of a pod it assumed in a task of its own."""
+        attempt = await self.scheduling.schedule_one(pinfo, self.profiles, extenders)
+        if attempt is not None:
+            assert self._group is not None
+            self._group.start_soon(self.binding.run, pinfo, attempt, name=f"bind-{pinfo.pod.key}")
+
+    def _start_soon(
+        self,
+        func: Callable[[Unpack[PosArgs]], Coroutine[Any, Any, Any]],
+        /,
+        *args: *PosArgs,
+        name: str,
+    ) -> None:
+        """Run `func(*args)` as a task of run()'s group (status patches, preemption calls);
+        before run() has opened the group, nothing is started."""
+        if self._group is not None:
+            self._group.start_soon(func, *args, name=name)
+
     def _apply_profiles(self, profiles: ProfileSet) -> None:
         old_names = set(self.profiles.names())
         self._prune_retired()
@@ -356,7 +395,8 @@ class Scheduler:
         self.queue.set_backoff(config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds)
         extenders = self._extender_sets.get(profiles.config.extenders)
         if extenders is not None:  # always built by build_profiles
-            self.extenders = extenders
+            # Binding cycles read them when they bind, pods scheduled before the swap included.
+            self.extenders = self.binding.extenders = extenders
         self.queue.set_less(self._less)
         dropped = self.queue.drop_if(lambda pod: pod.scheduler_name not in profiles)
         added = 0
@@ -377,462 +417,17 @@ class Scheduler:
         """Forget replaced frameworks once no pod waits on Permit in them any more."""
         self._retired = [f for f in self._retired if len(f.waiting_pods)]
 
-    def _skip_pod_schedule(self, pod: PodView) -> bool:
-        if pod.deletion_timestamp:
-            return True
-        return self.cache.is_assumed_pod(pod)
-
     def _interested_extenders(self, pod: PodView) -> list[HTTPExtender]:
         """The extenders interested in `pod` (none configured: no work at all)."""
         if not self.extenders:
             return []
         return self.extenders.interested(pod)
 
-    def _begin_attempt(self, pinfo: QueuedPodInfo) -> _Attempt | None:
-        """The attempt's profile, state, trace and fresh snapshot; None when the pod is skipped."""
-        pod = pinfo.pod
-        profile = self.profiles.get(pod.scheduler_name)
-        if profile is None or self._skip_pod_schedule(pod):
-            self.queue.done(pod.uid)
-            return None
-        self.stats.attempts += 1
-        start = self.clock()
-        state = CycleState()
-        state.record_plugin_metrics = self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
-        fwk = profile.framework
-        trace = self.instrumentation.begin_attempt(pinfo, profile.name, state, fwk.now)
-        self.cache.update_snapshot(self.snapshot)
-        return _Attempt(profile, state, trace, start, self.queue.scheduling_cycle, AttemptDetails())
-
-    async def _schedule_one(
-        self, pinfo: QueuedPodInfo, extenders: Sequence[HTTPExtender] = ()
-    ) -> None:
-        """One scheduling cycle for `pinfo`. With extenders interested in the pod the
-        algorithm awaits their HTTP calls (the loop stays in the cycle meanwhile: profiles
-        are not swapped); without, nothing in it suspends."""
-        attempt = self._begin_attempt(pinfo)
-        if attempt is None:
-            return
-        profile = attempt.profile
-        recorder = CallRecorder(profile.framework, attempt.state) if extenders else None
-        try:
-            result = await schedule_pod(
-                profile.framework,
-                attempt.state,
-                pinfo.pod,
-                self.snapshot,
-                percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
-                next_start_index=self.start_index,
-                rng=self.rng,
-                details=attempt.details,
-                extenders=extenders,
-                recorder=recorder,
-            )
-            self.metrics.scheduling_algorithm(self.clock() - attempt.start)
-        except FitError as fit:
-            preempting = [e for e in extenders if e.supports_preemption()]
-            if preempting:
-                await self._post_filter_with_extenders_then_fail(attempt, pinfo, fit, preempting)
-            else:
-                self._algorithm_failed(attempt, pinfo, fit)
-            return
-        except Exception as exc:
-            self._algorithm_failed(attempt, pinfo, exc)
-            return
-        self._assume_reserve_permit(attempt, pinfo, result)
-
-    def _algorithm_failed(self, attempt: _Attempt, pinfo: QueuedPodInfo, exc: Exception) -> None:
-        profile, cycle, start, trace = attempt.profile, attempt.cycle, attempt.start, attempt.trace
-        if isinstance(exc, FitError):
-            self._post_filter_then_fail(profile, attempt.state, pinfo, exc, cycle, start, trace)
-        elif isinstance(exc, NoNodesAvailable):
-            # Upstream counts this as unschedulable (a node add will bring the pod back).
-            self._fail(profile, pinfo, Status.unresolvable(str(exc)), cycle, start, trace=trace)
-        else:
-            if isinstance(exc, SchedulingError):
-                log.error(
-                    "scheduling algorithm failed",
-                    extra={"pod": pinfo.pod.key, "error": str(exc)},
-                )
-            else:
-                log.exception("scheduling algorithm failed", extra={"pod": pinfo.pod.key})
-            self._fail(profile, pinfo, Status.error(str(exc)), cycle, start, trace=trace)
-
-    def _assume_reserve_permit(
-        self, attempt: _Attempt, pinfo: QueuedPodInfo, result: ScheduleResult
-    ) -> None:
-        profile, state, cycle, start = attempt.profile, attempt.state, attempt.cycle, attempt.start
-        trace = attempt.trace
-        fwk = profile.framework
-        host = result.suggested_host
-        assumed = pinfo.pod.with_node(host)
-        self.cache.assume_pod(assumed)
-        status = fwk.run_reserve_plugins_reserve(state, assumed, host)
-        if not status.is_success:
-            fwk.run_reserve_plugins_unreserve(state, assumed, host)
-            self._forget(assumed)
-            self._fail(profile, pinfo, status, cycle, start, trace=trace)
-            return
-        status = fwk.run_permit_plugins(state, assumed, host)
-        if not (status.is_success or status.is_wait):
-            fwk.run_reserve_plugins_unreserve(state, assumed, host)
-            self._forget(assumed)
-            self._fail(profile, pinfo, status, cycle, start, trace=trace)
-            return
-        self.instrumentation.scheduled(trace, pinfo, profile.name, result, attempt.details)
-        assert self._group is not None
-        self._group.create_task(
-            self._binding_cycle(profile, state, pinfo, assumed, result, cycle, start, trace),
-            name=f"bind-{pinfo.pod.key}",
-        )
-
-    def _forget(self, assumed: PodView) -> None:
-        """Drop an assumed pod after a failed cycle; the watch may already have replaced it."""
-        try:
-            self.cache.forget_pod(assumed)
-        except CacheError as exc:
-            # Upstream logs and carries on: the informer's view of the pod wins.
-            log.info(
-                "assumed pod already superseded", extra={"pod": assumed.key, "error": str(exc)}
-            )
-
-    def _post_filter_then_fail(
-        self,
-        profile: SchedulingProfile,
-        state: CycleState,
-        pinfo: QueuedPodInfo,
-        fit: FitError,
-        cycle: int,
-        start: float,
-        trace: AttemptTrace | None = None,
-    ) -> None:
-        """PostFilter (preemption) in the cycle, on its snapshot, as upstream; the API calls
-        of a preemption it decides run afterwards (`_start_preemption`)."""
-        fwk = profile.framework
-        nominated: str | None = ""  # no PostFilter: the nomination is cleared
-        if fwk.has_post_filter_plugins():
-            self.metrics.preemption_attempted()
-            try:
-                outcome = fwk.run_post_filter_plugins(
-                    state, pinfo.pod, fit.diagnosis.node_to_status
-                )
-            except Exception:
-                log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
-                outcome = None
-            nominated = self._post_filter_outcome(pinfo, fit, outcome)
-        self._fail_unschedulable(profile, pinfo, fit, nominated, cycle, start, trace)
-
-    async def _post_filter_with_extenders_then_fail(
-        self,
-        attempt: _Attempt,
-        pinfo: QueuedPodInfo,
-        fit: FitError,
-        extenders: Sequence[HTTPExtender],
-    ) -> None:
-        """_post_filter_then_fail when extenders supporting preemption are interested in the
-        pod: preemption offers them its candidates before choosing (awaited in the cycle)."""
-        fwk = attempt.profile.framework
-        nominated: str | None = ""
-        if fwk.has_post_filter_plugins():
-            self.metrics.preemption_attempted()
-            try:
-                recorder = CallRecorder(fwk, attempt.state)
-                traced = [TracedPreemptingExtender(e, recorder) for e in extenders]
-                outcome = await fwk.run_post_filter_plugins_with_extenders(
-                    attempt.state, pinfo.pod, fit.diagnosis.node_to_status, traced
-                )
-            except Exception:
-                log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
-                outcome = None
-            nominated = self._post_filter_outcome(pinfo, fit, outcome)
-        self._fail_unschedulable(
-            attempt.profile, pinfo, fit, nominated, attempt.cycle, attempt.start, attempt.trace
-        )
-
-    @staticmethod
-    def _post_filter_outcome(
-        pinfo: QueuedPodInfo,
-        fit: FitError,
-        outcome: tuple[PostFilterResult | None, Status] | None,
-    ) -> str | None:
-        """Note PostFilter's message in the diagnosis (even an Error's, as upstream); the
-        nomination to write: a node, "" to clear it, None to keep it (no result)."""
-        if outcome is None:
-            return None
-        result, status = outcome
-        if status.code == Code.ERROR:
-            log.error("PostFilter failed", extra={"pod": pinfo.pod.key, "error": status.message})
-        fit.diagnosis.post_filter_msg = status.message
-        return None if result is None else result.nominated_node_name
-
-    def _start_preemption(self, profile: str, preemption: Preemption) -> None:
-        """A PostFilter plugin chose victims: carry out the API calls after the cycle."""
-        self.metrics.preemption_victims(len(preemption.victims))
-        if self._group is not None:
-            self._group.create_task(
-                self._preemption_calls.run(preemption, profile),
-                name=f"preempt-for-{preemption.preemptor.key}",
-            )
-
     def _reject_waiting_pod(self, uid: str) -> bool:
         rejected = False
         for profile in self.profiles.values():
             rejected |= profile.framework.reject_waiting_pod(uid)
         return rejected
-
-    def _fail_unschedulable(
-        self,
-        profile: SchedulingProfile,
-        pinfo: QueuedPodInfo,
-        fit: FitError,
-        nominated_node: str | None,
-        cycle: int,
-        start: float,
-        trace: AttemptTrace | None = None,
-    ) -> None:
-        pinfo.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
-        pinfo.pending_plugins = set(fit.diagnosis.pending_plugins)
-        status = Status(Code.UNSCHEDULABLE, fit.message())
-        self._fail(
-            profile,
-            pinfo,
-            status,
-            cycle,
-            start,
-            nominated_node=nominated_node,
-            trace=trace,
-            diagnosis=fit.diagnosis,
-        )
-
-    def _fail(
-        self,
-        profile: SchedulingProfile,
-        pinfo: QueuedPodInfo,
-        status: Status,
-        cycle: int,
-        start: float,
-        nominated_node: str | None = "",
-        *,
-        trace: AttemptTrace | None = None,
-        diagnosis: Diagnosis | None = None,
-    ) -> None:
-        """Upstream's handleSchedulingFailure: requeue, record an event, patch the condition.
-        `nominated_node`: the node to nominate, "" to clear a nomination, None to keep it."""
-        pod = pinfo.pod
-        self.instrumentation.failed(
-            trace, pinfo, profile.name, status, diagnosis, self._snapshot_node_names
-        )
-        rejected = status.is_rejected
-        if rejected:
-            self.metrics.pod_unschedulable(profile.name, self.clock() - start)
-            self.stats.unschedulable += 1
-            if status.plugin and not pinfo.unschedulable_plugins:
-                pinfo.unschedulable_plugins = {status.plugin}
-        else:
-            self.metrics.pod_schedule_error(profile.name, self.clock() - start)
-            self.stats.errors += 1
-            pinfo.consecutive_errors += 1
-        reason = "Unschedulable" if rejected else "SchedulerError"
-        message = status.message or reason
-        current = self.pod_informer.store.get(pod.key)
-        if current is None or current.uid != pod.uid:
-            log.info("pod is gone; not requeueing", extra=pod_keys(pod.key, profile.name))
-            self.queue.done(pod.uid)
-            self.instrumentation.pod_gone(pod.uid)
-        elif current.is_bound:
-            log.info("pod is already bound; not requeueing", extra=pod_keys(pod.key, profile.name))
-            self.queue.done(pod.uid)
-        else:
-            pinfo.pod = current
-            # Also ends the pod's in-flight state (the queue's Done).
-            self.queue.add_unschedulable_if_not_present(pinfo, cycle)
-            if nominated_node:
-                self.queue.add_nominated_pod(current, nominated_node)
-            elif nominated_node == "":
-                self.queue.delete_nominated_pod_if_exists(current)
-        self.recorder.record(
-            pod,
-            "Warning",
-            "FailedScheduling",
-            "Scheduling",
-            message[:MAX_MESSAGE_LENGTH],
-            profile.name,
-        )
-        if current is not None and not current.is_bound:
-            self._spawn_status_update(current, reason, message, nominated_node)
-
-    def _snapshot_node_names(self) -> list[str]:
-        return [info.node_name for info in self.snapshot.list()]
-
-    def _spawn_status_update(
-        self, pod: PodView, reason: str, message: str, nominated_node: str | None
-    ) -> None:
-        if nominated_node is None:
-            nominated_node = pod.nominated_node_name  # kept as it is
-        condition = pod_scheduled_condition(pod)
-        if (
-            condition is not None
-            and condition.get("status") == "False"
-            and condition.get("reason") == reason
-            and condition.get("message") == message
-            and pod.nominated_node_name == nominated_node
-        ):
-            return  # nothing would change (upstream skips no-op updates too)
-        now = format_time(self.wall_clock())
-        new_condition = {
-            "type": "PodScheduled",
-            "status": "False",
-            "reason": reason,
-            "message": message,
-            "lastProbeTime": None,
-            "lastTransitionTime": (
-                condition.get("lastTransitionTime", now)
-                if condition is not None and condition.get("status") == "False"
-                else now
-            ),
-        }
-        status_patch: dict[str, Any] = {"conditions": [new_condition]}
-        if nominated_node or pod.nominated_node_name:
-            status_patch["nominatedNodeName"] = nominated_node or None
-        if self._group is not None:
-            self._group.create_task(self._patch_unscheduled_status(pod, status_patch))
-
-    async def _patch_unscheduled_status(
-        self, pod: PodView, status_patch: Mapping[str, Any]
-    ) -> None:
-        """Patch PodScheduled=False onto a pod that is still unbound.
-
-        The informer's copy can be behind: a binding whose response was lost (a timeout, the
-        API server restarting) may have been stored. So the patch carries the version the
-        scheduler saw as a precondition; on a conflict the pod is read again, and the patch is
-        dropped if the pod is bound, gone or replaced, and retried on the new version otherwise.
-        Upstream patches unconditionally and can mark a bound pod unschedulable this way.
-        """
-        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
-        uid, version = pod.uid, pod.resource_version
-        for _ in range(STATUS_PATCH_ATTEMPTS):
-            patch = {"metadata": {"resourceVersion": version}, "status": status_patch}
-            try:
-                status, body = await self.client.request(
-                    "PATCH", f"{path}/status", body=patch, content_type=STRATEGIC_MERGE_PATCH
-                )
-                if status != 409:
-                    break
-                status, body = await self.client.request("GET", path)
-            except ApiError as exc:
-                log.warning("pod status update failed", extra={"pod": pod.key, "error": str(exc)})
-                return
-            if status != 200 or not isinstance(body, dict):
-                break
-            meta, spec = body.get("metadata") or {}, body.get("spec") or {}
-            if meta.get("uid") != uid or spec.get("nodeName"):
-                return  # replaced, or bound after all: nothing to report
-            version = str(meta.get("resourceVersion", ""))
-        if status >= 300 and status != 404:
-            log.warning(
-                "pod status update refused",
-                extra={"pod": pod.key, "status": status, "error": status_message(body)},
-            )
-
-    # ------------------------------------------------------------------------ binding cycle
-
-    async def _binding_cycle(
-        self,
-        profile: SchedulingProfile,
-        state: CycleState,
-        pinfo: QueuedPodInfo,
-        assumed: PodView,
-        result: ScheduleResult,
-        cycle: int,
-        start: float,
-        trace: AttemptTrace | None = None,
-    ) -> None:
-        """`cycle` is the scheduling cycle the pod was popped in: a failed binding requeues the
-        pod against the moves that happened since then, as upstream's podSchedulingCycle."""
-        fwk = profile.framework
-        host = result.suggested_host
-        try:
-            wait_start = fwk.now()
-            status = await fwk.wait_on_permit(assumed)
-            if trace is not None:
-                trace.on_extension_point("WaitOnPermit", status, wait_start, fwk.now())
-            if status.is_success:
-                status = await fwk.run_pre_bind_plugins(state, assumed, host)
-            if status.is_success:
-                status = await self._bind(fwk, state, assumed, host)
-            if not status.is_success:
-                self._binding_failed(
-                    profile, state, pinfo, assumed, host, status, cycle, start, trace
-                )
-                return
-            self.cache.finish_binding(assumed)
-            self.stats.scheduled += 1
-            now = self.clock()
-            self.metrics.pod_scheduled(profile.name, now - start)
-            first_seen = pinfo.initial_attempt_timestamp
-            if first_seen is not None:
-                self.metrics.pod_scheduling_sli(pinfo.attempts, now - first_seen)
-            if pinfo.flushed_from_unschedulable:
-                self.metrics.pod_scheduled_after_flush()
-            self.recorder.record(
-                assumed,
-                "Normal",
-                "Scheduled",
-                "Binding",
-                f"Successfully assigned {assumed.key} to {host}",
-                profile.name,
-            )
-            await fwk.run_post_bind_plugins(state, assumed, host)
-            self.queue.done(assumed.uid)
-            self.instrumentation.bound(trace, pinfo, profile.name, host, result)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("binding cycle crashed", extra=pod_keys(assumed.key, profile.name))
-            self._binding_failed(
-                profile, state, pinfo, assumed, host, Status.error(str(exc)), cycle, start, trace
-            )
-
-    async def _bind(self, fwk: Framework, state: CycleState, assumed: PodView, host: str) -> Status:
-        """Upstream's bind: an interested binder extender first, else the Bind plugins."""
-        if self.extenders:
-            recorder = CallRecorder(fwk, state)
-            status = await extenders_binding(self.extenders.extenders, assumed, host, recorder)
-            if status is not None:
-                return status
-        return await fwk.run_bind_plugins(state, assumed, host)
-
-    def _binding_failed(
-        self,
-        profile: SchedulingProfile,
-        state: CycleState,
-        pinfo: QueuedPodInfo,
-        assumed: PodView,
-        host: str,
-        status: Status,
-        cycle: int,
-        start: float,
-        trace: AttemptTrace | None = None,
-    ) -> None:
-        """Upstream's handleBindingCycleError: unreserve, forget, wake others, requeue."""
-        self.stats.bind_failures += 1
-        profile.framework.run_reserve_plugins_unreserve(state, assumed, host)
-        self._forget(assumed)
-        # The resources the assumed pod held are free again: others may fit now.
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
-        self._fail(profile, pinfo, status, cycle, start, trace=trace)
-
-
-@dataclass(slots=True)
-class _Attempt:
-    """What one scheduling attempt carries from its start to its hand-off to binding."""
-
-    profile: SchedulingProfile
-    state: CycleState
-    trace: AttemptTrace | None
-    start: float
-    cycle: int
-    details: AttemptDetails
 
 
 def with_ignored_resources(
@@ -888,11 +483,3 @@ class MetricsObserver:
 
     def on_permit_wait(self, result: str, seconds: float) -> None:
         self._metrics.permit_wait(result, seconds)
-
-
-def pod_scheduled_condition(pod: PodView) -> dict[str, Any] | None:
-    status = pod.raw.get("status") or {}
-    for condition in status.get("conditions") or ():
-        if isinstance(condition, dict) and condition.get("type") == "PodScheduled":
-            return condition
-    return None

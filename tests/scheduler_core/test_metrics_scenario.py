@@ -73,7 +73,7 @@ async def scenario(
 ) -> AsyncIterator[tuple[Harness, aiohttp.ClientSession, str]]:
     # Plugin durations are sampled in 10 % of cycles; time every cycle so that a handful of
     # attempts surely moves them.
-    monkeypatch.setattr("scheduler.cycle.scheduler.PLUGIN_METRICS_SAMPLE_PERCENT", 100)
+    monkeypatch.setattr("scheduler.cycle.scheduling_cycle.PLUGIN_METRICS_SAMPLE_PERCENT", 100)
     async with running_scheduler(tmp_path) as h:
         server = ObservabilityServer(port=0, metrics=h.scheduler.metrics)
         async with server, aiohttp.ClientSession() as session:
