@@ -3,7 +3,6 @@ storage controllers."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import random
 import secrets
@@ -17,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from apimachinery.netutil import is_loopback
 from kubesim import identity, kubeconfig, openapi, persistence, rbac, tls
 from kubesim.api import Api
 from kubesim.controllers.options import ControllerOptions
@@ -96,15 +96,6 @@ def remote_bind_warning(host: str, use_tls: bool) -> str:
     return f"WARNING: listening on non-loopback address {host} (--allow-remote-bind): " + (
         _exposure(host, use_tls)
     )
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class Cluster:

@@ -18,6 +18,7 @@ import functools
 import re
 from typing import Any
 
+from apimachinery.jsonkind import json_kind
 from apimachinery.quantity import FORMAT_ERROR, parse_quantity
 from kubesim.resources import ResourceType
 from kubesim.schemas import model_class, resource_model
@@ -70,19 +71,6 @@ class DecodeError(Exception):
     """The decoder's message, without the `Kind in version ...` prefix."""
 
 
-def _json_kind(value: Any) -> str:
-    """How encoding/json names a JSON value in UnmarshalTypeError."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _go_model(class_name: str) -> str:
     """ "V1Affinity" -> "v1.Affinity", "CoreV1Event" -> "v1.Event"."""
     match = _MODEL.match(class_name)
@@ -113,7 +101,7 @@ class _Decoder:
         self.struct = ""  # the innermost Go struct holding the current field
 
     def fail(self, value: Any, go_type: str, shown: str = "") -> None:
-        what = shown or _json_kind(value)
+        what = shown or json_kind(value)
         raise DecodeError(
             f"json: cannot unmarshal {what} into Go struct field "
             f"{self.struct}.{'.'.join(self.path)} of type {go_type}"
@@ -148,7 +136,7 @@ class _Decoder:
         elif type_name == "datetime":
             if not isinstance(value, str):  # metav1.Time decodes a string first
                 raise DecodeError(
-                    f"json: cannot unmarshal {_json_kind(value)} into Go value of type string"
+                    f"json: cannot unmarshal {json_kind(value)} into Go value of type string"
                 )
         elif type_name == "float":
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -233,7 +221,7 @@ def _int_or_string(value: Any) -> None:
         shown = (
             f"number {value}"
             if isinstance(value, int | float) and not isinstance(value, bool)
-            else _json_kind(value)
+            else json_kind(value)
         )
         raise DecodeError(f"json: cannot unmarshal {shown} into Go value of type int32")
 

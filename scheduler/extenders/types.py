@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from apimachinery.jsonkind import json_kind
+
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
 
@@ -139,7 +141,7 @@ def _object(value: Any, what: str) -> Mapping[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise WireError(f"cannot unmarshal {_json_kind(value)} into {what} (want an object)")
+        raise WireError(f"cannot unmarshal {json_kind(value)} into {what} (want an object)")
     return value
 
 
@@ -147,7 +149,7 @@ def _string(value: Any, what: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise WireError(f"cannot unmarshal {_json_kind(value)} into {what} of type string")
+        raise WireError(f"cannot unmarshal {json_kind(value)} into {what} of type string")
     return value
 
 
@@ -155,7 +157,7 @@ def _int64(value: Any, what: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int):
-        raise WireError(f"cannot unmarshal {_json_kind(value)} into {what} of type int64")
+        raise WireError(f"cannot unmarshal {json_kind(value)} into {what} of type int64")
     if not -(2**63) <= value < 2**63:
         raise WireError(f"value {value} overflows {what} of type int64")
     return value
@@ -165,7 +167,7 @@ def _string_list(value: Any, what: str) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list):
-        raise WireError(f"cannot unmarshal {_json_kind(value)} into {what} of type []string")
+        raise WireError(f"cannot unmarshal {json_kind(value)} into {what} of type []string")
     return tuple(_string(item, what) for item in value)
 
 
@@ -174,20 +176,6 @@ def _string_map(value: Any, what: str) -> dict[str, str]:
     if mapping is None:
         return {}
     return {str(k): _string(v, f"{what}[{k!r}]") for k, v in mapping.items()}
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
 
 
 def decode_filter_result(body: Any) -> FilterResult:
@@ -200,7 +188,7 @@ def decode_filter_result(body: Any) -> FilterResult:
         items = _get(node_list, "items")
         if items is not None and not isinstance(items, list):
             raise WireError(
-                f"cannot unmarshal {_json_kind(items)} into ExtenderFilterResult.Nodes.items"
+                f"cannot unmarshal {json_kind(items)} into ExtenderFilterResult.Nodes.items"
             )
         names: list[str] = []
         for item in items or ():
@@ -224,9 +212,7 @@ def decode_host_priority_list(body: Any) -> list[HostPriority]:
     if body is None:
         return []
     if not isinstance(body, list):
-        raise WireError(
-            f"cannot unmarshal {_json_kind(body)} into HostPriorityList (want an array)"
-        )
+        raise WireError(f"cannot unmarshal {json_kind(body)} into HostPriorityList (want an array)")
     result = []
     for item in body:
         obj = _object(item, "HostPriority") or {}
@@ -259,7 +245,7 @@ def decode_preemption_result(body: Any) -> dict[str, MetaVictims]:
         victims = _object(raw, f"{what}[{node!r}]") or {}
         pods = _get(victims, "Pods")
         if pods is not None and not isinstance(pods, list):
-            raise WireError(f"cannot unmarshal {_json_kind(pods)} into MetaVictims.Pods")
+            raise WireError(f"cannot unmarshal {json_kind(pods)} into MetaVictims.Pods")
         uids = tuple(
             _string(_get(_object(p, "MetaPod") or {}, "UID"), "MetaPod.UID") for p in pods or ()
         )

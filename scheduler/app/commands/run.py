@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import os
 import signal
@@ -39,6 +38,7 @@ from typing import Any
 import anyio
 
 from apimachinery.eventloop import run_event_loop
+from apimachinery.netutil import is_loopback
 from observability.tracing import TracingConfigError, resolve_tracing_config
 from profiles.config import ConfigOverride, ResolvedConfig
 from profiles.errors import ConfigInvalidError
@@ -182,22 +182,13 @@ def serving_context(args: argparse.Namespace, bind_address: str) -> ssl.SSLConte
 def serving_note(args: argparse.Namespace, host: str) -> str:
     """How the endpoints are served, for the start-up line."""
     if args.insecure_http:
-        exposed = "" if _is_loopback(host) else f"; {host} is not loopback: anyone reaching it"
+        exposed = "" if is_loopback(host) else f"; {host} is not loopback: anyone reaching it"
         return f"plain HTTP, no authentication: --insecure-http{exposed}"
     certificate = "given certificate" if args.tls_cert_file else "self-signed certificate"
     return (
         f"TLS, {certificate}; /metrics and /debug need a bearer token the API server "
         "authenticates and authorizes"
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def delegated_auth(
@@ -217,7 +208,6 @@ async def delegated_auth(
         stack.push_async_callback(other.close)
         reviewers.append(other)
     return DelegatedAuth(reviewers[0], reviewers[1])
-
 
 
 def _embedded_cluster_factory() -> Any:
