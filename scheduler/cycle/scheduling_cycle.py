@@ -182,10 +182,7 @@ class SchedulingCycle:
             self._metrics.scheduling_algorithm(self._clock() - attempt.start)
         except FitError as fit:
             preempting = [e for e in extenders if e.supports_preemption()]
-            if preempting:
-                await self._post_filter_with_extenders_then_fail(attempt, pinfo, fit, preempting)
-            else:
-                self._algorithm_failed(attempt, pinfo, fit)
+            await self._post_filter_then_fail(attempt, pinfo, fit, preempting)
             return None
         except Exception as exc:
             self._algorithm_failed(attempt, pinfo, exc)
@@ -214,11 +211,10 @@ class SchedulingCycle:
         return self._cache.is_assumed_pod(pod)
 
     def _algorithm_failed(self, attempt: Attempt, pinfo: QueuedPodInfo, exc: Exception) -> None:
+        """The algorithm failed otherwise than with a FitError (which goes to PostFilter)."""
         profile, cycle, start, trace = attempt.profile, attempt.cycle, attempt.start, attempt.trace
         fail = self._failures.fail
-        if isinstance(exc, FitError):
-            self._post_filter_then_fail(profile, attempt.state, pinfo, exc, cycle, start, trace)
-        elif isinstance(exc, NoNodesAvailable):
+        if isinstance(exc, NoNodesAvailable):
             # Upstream counts this as unschedulable (a node add will bring the pod back).
             fail(profile, pinfo, Status.unresolvable(str(exc)), cycle, start, trace=trace)
         else:
@@ -259,49 +255,27 @@ class SchedulingCycle:
 
     # ------------------------------------------------------------------- PostFilter (preemption)
 
-    def _post_filter_then_fail(
-        self,
-        profile: SchedulingProfile,
-        state: CycleState,
-        pinfo: QueuedPodInfo,
-        fit: FitError,
-        cycle: int,
-        start: float,
-        trace: AttemptTrace | None = None,
-    ) -> None:
-        """PostFilter (preemption) in the cycle, on its snapshot, as upstream; the API calls
-        of a preemption it decides run afterwards (`start_preemption`)."""
-        fwk = profile.framework
-        nominated: str | None = ""  # no PostFilter: the nomination is cleared
-        if fwk.has_post_filter_plugins():
-            self._metrics.preemption_attempted()
-            try:
-                outcome = fwk.run_post_filter_plugins(
-                    state, pinfo.pod, fit.diagnosis.node_to_status
-                )
-            except Exception:
-                log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
-                outcome = None
-            nominated = self._post_filter_outcome(pinfo, fit, outcome)
-        self._failures.fail_unschedulable(profile, pinfo, fit, nominated, cycle, start, trace)
-
-    async def _post_filter_with_extenders_then_fail(
+    async def _post_filter_then_fail(
         self,
         attempt: Attempt,
         pinfo: QueuedPodInfo,
         fit: FitError,
-        extenders: Sequence[HTTPExtender],
+        extenders: Sequence[HTTPExtender] = (),
     ) -> None:
-        """_post_filter_then_fail when extenders supporting preemption are interested in the
-        pod: preemption offers them its candidates before choosing (awaited in the cycle)."""
+        """PostFilter (preemption) in the cycle, on its snapshot, as upstream; the API calls
+        of a preemption it decides run afterwards (`start_preemption`). `extenders`: those
+        supporting preemption that are interested in the pod, offered its candidates before
+        preemption chooses (awaited in the cycle)."""
         fwk = attempt.profile.framework
-        nominated: str | None = ""
+        nominated: str | None = ""  # no PostFilter: the nomination is cleared
         if fwk.has_post_filter_plugins():
             self._metrics.preemption_attempted()
             try:
-                recorder = CallRecorder(fwk, attempt.state)
-                traced = [TracedPreemptingExtender(e, recorder) for e in extenders]
-                outcome = await fwk.run_post_filter_plugins_with_extenders(
+                traced: list[TracedPreemptingExtender] = []
+                if extenders:
+                    recorder = CallRecorder(fwk, attempt.state)
+                    traced = [TracedPreemptingExtender(e, recorder) for e in extenders]
+                outcome = await fwk.run_post_filter_plugins(
                     attempt.state, pinfo.pod, fit.diagnosis.node_to_status, traced
                 )
             except Exception:

@@ -146,7 +146,7 @@ async def test_extenders_dropping_every_candidate_leave_no_node() -> None:
 
 async def test_framework_runner_awaits_the_extender_aware_post_filter() -> None:
     h, pod, filtered = _cluster()
-    result, status = await h.framework.run_post_filter_plugins_with_extenders(
+    result, status = await h.framework.run_post_filter_plugins(
         h.pre_filtered_state(pod), pod, _statuses(filtered), [FakeExtender({"node2"})]
     )
     assert (result, status.is_success) == (PostFilterResult("node2"), True)

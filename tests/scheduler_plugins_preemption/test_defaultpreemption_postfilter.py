@@ -277,10 +277,10 @@ def test_post_filter(
         assert h.preemptions == []
 
 
-def test_post_filter_through_the_framework_attributes_the_plugin() -> None:
+async def test_post_filter_through_the_framework_attributes_the_plugin() -> None:
     pod = make_pod("p", uid="p")
     h = build([make_node("node1", capacity=ONE_POD)], [make_pod("p1", uid="p1", node_name="node1")])
-    result, status = h.framework.run_post_filter_plugins(
+    result, status = await h.framework.run_post_filter_plugins(
         h.pre_filtered_state(pod), pod, statuses(node1=UNSCHED)
     )
     assert result == PostFilterResult("")

@@ -366,33 +366,25 @@ class Filtering(FrameworkCore):
                 return status
         return True, state_out, info_out
 
-    def run_post_filter_plugins(
-        self, state: CycleState, pod: PodView, filtered: NodeToStatus
+    async def run_post_filter_plugins(
+        self,
+        state: CycleState,
+        pod: PodView,
+        filtered: NodeToStatus,
+        extenders: Sequence[Any] = (),
     ) -> tuple[PostFilterResult | None, Status]:
-        """Until the first Success / Unresolvable / Error; otherwise the rejections combined."""
-        run = _PostFilterRun(self, state)
-        try:
-            for plugin in self.post_filter_plugins:
-                plugin_start = self._now() if state.record_plugin_metrics else 0.0
-                outcome = plugin.post_filter(state, pod, filtered)
-                done = run.record(plugin.name, outcome, plugin_start)
-                if done is not None:
-                    return done
-            return run.combined()
-        finally:
-            self._point_done("PostFilter", run.returned, run.start, state)
+        """Until the first Success / Unresolvable / Error; otherwise the rejections combined.
 
-    async def run_post_filter_plugins_with_extenders(
-        self, state: CycleState, pod: PodView, filtered: NodeToStatus, extenders: Sequence[Any]
-    ) -> tuple[PostFilterResult | None, Status]:
-        """run_post_filter_plugins when extenders that support preemption are interested in
-        the pod: plugins offering `post_filter_with_extenders` (DefaultPreemption) are awaited
-        with them, as upstream's preemption calls its extenders."""
+        `extenders`: those supporting preemption that are interested in the pod; plugins
+        offering `post_filter_with_extenders` (DefaultPreemption) are then awaited with them,
+        as upstream's preemption calls its extenders. Without extenders nothing here suspends."""
         run = _PostFilterRun(self, state)
         try:
             for plugin in self.post_filter_plugins:
                 plugin_start = self._now() if state.record_plugin_metrics else 0.0
-                with_extenders = getattr(plugin, "post_filter_with_extenders", None)
+                with_extenders = (
+                    getattr(plugin, "post_filter_with_extenders", None) if extenders else None
+                )
                 if with_extenders is not None:
                     outcome = await with_extenders(state, pod, filtered, extenders)
                 else:
