@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import aiohttp
 import anyio
+import anyio.abc
 import orjson
 
 from bench import workloads as wl
@@ -78,6 +81,11 @@ def scheduler_config() -> str:
         "  qps: 5000\n"
         "  burst: 5000\n"
     )
+
+
+def scheduler_config_for(workload: wl.Workload) -> str:
+    """scheduler_config() plus the workload's own profiles (upstream's schedulerConfigPath)."""
+    return scheduler_config() + workload.scheduler_profiles
 
 
 def workdir_name(workload: wl.Workload) -> str:
@@ -179,7 +187,7 @@ class WorkloadRun:
     # ---- the run ---------------------------------------------------------------------------
     async def run(self) -> BenchResult:
         self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "scheduler-config.yaml").write_text(scheduler_config())
+        (self.dir / "scheduler-config.yaml").write_text(scheduler_config_for(self.workload))
         if self.cluster is not None:
             self.kubeconfig.unlink(missing_ok=True)  # ours: its reappearance says the cluster is up
         try:
@@ -239,6 +247,7 @@ class WorkloadRun:
             async with aiohttp.ClientSession() as probe:
                 self.phase = f"creating {w.init_nodes} nodes"
                 await self._create_namespaces(api)
+                await self._create_named_node(api)
                 await bulk(w.init_nodes, self.options.setup_concurrency, self._node_creator(api))
                 self.log(f"{w.name}: cluster up with {w.init_nodes} nodes")
                 if self.sink is not None:
@@ -263,7 +272,7 @@ class WorkloadRun:
                     )
                 self.scheduler.sample_rss()
                 self.phase = f"scheduling {w.init_pods} init pods"
-                await self._schedule_pods(api, w.init_pods, measure=False)
+                await self._schedule_init_pods(api, probe)
                 self.result.setup_seconds = self.clock() - started
                 self.log(f"{w.name}: {w.init_pods} init pods scheduled; measuring {w.measure_pods}")
                 before = await self._scrape_metrics(probe)
@@ -299,6 +308,8 @@ class WorkloadRun:
         w = self.workload
         paths = [f"/api/v1/namespaces/{name}" for name in w.namespaces]
         paths += [f"/api/v1/nodes/{wl.node_name(i)}" for i in range(w.init_nodes)]
+        if w.named_node:
+            paths.append(f"/api/v1/nodes/{wl.SCHEDULER_PERF_NODE}")
         if w.needs_high_priority:
             paths.append(f"/apis/scheduling.k8s.io/v1/priorityclasses/{wl.HIGH_PRIORITY_CLASS}")
         for phase, volume in (
@@ -335,7 +346,7 @@ class WorkloadRun:
 
     async def _create_namespaces(self, api: KubeApi) -> None:
         for name in self.workload.namespaces:
-            body = orjson.dumps(wl.namespace_manifest(name))
+            body = orjson.dumps(wl.namespace_manifest(name, self.workload.namespace_labels))
             await api.create("/api/v1/namespaces", body, exist_ok=True)
         if self.workload.needs_high_priority:
             body = orjson.dumps(wl.priority_class_manifest())
@@ -350,6 +361,119 @@ class WorkloadRun:
             await api.create(path, orjson.dumps(wl.churn_pod_manifest(w, index)))
             index += 1
             await asyncio.sleep(w.churn_interval)
+
+    # ---- ops of the shapes added for issue 22 (gated pods, pod sets, deletions, churn) ---------
+    async def _create_named_node(self, api: KubeApi) -> None:
+        """createNodes count 1 with templates/node-with-name.yaml, when the shape has it."""
+        if self.workload.named_node:
+            await api.create("/api/v1/nodes", orjson.dumps(wl.named_node_manifest()))
+
+    async def _schedule_init_pods(self, api: KubeApi, probe: aiohttp.ClientSession) -> None:
+        """The ops before the measured pods: gated pods and their barrier first, then the init
+        pods, in one namespace or as createPodSets over several."""
+        w = self.workload
+        if w.gated_pods:
+            self.phase = f"creating {w.gated_pods} gated pods"
+            await self._create_gated_pods(api)
+            self.phase = f"waiting for the scheduler to hold {w.gated_pods} gated pods"
+            await self._wait_for_gated_pods(probe, w.gated_pods)
+        self.phase = f"scheduling {w.init_pods} init pods"
+        if not w.init_pod_sets:
+            await self._schedule_pods(api, w.init_pods, measure=False)
+            return
+        for index in range(w.init_pod_sets):  # one createPods op after the other, as upstream
+            await self._schedule_pod_set(api, wl.pod_set_namespace(index), w.pods_per_set)
+
+    async def _create_gated_pods(self, api: KubeApi) -> None:
+        """createPods with skipWaitToCompletion: the pods stay gated to the end."""
+        w = self.workload
+        path = f"/api/v1/namespaces/{w.gated_namespace}/pods"
+
+        async def create(index: int) -> None:
+            await api.create(path, orjson.dumps(wl.gated_pod_manifest(w, index)))
+
+        await bulk(w.gated_pods, self.options.create_concurrency, create)
+
+    async def _wait_for_gated_pods(self, probe: aiohttp.ClientSession, count: int) -> None:
+        """barrier stageRequirement Attempted for gated pods: upstream waits for their
+        PodScheduled=False condition, which the API server writes at creation; kubesim does not
+        write it, so the scheduler's scheduler_pending_pods{queue="gated"} says they are held."""
+        while True:
+            metrics = await self._scrape_metrics(probe)
+            if metrics is None:
+                self.log(f"{self.workload.name}: no scheduler metrics; not waiting for gated pods")
+                return
+            if gated_pending_pods(metrics) >= count:
+                return
+            await asyncio.sleep(0.2)
+
+    async def _schedule_pod_set(self, api: KubeApi, namespace: str, count: int) -> None:
+        """One createPods op of a createPodSets: `count` init pods in `namespace`, waited for."""
+        w = self.workload
+        tracker = PodTracker(api, namespace, self.clock)
+        self.tracker, self.created = tracker, 0
+        path = f"/api/v1/namespaces/{namespace}/pods"
+
+        async def create(index: int) -> None:
+            await api.create(path, orjson.dumps(wl.pod_set_manifest(w, namespace, index)))
+            self.created += 1
+
+        async with anyio.create_task_group() as background:
+            background.start_soon(tracker.run, name="pod tracker")
+            await tracker.wait_synced()
+            background.start_soon(self._watchdog, name="watchdog")
+            await bulk(count, self.options.create_concurrency, create)
+            await tracker.wait_for(count)
+            background.cancel_scope.cancel()
+
+    def _start_shape_background(self, background: anyio.abc.TaskGroup, api: KubeApi) -> None:
+        """The ops that run alongside the measured pods (started just before them)."""
+        w = self.workload
+        if w.recreate_churn:
+            background.start_soon(self._recreate_churn, api, name="recreate churn")
+        if w.delete_init_pods_per_second:
+            background.start_soon(self._delete_init_pods, api, name="delete pods")
+
+    async def _delete_init_pods(self, api: KubeApi) -> None:
+        """deletePods with deletePodsPerSecond: one init pod per tick, default delete options."""
+        w = self.workload
+        interval = 1.0 / w.delete_init_pods_per_second
+        for index in range(w.init_pods):
+            await asyncio.sleep(interval)  # a ticker: the first delete one interval in
+            await api.delete(f"/api/v1/namespaces/{w.init_namespace}/pods/{wl.pod_name(index)}")
+
+    async def _recreate_churn(self, api: KubeApi) -> None:
+        """churn mode recreate, number 1 (executor.go runChurnOp): each tick, every template's
+        object is created if it is absent, else deleted. Create errors are ignored as
+        upstream's; whatever is left is deleted when the measurement ends."""
+        namespace = self.workload.recreate_churn_namespace
+        collections = (
+            "/api/v1/nodes",
+            f"/api/v1/namespaces/{namespace}/pods",
+            f"/api/v1/namespaces/{namespace}/services",
+        )
+        manifests = [orjson.dumps(m) for m in wl.recreate_churn_manifests()]
+        live: list[str | None] = [None] * len(collections)
+        try:
+            while True:
+                await asyncio.sleep(wl.RECREATE_CHURN_INTERVAL)
+                for slot, (collection, body) in enumerate(zip(collections, manifests, strict=True)):
+                    name = live[slot]
+                    if name is not None:
+                        await api.delete(f"{collection}/{name}")
+                        live[slot] = None
+                        continue
+                    try:
+                        created = await api.create(collection, body)
+                    except ApiError:
+                        continue
+                    live[slot] = (created.get("metadata") or {}).get("name")
+        finally:
+            with anyio.CancelScope(shield=True):
+                for collection, name in zip(collections, live, strict=True):
+                    if name is not None:
+                        with contextlib.suppress(ApiError, aiohttp.ClientError):
+                            await api.delete(f"{collection}/{name}")
 
     def _node_creator(self, api: KubeApi) -> Callable[[int], Awaitable[None]]:
         async def create(index: int) -> None:
@@ -411,6 +535,7 @@ class WorkloadRun:
                     background.start_soon(self._sample, tracker, sampler, name="throughput")
                     if w.churn_pod_template is not None:
                         background.start_soon(self._churn, api, name="churn")
+                    self._start_shape_background(background, api)
                 first_created = self.clock()
                 await bulk(count, self.options.create_concurrency, create)
                 await tracker.wait_for(count)
@@ -488,6 +613,17 @@ class WorkloadRun:
 
 def _always() -> bool:
     return True
+
+
+def gated_pending_pods(metrics: str) -> int:
+    """scheduler_pending_pods{queue="gated"} from a /metrics text; 0 when absent."""
+    match = _GATED_PENDING.search(metrics)
+    return int(float(match.group(1))) if match else 0
+
+
+_GATED_PENDING = re.compile(
+    r'^scheduler_pending_pods\{[^}]*queue="gated"[^}]*\}\s+(\S+)', re.MULTILINE
+)
 
 
 def per_pod_requests(

@@ -38,6 +38,7 @@ SchedulingBasic keeps its unlabelled nodes, as before (its pods look at no node 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +98,9 @@ class PodTemplate:
     requests: dict[str, str] = field(default_factory=lambda: dict(POD_REQUESTS), hash=False)
     with_limits: bool = True  # limits equal to the requests, as most templates set
     high_priority: bool = False  # spec.priority 10 upstream; our PriorityClass here
+    # the container's ports; most templates expose 80, a few none or a hostPort
+    ports: list[dict[str, int]] = field(default_factory=lambda: [{"containerPort": 80}], hash=False)
+    scheduling_gates: tuple[str, ...] = ()  # spec.schedulingGates names
 
 
 BASIC_NODE = NodeTemplate(hostname_label=False)
@@ -269,17 +273,56 @@ class Workload:
     # each init / measured pod gets its own bound PV and PVC from this template
     init_volume: VolumeTemplate | None = None
     measure_volume: VolumeTemplate | None = None
+    # The shapes below come from upstream ops the first shapes did not use; each is off by
+    # default, so the workloads above are unchanged.
+    # createNodes count 1 with templates/node-with-name.yaml, before the init_nodes
+    named_node: bool = False
+    # createPods with skipWaitToCompletion, then a barrier with stageRequirement Attempted:
+    # these pods never pass their scheduling gate; the scheduler only has to hold them
+    gated_pods: int = 0
+    gated_pod_template: PodTemplate | None = None
+    gated_namespace: str = INIT_NAMESPACE
+    # createPodSets: init_pods split evenly over init_pod_sets namespaces init-ns-<i>
+    init_pod_sets: int = 0
+    # namespaceTemplatePath templates/namespace-with-labels.yaml: every namespace's labels
+    namespace_labels: dict[str, str] = field(default_factory=dict, hash=False)
+    # deletePods (skipWaitToCompletion) on the init namespace while the measured pods go in
+    delete_init_pods_per_second: int = 0
+    # churn mode recreate, number 1: each interval create, then next interval delete, one node
+    # (templates/churn/node-default.yaml), one high-priority pod and one Service
+    recreate_churn: bool = False
+    recreate_churn_namespace: str = INIT_NAMESPACE
+    # createPods signatureBatchSize: every batch of this many pods shares a "signature" label
+    signature_batch_size: int = 0
+    # schedulerConfigPath: the profiles: block of the scheduler's configuration
+    scheduler_profiles: str = ""
 
     @property
     def namespaces(self) -> tuple[str, ...]:
-        if self.churn_pod_template is None:
-            return (self.init_namespace, self.measure_namespace)
-        return (self.init_namespace, self.measure_namespace, CHURN_NAMESPACE)
+        names: list[str] = []
+        if self.gated_pods:
+            names.append(self.gated_namespace)
+        if self.init_pod_sets:
+            names += [pod_set_namespace(i) for i in range(self.init_pod_sets)]
+        else:
+            names.append(self.init_namespace)
+        names.append(self.measure_namespace)
+        if self.churn_pod_template is not None:
+            names.append(CHURN_NAMESPACE)
+        if self.recreate_churn:
+            names.append(self.recreate_churn_namespace)
+        return tuple(dict.fromkeys(names))  # in order, once each
 
     @property
     def needs_high_priority(self) -> bool:
+        if self.recreate_churn:  # its pod is pod-high-priority-large-cpu.yaml
+            return True
         templates = (self.init_pod_template, self.measure_pod_template, self.churn_pod_template)
         return any(t is not None and t.high_priority for t in templates)
+
+    @property
+    def pods_per_set(self) -> int:
+        return self.init_pods // self.init_pod_sets if self.init_pod_sets else self.init_pods
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,6 +448,389 @@ _PREEMPTION_PVS = _Shape(
     measure_volume=PV_AWS,
 )
 
+# ---- the shapes ported for issue 22 ------------------------------------------------------
+# Upstream files (test/integration/scheduler_perf/), newest versions the search index stores:
+# misc/performance-config.yaml (SchedulingDaemonset, SchedulingWithMixedChurn,
+# SchedulingWhileGated), affinity/performance-config.yaml (the four *WithNSSelector tests and
+# SchedulingGatedPodsWithPodAffinityImpactForThroughput), batching/performance-config.yaml
+# (HostPortConflict, ResourceSaturation) and the templates each names.
+
+SCHEDULER_PERF_NODE = "scheduler-perf-node"  # templates/node-with-name.yaml
+NAMED_NODE_PODS = "90000"
+RECREATE_CHURN_INTERVAL = 1.0  # SchedulingWithMixedChurn's intervalMilliseconds: 1000
+MEASURE_NS_SELECTOR_NAMESPACE = "measure-ns-0"  # createNamespaces prefix measure-ns, count 1
+TEAM_DEVOPS = {"team": "devops"}  # templates/namespace-with-labels.yaml
+SIGNATURE_LABEL = "signature"
+BATCHING_CONFIG = "batching/performance-config.yaml"
+# batching/scheduler-config-no-topology.yaml: no default spread constraints, so the pods'
+# signature is not spoilt by PodTopologySpread's system defaults
+NO_DEFAULT_TOPOLOGY_PROFILES = (
+    "profiles:\n"
+    "- schedulerName: default-scheduler\n"
+    "  pluginConfig:\n"
+    "  - name: PodTopologySpread\n"
+    "    args:\n"
+    "      defaultingType: List\n"
+    "      defaultConstraints: []\n"
+)
+
+# templates/daemonset-pod.yaml: no resources, no ports; node affinity on the node's name
+DAEMONSET_POD = PodTemplate(
+    "templates/daemonset-pod.yaml",
+    spec={
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {
+                                    "key": "metadata.name",
+                                    "operator": "In",
+                                    "values": [SCHEDULER_PERF_NODE],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    },
+    requests={},
+    ports=[],
+)
+
+
+def _ns_selector_term(color: str, topology_key: str) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchLabels": {"color": color}},
+        "topologyKey": topology_key,
+        "namespaceSelector": {"matchLabels": dict(TEAM_DEVOPS)},
+    }
+
+
+POD_ANTI_AFFINITY_NS_SELECTOR = PodTemplate(
+    "templates/pod-anti-affinity-ns-selector.yaml",
+    labels={"color": "green"},
+    spec={
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    _ns_selector_term("green", HOSTNAME_LABEL)
+                ]
+            }
+        }
+    },
+)
+POD_PREFERRED_ANTI_AFFINITY_NS_SELECTOR = PodTemplate(
+    "templates/pod-preferred-anti-affinity-ns-selector.yaml",
+    labels={"color": "green"},
+    spec={
+        "affinity": {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"podAffinityTerm": _ns_selector_term("green", HOSTNAME_LABEL), "weight": 1}
+                ]
+            }
+        }
+    },
+)
+POD_AFFINITY_NS_SELECTOR = PodTemplate(
+    "templates/pod-affinity-ns-selector.yaml",
+    labels={"color": "blue"},
+    spec={
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    _ns_selector_term("blue", ZONE_LABEL)
+                ]
+            }
+        }
+    },
+)
+POD_PREFERRED_AFFINITY_NS_SELECTOR = PodTemplate(
+    "templates/pod-preferred-affinity-ns-selector.yaml",
+    labels={"color": "red"},
+    spec={
+        "affinity": {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"podAffinityTerm": _ns_selector_term("red", HOSTNAME_LABEL), "weight": 1}
+                ]
+            }
+        }
+    },
+)
+
+SCHEDULER_PERF_APP = {"app": "scheduler-perf"}
+POD_WITH_LABEL = PodTemplate(  # templates/pod-with-label.yaml: no resources, no ports
+    "templates/pod-with-label.yaml", labels=dict(SCHEDULER_PERF_APP), requests={}, ports=[]
+)
+GATED_POD_WITH_POD_AFFINITY = PodTemplate(
+    "templates/gated-pod-with-pod-affinity.yaml",
+    labels=dict(SCHEDULER_PERF_APP),
+    spec={
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": dict(SCHEDULER_PERF_APP)},
+                        "topologyKey": HOSTNAME_LABEL,
+                    }
+                ]
+            }
+        }
+    },
+    requests={},
+    ports=[],
+    scheduling_gates=("scheduling-gate-1",),
+)
+GATED_POD = PodTemplate(
+    "templates/gated-pod.yaml", requests={}, ports=[], scheduling_gates=("test.k8s.io/hold",)
+)
+LIGHT_POD = PodTemplate(
+    "templates/light-pod.yaml", spec={"terminationGracePeriodSeconds": 0}, requests={}, ports=[]
+)
+POD_HOSTPORT_80 = PodTemplate(
+    "templates/pod-hostport-80.yaml",
+    requests={"cpu": "100m", "memory": "100Mi"},
+    with_limits=False,
+    ports=[{"containerPort": 80, "hostPort": 80}],
+)
+POD_SATURATION = PodTemplate(  # 3 of a node's 4 CPUs: one pod per node
+    "templates/pod-saturation.yaml",
+    requests={"cpu": "3", "memory": "1Gi"},
+    with_limits=False,
+    ports=[],
+)
+
+
+def _case(base: Workload, name: str, nodes: int, measure_pods: int, **params: Any) -> Workload:
+    """One workload of a test whose shared shape is `base` (its name is the test's)."""
+    return dataclasses.replace(
+        base,
+        name=f"{base.name}/{name}",
+        init_nodes=nodes,
+        measure_pods=measure_pods,
+        **params,
+    )
+
+
+def _pod_sets(
+    base: Workload,
+    name: str,
+    nodes: int,
+    per_namespace: int,
+    namespaces: int,
+    measure_pods: int,
+    threshold: float | None = None,
+) -> Workload:
+    """A *WithNSSelector case: initPodsPerNamespace pods in each of initNamespaces."""
+    return _case(
+        base,
+        name,
+        nodes,
+        measure_pods,
+        init_pods=per_namespace * namespaces,
+        init_pod_sets=namespaces,
+        threshold=threshold,
+    )
+
+
+# misc: createNodes 1 (node-with-name), createNodes $initNodes (node-default), createPods in
+# namespace-2; every pod is pinned to scheduler-perf-node, and the other nodes are filtered out
+# by NodeAffinity's PreFilterResult
+_DAEMONSET = Workload(
+    "SchedulingDaemonset",
+    0,
+    0,
+    0,
+    node_template=NODE,
+    measure_pod_template=DAEMONSET_POD,
+    measure_namespace=MEASURE_NAMESPACE,
+    named_node=True,
+    description="daemonset-style pods pinned to one node by node affinity on metadata.name",
+)
+
+
+def _ns_selector_shape(test: str, nodes: NodeTemplate, pods: PodTemplate, what: str) -> Workload:
+    """affinity's *WithNSSelector tests: init-ns-<i> and measure-ns-0, all labelled
+    team=devops, which the pods' terms select by namespaceSelector."""
+    return Workload(
+        test,
+        0,
+        0,
+        0,
+        node_template=nodes,
+        init_pod_template=pods,
+        measure_pod_template=pods,
+        measure_namespace=MEASURE_NS_SELECTOR_NAMESPACE,
+        source=AFFINITY_CONFIG,
+        namespace_labels=dict(TEAM_DEVOPS),
+        description=f"{what} across labelled namespaces (namespaceSelector)",
+    )
+
+
+_REQUIRED_ANTI_NS = _ns_selector_shape(
+    "SchedulingRequiredPodAntiAffinityWithNSSelector",
+    NODE,
+    POD_ANTI_AFFINITY_NS_SELECTOR,
+    "required pod anti-affinity",
+)
+_PREFERRED_ANTI_NS = _ns_selector_shape(
+    "SchedulingPreferredAntiAffinityWithNSSelector",
+    NODE,
+    POD_PREFERRED_ANTI_AFFINITY_NS_SELECTOR,
+    "preferred pod anti-affinity",
+)
+_REQUIRED_AFFINITY_NS = _ns_selector_shape(
+    "SchedulingRequiredPodAffinityWithNSSelector",
+    ZONE1_NODE,
+    POD_AFFINITY_NS_SELECTOR,
+    "required pod affinity",
+)
+_PREFERRED_AFFINITY_NS = _ns_selector_shape(
+    "SchedulingPreferredAffinityWithNSSelector",
+    NODE,
+    POD_PREFERRED_AFFINITY_NS_SELECTOR,
+    "preferred pod affinity",
+)
+
+# affinity: createNodes 1 (node-with-name), gated pods in namespace-1, barrier Attempted, then
+# the measured pods (pod-with-label.yaml) in namespace-3; each bound one is an AssignedPodAdd
+# event the queue checks against every gated pod's affinity
+_GATED_AFFINITY = Workload(
+    "SchedulingGatedPodsWithPodAffinityImpactForThroughput",
+    0,
+    0,
+    0,
+    node_template=NODE,
+    measure_pod_template=POD_WITH_LABEL,
+    measure_namespace="namespace-3",
+    source=AFFINITY_CONFIG,
+    named_node=True,
+    gated_pod_template=GATED_POD_WITH_POD_AFFINITY,
+    description="throughput while gated pods with pod affinity wait in the queue",
+)
+# misc: createNodes 1 (node-with-name), gated pods in namespace-1, barrier Attempted, pods in
+# namespace-3 scheduled, then deleted at 50/s while the measured pods go into namespace-5
+_WHILE_GATED = Workload(
+    "SchedulingWhileGated",
+    0,
+    0,
+    0,
+    node_template=NODE,
+    init_pod_template=LIGHT_POD,
+    measure_pod_template=LIGHT_POD,
+    init_namespace="namespace-3",
+    measure_namespace="namespace-5",
+    named_node=True,
+    gated_pod_template=GATED_POD,
+    delete_init_pods_per_second=50,
+    description="throughput while gated pods wait and scheduled pods are deleted (50/s)",
+)
+# misc: createNodes (no template), churn recreate every 1000 ms in namespace-1, measured
+# pod-default pods in namespace-2
+_MIXED_CHURN = Workload(
+    "SchedulingWithMixedChurn",
+    0,
+    0,
+    0,
+    recreate_churn=True,
+    description="a node, an unschedulable high-priority pod and a Service come and go each second",
+)
+
+
+def _batching_shape(test: str, pods: PodTemplate, what: str) -> Workload:
+    """batching's tests: nodes from node-default.yaml, the measured pods in namespace-1 (the
+    op right after createNodes), the scheduler without default spread constraints."""
+    return Workload(
+        test,
+        0,
+        0,
+        0,
+        node_template=NODE,
+        measure_pod_template=pods,
+        measure_namespace=INIT_NAMESPACE,
+        source=BATCHING_CONFIG,
+        scheduler_profiles=NO_DEFAULT_TOPOLOGY_PROFILES,
+        description=what,
+    )
+
+
+_HOST_PORT_CONFLICT = _batching_shape(
+    "HostPortConflict", POD_HOSTPORT_80, "opportunistic batching: hostPort 80, one pod per node"
+)
+_RESOURCE_SATURATION = _batching_shape(
+    "ResourceSaturation", POD_SATURATION, "opportunistic batching: 3 CPUs, one pod per node"
+)
+
+
+def _batches(base: Workload, nodes: int, pods: int, sizes: tuple[int, ...]) -> list[Workload]:
+    return [
+        _case(
+            base, f"{nodes}Nodes_{pods}Pods_{size}BatchSize", nodes, pods, signature_batch_size=size
+        )
+        for size in sizes
+    ]
+
+
+# Sizes that fit this machine in place of upstream's 15,000- and 20,000-node cases (ours; see
+# the README): the same shape at 5000 nodes, the largest node count the other shapes use.
+_OURS = "ours: the largest size for a 2-core machine in the bench's 600 s"
+
+
+def _ours(workload: Workload) -> Workload:
+    return dataclasses.replace(workload, description=f"{workload.description} ({_OURS})")
+
+
+NEW_WORKLOADS: tuple[Workload, ...] = (
+    _case(_DAEMONSET, "5Nodes", 5, 10),
+    _ours(_case(_DAEMONSET, "5000Nodes_10000Pods", 5000, 10000)),
+    _case(_DAEMONSET, "15000Nodes", 15000, 30000, threshold=1100),
+    _pod_sets(_REQUIRED_ANTI_NS, "10Nodes", 10, 2, 2, 6),
+    _pod_sets(_REQUIRED_ANTI_NS, "500Nodes", 500, 4, 10, 100),
+    _pod_sets(_REQUIRED_ANTI_NS, "5000Nodes", 5000, 40, 100, 1000),
+    # upstream's name says 5000 nodes; its parameters create 6000
+    _pod_sets(_REQUIRED_ANTI_NS, "5000Nodes_2000Pods", 6000, 40, 100, 2000, threshold=24),
+    _pod_sets(_PREFERRED_ANTI_NS, "10Nodes", 10, 2, 2, 10),
+    _pod_sets(_PREFERRED_ANTI_NS, "500Nodes", 500, 4, 10, 100),
+    _pod_sets(_PREFERRED_ANTI_NS, "5000Nodes", 5000, 40, 100, 1000),
+    _pod_sets(_PREFERRED_ANTI_NS, "5000Nodes_2000Pods", 5000, 40, 100, 2000, threshold=55),
+    _pod_sets(_REQUIRED_AFFINITY_NS, "10Nodes", 10, 2, 2, 10),
+    _pod_sets(_REQUIRED_AFFINITY_NS, "500Nodes", 500, 4, 10, 100),
+    _pod_sets(_REQUIRED_AFFINITY_NS, "5000Nodes", 5000, 50, 100, 1000),
+    _pod_sets(_REQUIRED_AFFINITY_NS, "5000Nodes_2000Pods", 5000, 50, 100, 2000, threshold=35),
+    _pod_sets(_PREFERRED_AFFINITY_NS, "10Nodes", 10, 2, 2, 10),
+    _pod_sets(_PREFERRED_AFFINITY_NS, "500Nodes", 500, 4, 10, 100),
+    _pod_sets(_PREFERRED_AFFINITY_NS, "5000Nodes", 5000, 50, 100, 1000),
+    _pod_sets(_PREFERRED_AFFINITY_NS, "5000Nodes_5000Pods", 5000, 50, 100, 5000, threshold=90),
+    _case(_GATED_AFFINITY, "1Node_10GatedPods", 0, 10, gated_pods=10),
+    _case(_GATED_AFFINITY, "1Node_10000GatedPods", 0, 20000, gated_pods=10000, threshold=110),
+    _case(_WHILE_GATED, "1Node_10GatedPods", 0, 10, gated_pods=10, init_pods=10),
+    _case(
+        _WHILE_GATED,
+        "1Node_10000GatedPods",
+        0,
+        20000,
+        gated_pods=10000,
+        init_pods=20000,
+        threshold=910,
+    ),
+    _case(_MIXED_CHURN, "10Nodes", 10, 100),
+    _case(_MIXED_CHURN, "1000Nodes", 1000, 1000),
+    _case(_MIXED_CHURN, "5000Nodes", 5000, 2000),
+    _case(_MIXED_CHURN, "5000Nodes_10000Pods", 5000, 10000, threshold=710),
+    # batching has no thresholds upstream; the _OpportunisticBatchingDisabled cases need the
+    # OpportunisticBatching feature gate, which aiosched does not have yet
+    *_batches(_HOST_PORT_CONFLICT, 10, 10, (10,)),
+    *map(_ours, _batches(_HOST_PORT_CONFLICT, 5000, 5000, (1000,))),
+    *_batches(_HOST_PORT_CONFLICT, 20000, 20000, (10, 100, 1000, 5000, 20000)),
+    *_batches(_RESOURCE_SATURATION, 10, 10, (10,)),
+    *map(_ours, _batches(_RESOURCE_SATURATION, 5000, 5000, (1000,))),
+    *_batches(_RESOURCE_SATURATION, 20000, 20000, (10, 100, 1000, 5000, 20000)),
+)
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
@@ -466,6 +892,7 @@ WORKLOADS: dict[str, Workload] = {
         _CSI_PVS.case("5000Nodes_5000Pods", 5000, 5000, 5000, threshold=100),
         _PREEMPTION_PVS.case("5Nodes", 5, 20, 5),
         _PREEMPTION_PVS.case("1000Nodes", 1000, 4000, 1000),
+        *NEW_WORKLOADS,
     )
 }
 
@@ -593,8 +1020,76 @@ def pod_manifest(workload: Workload, index: int, *, measured: bool) -> dict[str,
     template = workload.measure_pod_template if measured else workload.init_pod_template
     namespace = workload.measure_namespace if measured else workload.init_namespace
     pod = template_manifest(template, pod_name(index), namespace)
+    if measured and workload.signature_batch_size:
+        # scheduler_perf's podTemplateWithParams.GetPodTemplate (executor.go)
+        label = f"signature-label-{index // workload.signature_batch_size}"
+        pod["metadata"].setdefault("labels", {})[SIGNATURE_LABEL] = label
     volume = workload.measure_volume if measured else workload.init_volume
     return pod if volume is None else with_claim(pod, index)
+
+
+def pod_set_namespace(index: int) -> str:
+    """createPodSets namespacePrefix init-ns: init-ns-<index>."""
+    return f"init-ns-{index}"
+
+
+def pod_set_manifest(workload: Workload, namespace: str, index: int) -> dict[str, Any]:
+    """Pod `index` of a createPodSets set in `namespace`: the init template."""
+    return template_manifest(workload.init_pod_template, pod_name(index), namespace)
+
+
+def gated_pod_manifest(workload: Workload, index: int) -> dict[str, Any]:
+    """Gated pod `index`, named gated-<index> (upstream: generateName from its template)."""
+    assert workload.gated_pod_template is not None
+    return template_manifest(
+        workload.gated_pod_template, f"gated-{index}", workload.gated_namespace
+    )
+
+
+def named_node_manifest() -> dict[str, Any]:
+    """templates/node-with-name.yaml: scheduler-perf-node, room for 90,000 pods."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": SCHEDULER_PERF_NODE,
+            "labels": {HOSTNAME_LABEL: SCHEDULER_PERF_NODE},
+        },
+        "spec": {},
+        "status": {
+            "capacity": {"pods": NAMED_NODE_PODS, "cpu": "4", "memory": "32Gi"},
+            "conditions": [{"status": "True", "type": "Ready"}],
+            "phase": "Running",
+        },
+    }
+
+
+def recreate_churn_manifests() -> tuple[dict[str, Any], ...]:
+    """SchedulingWithMixedChurn's churn templatePaths, in order: templates/churn/node-default.yaml,
+    templates/pod-high-priority-large-cpu.yaml, templates/churn/service-default.yaml, each with
+    generateName as upstream's (the churn op creates them from the files unchanged)."""
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"generateName": "node-churn-"},
+        "status": {
+            "capacity": {"pods": "0"},
+            "conditions": [{"status": "True", "type": "Ready"}],
+            "phase": "Running",
+        },
+    }
+    pod = template_manifest(POD_HIGH_PRIORITY_LARGE_CPU, "", "")
+    pod["metadata"] = {"generateName": "pod-h-"}
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"generateName": "service-churn-"},
+        "spec": {
+            "selector": {"app": "foo"},
+            "ports": [{"protocol": "TCP", "port": 8080, "targetPort": 8080}],
+        },
+    }
+    return node, pod, service
 
 
 def churn_pod_manifest(workload: Workload, index: int) -> dict[str, Any]:
@@ -607,20 +1102,20 @@ def template_manifest(template: PodTemplate, name: str, namespace: str) -> dict[
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     if template.labels:
         metadata["labels"] = dict(template.labels)
-    resources: dict[str, Any] = {"requests": dict(template.requests)}
-    if template.with_limits:
-        resources = {"limits": dict(template.requests), **resources}
     spec: dict[str, Any] = copy.deepcopy(template.spec)
     if template.high_priority:
         spec["priorityClassName"] = HIGH_PRIORITY_CLASS
-    spec["containers"] = [
-        {
-            "image": PAUSE_IMAGE,
-            "name": "pause",
-            "ports": [{"containerPort": 80}],
-            "resources": resources,
-        }
-    ]
+    if template.scheduling_gates:
+        spec["schedulingGates"] = [{"name": gate} for gate in template.scheduling_gates]
+    container: dict[str, Any] = {"image": PAUSE_IMAGE, "name": "pause"}
+    if template.ports:
+        container["ports"] = [dict(port) for port in template.ports]
+    if template.requests:  # some templates (daemonset-pod, light-pod) set no resources
+        resources: dict[str, Any] = {"requests": dict(template.requests)}
+        if template.with_limits:
+            resources = {"limits": dict(template.requests), **resources}
+        container["resources"] = resources
+    spec["containers"] = [container]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
@@ -633,8 +1128,11 @@ def priority_class_manifest() -> dict[str, Any]:
     }
 
 
-def namespace_manifest(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+def namespace_manifest(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    if labels:
+        metadata["labels"] = dict(labels)
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
 
 
 def node_name(index: int) -> str:
