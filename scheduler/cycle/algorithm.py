@@ -216,15 +216,25 @@ def _ranked_rows(totals: IntArray, nodes: Sequence[NodeInfo], chosen: int) -> So
 
     Upstream pops the chosen node off a heap whose ties are broken by a random number per
     node; here select_host picks the chosen node exactly as without batching (the same draws
-    of the scheduler's rng), and the runners-up keep their scan order, which costs no draw."""
-    order = np.argsort(-totals, kind="stable").tolist()
-    return SortedScoredNodes([nodes[i].node_name for i in order if i != chosen])
+    of the scheduler's rng), and the runners-up keep their scan order, which costs no draw.
+    Sorted only if the next cycle reads it (from a copy: the row arrays are the cycle's)."""
+    totals = totals.copy()
+
+    def rank() -> list[str]:
+        order = np.argsort(-totals, kind="stable").tolist()
+        return [nodes[i].node_name for i in order if i != chosen]
+
+    return SortedScoredNodes(rank=rank, length=len(nodes) - 1)
 
 
 def _ranked(scores: Sequence[NodePluginScores], chosen: str) -> SortedScoredNodes:
     """_ranked_rows for the per-node path's scores."""
-    ordered = sorted(scores, key=lambda node: -node.total_score)
-    return SortedScoredNodes([node.name for node in ordered if node.name != chosen])
+
+    def rank() -> list[str]:
+        ordered = sorted(scores, key=lambda node: -node.total_score)
+        return [node.name for node in ordered if node.name != chosen]
+
+    return SortedScoredNodes(rank=rank, length=len(scores) - 1)
 
 
 async def _find_feasible_with_extenders(

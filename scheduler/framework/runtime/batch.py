@@ -263,24 +263,37 @@ class NoBatchMetrics:
 
 class SortedScoredNodes:
     """The candidates of a scored cycle, best first, that the chosen node was popped from
-    (upstream's SortedScoredNodes: Pop, Len)."""
+    (upstream's SortedScoredNodes: Pop, Len). Built lazily from `rank` on the first pop:
+    most cycles store a ranking that the next cycle never reads."""
 
-    __slots__ = ("_names", "_next")
+    __slots__ = ("_length", "_names", "_next", "_rank")
 
-    def __init__(self, names: Sequence[str]) -> None:
-        self._names = names
+    def __init__(
+        self, names: Sequence[str] = (), *, rank: Callable[[], Sequence[str]] | None = None,
+        length: int = 0,
+    ) -> None:  # fmt: skip
+        self._names: Sequence[str] | None = names if rank is None else None
+        self._rank = rank
+        self._length = len(names) if rank is None else length
         self._next = 0
 
+    def _materialized(self) -> Sequence[str]:
+        if self._names is None:
+            assert self._rank is not None
+            self._names = self._rank()
+            self._rank = None
+        return self._names
+
     def pop(self) -> str:
-        name = self._names[self._next]
+        name = self._materialized()[self._next]
         self._next += 1
         return name
 
     def __len__(self) -> int:
-        return len(self._names) - self._next
+        return self._length - self._next
 
     def remaining(self) -> list[str]:
-        return list(self._names[self._next :])
+        return list(self._materialized()[self._next :])
 
 
 @dataclass(slots=True)
