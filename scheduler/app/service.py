@@ -230,9 +230,8 @@ class SchedulerService:
         if not serving_note:
             serving_note = "TLS" if self.ssl_context is not None else "plain HTTP"
             serving_note += ", bearer tokens checked" if http_guard else ", no authentication"
-        print(
-            f"aiosched: serving /metrics and /healthz on {server.url} ({serving_note})", flush=True
-        )
+        print(f"aiosched: serving /metrics and /healthz on {server.url} ({serving_note})",
+              flush=True)
         try:
             async with anyio.create_task_group() as group:
                 if config.leader_election.leader_elect:

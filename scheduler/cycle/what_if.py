@@ -243,7 +243,9 @@ class WhatIf:
     def _build(self, config: ResolvedConfig) -> ProfileSet:
         """Frameworks for `config` as a reload builds them, wired to this engine only."""
         scheduler = self._scheduler
-        config = with_ignored_resources(config, ignored_resources(config.extenders), self._registry)
+        config = with_ignored_resources(
+            config, ignored_resources(config.extenders), self._registry
+        )
         snapshot = self._snapshot
         rng = random.Random()
 

@@ -219,6 +219,7 @@ async def delegated_auth(
     return DelegatedAuth(reviewers[0], reviewers[1])
 
 
+
 def _embedded_cluster_factory() -> Any:
     for entry in entry_points(group="aiosched.embedded"):
         return entry.load()
