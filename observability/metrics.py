@@ -61,6 +61,7 @@ _EXTENSION_POINT_BUCKETS: Final = exponential_buckets(0.0001, 2, 12)
 _EVENT_HANDLING_BUCKETS: Final = exponential_buckets(0.0001, 2, 12)
 _PLUGIN_BUCKETS: Final = exponential_buckets(0.00001, 1.5, 20)
 _VICTIM_BUCKETS: Final = exponential_buckets(1, 2, 7)
+_BATCH_BUCKETS: Final = exponential_buckets(0.00001, 2, 12)
 
 
 class _Children:
@@ -246,6 +247,33 @@ class SchedulerMetrics:
             ("plugin", "extension_point", "profile"),
             registry=reg,
         )
+        # Opportunistic batching (upstream metrics.go, v1.35; names, labels, buckets as there).
+        self._batch_attempts = FastCounter(
+            "scheduler_batch_attempts_total",
+            "Counts of results when we attempt to use batching.",
+            ("profile", "result"),
+            registry=reg,
+        )
+        self._batch_flushed = FastCounter(
+            "scheduler_batch_cache_flushed_total",
+            "Counts of cache flushes by reason.",
+            ("profile", "reason"),
+            registry=reg,
+        )
+        self._get_node_hint_duration = FastHistogram(
+            "scheduler_get_node_hint_duration_seconds",
+            "Latency for getting a node hint.",
+            ("hinted", "profile"),
+            buckets=_BATCH_BUCKETS,
+            registry=reg,
+        )
+        self._store_results_duration = FastHistogram(
+            "scheduler_store_schedule_results_duration_seconds",
+            "Latency for getting a no.",  # sic, upstream's help text
+            ("profile",),
+            buckets=_BATCH_BUCKETS,
+            registry=reg,
+        )
         self._config_reloads = FastCounter(
             "aiosched_config_reloads_total",
             "Number of scheduler configuration reloads, by result (success; failure: refused, "
@@ -342,6 +370,20 @@ class SchedulerMetrics:
     ) -> None:
         """``plugin`` ran ``count`` times (Filter / Score: once per node, as upstream)."""
         self._evaluations_c[(plugin, extension_point, profile)].inc(count)
+
+    # --- opportunistic batching (scheduler/framework/runtime/batch.py BatchMetrics) ---
+
+    def batch_attempt(self, profile: str, result: str) -> None:
+        self._batch_attempts.children[(profile, result)].inc()
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
+        self._batch_flushed.children[(profile, reason)].inc()
+
+    def get_node_hint_duration(self, hinted: str, profile: str, seconds: float) -> None:
+        self._get_node_hint_duration.children[(hinted, profile)].observe(seconds)
+
+    def store_schedule_results_duration(self, profile: str, seconds: float) -> None:
+        self._store_results_duration.children[(profile,)].observe(seconds)
 
     @staticmethod
     def sample_plugin_metrics(rand: Callable[[], float] = random.random) -> bool:

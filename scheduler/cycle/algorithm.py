@@ -39,7 +39,13 @@ from scheduler.framework.results import (
     ScheduleResult,
     SchedulingError,
 )
-from scheduler.framework.runtime import Framework, RowScores
+from scheduler.framework.runtime import (
+    Framework,
+    OpportunisticBatch,
+    PodSignature,
+    RowScores,
+    SortedScoredNodes,
+)
 from scheduler.framework.status import Code, Status
 
 if TYPE_CHECKING:
@@ -81,6 +87,20 @@ class StartIndex:
 
 
 @dataclass(slots=True)
+class _BatchTicket:
+    """One cycle's dealings with the profile's batch: the hint it was given and its signature
+    (schedule_one.go passes them from findNodesThatFitPod to StoreScheduleResults)."""
+
+    batch: OpportunisticBatch
+    cycle: int
+    hint: str = ""
+    signature: PodSignature | None = None
+
+    def store(self, chosen: str, others: SortedScoredNodes | None) -> None:
+        self.batch.store_schedule_results(self.signature, self.hint, chosen, others, self.cycle)
+
+
+@dataclass(slots=True)
 class AttemptDetails:
     """What an attempt computed anyway, handed out for explain: no extra work is done for it."""
 
@@ -116,6 +136,7 @@ async def schedule_pod(
     details: AttemptDetails | None = None,
     extenders: Sequence[HTTPExtender] = (),
     recorder: CallRecorder | None = None,
+    cycle: int | None = None,
 ) -> ScheduleResult:
     """The node to bind `pod` to; raises FitError (nothing fits), SchedulingError (a plugin or
     an extender failed) or NoNodesAvailable (the snapshot has no nodes). `details`, when
@@ -124,26 +145,35 @@ async def schedule_pod(
     `extenders` are those interested in `pod`: the Filter plugins' feasible nodes then go
     through their filter, and their prioritize scores are added to the Score plugins' totals
     (upstream's findNodesThatFitPod / prioritizeNodes). Without extenders nothing here
-    suspends, so a synchronous caller may drive the coroutine to its end in one step."""
+    suspends, so a synchronous caller may drive the coroutine to its end in one step.
+
+    `cycle` (the queue's scheduling cycle) lets the profile's opportunistic batch take part
+    (feature gate OpportunisticBatching): a pod signed like the previous one tries the
+    previous ranking's next node first (batch.py). Without it the batch is not consulted."""
     all_nodes = snapshot.list()
     if not all_nodes:
         raise NoNodesAvailable()
     diagnosis = Diagnosis()
     if details is not None:
         details.diagnosis = diagnosis
+    batch = fwk.batch
+    ticket = _BatchTicket(batch, cycle) if batch is not None and cycle is not None else None
     if extenders:
         feasible, rows = await _find_feasible_with_extenders(
             fwk, state, pod, snapshot, diagnosis, extenders, recorder,
-            percentage_of_nodes_to_score, next_start_index,
+            percentage_of_nodes_to_score, next_start_index, ticket,
         )  # fmt: skip
     else:
         feasible, rows = _find_feasible(
-            fwk, state, pod, snapshot, diagnosis, percentage_of_nodes_to_score, next_start_index
-        )
+            fwk, state, pod, snapshot, diagnosis, percentage_of_nodes_to_score,
+            next_start_index, ticket,
+        )  # fmt: skip
     if not feasible:
         raise FitError(pod, len(all_nodes), diagnosis)
     rejected = len(diagnosis.node_to_status.statuses)
     if len(feasible) == 1:
+        if ticket is not None:
+            ticket.store(feasible[0].node_name, None)
         return ScheduleResult(feasible[0].node_name, 1 + rejected, 1)
     if rows is not None:
         table, feasible_rows = rows
@@ -157,6 +187,8 @@ async def schedule_pod(
             details.row_scores, details.scored_nodes = row_scores, feasible
             details.chosen_row = chosen
         host = feasible[chosen].node_name
+        if ticket is not None:
+            ticket.store(host, _ranked_rows(row_scores.total, feasible, chosen))
         return ScheduleResult(host, len(feasible) + rejected, len(feasible))
     if extenders and not fwk.has_score_plugins():
         # Upstream runs the (empty) Score pass when extenders exist: every plugin total is 0
@@ -173,7 +205,36 @@ async def schedule_pod(
                 node_scores.total_score += sum(score.score for score in extra)
     if details is not None:
         details.scores = scores
-    return ScheduleResult(select_host(scores, rng), len(feasible) + rejected, len(feasible))
+    host = select_host(scores, rng)
+    if ticket is not None:
+        ticket.store(host, _ranked(scores, host))
+    return ScheduleResult(host, len(feasible) + rejected, len(feasible))
+
+
+def _ranked_rows(totals: IntArray, nodes: Sequence[NodeInfo], chosen: int) -> SortedScoredNodes:
+    """The candidates but the chosen one, best total first, equal totals in scan order.
+
+    Upstream pops the chosen node off a heap whose ties are broken by a random number per
+    node; here select_host picks the chosen node exactly as without batching (the same draws
+    of the scheduler's rng), and the runners-up keep their scan order, which costs no draw.
+    Sorted only if the next cycle reads it (from a copy: the row arrays are the cycle's)."""
+    totals = totals.copy()
+
+    def rank() -> list[str]:
+        order = np.argsort(-totals, kind="stable").tolist()
+        return [nodes[i].node_name for i in order if i != chosen]
+
+    return SortedScoredNodes(rank=rank, length=len(nodes) - 1)
+
+
+def _ranked(scores: Sequence[NodePluginScores], chosen: str) -> SortedScoredNodes:
+    """_ranked_rows for the per-node path's scores."""
+
+    def rank() -> list[str]:
+        ordered = sorted(scores, key=lambda node: -node.total_score)
+        return [node.name for node in ordered if node.name != chosen]
+
+    return SortedScoredNodes(rank=rank, length=len(scores) - 1)
 
 
 async def _find_feasible_with_extenders(
@@ -186,12 +247,14 @@ async def _find_feasible_with_extenders(
     recorder: CallRecorder | None,
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
+    ticket: _BatchTicket | None = None,
 ) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
     """_find_feasible, each set of feasible nodes then filtered by the extenders."""
     pre_filtered = _run_pre_filter(fwk, state, pod, snapshot.list(), diagnosis)
     if pre_filtered is None:
         return [], None
-    feasible = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis)
+    hint = _node_hint(ticket, state, pod)
+    feasible = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis, hint)
     if feasible:
         try:
             feasible = await find_nodes_that_pass_extenders(
@@ -256,7 +319,7 @@ def find_nodes_that_fit_pod(
 ) -> tuple[list[NodeInfo], Diagnosis]:
     diagnosis = Diagnosis()
     feasible, _ = _find_feasible(
-        fwk, state, pod, snapshot, diagnosis, percentage_of_nodes_to_score, next_start_index
+        fwk, state, pod, snapshot, diagnosis, percentage_of_nodes_to_score, next_start_index, None
     )
     return feasible, diagnosis
 
@@ -269,14 +332,17 @@ def _find_feasible(
     diagnosis: Diagnosis,
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
+    ticket: _BatchTicket | None,
 ) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
     """find_nodes_that_fit_pod (into `diagnosis`), plus the table rows of the feasible nodes
     when the row fast path found them (None: the per-node path ran)."""
     pre_result = _run_pre_filter(fwk, state, pod, snapshot.list(), diagnosis)
     if pre_result is None:
         return [], None
-    # A node nominated by an earlier preemption is likely the only one that fits: try it first.
-    feasible_nominated = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis)
+    hint = _node_hint(ticket, state, pod)
+    # A node nominated by an earlier preemption is likely the only one that fits: try it first;
+    # so is the batch's hint (upstream asks for the hint even when a node is nominated).
+    feasible_nominated = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis, hint)
     if feasible_nominated:
         return feasible_nominated, None
     return _scan_nodes(
@@ -313,17 +379,28 @@ def _run_pre_filter(
     return _PreFiltered(pre_result, frozenset(unschedulable_plugins))
 
 
+def _node_hint(ticket: _BatchTicket | None, state: CycleState, pod: PodView) -> str:
+    """The batch's hint for this cycle ("" for none), asked after PreFilter as upstream."""
+    if ticket is None:
+        return ""
+    ticket.hint, ticket.signature = ticket.batch.get_node_hint(state, pod, ticket.cycle)
+    return ticket.hint
+
+
 def _feasible_nominated_node(
     fwk: Framework,
     state: CycleState,
     pod: PodView,
     snapshot: SnapshotLister,
     diagnosis: Diagnosis,
+    hint: str = "",
 ) -> list[NodeInfo]:
-    """[the pod's nominated node] when it passes the Filter plugins, else []."""
-    if not pod.nominated_node_name:
+    """[the pod's nominated node, else the batch's hint] when it passes the Filter plugins,
+    else [] (upstream's evaluateNominatedNode)."""
+    name = pod.nominated_node_name or hint
+    if not name:
         return []
-    nominated = snapshot.get(pod.nominated_node_name)
+    nominated = snapshot.get(name)
     if nominated is None:
         return []
     feasible: list[NodeInfo] = []

@@ -291,6 +291,23 @@ class PostBindPlugin(Plugin, Protocol):
     async def post_bind(self, state: CycleState, pod: PodView, node_name: str) -> None: ...
 
 
+#: One piece of a pod's scheduling signature: (signer name, a JSON-serialisable value).
+#: Upstream: fwk.SignFragment (staging/src/k8s.io/kube-scheduler/framework/signers.go names).
+SignFragment = tuple[str, Any]
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    """A PreFilter, Filter, PreScore or Score plugin that can say what of a pod it reads
+    (upstream's fwk.SignPlugin, v1.35). Two pods with equal fragments from every such plugin
+    get the same feasibility and scores on the same nodes, so opportunistic batching may reuse
+    one's ranking for the other (scheduler/framework/runtime/batch.py). A non-success Status
+    means this pod cannot be signed (it is then never batched); a profile with a plugin at
+    those points that lacks `sign_pod` batches no pod at all."""
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]: ...
+
+
 class WaitingPod(Protocol):
     """A pod parked in WaitOnPermit; other plugins may allow or reject it."""
 

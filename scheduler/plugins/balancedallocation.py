@@ -21,13 +21,20 @@ import numpy as np
 from scheduler.api.objects import PodView
 from scheduler.cache.node_table import FloatArray, IntArray, NodeTable, fits_int64
 from scheduler.cache.rows import Rows
-from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, ScoreExtensions
+from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    ScoreExtensions,
+    SignFragment,
+)
 from scheduler.framework.registry import (
     ArgsError,
     PluginEntry,
     check_args_kind,
     check_known_fields,
 )
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.noderesources.args import DEFAULT_RESOURCES, ResourceSpec
 
@@ -128,6 +135,10 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
 
 class NodeResourcesBalancedAllocation:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Filtering and scoring read the container requests and overheads (upstream SignPod)."""
+        return [signers.resources_fragment(pod)], Status.OK
 
     def __init__(
         self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Handle | None = None

@@ -16,8 +16,15 @@ import numpy as np
 from scheduler.api.objects import PodView
 from scheduler.cache.node_table import IntArray, NodeTable
 from scheduler.cache.rows import Rows
-from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, ScoreExtensions
+from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    ScoreExtensions,
+    SignFragment,
+)
 from scheduler.framework.registry import PluginEntry
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
@@ -58,6 +65,10 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 class ImageLocality:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Scoring reads the pod's images (upstream SignPod)."""
+        return [signers.image_names_fragment(pod)], Status.OK
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self._handle = handle

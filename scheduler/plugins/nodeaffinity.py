@@ -40,6 +40,7 @@ from scheduler.framework.interface import (
     Handle,
     NodeScore,
     PreFilterResult,
+    SignFragment,
 )
 from scheduler.framework.registry import (
     ArgsError,
@@ -47,6 +48,7 @@ from scheduler.framework.registry import (
     check_args_kind,
     check_known_fields,
 )
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.normalize_score import default_normalize_score
 
@@ -133,7 +135,6 @@ def _args_error(text: str) -> ArgsError:
     return ArgsError(path, message) if message else ArgsError("", text)
 
 
-
 # Matching
 
 
@@ -195,6 +196,10 @@ def node_names_from_match_fields(raw_terms: Sequence[Any]) -> frozenset[str] | N
 
 class NodeAffinity:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Feasibility and scoring read the node affinity and nodeSelector (upstream SignPod)."""
+        return signers.node_affinity_fragments(pod), Status.OK
 
     def __init__(self, args: NodeAffinityArgs | None = None, handle: Handle | None = None) -> None:
         args = args or NodeAffinityArgs()

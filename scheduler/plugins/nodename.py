@@ -21,8 +21,9 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState, Handle
+from scheduler.framework.interface import CycleState, Handle, SignFragment
 from scheduler.framework.registry import PluginEntry
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
@@ -39,6 +40,10 @@ def fits(pod: PodView, node_name: str) -> bool:
 
 class NodeName:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Feasibility reads spec.nodeName (upstream SignPod)."""
+        return [signers.node_name_fragment(pod)], Status.OK
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self._unresolvable = Status.unresolvable(ERR_REASON, plugin=NAME)

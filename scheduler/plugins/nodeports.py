@@ -22,8 +22,9 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState, Handle, PreFilterResult
+from scheduler.framework.interface import CycleState, Handle, PreFilterResult, SignFragment
 from scheduler.framework.registry import PluginEntry
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
@@ -45,6 +46,10 @@ def fits_ports(wanted: Iterable[HostPort], used: UsedPorts) -> bool:
 
 class NodePorts:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Feasibility reads the host ports (upstream SignPod)."""
+        return [signers.host_ports_fragment(pod)], Status.OK
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self._unschedulable = Status.unschedulable(ERR_REASON)

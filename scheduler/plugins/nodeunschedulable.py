@@ -22,7 +22,8 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState, Handle
+from scheduler.framework.interface import CycleState, Handle, SignFragment
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
@@ -39,6 +40,10 @@ def tolerates_unschedulable(pod: PodView) -> bool:
 
 class NodeUnschedulable:
     name = "NodeUnschedulable"
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Feasibility reads the tolerations (upstream SignPod)."""
+        return [signers.tolerations_fragment(pod)], Status.OK
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self._unschedulable = Status.unresolvable(ERR_REASON_UNSCHEDULABLE, plugin=self.name)

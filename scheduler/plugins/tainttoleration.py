@@ -30,8 +30,15 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
-from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
+from scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    NodeScore,
+    SignFragment,
+)
 from scheduler.framework.registry import PluginEntry
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.normalize_score import default_normalize_score
 
@@ -70,6 +77,10 @@ def count_intolerable_prefer_no_schedule(
 
 class TaintToleration:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Feasibility and scoring read the tolerations (upstream SignPod)."""
+        return [signers.tolerations_fragment(pod)], Status.OK
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         pass

@@ -40,8 +40,9 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState, Handle, PreFilterResult
+from scheduler.framework.interface import CycleState, Handle, PreFilterResult, SignFragment
 from scheduler.framework.registry import PluginEntry
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.volume_helpers import (
     claim_not_found,
@@ -129,6 +130,10 @@ def node_fits(labels: Mapping[str, str], topologies: Sequence[PVTopology]) -> bo
 
 class VolumeZone:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Feasibility reads the volumes, not ConfigMaps or Secrets (upstream SignPod)."""
+        return [signers.volumes_fragment(pod)], Status.OK
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self._handle = handle

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import argparse
 
-from scheduler.app.commands.upstream_flags import add_removed_flags, go_bool, go_duration
+from scheduler.app.commands.upstream_flags import (
+    FEATURE_GATES,
+    add_removed_flags,
+    feature_gates,
+    go_bool,
+    go_duration,
+)
 
 DEFAULT_BIND_ADDRESS = "127.0.0.1"
 DEFAULT_SECURE_PORT = 10259  # kube-scheduler's (kubeschedulerconfig.DefaultKubeSchedulerPort)
@@ -36,7 +42,6 @@ LEADER_ELECT_FLAGS: dict[str, tuple[str, str]] = {
         "leaderElection.resourceNamespace",
     ),
 }
-
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -312,6 +317,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "microseconds to record. 0 keeps only failed attempts and the success that follows "
         "one, as before (default %(default)s)",
     )
+    parser.add_argument(
+        "--feature-gates",
+        type=feature_gates,
+        default=dict(FEATURE_GATES),
+        metavar="GATES",
+        help="kube-scheduler's feature gates as key=value pairs, e.g. "
+        "OpportunisticBatching=false. Known: OpportunisticBatching (beta, default true as "
+        "upstream v1.35: a pod signed like the previous one reuses that cycle's ranking)",
+    )
     parser.add_argument("--seed", type=int, help="seed tie-breaking randomness (reproducible runs)")
     tracing = parser.add_argument_group("tracing (default: the OTEL_* environment variables)")
     tracing.add_argument(
@@ -335,4 +349,3 @@ def _non_negative_int(text: str) -> int:
 
 def comma_separated(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
-

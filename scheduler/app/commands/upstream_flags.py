@@ -41,6 +41,33 @@ def go_duration(text: str) -> float:
     return seconds
 
 
+#: The feature gates aiosched implements, with upstream's default at the version it follows
+#: (pkg/features/kube_features.go: OpportunisticBatching beta and on since v1.35).
+FEATURE_GATES: dict[str, bool] = {"OpportunisticBatching": True}
+
+
+def feature_gates(text: str) -> dict[str, bool]:
+    """``--feature-gates=A=true,B=false`` (component-base's featuregate Set): every gate as
+    given, the others at their defaults. A gate aiosched does not know is refused, as upstream
+    refuses an unknown one."""
+    gates = dict(FEATURE_GATES)
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise argparse.ArgumentTypeError(f"missing bool value for {name}")
+        if name not in FEATURE_GATES:
+            raise argparse.ArgumentTypeError(f"unrecognized feature gate: {name}")
+        try:
+            gates[name] = go_bool(value.strip())
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"invalid value of {name}={value.strip()}, err: strconv.ParseBool: parsing "
+                f'"{value.strip()}": invalid syntax'
+            ) from None
+    return gates
+
+
 #: Flags kube-scheduler no longer has: what became of them, and what to use instead.
 REMOVED: dict[str, str] = {
     "--port": (

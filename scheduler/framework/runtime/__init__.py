@@ -8,9 +8,16 @@ conditions read the same.
 The package is split by reason to change: `core` (plugins by point, the handle's dependencies,
 timing), `filtering` (PreFilter, Filter per node and over rows, PostFilter), `scoring`
 (PreScore, Score, NormalizeScore), `binding` (Reserve, Permit, PreBind, Bind, PostBind) and
-`framework` (construction, the Handle, the queueing points). Import from here.
+`framework` (construction, the Handle, the queueing points), `batch` (opportunistic batching:
+pod signatures and the reused ranking). Import from here.
 """
 
+from scheduler.framework.runtime.batch import (
+    BatchMetrics,
+    OpportunisticBatch,
+    PodSignature,
+    SortedScoredNodes,
+)
 from scheduler.framework.runtime.core import (
     ALL_EVENTS,
     MAX_PERMIT_TIMEOUT,
@@ -27,12 +34,16 @@ from scheduler.framework.runtime.scoring import RowScores
 __all__ = [
     "ALL_EVENTS",
     "MAX_PERMIT_TIMEOUT",
+    "BatchMetrics",
     "CycleTracer",
     "Framework",
     "FrameworkObserver",
     "HandleDeps",
     "Nominator",
     "NoopObserver",
+    "OpportunisticBatch",
+    "PodSignature",
     "RowRejections",
     "RowScores",
+    "SortedScoredNodes",
 ]

@@ -8,7 +8,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from scheduler.cache.rows import (
     RowFilterPlugin,
@@ -45,6 +45,12 @@ from scheduler.framework.interface import (
     ReservePlugin,
     ScorePlugin,
     SnapshotLister,
+)
+from scheduler.framework.runtime.batch import (
+    BatchHandle,
+    BatchMetrics,
+    OpportunisticBatch,
+    PodSigner,
 )
 from scheduler.framework.status import Status
 from scheduler.framework.waiting_pods import WaitingPods
@@ -177,6 +183,10 @@ class HandleDeps:
     # (plugin, event, hint "Queue" / "QueueSkip" / "Error", seconds) per queueing hint call:
     # scheduler_queueing_hint_execution_duration_seconds.
     hint_observer: Callable[[str, ClusterEvent, str, float], None] | None = None
+    # Feature gate OpportunisticBatching (upstream: beta, on by default since v1.35).
+    opportunistic_batching: bool = True
+    # Where the batch's metrics go (scheduler_batch_*); None: nowhere.
+    batch_metrics: BatchMetrics | None = None
 
 
 def _error(message: str, plugin: str = "") -> Status:
@@ -228,6 +238,21 @@ class FrameworkCore:
             for plugin, _ in entries:
                 self.plugins.setdefault(plugin.name, plugin)
         self._capabilities = _Capabilities.of(self.plugins.values())
+        # Opportunistic batching (batch.py): the signer over the points a signature covers.
+        self.pod_signer = PodSigner(
+            [
+                *self.pre_filter_plugins, *self.filter_plugins,
+                *self.pre_score_plugins, *self.score_plugins,
+            ],
+            has_extenders=bool(deps.extenders),
+            clock=deps.clock,
+            observer=self.observer,
+        )  # fmt: skip
+        self.batch: OpportunisticBatch | None = None
+        if deps.opportunistic_batching:
+            self.batch = OpportunisticBatch(
+                cast("BatchHandle", self), self.pod_signer.sign, deps.clock, deps.batch_metrics
+            )
 
     # ---- timing -------------------------------------------------------------------------
 

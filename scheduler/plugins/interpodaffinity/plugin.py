@@ -23,7 +23,14 @@ from scheduler.framework.events import (
     ClusterEventWithHint,
     EventResource,
 )
-from scheduler.framework.interface import CycleState, Handle, NodeScore, PreFilterResult
+from scheduler.framework.interface import (
+    CycleState,
+    Handle,
+    NodeScore,
+    PreFilterResult,
+    SignFragment,
+)
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.interpodaffinity import filtering, scoring
 from scheduler.plugins.interpodaffinity.args import InterPodAffinityArgs
@@ -69,6 +76,16 @@ def _missing(key: str) -> Status:
 
 class InterPodAffinity:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """A pod with pod affinity or anti-affinity cannot be signed; otherwise the existing
+        pods' terms read its labels, unless their preferred terms are ignored (upstream SignPod)."""
+        affinity = pod.raw.get("spec", {}).get("affinity") or {}
+        if affinity.get("podAffinity") or affinity.get("podAntiAffinity"):
+            return signers.cannot_sign("pods with pod affinity are not signable")
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return signers.OK_NO_FRAGMENTS
+        return [signers.labels_fragment(pod)], Status.OK
 
     def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
         self.args = args or InterPodAffinityArgs()

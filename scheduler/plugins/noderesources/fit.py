@@ -28,7 +28,9 @@ from scheduler.framework.interface import (
     NominatedPodsVerdict,
     PreFilterResult,
     ScoreExtensions,
+    SignFragment,
 )
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
 from scheduler.plugins.noderesources.scoring import row_scorer_for, scorer_for
@@ -209,6 +211,10 @@ def allocatable_and_requested(node_info: NodeInfo, name: str, pod_request: int) 
 
 class NodeResourcesFit:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Feasibility and scoring read the container requests and overheads (upstream SignPod)."""
+        return [signers.resources_fragment(pod)], Status.OK
 
     def __init__(self, args: NodeResourcesFitArgs | None, handle: Handle | None = None) -> None:
         self.args = args or NodeResourcesFitArgs()

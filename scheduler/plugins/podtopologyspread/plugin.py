@@ -29,7 +29,14 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState, Handle, NodeScore, PreFilterResult
+from scheduler.framework.interface import (
+    CycleState,
+    Handle,
+    NodeScore,
+    PreFilterResult,
+    SignFragment,
+)
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.podtopologyspread import filtering, hints, scoring
 from scheduler.plugins.podtopologyspread.args import (
@@ -58,6 +65,16 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 class PodTopologySpread:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Spreading is not local to a pod and a node: a pod with constraints, its own or the
+        profile's defaults (the system defaults included), cannot be signed (upstream SignPod:
+        so the default profile batches no pod)."""
+        if pod.raw.get("spec", {}).get("topologySpreadConstraints"):
+            return signers.cannot_sign("pods with topology constraints are not signable")
+        if self._default_constraints:
+            return signers.cannot_sign("pods with default topology constraints are not signable")
+        return signers.OK_NO_FRAGMENTS
 
     def __init__(
         self, args: PodTopologySpreadArgs | None = None, handle: Handle | None = None

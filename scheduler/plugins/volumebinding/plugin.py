@@ -28,7 +28,8 @@ from scheduler.framework.events import (
     ClusterEventWithHint,
     EventResource,
 )
-from scheduler.framework.interface import CycleState, Handle, PreFilterResult
+from scheduler.framework.interface import CycleState, Handle, PreFilterResult, SignFragment
+from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.volume_helpers import pod_claims, volume_is_for_pod
 from scheduler.plugins.volumebinding.args import VolumeBindingArgs
@@ -79,6 +80,10 @@ class VolumeBindingState:
 
 class VolumeBinding:
     name = NAME
+
+    def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+        """Feasibility and scoring read the volumes but ConfigMaps, Secrets (upstream SignPod)."""
+        return [signers.volumes_fragment(pod)], Status.OK
 
     def __init__(self, args: VolumeBindingArgs | None, handle: Handle) -> None:
         self.args = args or VolumeBindingArgs()

@@ -1,0 +1,427 @@
+"""Opportunistic batching: the next pod with the same signature takes the previous pod's
+runner-up instead of filtering and scoring the cluster again.
+
+Upstream kube-scheduler v1.35 (feature gate OpportunisticBatching, beta, on by default):
+pkg/scheduler/framework/runtime/batch.go (OpportunisticBatch, as released in v1.35: a still
+feasible last node ends the batch, it is not rescored), the signature in
+pkg/scheduler/framework/runtime/framework.go (computeBatchablePlugins, SignPod) and
+staging/src/k8s.io/kube-scheduler/framework/signers.go (the signer names and what each
+fragment holds), the metrics in pkg/scheduler/metrics/metrics.go.
+
+Why it is safe to reuse a ranking: two pods with equal signatures get the same feasibility and
+scores on the same nodes (every PreFilter/Filter/PreScore/Score plugin says what of the pod it
+reads). When the previous pod took node N and the new pod no longer fits on N, the only node
+whose state the placement changed is out of the running, so the best remaining candidate of
+the previous ranking is the new pod's best among the same candidates. That is checked on every
+reuse: N is filtered again for the new pod, and a pod that still fits on N ends the batch.
+The hinted node itself is filtered again by the algorithm before it is taken.
+
+What upstream does not check, and neither do we: changes to other nodes made by events between
+the two cycles (the batch lives at most 500 ms), and that the sampled candidate set
+(numFeasibleNodesToFind) and the normalisation over it are those a fresh cycle would have used.
+ARCHITECTURE.md (the fast-path contract, batching) says when decisions are identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import orjson
+
+from scheduler.framework.interface import (
+    CycleState,
+    SignFragment,
+    SignPlugin,
+)
+from scheduler.framework.status import Status
+
+if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
+    from scheduler.cache.node_info import NodeInfo
+    from scheduler.framework.interface import Plugin, SnapshotLister
+
+__all__ = [
+    "MAX_BATCH_AGE_SECONDS",
+    "BatchMetrics",
+    "OpportunisticBatch",
+    "PodSignature",
+    "PodSigner",
+    "SortedScoredNodes",
+]
+
+#: A pod's signature: canonical JSON of {signer name: fragment}; None: the pod cannot be signed.
+PodSignature = bytes
+
+#: batch.go maxBatchAge: an older batch is dropped (long runs of equal pods, long gaps).
+MAX_BATCH_AGE_SECONDS = 0.5
+
+# Signer names (signers.go).
+DYNAMIC_RESOURCES = "v1.Pod.Spec.DynamicResources"
+IMAGE_NAMES = "v1.Pod.Spec.CanonicalImageNames()"
+LABELS = "v1.Pod.Labels"
+NODE_NAME = "v1.Pod.Spec.NodeName"
+NODE_AFFINITY = "v1.Pod.Spec.Affinity.NodeAffinity"
+NODE_SELECTOR = "v1.Pod.Spec.Affinity.NodeSelector"
+HOST_PORTS = "v1.Pod.Spec.HostPorts()"
+RESOURCES = "v1.Pod.Spec.ContainerRequestsAndOverheads()"
+SCHEDULER_NAME = "v1.Pod.Spec.SchedulerName"
+TOLERATIONS = "v1.Pod.Spec.Tolerations"
+VOLUMES = "v1.Pod.Spec.Volumes.NonSyntheticSources()"
+
+# batch_attempts_total{result}
+HINT_USED = "hint_used"
+HINT_NOT_USED = "hint_not_used"
+NO_HINT = "no_hint"
+# batch_cache_flushed_total{reason}
+FLUSH_POD_FAILED = "pod_failed"
+FLUSH_POD_SKIPPED = "pod_skipped"
+FLUSH_NODE_MISSING = "node_missing"
+FLUSH_NODE_NOT_FULL = "node_not_full"
+FLUSH_EMPTY_LIST = "empty_list"
+FLUSH_EXPIRED = "expired"
+FLUSH_POD_INCOMPATIBLE = "pod_incompatible"
+FLUSH_POD_NOT_BATCHABLE = "pod_not_batchable"
+
+
+# ---- the fragments in-tree plugins contribute (signers.go) ----------------------------------
+
+
+def _spec(pod: PodView) -> Any:
+    spec = pod.raw.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def resources_fragment(pod: PodView) -> SignFragment:
+    """Requests with overhead as the scheduler counts them (NodeResourcesFit,
+    NodeResourcesBalancedAllocation)."""
+    r = pod.requests
+    value = (
+        r.milli_cpu, r.memory, r.ephemeral_storage, sorted(r.scalar.items()),
+        pod.non_zero_milli_cpu, pod.non_zero_memory,
+    )  # fmt: skip
+    return (RESOURCES, value)
+
+
+def tolerations_fragment(pod: PodView) -> SignFragment:
+    """TaintToleration, NodeUnschedulable: the tolerations, sorted by key then value."""
+    tolerations = [t for t in _spec(pod).get("tolerations") or () if isinstance(t, dict)]
+    tolerations.sort(key=lambda t: (str(t.get("key", "")), str(t.get("value", ""))))
+    return (TOLERATIONS, tolerations)
+
+
+def node_affinity_fragments(pod: PodView) -> list[SignFragment]:
+    """NodeAffinity: the node affinity as written and the nodeSelector. Upstream sorts terms
+    and values; keeping the written order only makes reordered but equal pods sign apart
+    (a missed batch, never a wrong one)."""
+    affinity = _spec(pod).get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    return [(NODE_AFFINITY, node_affinity), (NODE_SELECTOR, dict(pod.node_selector))]
+
+
+def node_name_fragment(pod: PodView) -> SignFragment:
+    return (NODE_NAME, pod.node_name)
+
+
+def host_ports_fragment(pod: PodView) -> SignFragment:
+    """NodePorts: the distinct host ports, sorted (HostPortsSigner)."""
+    return (HOST_PORTS, sorted({port.port for port in pod.host_ports}))
+
+
+def image_names_fragment(pod: PodView) -> SignFragment:
+    """ImageLocality: the normalized image names."""
+    return (IMAGE_NAMES, sorted(pod.images))
+
+
+def volumes_fragment(pod: PodView) -> SignFragment:
+    """The volume plugins: every volume source but ConfigMaps and Secrets, which never affect
+    scheduling and would make every pod unique (VolumesSigner)."""
+    sources = []
+    for volume in _spec(pod).get("volumes") or ():
+        if not isinstance(volume, dict) or "configMap" in volume or "secret" in volume:
+            continue
+        source = {k: v for k, v in volume.items() if k != "name"}
+        sources.append(orjson.dumps(source, option=orjson.OPT_SORT_KEYS).decode())
+    sources.sort()
+    return (VOLUMES, sources)
+
+
+def labels_fragment(pod: PodView) -> SignFragment:
+    """InterPodAffinity: existing pods' terms match the incoming pod's labels."""
+    return (LABELS, dict(pod.labels))
+
+
+OK_NO_FRAGMENTS: tuple[Sequence[SignFragment], Status] = ((), Status.OK)
+
+
+def cannot_sign(reason: str) -> tuple[Sequence[SignFragment], Status]:
+    return ((), Status.unschedulable(reason))
+
+
+# ---- the signature of a pod for one profile (framework.go SignPod) ---------------------------
+
+
+class PluginTimer(Protocol):
+    def on_plugin(self, point: str, plugin: str, status: Status, seconds: float) -> None: ...
+
+    def on_extension_point(self, point: str, status: Status, seconds: float) -> None: ...
+
+
+class PodSigner:
+    """computeBatchablePlugins + SignPod for one profile: every distinct PreFilter, Filter,
+    PreScore and Score plugin must implement SignPlugin, and no extender may be configured,
+    or no pod of the profile is signed."""
+
+    def __init__(
+        self,
+        plugins_at_points: Iterable[Plugin],
+        has_extenders: bool,
+        clock: Callable[[], float],
+        observer: PluginTimer,
+    ) -> None:
+        self.enabled = not has_extenders
+        self.signers: list[SignPlugin] = []
+        self.unsupported: list[str] = []
+        seen: set[str] = set()
+        for plugin in plugins_at_points:
+            if plugin.name in seen:
+                continue
+            seen.add(plugin.name)
+            if isinstance(plugin, SignPlugin):
+                self.signers.append(plugin)
+            else:
+                self.unsupported.append(plugin.name)
+                self.enabled = False
+        self._clock = clock
+        self._observer = observer
+
+    def sign(self, pod: PodView, record_point: bool) -> PodSignature | None:
+        """The pod's signature, None when some plugin cannot sign it. Times each plugin at
+        the Sign point, and the point itself when the cycle records plugin metrics."""
+        clock = self._clock
+        start = clock() if record_point else 0.0
+        status = Status.OK
+        signature = self._sign(pod, clock) if self.enabled else None
+        if signature is None and self.enabled:
+            status = Status.unschedulable()
+        if record_point:
+            self._observer.on_extension_point("Sign", status, clock() - start)
+        return signature
+
+    def _sign(self, pod: PodView, clock: Callable[[], float]) -> PodSignature | None:
+        fragments: dict[str, Any] = {SCHEDULER_NAME: pod.scheduler_name}
+        on_plugin = self._observer.on_plugin
+        for plugin in self.signers:
+            start = clock()
+            try:
+                pieces, status = plugin.sign_pod(pod)
+            except Exception as exc:  # a plugin bug makes the pod unbatchable, nothing worse
+                pieces, status = (), Status.error(f"SignPod: {exc}")
+            on_plugin("Sign", plugin.name, status, clock() - start)
+            if not status.is_success:
+                return None
+            for key, value in pieces:
+                fragments[key] = value
+        try:
+            return orjson.dumps(fragments, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            return None
+
+
+# ---- the batch (batch.go) ---------------------------------------------------------------------
+
+
+class BatchMetrics(Protocol):
+    """Upstream's batching metrics: scheduler_batch_attempts_total{profile,result},
+    scheduler_batch_cache_flushed_total{profile,reason},
+    scheduler_get_node_hint_duration_seconds{hinted,profile},
+    scheduler_store_schedule_results_duration_seconds{profile}."""
+
+    def batch_attempt(self, profile: str, result: str) -> None: ...
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None: ...
+
+    def get_node_hint_duration(self, hinted: str, profile: str, seconds: float) -> None: ...
+
+    def store_schedule_results_duration(self, profile: str, seconds: float) -> None: ...
+
+
+class NoBatchMetrics:
+    def batch_attempt(self, profile: str, result: str) -> None:
+        pass
+
+    def batch_cache_flushed(self, profile: str, reason: str) -> None:
+        pass
+
+    def get_node_hint_duration(self, hinted: str, profile: str, seconds: float) -> None:
+        pass
+
+    def store_schedule_results_duration(self, profile: str, seconds: float) -> None:
+        pass
+
+
+class SortedScoredNodes:
+    """The candidates of a scored cycle, best first, that the chosen node was popped from
+    (upstream's SortedScoredNodes: Pop, Len). Built lazily from `rank` on the first pop:
+    most cycles store a ranking that the next cycle never reads."""
+
+    __slots__ = ("_length", "_names", "_next", "_rank")
+
+    def __init__(
+        self, names: Sequence[str] = (), *, rank: Callable[[], Sequence[str]] | None = None,
+        length: int = 0,
+    ) -> None:  # fmt: skip
+        self._names: Sequence[str] | None = names if rank is None else None
+        self._rank = rank
+        self._length = len(names) if rank is None else length
+        self._next = 0
+
+    def _materialized(self) -> Sequence[str]:
+        if self._names is None:
+            assert self._rank is not None
+            self._names = self._rank()
+            self._rank = None
+        return self._names
+
+    def pop(self) -> str:
+        name = self._materialized()[self._next]
+        self._next += 1
+        return name
+
+    def __len__(self) -> int:
+        return self._length - self._next
+
+    def remaining(self) -> list[str]:
+        return list(self._materialized()[self._next :])
+
+
+@dataclass(slots=True)
+class _BatchState:
+    signature: PodSignature
+    sorted_nodes: SortedScoredNodes
+    creation_time: float
+
+
+@dataclass(slots=True)
+class _LastCycle:
+    cycle: int = -2
+    chosen_node: str = ""
+    succeeded: bool = False
+
+
+class BatchHandle(Protocol):
+    """What the batch needs of the framework (batch.go's use of fwk.Handle)."""
+
+    @property
+    def profile_name(self) -> str: ...
+
+    def snapshot(self) -> SnapshotLister: ...
+
+    def run_filter_plugins(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo
+    ) -> Status: ...
+
+
+class OpportunisticBatch:
+    """One profile's batch: the ranking left by the last scored cycle and what that cycle
+    chose. `get_node_hint` before filtering, `store_schedule_results` after a node was
+    chosen (schedule_one.go's calls)."""
+
+    def __init__(
+        self,
+        handle: BatchHandle,
+        signer: Callable[[PodView, bool], PodSignature | None],
+        clock: Callable[[], float],
+        metrics: BatchMetrics | None = None,
+    ) -> None:
+        self.handle = handle
+        self.sign = signer
+        self.clock = clock
+        self.metrics: BatchMetrics = metrics if metrics is not None else NoBatchMetrics()
+        self.state: _BatchState | None = None
+        self.last_cycle = _LastCycle()
+        # Pods placed on a hint (upstream's batchedPods, for tests).
+        self.batched_pods = 0
+
+    def get_node_hint(
+        self, state: CycleState, pod: PodView, cycle: int
+    ) -> tuple[str, PodSignature | None]:
+        """(the node to try first, "" for none; the pod's signature). Pops the hint."""
+        start = self.clock()
+        profile = self.handle.profile_name
+        signature = self.sign(pod, state.record_plugin_metrics)
+        hint = ""
+        if self._compatible(state, pod, signature, cycle):
+            assert self.state is not None
+            hint = self.state.sorted_nodes.pop()
+        else:
+            self.metrics.batch_attempt(profile, NO_HINT)
+        self.metrics.get_node_hint_duration(
+            "hint" if hint else NO_HINT, profile, self.clock() - start
+        )
+        return hint, signature
+
+    def store_schedule_results(
+        self,
+        signature: PodSignature | None,
+        hinted_node: str,
+        chosen_node: str,
+        other_nodes: SortedScoredNodes | None,
+        cycle: int,
+    ) -> None:
+        start = self.clock()
+        profile = self.handle.profile_name
+        self.last_cycle = _LastCycle(cycle, chosen_node, True)
+        if hinted_node == chosen_node:
+            self.metrics.batch_attempt(profile, HINT_USED)
+            self.batched_pods += 1
+        else:
+            if hinted_node:
+                self.metrics.batch_attempt(profile, HINT_NOT_USED)
+            if signature is not None and other_nodes is not None and len(other_nodes):
+                self.state = _BatchState(signature, other_nodes, self.clock())
+            else:
+                empty = other_nodes is None or not len(other_nodes)
+                self._flush(FLUSH_EMPTY_LIST if empty else FLUSH_POD_NOT_BATCHABLE)
+                self.state = None
+        self.metrics.store_schedule_results_duration(profile, self.clock() - start)
+
+    def _flush(self, reason: str) -> None:
+        # Upstream counts the reason and keeps the state object; an unusable state is
+        # refused again by the next check, so dropping it here changes nothing observable.
+        self.metrics.batch_cache_flushed(self.handle.profile_name, reason)
+
+    def _compatible(
+        self, state: CycleState, pod: PodView, signature: PodSignature | None, cycle: int
+    ) -> bool:
+        """batchStateCompatible, in upstream's order of checks."""
+        batch = self.state
+        if batch is None or not len(batch.sorted_nodes):
+            return False
+        last = self.last_cycle
+        if cycle != last.cycle + 1:
+            # A pod of another profile (or one that failed) came in between.
+            self._flush(FLUSH_POD_SKIPPED)
+            return False
+        if not last.succeeded:
+            self._flush(FLUSH_POD_FAILED)
+            return False
+        if signature is None or signature != batch.signature:
+            self._flush(FLUSH_POD_INCOMPATIBLE)
+            return False
+        if self.clock() > batch.creation_time + MAX_BATCH_AGE_SECONDS:
+            self._flush(FLUSH_EXPIRED)
+            return False
+        # Reuse only when the new pod no longer fits where the last one went: otherwise that
+        # node, rescored, might be the best again, and the ranking says nothing about it
+        # (KEP-5598).
+        last_node = self.handle.snapshot().get(last.chosen_node)
+        if last_node is None:
+            self._flush(FLUSH_NODE_MISSING)
+            return False
+        status = self.handle.run_filter_plugins(state, pod, last_node)
+        if not status.is_rejected:
+            self._flush(FLUSH_NODE_NOT_FULL)
+            return False
+        return True
