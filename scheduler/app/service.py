@@ -71,6 +71,7 @@ class SchedulerService:
         config_overrides: ConfigOverrides = (),
         ssl_context: ssl.SSLContext | None = None,
         pod_max_in_unschedulable_seconds: float = 300.0,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         # Process-wide collector settings: for the `aiosched run` process, not embedders.
         self.tune_gc = tune_gc
@@ -82,6 +83,8 @@ class SchedulerService:
         # HTTPS for the endpoints with this context (given or self-signed), else plain HTTP.
         self.ssl_context = ssl_context
         self.pod_max_in_unschedulable_seconds = pod_max_in_unschedulable_seconds
+        # --feature-gates as given over their defaults (restart-only, as upstream's).
+        self.feature_gates = dict(feature_gates or {})
         self.http_host = http_host
         self.http_port = http_port
         self.seed = seed
@@ -201,7 +204,9 @@ class SchedulerService:
             config,
             self.registry,
             SchedulerOptions(
-                seed=self.seed, max_unschedulable_seconds=self.pod_max_in_unschedulable_seconds
+                seed=self.seed,
+                max_unschedulable_seconds=self.pod_max_in_unschedulable_seconds,
+                opportunistic_batching=self.feature_gates.get("OpportunisticBatching", True),
             ),
             metrics=self.metrics,
             tracing=self.tracing,

@@ -67,6 +67,8 @@ class SchedulerOptions:
 
     max_unschedulable_seconds: float = 300.0
     seed: int | None = None
+    # The OpportunisticBatching feature gate (--feature-gates; upstream's default since v1.35).
+    opportunistic_batching: bool = True
 
 
 class Scheduler:
@@ -246,6 +248,8 @@ class Scheduler:
                 extenders=extenders.extenders,
                 pod_lister=self._informed_pod,
                 hint_observer=self._observe_queueing_hint,
+                opportunistic_batching=self.options.opportunistic_batching,
+                batch_metrics=self.metrics,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)

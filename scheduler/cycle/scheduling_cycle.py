@@ -178,6 +178,7 @@ class SchedulingCycle:
                 details=attempt.details,
                 extenders=extenders,
                 recorder=recorder,
+                cycle=attempt.cycle,
             )
             self._metrics.scheduling_algorithm(self._clock() - attempt.start)
         except FitError as fit:

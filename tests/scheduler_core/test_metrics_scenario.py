@@ -22,14 +22,6 @@ from observability.metrics import SchedulerMetrics
 
 #: Families the scenario cannot move, and where they are updated and tested instead.
 NOT_MOVED_BY_THIS_SCENARIO = {
-    # Opportunistic batching's families: the loop passes the cycle and these metrics to the
-    # batch once scheduler.py wires it (HandleDeps.batch_metrics, schedule_pod(cycle=...));
-    # until then tests/scheduler_framework/test_batch.py drives them. TODO(lead): drop these
-    # four when the wiring lands.
-    "scheduler_batch_attempts": "batch not wired into the loop yet",
-    "scheduler_batch_cache_flushed": "batch not wired into the loop yet",
-    "scheduler_get_node_hint_duration_seconds": "batch not wired into the loop yet",
-    "scheduler_store_schedule_results_duration_seconds": "batch not wired into the loop yet",
     # Read from the queue at scrape time: back to 0 when the scenario ends (the scenario checks
     # it at 1 while "big" waits).
     "scheduler_pending_pods": "read at scrape time",

@@ -259,6 +259,7 @@ async def _run(args: argparse.Namespace) -> int:
             pod_max_in_unschedulable_seconds=(
                 args.pod_max_in_unschedulable_pods_duration or DEFAULT_POD_MAX_IN_UNSCHEDULABLE
             ),
+            feature_gates=args.feature_gates,
         )
         config = service.load_initial_config()
         if args.embedded:

@@ -197,36 +197,59 @@ class PodSigner:
         self._observer = observer
 
     def sign(self, pod: PodView, record_point: bool) -> PodSignature | None:
-        """The pod's signature, None when some plugin cannot sign it. Times each plugin at
-        the Sign point, and the point itself when the cycle records plugin metrics."""
+        """The pod's signature, None when some plugin cannot sign it. Times the Sign point and
+        each plugin at it when the cycle records plugin metrics. Upstream times every plugin's
+        SignPod on every pod; here, as at the other points, only the sampled cycles are timed,
+        which keeps signing a pod no batch will use at a few microseconds."""
         clock = self._clock
         start = clock() if record_point else 0.0
         status = Status.OK
-        signature = self._sign(pod, clock) if self.enabled else None
+        signature = None
+        if self.enabled:
+            signature = self._sign_timed(pod, clock) if record_point else self._sign(pod)
         if signature is None and self.enabled:
             status = Status.unschedulable()
         if record_point:
             self._observer.on_extension_point("Sign", status, clock() - start)
         return signature
 
-    def _sign(self, pod: PodView, clock: Callable[[], float]) -> PodSignature | None:
+    def _sign(self, pod: PodView) -> PodSignature | None:
+        fragments: dict[str, Any] = {SCHEDULER_NAME: pod.scheduler_name}
+        for plugin in self.signers:
+            pieces, status = _sign_pod(plugin, pod)
+            if not status.is_success:
+                return None
+            for key, value in pieces:
+                fragments[key] = value
+        return _encode(fragments)
+
+    def _sign_timed(self, pod: PodView, clock: Callable[[], float]) -> PodSignature | None:
+        """_sign, timing each plugin (plugin_execution_duration_seconds{extension_point=Sign})."""
         fragments: dict[str, Any] = {SCHEDULER_NAME: pod.scheduler_name}
         on_plugin = self._observer.on_plugin
         for plugin in self.signers:
             start = clock()
-            try:
-                pieces, status = plugin.sign_pod(pod)
-            except Exception as exc:  # a plugin bug makes the pod unbatchable, nothing worse
-                pieces, status = (), Status.error(f"SignPod: {exc}")
+            pieces, status = _sign_pod(plugin, pod)
             on_plugin("Sign", plugin.name, status, clock() - start)
             if not status.is_success:
                 return None
             for key, value in pieces:
                 fragments[key] = value
-        try:
-            return orjson.dumps(fragments, option=orjson.OPT_SORT_KEYS)
-        except TypeError:
-            return None
+        return _encode(fragments)
+
+
+def _sign_pod(plugin: SignPlugin, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
+    try:
+        return plugin.sign_pod(pod)
+    except Exception as exc:  # a plugin bug makes the pod unbatchable, nothing worse
+        return (), Status.error(f"SignPod: {exc}")
+
+
+def _encode(fragments: dict[str, Any]) -> PodSignature | None:
+    try:
+        return orjson.dumps(fragments, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None
 
 
 # ---- the batch (batch.go) ---------------------------------------------------------------------
