@@ -41,6 +41,15 @@ def read_peak_rss(pid: int) -> int | None:
     return parse_vm_hwm(text)
 
 
+def read_rss(pid: int) -> int | None:
+    """VmRSS (the resident set now) of a live process, in bytes."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    return parse_status_kib(text, "VmRSS:")
+
+
 def read_cpu_seconds(pid: int) -> float | None:
     """User plus system CPU time a live process has used, in seconds."""
     try:
@@ -58,8 +67,13 @@ def parse_cpu_seconds(stat_text: str, ticks_per_second: int) -> float:
 
 
 def parse_vm_hwm(status_text: str) -> int | None:
+    return parse_status_kib(status_text, "VmHWM:")
+
+
+def parse_status_kib(status_text: str, field: str) -> int | None:
+    """A /proc/<pid>/status field given in kB, in bytes."""
     for line in status_text.splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(field):
             parts = line.split()
             return int(parts[1]) * 1024  # the kernel reports kB
     return None
@@ -105,6 +119,9 @@ class ManagedProcess:
 
     def cpu_seconds(self) -> float | None:
         return read_cpu_seconds(self.pid) if self.alive() else None
+
+    def rss_bytes(self) -> int | None:
+        return read_rss(self.pid) if self.alive() else None
 
     def sample_rss(self) -> None:
         """Remember the high-water mark while the process is alive (it is gone after exit)."""

@@ -8,7 +8,14 @@ from typing import Any
 
 import orjson
 
-from bench.stats import LatencySummary, ThroughputSummary
+from bench.stats import (
+    Checkpoint,
+    Flatness,
+    LatencySummary,
+    ThroughputSummary,
+    flatness,
+    segment_size,
+)
 from bench.workloads import Workload
 
 
@@ -19,6 +26,10 @@ class BenchResult:
     duration_seconds: float = 0.0  # first measured pod created -> last one seen bound
     throughput: ThroughputSummary | None = None
     throughput_samples: list[float] = field(default_factory=list)
+    # measured pods bound when each throughput sample was taken
+    throughput_scheduled_at: list[int] = field(default_factory=list)
+    # one per second of the measurement (the first at 0 pods): CPU and RSS as pods are bound
+    checkpoints: list[Checkpoint] = field(default_factory=list)
     latency: LatencySummary | None = None
     sli_latency: LatencySummary | None = None
     peak_rss_bytes: int | None = None
@@ -32,16 +43,38 @@ class BenchResult:
     error: str | None = None
 
     @property
+    def rss_per_pod_bytes(self) -> float | None:
+        """Peak RSS over every pod the run created (init and measured), the nodes' share too."""
+        pods = self.workload.init_pods + self.workload.measure_pods
+        if self.peak_rss_bytes is None or pods <= 0:
+            return None
+        return self.peak_rss_bytes / pods
+
+    def flatness(self) -> Flatness | None:
+        """Per-segment CPU, throughput and RSS and the flat verdict; None before measuring."""
+        if not self.checkpoints:
+            return None
+        return flatness(
+            self.checkpoints,
+            self.throughput_samples,
+            self.throughput_scheduled_at,
+            segment_size(self.workload.measure_pods),
+        )
+
+    @property
     def ok(self) -> bool:
         return self.error is None and self.scheduled == self.workload.measure_pods
 
     def to_json(self) -> dict[str, Any]:
         w = self.workload
+        rss_per_pod = self.rss_per_pod_bytes
+        flat = self.flatness()
         return {
             "workload": w.name,
             "pods_per_second": self.throughput.to_json() if self.throughput else None,
             "latency_seconds": self.latency.to_json() if self.latency else None,
             "peak_rss_bytes": self.peak_rss_bytes,
+            "rss_per_pod_bytes": None if rss_per_pod is None else round(rss_per_pod),
             "nodes": w.init_nodes,
             "init_pods": w.init_pods,
             "pods": w.measure_pods,
@@ -58,6 +91,7 @@ class BenchResult:
                 None if self.scheduler_cpu_seconds is None else round(self.scheduler_cpu_seconds, 2)
             ),
             "spans_exported": self.spans_exported,
+            "flatness": flat.to_json() if flat is not None else None,
             "error": self.error,
         }
 
@@ -77,6 +111,53 @@ def _cpu_per_pod(result: BenchResult) -> str:
     return f"{result.scheduler_cpu_seconds / result.scheduled * 1000:.2f} ms"
 
 
+def _bytes(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1024:.1f} KiB" if value >= 1024 else f"{value:.0f} B"
+
+
+def _verdict(flat: Flatness | None) -> str:
+    if flat is None or flat.flat is None:
+        return "-"
+    return "yes" if flat.flat else "NO"
+
+
+def format_segments(result: BenchResult) -> str:
+    """One line per segment of the measured pods (empty without two or more)."""
+    flat = result.flatness()
+    if flat is None or len(flat.segments) < 2:
+        return ""
+    rows: list[tuple[str, ...]] = [("pods", "seconds", "CPU/pod", "avg/s", "p50/s", "RSS")]
+    for seg in flat.segments:
+        t = seg.throughput
+        rows.append(
+            (
+                f"{seg.first_pod}-{seg.last_pod}",
+                f"{seg.seconds:.1f}",
+                "-" if seg.cpu_per_pod_ms is None else f"{seg.cpu_per_pod_ms:.2f} ms",
+                _num(t.average if t else None),
+                _num(t.p50 if t else None),
+                "-" if seg.rss_bytes is None else f"{seg.rss_bytes / 2**20:.0f} MiB",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [f"{result.workload.name}: segments"]
+    for row in rows:
+        cells = [
+            cell.ljust(width) if i == 0 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  " + "  ".join(cells).rstrip())
+    ratio = [
+        f"CPU/pod last/first {flat.cpu_ratio:.2f}" if flat.cpu_ratio is not None else "",
+        f"p50/average {flat.p50_ratio:.2f}" if flat.p50_ratio is not None else "",
+    ]
+    verdict = {None: "cannot tell", True: "flat", False: "NOT flat"}[flat.flat]
+    lines.append(f"  {verdict} ({', '.join(r for r in ratio if r)}; within 20 % is flat)")
+    return "\n".join(lines)
+
+
 def format_table(results: list[BenchResult]) -> str:
     header = (
         "workload",
@@ -90,6 +171,8 @@ def format_table(results: list[BenchResult]) -> str:
         "lat p99",
         "peak RSS",
         "CPU/pod",
+        "RSS/pod",
+        "flat",
         "status",
     )
     rows: list[tuple[str, ...]] = [header]
@@ -109,6 +192,8 @@ def format_table(results: list[BenchResult]) -> str:
                 _num(lat.p99 if lat else None, 3),
                 rss,
                 _cpu_per_pod(r),
+                _bytes(r.rss_per_pod_bytes),
+                _verdict(r.flatness()),
                 "ok" if r.ok else f"FAILED: {r.error or 'incomplete'}",
             )
         )
@@ -121,4 +206,5 @@ def format_table(results: list[BenchResult]) -> str:
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    segments = [text for text in (format_segments(r) for r in results) if text]
+    return "\n".join([*lines, *("\n" + text for text in segments)])

@@ -30,6 +30,7 @@ from bench.kubeapi import ApiError, Endpoint, KubeApi, bulk, read_kubeconfig, wa
 from bench.processes import ManagedProcess, aiosched_command, free_port
 from bench.results import BenchResult
 from bench.stats import (
+    Checkpoint,
     ThroughputSampler,
     histogram_summary,
     parse_histogram,
@@ -128,6 +129,7 @@ class WorkloadRun:
         self.tracker: PodTracker | None = None  # of the pod phase under way
         self.created = 0  # pods created in that phase
         self.phase = "not started"
+        self._measure_started = 0.0  # when the first measured pod was created
 
     # ---- argv ------------------------------------------------------------------------------
     def _cluster_argv(self) -> list[str]:
@@ -537,6 +539,9 @@ class WorkloadRun:
                         background.start_soon(self._churn, api, name="churn")
                     self._start_shape_background(background, api)
                 first_created = self.clock()
+                if measure:
+                    self._measure_started = first_created
+                    self._checkpoint(0)
                 await bulk(count, self.options.create_concurrency, create)
                 await tracker.wait_for(count)
                 background.cancel_scope.cancel()  # every pod is bound: the helpers' work is done
@@ -553,9 +558,11 @@ class WorkloadRun:
     ) -> None:
         r = self.result
         bound = tracker.bound_at
+        self._checkpoint(len(bound))
         r.scheduled = len(bound)
         r.duration_seconds = max(bound.values(), default=first_created) - first_created
         r.throughput_samples = sampler.samples
+        r.throughput_scheduled_at = sampler.scheduled_at
         r.throughput = summarize_throughput(r.throughput_samples)
         if r.throughput is None and r.duration_seconds > 0:
             # shorter than two samples (upstream then reports nothing): the overall rate
@@ -569,7 +576,19 @@ class WorkloadRun:
         while True:
             await asyncio.sleep(max(0.0, next_tick - self.clock()))
             sampler.observe(self.clock(), tracker.bound_count)
+            self._checkpoint(tracker.bound_count)
             next_tick += 1.0
+
+    def _checkpoint(self, scheduled: int) -> None:
+        """Note the scheduler's CPU time and RSS with the measured pods bound so far."""
+        self.result.checkpoints.append(
+            Checkpoint(
+                self.clock() - self._measure_started,
+                scheduled,
+                self.scheduler.cpu_seconds(),
+                self.scheduler.rss_bytes(),
+            )
+        )
 
     async def _watchdog(self) -> None:
         """Fail fast when a child dies instead of waiting for pods until the timeout."""

@@ -3,10 +3,15 @@
 Upstream reference: test/integration/scheduler_perf/util.go (throughputCollector.run/collect):
 one throughput sample per second of wall time, the first sample skipped, intervals in which no pod
 was scheduled merged into the next one, percentiles taken by nearest rank on the sorted samples.
+
+Ours (issue 22): the measured pods split into segments (10,000 pods each in long runs) with the
+scheduler's CPU per pod, throughput and RSS in each, and a `flat` verdict: the cost per pod must
+not grow as the cluster fills up.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -78,6 +83,8 @@ class ThroughputSampler:
 
     def __init__(self) -> None:
         self._samples: list[float] = []
+        # pods scheduled when each sample was taken (which segment it belongs to)
+        self._scheduled_at: list[int] = []
         self._started = False
         self._last_count = 0
         self._last_time = 0.0
@@ -86,6 +93,11 @@ class ThroughputSampler:
     @property
     def samples(self) -> list[float]:
         return list(self._samples)
+
+    @property
+    def scheduled_at(self) -> list[int]:
+        """For each sample, how many pods were scheduled when it was taken."""
+        return list(self._scheduled_at)
 
     def observe(self, now: float, scheduled: int) -> None:
         if scheduled == 0:
@@ -103,7 +115,141 @@ class ThroughputSampler:
             return
         throughput = new / duration
         self._samples.extend([throughput] * (self._skipped + 1))
+        self._scheduled_at.extend([scheduled] * (self._skipped + 1))
         self._last_count, self._last_time, self._skipped = scheduled, now, 0
+
+
+# ---- Flatness: the cost per pod as the cluster fills up (issue 22) ------------------------------
+
+SEGMENT_PODS = 10_000  # the segment of long runs: CPU per pod at 10k vs 100k pods
+FLAT_TOLERANCE = 0.20  # the issue's "within 20 %"
+
+
+def segment_size(measured_pods: int) -> int:
+    """10,000 pods per segment when that makes two or more; else a fifth of the measured pods."""
+    if measured_pods >= 2 * SEGMENT_PODS:
+        return SEGMENT_PODS
+    return max(1, math.ceil(measured_pods / 5))
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The scheduler as seen at one tick of the measurement."""
+
+    seconds: float  # since the first measured pod was created
+    scheduled: int  # measured pods seen bound
+    cpu_seconds: float | None  # the scheduler's CPU time so far (None: not readable)
+    rss_bytes: int | None = None  # its resident set now
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Measured pods (first_pod, last_pod] and what scheduling them cost."""
+
+    first_pod: int
+    last_pod: int
+    seconds: float
+    cpu_per_pod_ms: float | None
+    throughput: ThroughputSummary | None  # of the per-second samples taken in the segment
+    rss_bytes: int | None  # the scheduler's resident set at the segment's end
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "pods": [self.first_pod, self.last_pod],
+            "seconds": round(self.seconds, 3),
+            "cpu_per_pod_ms": None
+            if self.cpu_per_pod_ms is None
+            else round(self.cpu_per_pod_ms, 4),
+            "pods_per_second": self.throughput.to_json() if self.throughput else None,
+            "rss_bytes": self.rss_bytes,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Flatness:
+    """The segments and the verdict: flat when the last segment's CPU per pod is within 20 % of
+    the first's and the p50 of all per-second samples within 20 % of their average. None when
+    it cannot be told (fewer than two segments, no CPU readings, no samples)."""
+
+    segments: tuple[Segment, ...]
+    cpu_ratio: float | None  # last segment's CPU per pod / the first's
+    p50_ratio: float | None  # p50 of the per-second samples / their average
+    flat: bool | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "segments": [segment.to_json() for segment in self.segments],
+            "cpu_per_pod_last_over_first": _round(self.cpu_ratio),
+            "throughput_p50_over_average": _round(self.p50_ratio),
+            "tolerance": FLAT_TOLERANCE,
+            "flat": self.flat,
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _at(checkpoints: Sequence[Checkpoint], pods: int) -> tuple[float, float | None, int | None]:
+    """(seconds, CPU seconds, RSS) when `pods` measured pods were bound: interpolated linearly
+    between the ticks around that count; RSS is the first reading at or after it."""
+    for before, after in itertools.pairwise(checkpoints):
+        if after.scheduled < pods:
+            continue
+        span = after.scheduled - before.scheduled
+        fraction = 1.0 if span <= 0 else (pods - before.scheduled) / span
+        seconds = before.seconds + (after.seconds - before.seconds) * fraction
+        cpu = None
+        if before.cpu_seconds is not None and after.cpu_seconds is not None:
+            cpu = before.cpu_seconds + (after.cpu_seconds - before.cpu_seconds) * fraction
+        return seconds, cpu, after.rss_bytes
+    last = checkpoints[-1]
+    return last.seconds, last.cpu_seconds, last.rss_bytes
+
+
+def flatness(
+    checkpoints: Sequence[Checkpoint],
+    samples: Sequence[float],
+    scheduled_at: Sequence[int],
+    segment_pods: int,
+) -> Flatness:
+    """Split the measured pods into segments of `segment_pods` (the last may be shorter) and
+    judge whether the cost per pod stayed flat. `checkpoints` start with the one taken when
+    measuring began (0 pods) and are in time order; `samples` are the per-second throughput
+    samples and `scheduled_at` the pods bound when each was taken."""
+    ordered = sorted(checkpoints, key=lambda c: (c.seconds, c.scheduled))
+    total = ordered[-1].scheduled if ordered else 0
+    segments: list[Segment] = []
+    if total > 0:
+        bounds = [*range(0, total, segment_pods), total]
+        for low, high in itertools.pairwise(bounds):
+            start_s, start_cpu, _ = _at(ordered, low) if low else _first(ordered)
+            end_s, end_cpu, rss = _at(ordered, high)
+            cpu = None
+            if start_cpu is not None and end_cpu is not None:
+                cpu = (end_cpu - start_cpu) / (high - low) * 1000
+            in_segment = [
+                sample for sample, at in zip(samples, scheduled_at, strict=True) if low < at <= high
+            ]
+            segments.append(
+                Segment(low, high, end_s - start_s, cpu, summarize_throughput(in_segment), rss)
+            )
+    cpu_ratio = None
+    if len(segments) >= 2:
+        first, last = segments[0].cpu_per_pod_ms, segments[-1].cpu_per_pod_ms
+        if first and last is not None:
+            cpu_ratio = last / first
+    overall = summarize_throughput(samples)
+    p50_ratio = overall.p50 / overall.average if overall and overall.average > 0 else None
+    flat = None
+    if cpu_ratio is not None and p50_ratio is not None:
+        flat = abs(cpu_ratio - 1) <= FLAT_TOLERANCE and abs(p50_ratio - 1) <= FLAT_TOLERANCE
+    return Flatness(tuple(segments), cpu_ratio, p50_ratio, flat)
+
+
+def _first(checkpoints: Sequence[Checkpoint]) -> tuple[float, float | None, int | None]:
+    first = checkpoints[0]
+    return first.seconds, first.cpu_seconds, first.rss_bytes
 
 
 # ---- Prometheus histograms (the scheduler's /metrics) ----------------------------------------

@@ -29,6 +29,7 @@ from scheduler.api.fields import (
     as_str,
     as_str_map,
 )
+from scheduler.api.interning import intern_strings
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
 from scheduler.api.resources import CPU, MEMORY, parse_resource_list, resource_from_nanos
 from scheduler.api.selectors import NodeSelector, parse_node_selector_term
@@ -123,6 +124,7 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
     the spec: most watch events of a pod are of that kind, and the spec is the costly part.
     """
     raw = as_mapping(obj, "pod")
+    intern_strings(raw)  # the view keeps raw: share its repeated strings with other pods
     meta = as_mapping(raw.get("metadata"), "metadata")
     spec = as_mapping(raw.get("spec"), "spec")
     status = as_mapping(raw.get("status"), "status")

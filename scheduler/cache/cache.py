@@ -236,8 +236,9 @@ class Cache:
         return len(self._tree)
 
     def pod_count(self) -> int:
-        """Pods on all node infos, assumed ones included."""
-        return sum(len(info.pods) for info in self._nodes.values())
+        """Pods on all node infos, assumed ones included: every pod the cache tracks is on
+        exactly one NodeInfo, so this is a length, not a walk over the nodes."""
+        return len(self._pod_states)
 
     def assumed_pod_count(self) -> int:
         return len(self._assumed)

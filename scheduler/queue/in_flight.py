@@ -2,8 +2,13 @@
 
 Upstream keeps one list of pod markers and events (active_queue.go inFlightPods/inFlightEvents):
 when a pod comes back unschedulable, only the events recorded after it was popped matter, and
-events older than the oldest in-flight pod can be forgotten. Here the list is a Python list with
-absolute positions so that trimming its front is cheap.
+events older than the oldest in-flight pod can be forgotten. Upstream's list is a linked list, so
+each of those operations costs the same however many pods are in flight (thousands of pods can
+be binding at once). Here the log is a Python list with absolute positions whose forgotten front
+is only cut off once it is at least half the list (amortised O(1) per event, where `del
+log[:n]` on every trim moved the whole rest of the list), and the oldest in-flight pod is found
+through a FIFO of pop positions (a dict's first key is O(deleted slots) to reach after many
+deletions from its front).
 
 ``on_change(label, delta)`` follows upstream's scheduler_inflight_events gauge: +1 "PodPopped"
 per pod started, +1 per event recorded under the event's label, and the matching -1s when a pod
@@ -12,7 +17,7 @@ finishes and when events are trimmed.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +25,9 @@ from typing import Any
 from scheduler.framework.events import ClusterEvent
 from scheduler.queue.event_labels import POD_POPPED, event_label
 from scheduler.queue.types import QueuedPodInfo
+
+# The forgotten front of the log is cut off once it is this long and at least half the list.
+_MIN_COMPACT = 64
 
 
 def _ignore(label: str, delta: int) -> None:
@@ -35,14 +43,18 @@ class RecordedEvent:
 
 
 class InFlight:
-    __slots__ = ("_base", "_log", "_on_change", "_pods")
+    __slots__ = ("_base", "_head", "_log", "_on_change", "_order", "_pods")
 
     def __init__(self, on_change: Callable[[str, int], None] = _ignore) -> None:
         self._on_change = on_change
         # uid → (pod info, absolute position in the log when it was popped)
         self._pods: dict[str, tuple[QueuedPodInfo, int]] = {}
-        self._log: list[RecordedEvent] = []
+        # (position, uid) in pop order; entries of pods that finished or were popped again
+        # since are stale and skipped when they reach the front.
+        self._order: deque[tuple[int, str]] = deque()
+        self._log: list[RecordedEvent | None] = []
         self._base = 0  # absolute position of _log[0]
+        self._head = 0  # _log[:_head] is forgotten (None), cut off in _trim
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -57,7 +69,9 @@ class InFlight:
     def start(self, pinfo: QueuedPodInfo) -> None:
         if self._pods.pop(pinfo.uid, None) is None:  # keep the dict in pop order
             self._on_change(POD_POPPED, 1)
-        self._pods[pinfo.uid] = (pinfo, self._base + len(self._log))
+        position = self._base + len(self._log)
+        self._pods[pinfo.uid] = (pinfo, position)
+        self._order.append((position, pinfo.uid))
 
     def record(self, event: ClusterEvent, old: Any, new: Any, label: str = "") -> bool:
         """Remember an event for the pods in flight; False (nothing kept) if none is.
@@ -73,7 +87,8 @@ class InFlight:
         found = self._pods.get(uid)
         if found is None:
             return []
-        return self._log[found[1] - self._base :]
+        # Positions of pods still in flight are never in the forgotten front.
+        return self._log[found[1] - self._base :]  # type: ignore[return-value]
 
     def finish(self, uid: str) -> QueuedPodInfo | None:
         """The pod left the scheduling cycle; drop events no remaining in-flight pod needs."""
@@ -81,25 +96,52 @@ class InFlight:
         if found is not None:
             self._on_change(POD_POPPED, -1)
         if not self._pods:
-            self._trim(len(self._log))
+            self._order.clear()
+            self._trim(self._base + len(self._log))
         elif found is not None:
-            # Pods enter in pop order and dicts keep insertion order: the first is the oldest.
-            oldest = next(iter(self._pods.values()))[1]
-            if oldest > self._base:
-                self._trim(oldest - self._base)
+            self._trim(self._oldest_position())
         return found[0] if found is not None else None
 
-    def _trim(self, count: int) -> None:
-        """Forget the `count` oldest events."""
-        if not count:
+    def _oldest_position(self) -> int:
+        """The pop position of the oldest pod in flight (at least one is)."""
+        order, pods = self._order, self._pods
+        while True:
+            position, uid = order[0]
+            live = pods.get(uid)
+            if live is not None and live[1] == position:
+                return position
+            order.popleft()
+
+    def _trim(self, keep_from: int) -> None:
+        """Forget the events before absolute position `keep_from`."""
+        log = self._log
+        first = self._base + self._head  # the oldest event still counted
+        if keep_from <= first:
             return
-        if count == 1:
-            self._on_change(self._log[0].label, -1)
+        start, stop = self._head, keep_from - self._base
+        if stop - start == 1:
+            forgotten = log[start]
+            assert forgotten is not None
+            self._on_change(forgotten.label, -1)
         else:
-            for label, n in Counter(e.label for e in self._log[:count]).items():
+            labels = Counter(e.label for e in log[start:stop] if e is not None)
+            for label, n in labels.items():
                 self._on_change(label, -n)
-        del self._log[:count]
-        self._base += count
+        for index in range(start, stop):
+            log[index] = None  # release the objects the events hold
+        self._head = stop
+        if stop == len(log):
+            log.clear()
+            self._base += stop
+            self._head = 0
+        elif stop >= _MIN_COMPACT and 2 * stop >= len(log):
+            del log[:stop]
+            self._base += stop
+            self._head = 0
+
+    def log_length(self) -> int:
+        """Events kept for the pods in flight (tests and the micro-benchmark)."""
+        return len(self._log) - self._head
 
     def pods(self) -> list[QueuedPodInfo]:
         return [pinfo for pinfo, _ in self._pods.values()]

@@ -51,6 +51,11 @@ from scheduler.queue.in_flight import InFlight
 from scheduler.queue.nominator import Nominator
 from scheduler.queue.pod_events import pod_update_events
 from scheduler.queue.types import QueuedPodInfo
+from scheduler.queue.unschedulable import (
+    INTER_POD_AFFINITY,
+    POD_TOPOLOGY_SPREAD,
+    UnschedulablePods,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +67,7 @@ ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "Ass
 # Plugins whose rejection an event about another (assigned) pod can resolve; upstream's
 # getUnschedulablePodsWithCrossTopologyTerm pre-filters on pod affinity terms and
 # PodTopologySpread before asking the hints.
-CROSS_TOPOLOGY_PLUGINS = frozenset({"InterPodAffinity", "PodTopologySpread"})
+CROSS_TOPOLOGY_PLUGINS = frozenset({INTER_POD_AFFINITY, POD_TOPOLOGY_SPREAD})
 
 ACTIVE = "active"
 BACKOFF = "backoff"
@@ -104,7 +109,7 @@ class SchedulingQueue:
 
         self._active = ActiveQueue(less)
         self._backoff = BackoffQueue()
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._unschedulable = UnschedulablePods()
         self._in_flight = InFlight(self._metrics.inflight_event)
         # In-flight pods deleted (or dropped) meanwhile: they must not come back.
         self._deleted_in_flight: set[str] = set()
@@ -180,9 +185,7 @@ class SchedulingQueue:
         uid = pod.uid
         self._nominator.delete(uid)
         queued = (
-            self._active.remove(uid)
-            or self._backoff.remove(uid)
-            or self._unschedulable.pop(uid, None)
+            self._active.remove(uid) or self._backoff.remove(uid) or self._unschedulable.pop(uid)
         )
         if queued is not None:
             self._forget_rejectors(queued)
@@ -366,7 +369,7 @@ class SchedulingQueue:
             self._forget_rejectors(pinfo)
             dropped.append(pinfo.pod)
         for pinfo in [p for p in self._unschedulable.values() if predicate(p.pod)]:
-            del self._unschedulable[pinfo.uid]
+            self._unschedulable.pop(pinfo.uid)
             self._forget_rejectors(pinfo)
             dropped.append(pinfo.pod)
         for pinfo in self._in_flight.pods():
@@ -398,7 +401,7 @@ class SchedulingQueue:
 
     def counts(self) -> dict[str, int]:
         """Pods per queue as the scheduler_pending_pods{queue} metric reports them."""
-        gated = sum(1 for p in self._unschedulable.values() if p.gated)
+        gated = self._unschedulable.gated_count  # counted as pods come and go: O(1) a scrape
         return {
             "active": len(self._active),
             "backoff": len(self._backoff),
@@ -486,14 +489,9 @@ class SchedulingQueue:
                 return
 
     def _cross_topology_candidates(self, pod: PodView) -> list[QueuedPodInfo]:
-        candidates = []
-        for pinfo in self._unschedulable.values():
-            rejectors = pinfo.unschedulable_plugins
-            if "InterPodAffinity" in rejectors or (
-                "PodTopologySpread" in rejectors and pinfo.pod.namespace == pod.namespace
-            ):
-                candidates.append(pinfo)
-        return candidates
+        """Unschedulable pods rejected by InterPodAffinity, or by PodTopologySpread in `pod`'s
+        namespace, from an index (not a walk of every unschedulable pod per bound pod)."""
+        return self._unschedulable.cross_topology_candidates(pod.namespace)
 
     def _move_pods(
         self, pinfos: Iterable[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any
@@ -504,7 +502,7 @@ class SchedulingQueue:
             strategy = self._worth_requeuing(pinfo, event, old, new)
             if strategy is _Strategy.SKIP:
                 continue
-            del self._unschedulable[pinfo.uid]
+            self._unschedulable.pop(pinfo.uid)
             activated |= self._requeue(pinfo, strategy, label) == ACTIVE
         self._move_request_cycle = self._scheduling_cycle
         # A pod in flight may come back rejected by a plugin this event resolves.
@@ -540,7 +538,7 @@ class SchedulingQueue:
             return False
         if pinfo.initial_attempt_timestamp is None:
             pinfo.initial_attempt_timestamp = self._clock()
-        self._unschedulable.pop(uid, None)
+        self._unschedulable.pop(uid)
         self._backoff.remove(uid)
         self._active.add(pinfo)
         self._metrics.incoming(ACTIVE, event)
@@ -550,7 +548,7 @@ class SchedulingQueue:
         """Into the unschedulable pods; counted as incoming only when it was not there yet."""
         if pinfo.uid not in self._unschedulable:
             self._metrics.incoming(UNSCHEDULABLE, event)
-        self._unschedulable[pinfo.uid] = pinfo
+        self._unschedulable.put(pinfo)
 
     def _forget_rejectors(self, pinfo: QueuedPodInfo) -> None:
         """The pod no longer counts in scheduler_unschedulable_pods (popped or deleted)."""
@@ -573,7 +571,7 @@ class SchedulingQueue:
         if strategy is _Strategy.AFTER_BACKOFF:
             expiry = self._backoff_expiry(pinfo)
             if expiry > self._clock():
-                self._unschedulable.pop(uid, None)
+                self._unschedulable.pop(uid)
                 self._backoff.add(pinfo, expiry)
                 self._metrics.incoming(BACKOFF, event)
                 return BACKOFF

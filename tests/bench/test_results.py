@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from bench.results import BenchResult, format_table, write_json
-from bench.stats import LatencySummary, ThroughputSummary
+from bench.stats import Checkpoint, LatencySummary, ThroughputSummary, summarize_throughput
 from bench.workloads import WORKLOADS
 
 
@@ -70,6 +71,9 @@ def test_table_shows_one_row_per_workload() -> None:
         "150",
         "MiB",
         "-",  # no CPU reading
+        "102.4",  # 150 MiB over 500 init + 1000 measured pods
+        "KiB",
+        "-",  # no checkpoints: flatness cannot be told
         "ok",
     ]
     assert lines[2].startswith("SchedulingBasic/Smoke") and lines[2].endswith("FAILED: timed out")
@@ -79,8 +83,61 @@ def test_table_shows_scheduler_cpu_per_pod_and_json_the_requests() -> None:
     run = _finished()
     run.scheduler_cpu_seconds = 0.9
     run.scheduler_requests_per_pod = {"POST events": 0.5, "POST pods/binding": 1.0}
-    assert format_table([run]).splitlines()[1].split()[-3:] == ["0.90", "ms", "ok"]
+    assert format_table([run]).splitlines()[1].split()[-6:] == [
+        "0.90",
+        "ms",
+        "102.4",
+        "KiB",
+        "-",
+        "ok",
+    ]
     assert run.to_json()["scheduler_requests_per_pod"] == {
         "POST events": 0.5,
         "POST pods/binding": 1.0,
     }
+
+
+def _measured_100k(cpu_ms_per_pod: list[float], rates: list[float]) -> BenchResult:
+    """A 100,000-pod run whose 10 segments cost `cpu_ms_per_pod` each, sampled once a second
+    at `rates` (pods/s) in turn."""
+    run = BenchResult(workload=WORKLOADS["SchedulingBasic/5000Nodes_100000Pods"])
+    run.peak_rss_bytes = 105_000 * 8192
+    checkpoints = [Checkpoint(0.0, 0, 10.0, 100 * 2**20)]
+    seconds, cpu, scheduled, tick = 0.0, 10.0, 0, 0
+    while scheduled < 100_000:
+        rate = rates[tick % len(rates)]
+        new = min(int(rate), 100_000 - scheduled)
+        cpu += new * cpu_ms_per_pod[scheduled // 10_000] / 1000
+        scheduled += new
+        seconds += 1.0
+        tick += 1
+        checkpoints.append(Checkpoint(seconds, scheduled, cpu, (100 + scheduled // 1000) * 2**20))
+        run.throughput_samples.append(float(new))
+        run.throughput_scheduled_at.append(scheduled)
+    run.checkpoints = checkpoints
+    run.scheduled = scheduled
+    run.throughput = summarize_throughput(run.throughput_samples)
+    return run
+
+
+def test_json_and_table_report_segments_rss_per_pod_and_the_verdict() -> None:
+    run = _measured_100k([1.0] * 9 + [1.1], [500.0])
+    doc = run.to_json()
+    assert doc["rss_per_pod_bytes"] == 8192
+    flat = doc["flatness"]
+    assert len(flat["segments"]) == 10
+    assert flat["segments"][0]["pods"] == [0, 10_000]
+    assert flat["segments"][-1]["pods"] == [90_000, 100_000]
+    assert flat["segments"][0]["cpu_per_pod_ms"] == pytest.approx(1.0)
+    assert flat["cpu_per_pod_last_over_first"] == pytest.approx(1.1)
+    assert flat["flat"] is True
+    table = format_table([run])
+    assert table.splitlines()[1].split()[-2:] == ["yes", "ok"]
+    assert "SchedulingBasic/5000Nodes_100000Pods: segments" in table
+    assert "90000-100000" in table and "flat (CPU/pod last/first 1.10" in table
+
+
+def test_a_cliff_is_not_flat() -> None:
+    run = _measured_100k([1.0] * 7 + [5.0] * 3, [500.0])
+    assert run.to_json()["flatness"]["flat"] is False
+    assert format_table([run]).splitlines()[1].split()[-2:] == ["NO", "ok"]

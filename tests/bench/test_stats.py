@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bench.stats import (
+    Checkpoint,
     LatencySummary,
     ThroughputSampler,
     ThroughputSummary,
@@ -16,10 +17,12 @@ from bench.stats import (
     histogram_summary,
     nearest_rank,
     parse_histogram,
+    segment_size,
     subtract_buckets,
     summarize_latencies,
     summarize_throughput,
 )
+from bench.stats import flatness as judge_flatness
 
 
 @pytest.mark.parametrize(
@@ -167,3 +170,119 @@ def test_histogram_of_a_phase_is_the_difference_of_two_scrapes() -> None:
 def test_histogram_without_observations_has_no_summary(buckets: dict[float, float]) -> None:
     assert histogram_quantile(0.5, buckets) is None
     assert histogram_summary(buckets) is None
+
+
+# ---- flatness (issue 22) ----------------------------------------------------------------------
+
+
+def _steady(
+    pods: int, rate: float, cpu_ms: float, *, slow_after: int | None = None, slow_rate: float = 0
+) -> tuple[list[Checkpoint], list[float], list[int]]:
+    """Checkpoints and samples of a run binding `rate` pods/s at `cpu_ms` per pod, dropping to
+    `slow_rate` pods/s at 5x the CPU once `slow_after` pods are bound."""
+    checkpoints = [Checkpoint(0.0, 0, 0.0)]
+    samples: list[float] = []
+    at: list[int] = []
+    scheduled, cpu, second = 0, 0.0, 0.0
+    while scheduled < pods:
+        slow = slow_after is not None and scheduled >= slow_after
+        new = min(int(slow_rate if slow else rate), pods - scheduled)
+        cpu += new * (cpu_ms * (5 if slow else 1)) / 1000
+        scheduled += new
+        second += 1
+        checkpoints.append(Checkpoint(second, scheduled, cpu))
+        samples.append(float(new))
+        at.append(scheduled)
+    return checkpoints, samples, at
+
+
+@pytest.mark.parametrize(
+    ("measured", "size"), [(200, 40), (10_000, 2000), (19_999, 4000), (50_000, 10_000)]
+)
+def test_segment_size(measured: int, size: int) -> None:
+    assert segment_size(measured) == size
+
+
+def test_steady_run_is_flat() -> None:
+    checkpoints, samples, at = _steady(100_000, 400, 2.0)
+    result = judge_flatness(checkpoints, samples, at, 10_000)
+    assert [(s.first_pod, s.last_pod) for s in result.segments] == [
+        (i * 10_000, (i + 1) * 10_000) for i in range(10)
+    ]
+    for segment in result.segments:
+        assert segment.cpu_per_pod_ms == pytest.approx(2.0)
+        assert segment.seconds == pytest.approx(25.0)
+        assert segment.throughput is not None and segment.throughput.p50 == 400
+    assert result.cpu_ratio == pytest.approx(1.0)
+    assert result.p50_ratio == pytest.approx(1.0)
+    assert result.flat is True
+
+
+def test_a_cliff_fails_both_criteria() -> None:
+    """The issue's cliff: 330 pods/s, then 28 pods/s from 40,000 pods on."""
+    checkpoints, samples, at = _steady(50_000, 330, 3.0, slow_after=40_000, slow_rate=28)
+    result = judge_flatness(checkpoints, samples, at, 10_000)
+    assert result.cpu_ratio == pytest.approx(5.0, rel=0.05)
+    assert result.p50_ratio is not None and result.p50_ratio < 0.8
+    assert result.flat is False
+
+
+def test_cpu_growth_just_past_the_tolerance_is_not_flat() -> None:
+    checkpoints = [
+        Checkpoint(0.0, 0, 0.0),
+        Checkpoint(10.0, 1000, 1.0),
+        Checkpoint(20.0, 2000, 2.25),
+    ]
+    result = judge_flatness(checkpoints, [100.0] * 20, [100 * i for i in range(1, 21)], 1000)
+    assert result.cpu_ratio == pytest.approx(1.25)
+    assert result.p50_ratio == pytest.approx(1.0)
+    assert result.flat is False
+    within = [Checkpoint(0.0, 0, 0.0), Checkpoint(10.0, 1000, 1.0), Checkpoint(20.0, 2000, 2.15)]
+    assert judge_flatness(within, [100.0] * 20, [100 * i for i in range(1, 21)], 1000).flat
+
+
+def test_throughput_p50_far_from_the_average_is_not_flat() -> None:
+    """Same CPU per pod throughout, but half the seconds bind almost nothing (e.g. the API
+    server stalls): the p50 is far from the average."""
+    checkpoints = [Checkpoint(0.0, 0, 0.0)]
+    samples: list[float] = []
+    at: list[int] = []
+    scheduled = 0
+    for second in range(1, 101):
+        new = 10 if second % 2 else 190
+        scheduled += new
+        checkpoints.append(Checkpoint(float(second), scheduled, scheduled / 1000))
+        samples.append(float(new))
+        at.append(scheduled)
+    result = judge_flatness(checkpoints, samples, at, 2000)
+    assert result.cpu_ratio == pytest.approx(1.0)
+    assert result.p50_ratio == pytest.approx(0.1)
+    assert result.flat is False
+
+
+def test_segment_boundaries_are_interpolated_between_ticks() -> None:
+    """A boundary between two ticks takes the CPU time in proportion to the pods bound."""
+    checkpoints = [Checkpoint(0.0, 0, 0.0), Checkpoint(1.0, 150, 1.5), Checkpoint(2.0, 200, 3.5)]
+    result = judge_flatness(checkpoints, [150.0, 50.0], [150, 200], 100)
+    first, second = result.segments
+    assert first.cpu_per_pod_ms == pytest.approx(10.0)  # 100 pods at 10 ms until 1.0 s
+    assert second.cpu_per_pod_ms == pytest.approx((3.5 - 1.0) / 100 * 1000)
+    assert first.seconds == pytest.approx(2 / 3)
+    assert result.segments[-1].last_pod == 200
+
+
+def test_verdict_cannot_be_told_without_cpu_or_with_one_segment() -> None:
+    no_cpu = [Checkpoint(0.0, 0, None), Checkpoint(1.0, 100, None), Checkpoint(2.0, 200, None)]
+    result = judge_flatness(no_cpu, [100.0, 100.0], [100, 200], 100)
+    assert result.flat is None and result.segments[0].cpu_per_pod_ms is None
+    one = [Checkpoint(0.0, 0, 0.0), Checkpoint(1.0, 100, 1.0)]
+    assert judge_flatness(one, [100.0], [100], 100).flat is None
+    assert judge_flatness([Checkpoint(0.0, 0, 0.0)], [], [], 100).segments == ()
+
+
+def test_sampler_notes_the_pods_bound_at_each_sample() -> None:
+    sampler = ThroughputSampler()
+    for second, scheduled in enumerate([5, 10, 10, 30]):
+        sampler.observe(float(second), scheduled)
+    assert sampler.samples == [5.0, 10.0, 10.0]
+    assert sampler.scheduled_at == [10, 30, 30]

@@ -30,6 +30,7 @@ BOTH_SCHED = ["sched-1", "sched-0"]
         ("SchedulingBasic/5000Nodes", 5000, 1000, 1000, None),
         ("SchedulingBasic/5000Nodes_10000Pods", 5000, 1000, 10000, 680),
         ("SchedulingBasic/5000Nodes_50000Pods", 5000, 5000, 50000, 810),
+        ("SchedulingBasic/5000Nodes_100000Pods", 5000, 5000, 100000, 810),
         ("SchedulingBasic/Smoke", 50, 20, 200, None),
         ("SchedulingPodAntiAffinity/5Nodes", 5, 1, 4, None),
         ("SchedulingPodAntiAffinity/500Nodes", 500, 100, 400, None),
@@ -350,6 +351,7 @@ def test_zones_are_balanced() -> None:
                 "SchedulingBasic/5000Nodes",
                 "SchedulingBasic/5000Nodes_10000Pods",
                 "SchedulingBasic/5000Nodes_50000Pods",
+                "SchedulingBasic/5000Nodes_100000Pods",
             ],
         ),
         (

@@ -108,5 +108,3 @@ def test_node_selector_wrong_types_raise(bad: dict[str, Any]) -> None:
 
 def test_none_node_selector_matches_nothing() -> None:
     assert not NodeSelector.from_dict(None).matches({}, "n")
-
-

@@ -146,6 +146,7 @@ def check_cache(cache: Cache, model: Model) -> None:
     assert dump.assumed_pods == model.assumed
     assert cache.node_count() == len(model.nodes)
     assert cache.pod_count() == len(model.pods)
+    assert cache.pod_count() == sum(len(info.pods) for info in dump.nodes.values())
     for uid, pod in model.pods.items():
         assert cache.get_pod(uid) == pod
         assert cache.is_assumed_pod(uid) == (uid in model.assumed)

@@ -1,0 +1,131 @@
+"""The unschedulable pods (upstream's unschedulablePods, backend/queue/scheduling_queue.go), with
+indexes so that what runs per event or per scrape does not walk every one of them.
+
+Every bound pod is an AssignedPodAdd event, and upstream's getUnschedulablePodsWithCrossTopologyTerm
+walks all unschedulable pods to find those an assigned pod could help (rejected by InterPodAffinity,
+or by PodTopologySpread in the pod's namespace). With tens of thousands of unschedulable pods
+that walk ran once per binding. Here the pods those plugins rejected are indexed when they are
+parked, and the candidates come back in the order a walk of all pods would have met them
+(parking order, as a dict keeps it), so which pods move, and in which order, is unchanged.
+The number of gated pods is counted as they come and go (scheduler_pending_pods reads it at
+every scrape).
+
+A parked QueuedPodInfo must not change its rejectors, namespace or `gated` flag without being
+parked again (``put``): the queue changes them only on the way out or back in.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, ValuesView
+from operator import itemgetter
+from typing import NamedTuple
+
+from scheduler.queue.types import QueuedPodInfo
+
+INTER_POD_AFFINITY = "InterPodAffinity"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+
+
+class _Indexed(NamedTuple):
+    """How a parked pod was indexed when parked (its QueuedPodInfo may change afterwards)."""
+
+    seq: int  # parking order
+    gated: bool
+    affinity: bool  # rejected by InterPodAffinity
+    spread_namespace: str | None  # rejected by PodTopologySpread (not InterPodAffinity)
+
+
+class UnschedulablePods:
+    """uid → QueuedPodInfo in parking order, plus the cross-topology indexes and gated count."""
+
+    __slots__ = ("_affinity", "_gated", "_indexed", "_pods", "_seq", "_spread")
+
+    def __init__(self) -> None:
+        self._pods: dict[str, QueuedPodInfo] = {}
+        self._indexed: dict[str, _Indexed] = {}
+        # Parking sequence numbers; a parked pod parked again keeps its number, as a dict keeps
+        # the position of a key that is set again.
+        self._seq = itertools.count()
+        # uid → sequence number of pods InterPodAffinity rejected
+        self._affinity: dict[str, int] = {}
+        # namespace → uid → sequence number of pods PodTopologySpread (not InterPodAffinity)
+        # rejected
+        self._spread: dict[str, dict[str, int]] = {}
+        self._gated = 0
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._pods
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._pods)
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return self._pods.get(uid)
+
+    def values(self) -> ValuesView[QueuedPodInfo]:
+        return self._pods.values()
+
+    @property
+    def gated_count(self) -> int:
+        return self._gated
+
+    def put(self, pinfo: QueuedPodInfo) -> None:
+        """Park (or park again) a pod, indexing it by what it is now."""
+        uid = pinfo.uid
+        previous = self._indexed.get(uid)
+        if previous is not None:
+            self._unindex(uid, previous)
+            seq = previous.seq
+        else:
+            seq = next(self._seq)
+        self._pods[uid] = pinfo
+        self._index(pinfo, seq)
+
+    def pop(self, uid: str) -> QueuedPodInfo | None:
+        pinfo = self._pods.pop(uid, None)
+        if pinfo is not None:
+            self._unindex(uid, self._indexed.pop(uid))
+        return pinfo
+
+    def cross_topology_candidates(self, namespace: str) -> list[QueuedPodInfo]:
+        """Pods an assigned pod in `namespace` may help, in parking order: rejected by
+        InterPodAffinity, or by PodTopologySpread and in the same namespace."""
+        affinity = self._affinity
+        spread = self._spread.get(namespace)
+        if not affinity and not spread:
+            return []
+        found = list(affinity.items())
+        if spread:
+            found.extend(spread.items())
+        found.sort(key=itemgetter(1))  # nearly sorted already: linear in practice
+        pods = self._pods
+        return [pods[uid] for uid, _ in found]
+
+    def _index(self, pinfo: QueuedPodInfo, seq: int) -> None:
+        uid = pinfo.uid
+        rejectors = pinfo.unschedulable_plugins
+        affinity = INTER_POD_AFFINITY in rejectors
+        spread_namespace = None
+        if affinity:
+            self._affinity[uid] = seq
+        elif POD_TOPOLOGY_SPREAD in rejectors:
+            spread_namespace = pinfo.pod.namespace
+            self._spread.setdefault(spread_namespace, {})[uid] = seq
+        if pinfo.gated:
+            self._gated += 1
+        self._indexed[uid] = _Indexed(seq, pinfo.gated, affinity, spread_namespace)
+
+    def _unindex(self, uid: str, indexed: _Indexed) -> None:
+        if indexed.affinity:
+            del self._affinity[uid]
+        elif indexed.spread_namespace is not None:
+            by_uid = self._spread[indexed.spread_namespace]
+            del by_uid[uid]
+            if not by_uid:
+                del self._spread[indexed.spread_namespace]
+        if indexed.gated:
+            self._gated -= 1
