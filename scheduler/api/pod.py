@@ -23,7 +23,7 @@ from scheduler.api.fields import (
     as_str_map,
 )
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
-from scheduler.api.requests import resize_inputs, scheduler_requests
+from scheduler.api.requests import scheduler_requests, status_matters
 from scheduler.api.selectors import NodeSelector, parse_node_selector_term
 from scheduler.api.values import (
     HostPort,
@@ -114,9 +114,9 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         # everything derived from the rest of the spec stays as it was
         outside = _outside_spec(raw, meta, spec, status)
         old_status = previous.raw.get("status")
-        if resize_inputs(status) != resize_inputs(
-            old_status if isinstance(old_status, Mapping) else EMPTY
-        ):  # an in-place resize moved: the status-aware requests did too
+        if status_matters(spec, status) or status_matters(
+            spec, old_status if isinstance(old_status, Mapping) else EMPTY
+        ):  # an in-place resize is under way or just ended: recount from the status
             requests, outside["non_zero_milli_cpu"], outside["non_zero_memory"] = (
                 scheduler_requests(spec, status)
             )

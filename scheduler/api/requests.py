@@ -250,19 +250,41 @@ def has_resize_status(status: Mapping[str, Any]) -> bool:
     return resize_pending_reason(status) is not None
 
 
-def resize_inputs(status: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    """What of a status the status-aware requests depend on (None when nothing): two statuses
-    with equal inputs give a pod equal requests."""
+def status_matters(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """Whether the status-aware requests of a pod can differ from its spec's: a resize is
+    pending (PodResizePending), or a container's allocated or actuated requests differ from what
+    its spec asks. Running pods report both equal to the spec almost always; this keeps them on
+    the spec-only path."""
     if not has_resize_status(status):
-        return None
-    inputs: list[Any] = [resize_pending_reason(status)]
+        return False
+    if resize_pending_reason(status) is not None:
+        return True
+    wanted: dict[str, Any] = {}
+    for key in ("containers", "initContainers"):
+        for container in _list(spec.get(key), f"spec.{key}"):
+            if isinstance(container, Mapping) and isinstance(container.get("name"), str):
+                resources = container.get("resources")
+                requests = resources.get("requests") if isinstance(resources, Mapping) else None
+                wanted[container["name"]] = requests or _EMPTY
     for key in ("containerStatuses", "initContainerStatuses"):
         for item in status.get(key) or ():
-            if isinstance(item, Mapping):
-                inputs.append(
-                    (item.get("name"), item.get("allocatedResources"), item.get("resources"))
-                )
-    return tuple(inputs)
+            if not isinstance(item, Mapping):
+                continue
+            allocated = item.get("allocatedResources")
+            actual = item.get("resources")
+            if allocated is None and actual is None:
+                continue
+            spec_requests = wanted.get(item.get("name"))  # type: ignore[arg-type]
+            if spec_requests is None:
+                return True
+            if allocated is not None and allocated != spec_requests:
+                return True
+            actual_requests = actual.get("requests") if isinstance(actual, Mapping) else None
+            if isinstance(actual_requests, Mapping) and any(
+                spec_requests.get(name) != amount for name, amount in actual_requests.items()
+            ):
+                return True
+    return False
 
 
 def pod_requests(
@@ -279,7 +301,30 @@ def pod_requests(
     Raises MalformedObject naming a field it cannot read.
     """
     containers, inits = _container_amounts(spec, "requests")
-    if not use_status_resources or not has_resize_status(status):
+    return _pod_requests(
+        spec,
+        status,
+        containers,
+        inits,
+        use_status_resources=use_status_resources and status_matters(spec, status),
+        skip_pod_level_resources=skip_pod_level_resources,
+        exclude_overhead=exclude_overhead,
+        non_missing=non_missing,
+    )
+
+
+def _pod_requests(
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+    containers: _Containers,
+    inits: _InitContainers,
+    *,
+    use_status_resources: bool,
+    skip_pod_level_resources: bool = False,
+    exclude_overhead: bool = False,
+    non_missing: Mapping[str, int] | None = None,
+) -> Amounts:
+    if not use_status_resources:
         requests = _aggregate(containers, inits, None, non_missing)
     else:
         statuses = _ContainerStatuses(status)
@@ -291,7 +336,7 @@ def pod_requests(
             requests = _aggregate(containers, inits, None, non_missing)
             _max_into(requests, actuated)
         _max_into(requests, allocated)
-    if not skip_pod_level_resources and is_pod_level_requests_set(spec):
+    if not skip_pod_level_resources and spec.get("resources") and is_pod_level_requests_set(spec):
         # Pod-level status (InPlacePodLevelResourcesVerticalScaling) is alpha in v1.35: off.
         pod_level = parse_resource_list(spec["resources"]["requests"], "spec.resources.requests")
         for name, amount in pod_level.items():
@@ -341,6 +386,48 @@ def _add_overhead(spec: Mapping[str, Any], total: Amounts, *, only_set: bool) ->
             total[name] += amount
 
 
+def _non_zero_spec(
+    spec: Mapping[str, Any],
+    containers: _Containers,
+    inits: _InitContainers,
+    non_missing: Mapping[str, int],
+) -> dict[str, int]:
+    """cpu and memory of ``_pod_requests(..., non_missing=non_missing)`` without the resize
+    status: the same sums and maxima (the sidecar rule), for those two resources only."""
+    default_cpu = non_missing.get(CPU, 0)
+    default_memory = non_missing.get(MEMORY, 0)
+    cpu = memory = 0
+    for _, amounts in containers:
+        cpu += amounts.get(CPU, default_cpu)
+        memory += amounts.get(MEMORY, default_memory)
+    sidecar_cpu = sidecar_memory = init_cpu = init_memory = 0
+    for _, amounts, restartable in inits:
+        own_cpu = amounts.get(CPU, default_cpu)
+        own_memory = amounts.get(MEMORY, default_memory)
+        if restartable:
+            cpu += own_cpu
+            memory += own_memory
+            sidecar_cpu += own_cpu
+            sidecar_memory += own_memory
+            init_cpu = max(init_cpu, sidecar_cpu)
+            init_memory = max(init_memory, sidecar_memory)
+        else:
+            init_cpu = max(init_cpu, own_cpu + sidecar_cpu)
+            init_memory = max(init_memory, own_memory + sidecar_memory)
+    result = {CPU: max(cpu, init_cpu), MEMORY: max(memory, init_memory)}
+    if spec.get("resources") and is_pod_level_requests_set(spec):
+        pod_level = parse_resource_list(spec["resources"]["requests"], "spec.resources.requests")
+        for name in (CPU, MEMORY):
+            if name in pod_level:
+                result[name] = pod_level[name]
+    overhead = spec.get("overhead")
+    if overhead is not None:
+        for name, amount in parse_resource_list(overhead, "spec.overhead").items():
+            if name in result:
+                result[name] += amount
+    return result
+
+
 def scheduler_requests(
     spec: Mapping[str, Any], status: Mapping[str, Any]
 ) -> tuple[Resource, int, int]:
@@ -351,15 +438,21 @@ def scheduler_requests(
     but when pod-level requests are set only for a resource that neither the pod level nor any
     container requests (getNonMissingContainerRequests).
     """
-    requests = pod_requests(spec, status, use_status_resources=True)
-    if is_pod_level_requests_set(spec):
+    containers, inits = _container_amounts(spec, "requests")
+    use_status = status_matters(spec, status)
+    requests = _pod_requests(spec, status, containers, inits, use_status_resources=use_status)
+    if spec.get("resources") and is_pod_level_requests_set(spec):
         non_missing = {name: v for name, v in NON_ZERO_DEFAULTS.items() if name not in requests}
     else:
         non_missing = dict(NON_ZERO_DEFAULTS)
-    if non_missing:
-        non_zero = pod_requests(spec, status, use_status_resources=True, non_missing=non_missing)
-    else:
-        non_zero = requests
+    if not non_missing:
+        non_zero: Mapping[str, int] = requests
+    elif use_status:
+        non_zero = _pod_requests(
+            spec, status, containers, inits, use_status_resources=True, non_missing=non_missing
+        )
+    else:  # the common case, in one pass over cpu and memory only
+        non_zero = _non_zero_spec(spec, containers, inits, non_missing)
     return (
         resource_from_nanos(requests),
         -(-non_zero.get(CPU, 0) // 10**6),
