@@ -226,7 +226,7 @@ def _not_found(path: str) -> web.Response:
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
-        "message": f"the server could not find the requested resource (get {path})",
+        "message": f'the server could not find the requested resource (get {path})',
         "reason": "NotFound",
         "details": {},
         "code": 404,

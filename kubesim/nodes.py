@@ -516,6 +516,7 @@ class NodeSimulator:
             return
         await self.store.delete(PODS, pod)
 
+
     # ---- Jobs' pods (KWOK's pod-complete stage) -----------------------------------------------
     def _job_pod_duration(self, pod: Obj) -> float | None:
         """Seconds a pod runs before it completes: only pods of a Job complete."""
@@ -527,9 +528,8 @@ class NodeSimulator:
             try:
                 return max(0.0, float(raw))
             except ValueError:
-                log.warning(
-                    "pod %s: ignoring %s=%r", pod["metadata"]["name"], JOB_DURATION_ANNOTATION, raw
-                )
+                log.warning("pod %s: ignoring %s=%r", pod["metadata"]["name"],
+                            JOB_DURATION_ANNOTATION, raw)
         return self.job_duration
 
     def _maybe_finish_job_pod(self, pod: Obj) -> None:
@@ -547,8 +547,7 @@ class NodeSimulator:
             left = duration
         self._job_timers.add(item)
         timer = asyncio.get_running_loop().call_later(
-            max(0.0, left), self._enqueue, "pod-succeed", *item
-        )
+            max(0.0, left), self._enqueue, "pod-succeed", *item)
         self._timers.add(timer)
 
     async def _succeed_pod(self, namespace: str, name: str) -> None:
@@ -562,33 +561,17 @@ class NodeSimulator:
         now = rfc3339(self.api.clock())
         conditions = [
             {**c, "status": "False", "reason": "PodCompleted", "lastTransitionTime": now}
-            if c.get("type") in ("Ready", "ContainersReady")
-            else c
+            if c.get("type") in ("Ready", "ContainersReady") else c
             for c in status.get("conditions") or []
         ]
         containers = [
-            {
-                **c,
-                "ready": False,
-                "started": False,
-                "state": {
-                    "terminated": {
-                        "exitCode": 0,
-                        "reason": "Completed",
-                        "startedAt": status.get("startTime"),
-                        "finishedAt": now,
-                        "containerID": c.get("containerID", ""),
-                    }
-                },
-            }
+            {**c, "ready": False, "started": False, "state": {"terminated": {
+                "exitCode": 0, "reason": "Completed", "startedAt": status.get("startTime"),
+                "finishedAt": now, "containerID": c.get("containerID", "")}}}
             for c in status.get("containerStatuses") or []
         ]
-        new_status = {
-            **status,
-            "phase": "Succeeded",
-            "conditions": conditions,
-            "containerStatuses": containers,
-        }
+        new_status = {**status, "phase": "Succeeded", "conditions": conditions,
+                      "containerStatuses": containers}
         await self.store.put(PODS, {**pod, "status": new_status}, pod)
 
     # ---- stopping and starting a node's kubelet ----------------------------------------------
@@ -614,15 +597,13 @@ class NodeSimulator:
             return
         now = rfc3339(self.api.clock())
         status = {**(node.get("status") or {}), "conditions": _ready_conditions(now)}
-        await self.store.put(
-            NODES, {**node, "metadata": dict(node["metadata"]), "status": status}, node
-        )
+        await self.store.put(NODES, {**node, "metadata": dict(node["metadata"]),
+                                     "status": status}, node)
         lease = self.store.get(LEASES, LEASE_NAMESPACE, name)
         if lease is not None:
             spec = {**lease.get("spec", {}), "renewTime": micro_time(self.api.clock())}
-            await self.store.put(
-                LEASES, {**lease, "metadata": dict(lease["metadata"]), "spec": spec}, lease
-            )
+            await self.store.put(LEASES, {**lease, "metadata": dict(lease["metadata"]),
+                                          "spec": spec}, lease)
         for pod in self.store.items(PODS):
             if (pod.get("spec") or {}).get("nodeName") == name:
                 self._check_pod(pod)

@@ -126,13 +126,8 @@ def selects(selector: dict[str, Any], obj: Obj) -> bool:
         raise Malformed(f"spec.selector: {exc}") from exc
 
 
-def pod_from_template(
-    owner: Obj,
-    ref: dict[str, Any],
-    name_or_prefix: str,
-    generate: bool,
-    extra_labels: dict[str, str] | None = None,
-) -> Obj:
+def pod_from_template(owner: Obj, ref: dict[str, Any], name_or_prefix: str, generate: bool,
+                      extra_labels: dict[str, str] | None = None) -> Obj:
     """A pod from the owner's spec.template, as controller.GetPodFromTemplate writes it."""
     template = spec(owner).get("template")
     if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
@@ -233,12 +228,10 @@ def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
     return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
-def untolerated(
-    taints: list[dict[str, Any]], tolerations: list[dict[str, Any]], effects: tuple[str, ...]
-) -> list[dict[str, Any]]:
+def untolerated(taints: list[dict[str, Any]], tolerations: list[dict[str, Any]],
+                effects: tuple[str, ...]) -> list[dict[str, Any]]:
     return [
-        t
-        for t in taints
+        t for t in taints
         if t.get("effect") in effects and not any(tolerates(tol, t) for tol in tolerations)
     ]
 
@@ -292,9 +285,8 @@ async def write_meta(api: Api, key: str, obj: Obj, changes: dict[str, Any]) -> O
         if value is None:
             del new_meta[field]
     try:
-        return await api.update(
-            resource(key), namespace, name(obj), {**current, "metadata": new_meta}
-        )
+        return await api.update(resource(key), namespace, name(obj),
+                                {**current, "metadata": new_meta})
     except errors.ApiError as exc:
         if exc.code in (404, 409):
             return None

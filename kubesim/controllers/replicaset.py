@@ -33,19 +33,16 @@ class ReplicaSetController:
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         if key == self.key:
             meta = event.obj["metadata"]
-            return (
-                [] if event.type == "DELETED" else [(meta.get("namespace", ""), meta["name"], 0.0)]
-            )
+            return [] if event.type == "DELETED" else [(meta.get("namespace", ""), meta["name"],
+                                                        0.0)]
         owner = c.owned_by(event.obj, self.kind)
         if owner is None and event.old is not None:
             owner = c.owned_by(event.old, self.kind)
         return [] if owner is None else [(event.namespace, owner, 0.0)]
 
     def initial(self) -> Iterable[Key]:
-        return [
-            (o["metadata"].get("namespace", ""), o["metadata"]["name"])
-            for o in self.api.store.items(self.key)
-        ]
+        return [(o["metadata"].get("namespace", ""), o["metadata"]["name"])
+                for o in self.api.store.items(self.key)]
 
     def _selector(self, owner: dict[str, Any]) -> dict[str, Any]:
         selector = c.spec(owner).get("selector")
@@ -67,9 +64,8 @@ class ReplicaSetController:
             pods = [p for p in c.controlled_pods(self.api, owner) if c.selects(selector, p)]
         return await self._update_status(owner, pods)
 
-    async def _adopt(
-        self, owner: dict[str, Any], selector: dict[str, Any], pods: list[dict[str, Any]]
-    ) -> None:
+    async def _adopt(self, owner: dict[str, Any], selector: dict[str, Any],
+                     pods: list[dict[str, Any]]) -> None:
         """Claim orphan pods the selector matches (ControllerRefManager.ClaimPods)."""
         ref = c.new_controller_ref(owner, self.api_version, self.kind)
         for pod in self.api.store.items(c.PODS, owner["metadata"].get("namespace", "")):
@@ -94,9 +90,8 @@ class ReplicaSetController:
             for pod in pods_to_delete(live, min(diff, BURST_REPLICAS)):
                 await c.delete(self.api, c.PODS, pod)
 
-    async def _update_status(
-        self, owner: dict[str, Any], pods: list[dict[str, Any]]
-    ) -> Iterable[Due]:
+    async def _update_status(self, owner: dict[str, Any], pods: list[dict[str, Any]]
+                             ) -> Iterable[Due]:
         spec = c.spec(owner)
         min_ready = c.int_field(spec, "minReadySeconds", 0)
         now = self.api.clock()

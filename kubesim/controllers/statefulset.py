@@ -44,19 +44,14 @@ class StatefulSetController:
 
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         if key == STATEFULSETS:
-            return (
-                []
-                if event.type == "DELETED"
-                else [(event.namespace, event.obj["metadata"]["name"], 0.0)]
-            )
+            return [] if event.type == "DELETED" else [(event.namespace,
+                                                        event.obj["metadata"]["name"], 0.0)]
         owner = c.owned_by(event.obj, "StatefulSet")
         return [] if owner is None else [(event.namespace, owner, 0.0)]
 
     def initial(self) -> Iterable[Key]:
-        return [
-            (s["metadata"].get("namespace", ""), s["metadata"]["name"])
-            for s in self.api.store.items(STATEFULSETS)
-        ]
+        return [(s["metadata"].get("namespace", ""), s["metadata"]["name"])
+                for s in self.api.store.items(STATEFULSETS)]
 
     async def sync(self, namespace: str, name: str) -> Iterable[Due]:
         sts = self.api.store.get(STATEFULSETS, namespace, name)
@@ -85,9 +80,8 @@ class StatefulSetController:
                 if not parallel:
                     break
                 continue
-            if not parallel and not (
-                c.status(member).get("phase") == "Running" and c.ready(member)
-            ):
+            if not parallel and not (c.status(member).get("phase") == "Running"
+                                     and c.ready(member)):
                 break  # OrderedReady: the next waits for this one
         condemned = sorted((o for o in pods if o >= replicas), reverse=True)
         for ordinal in condemned:
@@ -103,17 +97,8 @@ class StatefulSetController:
         set_name = c.name(sts)
         pod_name = f"{set_name}-{ordinal}"
         ref = c.new_controller_ref(sts, "apps/v1", "StatefulSet")
-        pod = c.pod_from_template(
-            sts,
-            ref,
-            pod_name,
-            generate=False,
-            extra_labels={
-                POD_NAME_LABEL: pod_name,
-                POD_INDEX_LABEL: str(ordinal),
-                REVISION_HASH: revision,
-            },
-        )
+        pod = c.pod_from_template(sts, ref, pod_name, generate=False, extra_labels={
+            POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal), REVISION_HASH: revision})
         pod_spec: dict[str, Any] = pod["spec"]
         pod_spec["hostname"] = pod_name
         if c.spec(sts).get("serviceName"):
@@ -126,9 +111,8 @@ class StatefulSetController:
             await self._ensure_claim(sts, template, claim_name)
             volume_name = (template.get("metadata") or {}).get("name")
             volumes = [v for v in volumes if v.get("name") != volume_name]
-            volumes.append(
-                {"name": volume_name, "persistentVolumeClaim": {"claimName": claim_name}}
-            )
+            volumes.append({"name": volume_name,
+                            "persistentVolumeClaim": {"claimName": claim_name}})
         if volumes:
             pod_spec["volumes"] = volumes
         await c.create(self.api, c.PODS, pod)
@@ -138,36 +122,22 @@ class StatefulSetController:
         if self.api.store.get(PVCS, namespace, claim_name) is not None:
             return  # claims outlive their pods (whenScaled/whenDeleted: Retain by default)
         template_meta = template.get("metadata") or {}
-        labels = {
-            **(template_meta.get("labels") or {}),
-            **(c.selector_of(sts).get("matchLabels") or {}),
-        }
-        await c.create(
-            self.api,
-            PVCS,
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {
-                    "name": claim_name,
-                    "namespace": namespace,
-                    "labels": labels,
-                    **(
-                        {"annotations": template_meta["annotations"]}
-                        if template_meta.get("annotations")
-                        else {}
-                    ),
-                },
-                "spec": copy_json(template.get("spec") or {}),
-            },
-        )
+        labels = {**(template_meta.get("labels") or {}),
+                  **(c.selector_of(sts).get("matchLabels") or {})}
+        await c.create(self.api, PVCS, {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim_name, "namespace": namespace, "labels": labels,
+                         **({"annotations": template_meta["annotations"]}
+                            if template_meta.get("annotations") else {})},
+            "spec": copy_json(template.get("spec") or {}),
+        })
 
     async def _write_status(self, sts: Obj, replicas: int, revision: str) -> None:
         pods = [p for p in c.controlled_pods(self.api, sts) if c.active(p)]
         ready = sum(1 for p in pods if c.ready(p))
-        current = sum(
-            1 for p in pods if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == revision
-        )
+        current = sum(1 for p in pods
+                      if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == revision)
         new_status = {
             **c.status(sts),
             "observedGeneration": sts["metadata"].get("generation", 1),
