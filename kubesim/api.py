@@ -23,6 +23,7 @@ from kubesim import (
     errors,
     patch,
     request_options,
+    resize,
     selectors,
     validation,
     validation_fields,
@@ -391,7 +392,22 @@ class Api:
             raise errors.conflict(
                 resource, name, precondition_failed("UID", wanted_uid, old_meta.get("uid", ""))
             )
-        if subresource == "status":
+        validated_old = old
+        if subresource == "resize":
+            # ResizeStrategy: only the containers' resources change; ValidatePodResize judges
+            # them, and ValidatePodUpdate then sees the pod as if they had always been so.
+            request, new = new, resize.resized_pod(old, new)
+            causes = resize.validate_pod_resize(new, old, request)
+            if causes:
+                raise errors.invalid(
+                    resource, name, [(c.field, c.reason, c.message) for c in causes]
+                )
+            validated_old = resize.resized_pod(old, new)
+            meta = dict(old_meta)
+            new["metadata"] = meta
+            if new.get("spec") != old.get("spec"):
+                meta["generation"] = int(old_meta.get("generation") or 0) + 1
+        elif subresource == "status":
             new = {**old, "status": new.get("status")}
             if new["status"] is None:
                 del new["status"]
@@ -410,7 +426,7 @@ class Api:
                     new.pop("status", None)
             if "spec" in new and new.get("spec") != old.get("spec"):
                 meta["generation"] = int(old_meta.get("generation") or 0) + 1
-        self._validate(resource, new, old)
+        self._validate(resource, new, validated_old)
         stored_new = views.from_view(resource, new)
         if _without_rv(stored_new) == _without_rv(stored_old):
             return old  # no-op update: no new resourceVersion, no event (as upstream)

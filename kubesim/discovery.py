@@ -16,7 +16,9 @@ from aiohttp import web
 
 from kubesim.resources import RESOURCES, ResourceType, by_group_version
 
-GIT_VERSION = "v1.32.0-aiosched"
+# The version whose behaviour kubesim serves: pod-level resources (beta, on since v1.34),
+# in-place pod resize through pods/resize (GA in v1.35) and its kubelet conditions.
+GIT_VERSION = "v1.35.0-aiosched"
 AGGREGATED_V2_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 # Subresource -> (group, version, kind, verbs) of what it answers, as upstream's discovery says.
@@ -26,6 +28,7 @@ _SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ..
     "eviction": ("policy", "v1", "Eviction", ("create",)),
     "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
     "scale": ("autoscaling", "v1", "Scale", ("get", "patch", "update")),
+    "resize": (None, None, None, ("get", "patch", "update")),
 }
 
 JSON = dict[str, Any]

@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from kubesim import resize
 from kubesim.api import Api
 from kubesim.background import BackgroundTasks
 from kubesim.meta import Obj, new_uid, parse_rfc3339, rfc3339
@@ -26,7 +27,7 @@ NODES = "nodes"
 PODS = "pods"
 LEASES = "coordination.k8s.io/leases"
 LEASE_NAMESPACE = "kube-node-lease"
-KUBELET_VERSION = "v1.32.0-kubesim"
+KUBELET_VERSION = "v1.35.0-kubesim"
 HEARTBEAT_SLICES = 10  # renew a tenth of the leases at a time, so 5000 nodes never burst
 # on a Job's pod template: seconds the pod runs before it completes (default: --job-duration)
 JOB_DURATION_ANNOTATION = "kubesim.io/job-duration-seconds"
@@ -159,6 +160,8 @@ class NodeSimulator:
         self._timers: set[asyncio.TimerHandle] = set()
         self._ip_counter = 0
         self._node_ips: dict[str, str] = {}
+        # node → pods whose resize waits for room there (PodResizePending, Deferred)
+        self._deferred: dict[str, set[tuple[str, str]]] = {}
 
     # ---- lifecycle ---------------------------------------------------------------------------
     async def start(self, initial_nodes: int) -> None:
@@ -191,6 +194,10 @@ class NodeSimulator:
         if key == PODS:
             if event.type != "DELETED":
                 self._check_pod(event.obj)
+            node = (event.obj.get("spec") or {}).get("nodeName")
+            if node and self._deferred.get(node):
+                # a pod left or changed: a deferred resize on its node may fit now
+                self._enqueue("node-resizes", "", node)
         elif key == NODES:
             name = event.obj["metadata"]["name"]
             if event.type == "DELETED":
@@ -206,6 +213,8 @@ class NodeSimulator:
         phase = (pod.get("status") or {}).get("phase", "Pending")
         if phase == "Running" and not meta.get("deletionTimestamp"):
             self._maybe_finish_job_pod(pod)
+            if resize.resize_wanted(pod):
+                self._enqueue("pod-resize", meta["namespace"], meta["name"])
         elif meta.get("deletionTimestamp"):
             self._enqueue("pod-delete", meta["namespace"], meta["name"])
         elif phase == "Pending":
@@ -244,6 +253,11 @@ class NodeSimulator:
                     await self._succeed_pod(namespace, name)
                 elif job == "node-start":
                     await self._restart_node(name)
+                elif job == "pod-resize":
+                    await self._resize_pod(namespace, name)
+                elif job == "node-resizes":
+                    for pod_ns, pod_name in sorted(self._deferred.pop(name, set())):
+                        await self._resize_pod(pod_ns, pod_name)
             except Exception:  # one bad object must not stop every node's kubelet
                 log.exception("node simulator job %s %s/%s failed", job, namespace, name)
 
@@ -400,11 +414,99 @@ class NodeSimulator:
                     "restartCount": 0,
                     "state": {"running": {"startedAt": now}},
                     "lastState": {},
+                    **resize.actuated_container_status(c),
                 }
                 for c in containers
             ],
         }
         await self.store.put(PODS, {**pod, "status": new_status}, pod)
+
+    async def _resize_pod(self, namespace: str, name: str) -> None:
+        """What a kubelet does when a running pod's desired resources change (kubesim.resize):
+        allocate and actuate them if the node has room, else PodResizePending."""
+        pod = self.store.get(PODS, namespace, name)
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return
+        status = pod.get("status") or {}
+        node_name = str((pod.get("spec") or {}).get("nodeName") or "")
+        node = self.store.get(NODES, "", node_name) if node_name else None
+        if status.get("phase") != "Running" or node is None or not resize.resize_wanted(pod):
+            return
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        others = [
+            other
+            for other in self.store.items(PODS)
+            if (other.get("spec") or {}).get("nodeName") == node_name
+            and other["metadata"].get("uid") != pod["metadata"].get("uid")
+            and (other.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]
+        now = rfc3339(self.api.clock())
+        conditions = [
+            c
+            for c in status.get("conditions") or []
+            if c.get("type") not in (resize.RESIZE_PENDING, resize.RESIZE_IN_PROGRESS)
+        ]
+        verdict = resize.admit_resize(pod, allocatable, others)
+        if verdict is not None:
+            reason, message = verdict
+            if reason == "Deferred":
+                self._deferred.setdefault(node_name, set()).add((namespace, name))
+            pending = {
+                "type": resize.RESIZE_PENDING,
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": now,
+                "reason": reason,
+                "message": message,
+            }
+            for old in status.get("conditions") or []:
+                if old.get("type") == resize.RESIZE_PENDING and old.get("reason") == reason:
+                    pending["lastTransitionTime"] = old.get("lastTransitionTime", now)
+            new_status = {**status, "conditions": [*conditions, pending]}
+            if new_status != status:
+                await self.store.put(PODS, {**pod, "status": new_status}, pod)
+            return
+        self._deferred.get(node_name, set()).discard((namespace, name))
+        # Allocated first, reported in progress while the runtime applies it ...
+        spec_containers = {
+            c.get("name"): c for c in resize.resizable_containers(pod.get("spec") or {})
+        }
+
+        def with_allocation(items: list[Any], actuate: bool) -> list[Any]:
+            result = []
+            for item in items:
+                container = spec_containers.get(item.get("name"))
+                if container is None:
+                    result.append(item)
+                    continue
+                wanted = resize.actuated_container_status(container)
+                item = {k: v for k, v in item.items() if k != "allocatedResources"}
+                if "allocatedResources" in wanted:
+                    item["allocatedResources"] = wanted["allocatedResources"]
+                if actuate:
+                    item.pop("resources", None)
+                    if "resources" in wanted:
+                        item["resources"] = wanted["resources"]
+                result.append(item)
+            return result
+
+        in_progress = {
+            "type": resize.RESIZE_IN_PROGRESS,
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": now,
+        }
+        allocated = {**status, "conditions": [*conditions, in_progress]}
+        for key in ("containerStatuses", "initContainerStatuses"):
+            if key in status:
+                allocated[key] = with_allocation(status[key], actuate=False)
+        stored = await self.store.put(PODS, {**pod, "status": allocated}, pod)
+        # ... then actuated: status.containerStatuses[].resources shows it, the condition goes.
+        actuated = {**allocated, "conditions": conditions}
+        for key in ("containerStatuses", "initContainerStatuses"):
+            if key in allocated:
+                actuated[key] = with_allocation(allocated[key], actuate=True)
+        await self.store.put(PODS, {**stored, "status": actuated}, stored)
 
     async def _finish_deletion(self, namespace: str, name: str) -> None:
         pod = self.store.get(PODS, namespace, name)

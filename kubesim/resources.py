@@ -72,7 +72,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "pod",
         True,
         ("po",),
-        ("status", "binding", "eviction"),
+        ("status", "binding", "eviction", "resize"),
         ("all",),
     ),
     # the legacy way to bind: POST namespaces/{ns}/bindings with metadata.name = the pod

@@ -235,7 +235,7 @@ class KubeApiHandler:
                 return await self.delete_collection(request, target)
         elif target.subresource == "scale":
             return await self.scale(request, target)
-        elif target.subresource in ("", "status"):
+        elif target.subresource in ("", "status", "resize"):
             if method == "GET":
                 return self.respond(request, target.resource, self.get(target))
             if method == "PUT":

@@ -33,7 +33,11 @@ from kubesim.validation_fields import (
 )
 from kubesim.validation_policy import validate_pod_disruption_budget
 from kubesim.validation_rbac import validate_rbac
-from kubesim.validation_resources import validate_resource_quantity, validate_resource_requirements
+from kubesim.validation_resources import (
+    validate_pod_level_resources,
+    validate_resource_quantity,
+    validate_resource_requirements,
+)
 from kubesim.validation_scheduling import (
     validate_affinity,
     validate_scheduling_gates,
@@ -328,6 +332,7 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[Cause]:
     )
     causes += validate_scheduling_gates(spec.get("schedulingGates"), f"{path}.schedulingGates")
     causes += _validate_volumes(spec.get("volumes"), f"{path}.volumes")
+    causes += validate_pod_level_resources(spec, f"{path}.resources")
     if spec.get("overhead") is not None:  # upstream checks it as the limits of a requirement
         causes += validate_resource_requirements(
             {"limits": spec.get("overhead")}, f"{path}.overhead"

@@ -1,16 +1,9 @@
 """`PodView`, a pod as the scheduler sees it, and how it is built from the pod's decoded JSON.
 
-Resource requests follow k8s.io/component-helpers/resource PodRequests and
-pkg/scheduler/framework/types.go calculateResource:
-- regular containers are summed;
-- each init container runs alone, so the pod needs at least the largest of them; a restartable
-  init container (restartPolicy Always, a sidecar) keeps running, so it is added to the sum and
-  to every later init container's requirement;
-- spec.overhead is added;
-- the non-zero variant (used for scoring only) counts a container without a cpu / memory request
-  as 100m / 200Mi (a request present but "0" stays 0, as upstream's NonMissingContainerRequests).
-Sums and maxima are taken on exact quantities (nano units) before rounding, as upstream adds
-Quantities before taking MilliValue / Value.
+What the pod requests (and its non-zero variant for scoring) comes from
+scheduler.api.requests.scheduler_requests, upstream's resourcehelper.PodRequests as
+pkg/scheduler/framework/types.go applies it: containers, init containers and sidecars, pod-level
+resources, overhead, and the larger of desired and allocated/actuated amounts during a resize.
 """
 
 from __future__ import annotations
@@ -31,7 +24,7 @@ from scheduler.api.fields import (
 )
 from scheduler.api.interning import intern_strings
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
-from scheduler.api.resources import CPU, MEMORY, parse_resource_list, resource_from_nanos
+from scheduler.api.requests import scheduler_requests, status_matters
 from scheduler.api.selectors import NodeSelector, parse_node_selector_term
 from scheduler.api.values import (
     HostPort,
@@ -40,14 +33,6 @@ from scheduler.api.values import (
     Resource,
     Toleration,
 )
-
-# Upstream's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest, in nano units.
-DEFAULT_CPU_NANOS = 100 * 10**6
-DEFAULT_MEMORY_NANOS = 200 * 1024 * 1024 * 10**9
-DEFAULT_MILLI_CPU_REQUEST = 100
-DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
-
-_NO_REQUESTS: dict[str, int] = {}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -71,10 +56,9 @@ class PodView:
     priority: int  # spec.priority, 0 when unset
     preemption_policy: str  # "PreemptLowerPriority" (default) | "Never"
     scheduling_gates: tuple[str, ...]
-    # Upstream's computePodResourceRequest: sum of containers, max with each init container
-    # (restartable init containers / sidecars accumulate), plus spec.overhead.
+    # scheduler.api.requests.scheduler_requests: what the pod requests (pod-level resources,
+    # resize status included), and the same with the 100m / 200Mi defaults (scoring only).
     requests: Resource
-    # Same, but a container with no cpu / memory request counts as 100m / 200Mi (scoring only).
     non_zero_milli_cpu: int
     non_zero_memory: int
     host_ports: tuple[HostPort, ...]
@@ -131,6 +115,14 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
     if previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
         # everything derived from the rest of the spec stays as it was
         outside = _outside_spec(raw, meta, spec, status)
+        old_status = previous.raw.get("status")
+        if status_matters(spec, status) or status_matters(
+            spec, old_status if isinstance(old_status, Mapping) else EMPTY
+        ):  # an in-place resize is under way or just ended: recount from the status
+            requests, outside["non_zero_milli_cpu"], outside["non_zero_memory"] = (
+                scheduler_requests(spec, status)
+            )
+            outside["requests"] = requests
         if previous.pod_affinity.uses_label_keys and outside["labels"] != previous.labels:
             # matchLabelKeys read the pod's own labels
             outside["pod_affinity"] = _pod_affinity(spec, outside)
@@ -138,17 +130,8 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
 
     containers = as_list(spec.get("containers"), "spec.containers")
     init_containers = as_list(spec.get("initContainers"), "spec.initContainers")
-    requests, non_zero_cpu, non_zero_memory, host_ports, images = _containers(
-        containers, init_containers
-    )
-    overhead = spec.get("overhead")
-    if overhead is not None:
-        for name, nanos in parse_resource_list(overhead, "spec.overhead").items():
-            requests[name] = requests.get(name, 0) + nanos
-            if name == CPU:
-                non_zero_cpu += nanos
-            elif name == MEMORY:
-                non_zero_memory += nanos
+    host_ports, images = _containers(containers, init_containers)
+    requests, non_zero_milli_cpu, non_zero_memory = scheduler_requests(spec, status)
 
     affinity = as_mapping(spec.get("affinity"), "spec.affinity")
     node_affinity = as_mapping(
@@ -166,9 +149,9 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
             spec.get("preemptionPolicy"), "spec.preemptionPolicy", "PreemptLowerPriority"
         ),
         scheduling_gates=_scheduling_gates(spec.get("schedulingGates")),
-        requests=resource_from_nanos(requests),
-        non_zero_milli_cpu=-(-non_zero_cpu // 10**6),
-        non_zero_memory=-(-non_zero_memory // 10**9),
+        requests=requests,
+        non_zero_milli_cpu=non_zero_milli_cpu,
+        non_zero_memory=non_zero_memory,
         host_ports=host_ports,
         tolerations=_tolerations(spec.get("tolerations")),
         node_selector=as_str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
@@ -260,82 +243,27 @@ def normalized_image_name(name: str) -> str:
 
 def _containers(
     containers: list[Any], init_containers: list[Any]
-) -> tuple[dict[str, int], int, int, tuple[HostPort, ...], tuple[str, ...]]:
-    """(requests in nanos, non-zero cpu nanos, non-zero memory nanos, host ports, images)."""
-    requests: dict[str, int] = {}
-    non_zero_cpu = 0
-    non_zero_memory = 0
+) -> tuple[tuple[HostPort, ...], tuple[str, ...]]:
+    """(host ports, images) of the pod's containers."""
     ports: list[HostPort] = []
-    init_images: list[str] = []
     images: list[str] = []
-
     for index, container in enumerate(containers):
         path = f"spec.containers[{index}]"
         container = as_mapping(container, path)
-        own = _requests(container, path)
-        for name, nanos in own.items():
-            requests[name] = requests.get(name, 0) + nanos
-        non_zero_cpu += own.get(CPU, DEFAULT_CPU_NANOS)
-        non_zero_memory += own.get(MEMORY, DEFAULT_MEMORY_NANOS)
         if "ports" in container:
             ports.extend(_host_ports(container.get("ports"), path))
         images.append(_image(container, path))
-
-    if init_containers:
-        init_max: dict[str, int] = {}
-        sidecars: dict[str, int] = {}
-        sidecar_cpu = sidecar_memory = 0
-        init_max_cpu = init_max_memory = 0
-        for index, container in enumerate(init_containers):
-            path = f"spec.initContainers[{index}]"
-            container = as_mapping(container, path)
-            own = _requests(container, path)
-            own_cpu = own.get(CPU, DEFAULT_CPU_NANOS)
-            own_memory = own.get(MEMORY, DEFAULT_MEMORY_NANOS)
-            restart = as_str(container.get("restartPolicy"), f"{path}.restartPolicy")
-            if restart == "Always":
-                for name, nanos in own.items():
-                    requests[name] = requests.get(name, 0) + nanos
-                    sidecars[name] = sidecars.get(name, 0) + nanos
-                non_zero_cpu += own_cpu
-                non_zero_memory += own_memory
-                sidecar_cpu += own_cpu
-                sidecar_memory += own_memory
-                needed = sidecars
-                needed_cpu, needed_memory = sidecar_cpu, sidecar_memory
-                # Sidecars hold their host ports for the pod's lifetime (upstream GetHostPorts).
-                if "ports" in container:
-                    ports.extend(_host_ports(container.get("ports"), path))
-            else:
-                needed = dict(sidecars)
-                for name, nanos in own.items():
-                    needed[name] = needed.get(name, 0) + nanos
-                needed_cpu, needed_memory = own_cpu + sidecar_cpu, own_memory + sidecar_memory
-            for name, nanos in needed.items():
-                if name not in init_max or nanos > init_max[name]:
-                    init_max[name] = nanos
-            init_max_cpu = max(init_max_cpu, needed_cpu)
-            init_max_memory = max(init_max_memory, needed_memory)
-            init_images.append(_image(container, path))
-        for name, nanos in init_max.items():
-            if name not in requests or nanos > requests[name]:
-                requests[name] = nanos
-        non_zero_cpu = max(non_zero_cpu, init_max_cpu)
-        non_zero_memory = max(non_zero_memory, init_max_memory)
-        # Upstream's ImageLocality walks init containers first.
-        images = init_images + images
-
-    return requests, non_zero_cpu, non_zero_memory, tuple(ports), tuple(images)
-
-
-def _requests(container: Mapping[str, Any], path: str) -> dict[str, int]:
-    resources = container.get("resources")
-    if resources is None:
-        return _NO_REQUESTS
-    requests = as_mapping(resources, f"{path}.resources").get("requests")
-    if requests is None:
-        return _NO_REQUESTS
-    return parse_resource_list(requests, f"{path}.resources.requests")
+    init_images: list[str] = []
+    for index, container in enumerate(init_containers):
+        path = f"spec.initContainers[{index}]"
+        container = as_mapping(container, path)
+        restart = as_str(container.get("restartPolicy"), f"{path}.restartPolicy")
+        # Sidecars hold their host ports for the pod's lifetime (upstream GetHostPorts).
+        if restart == "Always" and "ports" in container:
+            ports.extend(_host_ports(container.get("ports"), path))
+        init_images.append(_image(container, path))
+    # Upstream's ImageLocality walks init containers first.
+    return tuple(ports), tuple(init_images + images)
 
 
 def _host_ports(value: Any, path: str) -> list[HostPort]:

@@ -109,4 +109,9 @@ async def test_aggregated_matches_legacy(client: TestClient[Any, Any]) -> None:
     pods = next(r for r in core["items"][0]["versions"][0]["resources"]
                 if r["resource"] == "pods")
     assert pods["scope"] == "Namespaced"
-    assert [s["subresource"] for s in pods["subresources"]] == ["status", "binding", "eviction"]
+    assert [s["subresource"] for s in pods["subresources"]] == [
+        "status",
+        "binding",
+        "eviction",
+        "resize",
+    ]

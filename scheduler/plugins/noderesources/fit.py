@@ -1,18 +1,22 @@
 """NodeResourcesFit: Filter nodes without room for the pod's requests; Score by allocation.
 
 Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go and resource_allocation.go
-(queueing hints and in-place pod resize enabled, as upstream's current defaults).
+(queueing hints, pod-level resources and in-place pod resize enabled, as upstream's v1.35
+defaults). The pod's requests come from scheduler.api.requests (resourcehelper.PodRequests);
+a bound pod whose requests shrink (a resize down, UpdatePodScaleDown) requeues pods that want
+what it frees (isSchedulableAfterPodScaleDown).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from scheduler.api.objects import NodeView, PodView, Resource
+from scheduler.api.requests import is_pod_level_requests_set, scoring_non_zero_requests
 from scheduler.cache.node_table import IntArray, NodeTable, fits_int64
 from scheduler.cache.rows import Rows, RowVerdict
 from scheduler.framework.events import (
@@ -180,13 +184,24 @@ def _requested_resources_increased(pod: PodView, old: NodeView, new: NodeView) -
     return False
 
 
-def _pod_request_for_scoring(pod: PodView, name: str) -> int:
+def _pod_request_for_scoring(pod: PodView, name: str, non_zero: tuple[int, int]) -> int:
     """Non-zero requests for cpu / memory (100m / 200Mi per container without one)."""
     if name == "cpu":
-        return pod.non_zero_milli_cpu
+        return non_zero[0]
     if name == "memory":
-        return pod.non_zero_memory
+        return non_zero[1]
     return pod.requests.get(name)
+
+
+def _scoring_non_zero(pod: PodView) -> tuple[int, int]:
+    """The incoming pod's non-zero cpu / memory as upstream's resourceAllocationScorer reads
+    them (calculatePodResourceRequest: defaults for every container without a request). Only a
+    pod with pod-level requests differs from what the cache counts for it (types.go)."""
+    spec = pod.raw.get("spec")
+    if isinstance(spec, Mapping) and spec.get("resources") and is_pod_level_requests_set(spec):
+        status = pod.raw.get("status")
+        return scoring_non_zero_requests(spec, status if isinstance(status, Mapping) else {})
+    return pod.non_zero_milli_cpu, pod.non_zero_memory
 
 
 def allocatable_and_requested(node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
@@ -315,7 +330,8 @@ class NodeResourcesFit:
         return Status.OK
 
     def _pod_requests(self, pod: PodView) -> tuple[int, ...]:
-        return tuple(_pod_request_for_scoring(pod, name) for name in self._resources)
+        non_zero = _scoring_non_zero(pod)
+        return tuple(_pod_request_for_scoring(pod, name, non_zero) for name in self._resources)
 
     def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
         try:
@@ -392,9 +408,10 @@ class NodeResourcesFit:
     @staticmethod
     def _schedulable_after_pod_event(pod: Any, old: Any, new: Any) -> QueueingHint:
         if new is None:
-            # Only a deleted pod that held resources on a node can free them.
-            bound = isinstance(old, PodView) and old.is_bound
-            return QueueingHint.QUEUE if bound else QueueingHint.SKIP
+            # Only a deleted pod that held resources on a node (or was nominated to one, and so
+            # counted there for pods of lower priority) can free them.
+            held = isinstance(old, PodView) and (old.is_bound or bool(old.nominated_node_name))
+            return QueueingHint.QUEUE if held else QueueingHint.SKIP
         if not isinstance(old, PodView) or not isinstance(new, PodView):
             return QueueingHint.QUEUE
         if new.uid == pod.uid:
