@@ -27,7 +27,8 @@ batching) says when decisions are identical.
 Not ported: upstream reuses a batch between the pods of one PodGroup scheduling cycle
 (GenericWorkload); aiosched has no PodGroups yet, so one cycle is always one pod. Upstream
 signs a pod when it is queued (newQueuedPodInfo); here the pod is signed when the batch is
-asked for a hint (see the report of the change that ported re-scoring).
+asked for a hint, as v1.35 did: signing in the queue would need each profile's signer there
+and a new signature on every pod update, more than the queue should change for it now.
 """
 
 from __future__ import annotations
@@ -358,18 +359,19 @@ class SortedScoredNodes:
     ) -> None:
         """Candidates `names` with `totals` (all equal when None) and `raw` columns; `chosen`
         is the position of the node the cycle took, which is left out."""
-        positions = np.arange(len(names), dtype=np.intp)
-        totals = np.zeros(len(names), dtype=np.int64) if totals is None else totals
-        columns = list(raw)
+        count = len(names)
+        positions = np.arange(count, dtype=np.intp)
+        totals = np.zeros(count, dtype=np.int64) if totals is None else totals
+        matrix = np.array(raw, dtype=np.int64).reshape(len(raw), count)
         if chosen is not None:
             positions = np.delete(positions, chosen)
             totals = np.delete(totals, chosen)
-            columns = [np.delete(column, chosen) for column in columns]
+            matrix = np.delete(matrix, chosen, axis=1)
         self.names = names
         self.positions = positions
         self.totals = totals
         self.plugins = tuple(plugins)
-        self.raw = columns
+        self.raw: IntArray = matrix  # one row per plugin, one column per candidate
         # The position of the node that last left the candidates (the chosen one, then each
         # hint popped): the node the next pod's batch re-scores.
         self.last_taken = -1 if chosen is None else chosen
@@ -424,18 +426,23 @@ class SortedScoredNodes:
             position = len(names) - 1
         kept = self.positions[alive]
         at = int(np.searchsorted(kept, position))
-        positions = np.insert(kept, at, position)
-        raw = [
-            np.insert(column[alive], at, value)
-            for column, value in zip(self.raw, fresh, strict=True)
-        ]
+        # The kept candidates with a free slot at `at` for the re-scored node (one gather per
+        # array; np.insert costs more than the rest of the re-score).
+        take = np.empty(len(alive) + 1, dtype=np.intp)
+        take[:at] = alive[:at]
+        take[at] = 0
+        take[at + 1 :] = alive[at:]
+        positions = self.positions[take]
+        positions[at] = position
+        raw = self.raw[:, take]
+        raw[:, at] = fresh
         listed = names
 
         def node_names() -> list[str]:
             return [listed[i] for i in positions.tolist()]
 
-        # NormalizeScore works on copies: the ranking keeps the raw scores for the next pod.
-        working = [column.copy() for column in raw]
+        # NormalizeScore works on a copy: the ranking keeps the raw scores for the next pod.
+        working = list(raw.copy())
         totals, status = normalize(self.plugins, working, len(positions), node_names)
         if totals is None:
             return None, status

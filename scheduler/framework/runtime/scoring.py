@@ -375,8 +375,8 @@ class Scoring(FrameworkCore):
             return None, status
         total = np.zeros(count, dtype=np.int64)
         for plugin, values in zip(chosen, raw, strict=True):
-            invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
-            if len(invalid):
+            if count and (values.min() < MIN_NODE_SCORE or values.max() > MAX_NODE_SCORE):
+                invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
                 return None, _invalid_score(plugin.name, int(values[invalid[0]]))
             total += values * self.score_weights.get(plugin.name, 1)
         return total, Status.OK
