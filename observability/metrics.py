@@ -247,7 +247,8 @@ class SchedulerMetrics:
             ("plugin", "extension_point", "profile"),
             registry=reg,
         )
-        # Opportunistic batching (upstream metrics.go, v1.35; names, labels, buckets as there).
+        # Opportunistic batching (upstream metrics.go, the newest stored: v1.35's and the
+        # re-scoring ones; names, labels, buckets and help texts as there).
         self._batch_attempts = FastCounter(
             "scheduler_batch_attempts_total",
             "Counts of results when we attempt to use batching.",
@@ -260,6 +261,19 @@ class SchedulerMetrics:
             ("profile", "reason"),
             registry=reg,
         )
+        self._batch_rescore_attempts = FastCounter(
+            "scheduler_batch_rescore_attempts_total",
+            "Counts of rescore attempts during opportunistic batching.",
+            ("profile",),
+            registry=reg,
+        )
+        self._batch_rescore_duration = FastHistogram(
+            "scheduler_batch_rescore_duration_seconds",
+            "Latency for rescoring a node during opportunistic batching.",
+            ("profile",),
+            buckets=_BATCH_BUCKETS,
+            registry=reg,
+        )
         self._get_node_hint_duration = FastHistogram(
             "scheduler_get_node_hint_duration_seconds",
             "Latency for getting a node hint.",
@@ -269,7 +283,7 @@ class SchedulerMetrics:
         )
         self._store_results_duration = FastHistogram(
             "scheduler_store_schedule_results_duration_seconds",
-            "Latency for getting a no.",  # sic, upstream's help text
+            "Latency for storing scheduling results.",  # v1.35 said "Latency for getting a no."
             ("profile",),
             buckets=_BATCH_BUCKETS,
             registry=reg,
@@ -378,6 +392,12 @@ class SchedulerMetrics:
 
     def batch_cache_flushed(self, profile: str, reason: str) -> None:
         self._batch_flushed.children[(profile, reason)].inc()
+
+    def batch_rescore_attempt(self, profile: str) -> None:
+        self._batch_rescore_attempts.children[(profile,)].inc()
+
+    def batch_rescore_duration(self, profile: str, seconds: float) -> None:
+        self._batch_rescore_duration.children[(profile,)].observe(seconds)
 
     def get_node_hint_duration(self, hinted: str, profile: str, seconds: float) -> None:
         self._get_node_hint_duration.children[(hinted, profile)].observe(seconds)

@@ -175,9 +175,11 @@ async def schedule_pod(
         if ticket is not None:
             ticket.store(feasible[0].node_name, None)
         return ScheduleResult(feasible[0].node_name, 1 + rejected, 1)
+    # Raw scores before NormalizeScore, kept with the ranking for the batch's re-scoring.
+    raw: list[IntArray] | None = [] if ticket is not None else None
     if rows is not None:
         table, feasible_rows = rows
-        row_scores = prioritize_rows(fwk, state, pod, table, feasible_rows, feasible)
+        row_scores = prioritize_rows(fwk, state, pod, table, feasible_rows, feasible, raw)
         if extenders:
             by_node = await extender_scores(extenders, pod, feasible, recorder)
             if by_node:
@@ -188,14 +190,15 @@ async def schedule_pod(
             details.chosen_row = chosen
         host = feasible[chosen].node_name
         if ticket is not None:
-            ticket.store(host, _ranked_rows(row_scores.total, feasible, chosen))
+            plugins = row_scores.plugins[: len(raw or ())]  # extender columns come after
+            ticket.store(host, _ranked_rows(row_scores.total, feasible, chosen, plugins, raw))
         return ScheduleResult(host, len(feasible) + rejected, len(feasible))
     if extenders and not fwk.has_score_plugins():
         # Upstream runs the (empty) Score pass when extenders exist: every plugin total is 0
         # (without extenders every node scores 1, as prioritize_nodes says).
         scores = [NodePluginScores(info.node_name) for info in feasible]
     else:
-        scores = prioritize_nodes(fwk, state, pod, feasible)
+        scores = prioritize_nodes(fwk, state, pod, feasible, raw)
     if extenders:
         by_node = await extender_scores(extenders, pod, feasible, recorder)
         for node_scores in scores:
@@ -207,34 +210,69 @@ async def schedule_pod(
         details.scores = scores
     host = select_host(scores, rng)
     if ticket is not None:
-        ticket.store(host, _ranked(scores, host))
+        ticket.store(host, _ranked(scores, host, raw or []))
     return ScheduleResult(host, len(feasible) + rejected, len(feasible))
 
 
-def _ranked_rows(totals: IntArray, nodes: Sequence[NodeInfo], chosen: int) -> SortedScoredNodes:
-    """The candidates but the chosen one, best total first, equal totals in scan order.
+class _NodeNames:
+    """The names of a cycle's nodes by position, read only when the ranking asks."""
+
+    __slots__ = ("_nodes",)
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self._nodes = nodes
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, index: int, /) -> str:
+        return self._nodes[index].node_name
+
+
+class _ScoredNames:
+    """_NodeNames over the per-node path's scores."""
+
+    __slots__ = ("_scores",)
+
+    def __init__(self, scores: Sequence[NodePluginScores]) -> None:
+        self._scores = scores
+
+    def __len__(self) -> int:
+        return len(self._scores)
+
+    def __getitem__(self, index: int, /) -> str:
+        return self._scores[index].name
+
+
+def _ranked_rows(
+    totals: IntArray,
+    nodes: Sequence[NodeInfo],
+    chosen: int,
+    plugins: Sequence[str],
+    raw: list[IntArray] | None,
+) -> SortedScoredNodes:
+    """The candidates but the chosen one, best total first, equal totals in scan order, with
+    their raw scores.
 
     Upstream pops the chosen node off a heap whose ties are broken by a random number per
     node; here select_host picks the chosen node exactly as without batching (the same draws
     of the scheduler's rng), and the runners-up keep their scan order, which costs no draw.
-    Sorted only if the next cycle reads it (from a copy: the row arrays are the cycle's)."""
-    totals = totals.copy()
-
-    def rank() -> list[str]:
-        order = np.argsort(-totals, kind="stable").tolist()
-        return [nodes[i].node_name for i in order if i != chosen]
-
-    return SortedScoredNodes(rank=rank, length=len(nodes) - 1)
+    Sorted only if the next cycle reads it (the arrays are copies, not the cycle's)."""
+    return SortedScoredNodes(
+        _NodeNames(nodes), totals, plugins=plugins, raw=raw or (), chosen=chosen
+    )
 
 
-def _ranked(scores: Sequence[NodePluginScores], chosen: str) -> SortedScoredNodes:
+def _ranked(
+    scores: Sequence[NodePluginScores], chosen: str, raw: list[IntArray]
+) -> SortedScoredNodes:
     """_ranked_rows for the per-node path's scores."""
-
-    def rank() -> list[str]:
-        ordered = sorted(scores, key=lambda node: -node.total_score)
-        return [node.name for node in ordered if node.name != chosen]
-
-    return SortedScoredNodes(rank=rank, length=len(scores) - 1)
+    totals = np.fromiter((s.total_score for s in scores), dtype=np.int64, count=len(scores))
+    position = next(i for i, node in enumerate(scores) if node.name == chosen)
+    plugins = [score.name for score in scores[0].scores][: len(raw)] if scores else []
+    return SortedScoredNodes(
+        _ScoredNames(scores), totals, plugins=plugins, raw=raw, chosen=position
+    )
 
 
 async def _find_feasible_with_extenders(
@@ -341,7 +379,7 @@ def _find_feasible(
         return [], None
     hint = _node_hint(ticket, state, pod)
     # A node nominated by an earlier preemption is likely the only one that fits: try it first;
-    # so is the batch's hint (upstream asks for the hint even when a node is nominated).
+    # otherwise the batch's hint (a nominated pod gets none: flush reason pod_nominated).
     feasible_nominated = _feasible_nominated_node(fwk, state, pod, snapshot, diagnosis, hint)
     if feasible_nominated:
         return feasible_nominated, None
@@ -509,15 +547,20 @@ def _find_nodes_that_pass_filters(
 
 
 def prioritize_nodes(
-    fwk: Framework, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+    fwk: Framework,
+    state: CycleState,
+    pod: PodView,
+    nodes: Sequence[NodeInfo],
+    raw_out: list[IntArray] | None = None,
 ) -> list[NodePluginScores]:
-    """Weighted scores per node; every node scores 1 when the profile has no Score plugin."""
+    """Weighted scores per node; every node scores 1 when the profile has no Score plugin.
+    `raw_out` receives the plugins' scores before NormalizeScore (run_score_plugins)."""
     if not fwk.has_score_plugins():
         return [NodePluginScores(info.node_name, total_score=1) for info in nodes]
     status = fwk.run_pre_score_plugins(state, pod, nodes)
     if not status.is_success:
         raise SchedulingError(status)
-    scores, status = fwk.run_score_plugins(state, pod, nodes)
+    scores, status = fwk.run_score_plugins(state, pod, nodes, raw_out)
     if not status.is_success:
         raise SchedulingError(status)
     return scores

@@ -242,9 +242,11 @@ def prioritize_rows(
     table: NodeTable,
     rows: Rows,
     infos: Sequence[NodeInfo] | None = None,
+    raw_out: list[IntArray] | None = None,
 ) -> RowScores:
     """prioritize_nodes over table rows (every row scores 1 without Score plugins);
-    `infos` are the rows' NodeInfos when the caller has them."""
+    `infos` are the rows' NodeInfos when the caller has them; `raw_out` receives the plugins'
+    scores before NormalizeScore."""
     if not fwk.has_score_plugins():
         ones: IntArray = np.ones(len(rows), dtype=np.int64)
         return RowScores([], [], ones)
@@ -253,7 +255,7 @@ def prioritize_rows(
     status = fwk.run_pre_score_plugins(state, pod, infos)
     if not status.is_success:
         raise SchedulingError(status)
-    scores, status = fwk.run_score_plugins_rows(state, pod, table, rows)
+    scores, status = fwk.run_score_plugins_rows(state, pod, table, rows, raw_out)
     if scores is None:
         raise SchedulingError(status)
     return scores

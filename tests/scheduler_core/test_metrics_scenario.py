@@ -38,6 +38,10 @@ NOT_MOVED_BY_THIS_SCENARIO = {
     # Observed only when a Permit plugin answers Wait, as upstream; no in-tree plugin does
     # (tests/scheduler_framework/test_filter_truth.py covers it with a waiting plugin).
     "scheduler_permit_wait_duration_seconds": "a waiting Permit plugin",
+    # Only a batch re-score moves them: the default profile signs no pod (PodTopologySpread's
+    # system defaults), as upstream (tests/scheduler_framework/test_batch.py re-scores).
+    "scheduler_batch_rescore_attempts": "a batch re-score",
+    "scheduler_batch_rescore_duration_seconds": "a batch re-score",
 }
 
 #: Collectors prometheus_client provides (process / platform / GC), not metrics.py families.

@@ -1,25 +1,34 @@
 """Opportunistic batching: the next pod with the same signature takes the previous pod's
 runner-up instead of filtering and scoring the cluster again.
 
-Upstream kube-scheduler v1.35 (feature gate OpportunisticBatching, beta, on by default):
-pkg/scheduler/framework/runtime/batch.go (OpportunisticBatch, as released in v1.35: a still
-feasible last node ends the batch, it is not rescored), the signature in
-pkg/scheduler/framework/runtime/framework.go (computeBatchablePlugins, SignPod) and
-staging/src/k8s.io/kube-scheduler/framework/signers.go (the signer names and what each
+Upstream kube-scheduler (feature gate OpportunisticBatching, beta and on by default since
+v1.35): pkg/scheduler/framework/runtime/batch.go, the newest stored version (after v1.35:
+re-scoring, kubernetes/kubernetes#140289 for v1.37, and the pod_nominated flush); the
+signature in pkg/scheduler/framework/runtime/framework.go (computeBatchablePlugins, SignPod)
+and staging/src/k8s.io/kube-scheduler/framework/signers.go (the signer names and what each
 fragment holds), the metrics in pkg/scheduler/metrics/metrics.go.
 
 Why it is safe to reuse a ranking: two pods with equal signatures get the same feasibility and
 scores on the same nodes (every PreFilter/Filter/PreScore/Score plugin says what of the pod it
-reads). When the previous pod took node N and the new pod no longer fits on N, the only node
-whose state the placement changed is out of the running, so the best remaining candidate of
-the previous ranking is the new pod's best among the same candidates. That is checked on every
-reuse: N is filtered again for the new pod, and a pod that still fits on N ends the batch.
-The hinted node itself is filtered again by the algorithm before it is taken.
+reads). When the previous pod took node N, N is the only node whose state the placement
+changed. So N is filtered again for the new pod: if it no longer fits, the best remaining
+candidate of the previous ranking is the new pod's best among the same candidates; if it still
+fits, N is re-scored (PreScore, Score on N alone, then NormalizeScore over N's fresh raw scores
+and the candidates' kept raw scores) and competes with them again. v1.35 ended the batch there
+(flush reason node_not_full), which left pods that share nodes unbatched. The hinted node
+itself is filtered again by the algorithm before it is taken.
 
 What upstream does not check, and neither do we: changes to other nodes made by events between
 the two cycles (the batch lives at most 500 ms), and that the sampled candidate set
-(numFeasibleNodesToFind) and the normalisation over it are those a fresh cycle would have used.
-ARCHITECTURE.md (the fast-path contract, batching) says when decisions are identical.
+(numFeasibleNodesToFind) and, once N left the running, the normalisation over the remaining
+candidates are those a fresh cycle would have used. ARCHITECTURE.md (the fast-path contract,
+batching) says when decisions are identical.
+
+Not ported: upstream reuses a batch between the pods of one PodGroup scheduling cycle
+(GenericWorkload); aiosched has no PodGroups yet, so one cycle is always one pod. Upstream
+signs a pod when it is queued (newQueuedPodInfo); here the pod is signed when the batch is
+asked for a hint, as v1.35 did: signing in the queue would need each profile's signer there
+and a new signature on every pod update, more than the queue should change for it now.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
 import orjson
 
 from scheduler.framework.interface import (
@@ -40,11 +50,13 @@ from scheduler.framework.status import Status
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import IntArray
     from scheduler.framework.interface import Plugin, SnapshotLister
 
 __all__ = [
     "MAX_BATCH_AGE_SECONDS",
     "BatchMetrics",
+    "NodeNames",
     "OpportunisticBatch",
     "PodSignature",
     "PodSigner",
@@ -74,15 +86,23 @@ VOLUMES = "v1.Pod.Spec.Volumes.NonSyntheticSources()"
 HINT_USED = "hint_used"
 HINT_NOT_USED = "hint_not_used"
 NO_HINT = "no_hint"
-# batch_cache_flushed_total{reason}
+# batch_cache_flushed_total{reason} (metrics.go; v1.35's node_not_full is gone: a still
+# feasible node is re-scored)
 FLUSH_POD_FAILED = "pod_failed"
 FLUSH_POD_SKIPPED = "pod_skipped"
+FLUSH_POD_NOMINATED = "pod_nominated"
 FLUSH_NODE_MISSING = "node_missing"
-FLUSH_NODE_NOT_FULL = "node_not_full"
 FLUSH_EMPTY_LIST = "empty_list"
 FLUSH_EXPIRED = "expired"
 FLUSH_POD_INCOMPATIBLE = "pod_incompatible"
 FLUSH_POD_NOT_BATCHABLE = "pod_not_batchable"
+FLUSH_PRESCORE_ERROR = "prescore_error"
+FLUSH_RESCORE_ERROR = "rescore_error"
+FLUSH_NORMALIZE_ERROR = "normalize_error"
+# A Filter error on the node to re-score: the review of kubernetes/kubernetes#140289 flushes
+# it (batch.go at review, line 244) rather than re-scoring a node whose filters failed; the
+# stored batch.go predates that and re-scores it.
+FLUSH_FILTER_ERROR = "filter_error"
 
 
 # ---- the fragments in-tree plugins contribute (signers.go) ----------------------------------
@@ -258,12 +278,18 @@ def _encode(fragments: dict[str, Any]) -> PodSignature | None:
 class BatchMetrics(Protocol):
     """Upstream's batching metrics: scheduler_batch_attempts_total{profile,result},
     scheduler_batch_cache_flushed_total{profile,reason},
+    scheduler_batch_rescore_attempts_total{profile},
+    scheduler_batch_rescore_duration_seconds{profile},
     scheduler_get_node_hint_duration_seconds{hinted,profile},
     scheduler_store_schedule_results_duration_seconds{profile}."""
 
     def batch_attempt(self, profile: str, result: str) -> None: ...
 
     def batch_cache_flushed(self, profile: str, reason: str) -> None: ...
+
+    def batch_rescore_attempt(self, profile: str) -> None: ...
+
+    def batch_rescore_duration(self, profile: str, seconds: float) -> None: ...
 
     def get_node_hint_duration(self, hinted: str, profile: str, seconds: float) -> None: ...
 
@@ -277,6 +303,12 @@ class NoBatchMetrics:
     def batch_cache_flushed(self, profile: str, reason: str) -> None:
         pass
 
+    def batch_rescore_attempt(self, profile: str) -> None:
+        pass
+
+    def batch_rescore_duration(self, profile: str, seconds: float) -> None:
+        pass
+
     def get_node_hint_duration(self, hinted: str, profile: str, seconds: float) -> None:
         pass
 
@@ -284,39 +316,146 @@ class NoBatchMetrics:
         pass
 
 
-class SortedScoredNodes:
-    """The candidates of a scored cycle, best first, that the chosen node was popped from
-    (upstream's SortedScoredNodes: Pop, Len). Built lazily from `rank` on the first pop:
-    most cycles store a ranking that the next cycle never reads."""
+class NodeNames(Protocol):
+    """The candidates' node names by position (a list, or a view over the cycle's nodes that
+    reads a name only when asked)."""
 
-    __slots__ = ("_length", "_names", "_next", "_rank")
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int, /) -> str: ...
+
+
+#: (totals | None, status) of candidates from their raw score columns (normalised in place)
+#: and a way to list their node names: the framework's normalize_scores bound to one cycle.
+Normalizer = Callable[
+    [Sequence[str], list["IntArray"], int, Callable[[], Sequence[str]]],
+    tuple["IntArray | None", Status],
+]
+
+
+class SortedScoredNodes:
+    """The candidates of a scored cycle but the chosen one, best first (upstream's
+    SortedScoredNodes: Pop, Len, UnorderedList), with each candidate's raw score per Score
+    plugin so that the node the last pod went to can be re-scored and ranked among them.
+
+    Arrays over the scoring cycle's candidates in scan order (`names`, one position each):
+    `positions` of the candidates still in (ascending), their weighted `totals` and their `raw`
+    scores (one column per plugin of `plugins`). The ranking (best total first, equal totals in
+    scan order) is sorted on the first pop or re-score: most cycles store a ranking that no
+    later cycle reads."""
+
+    __slots__ = ("_next", "_order", "last_taken", "names", "plugins", "positions", "raw", "totals")
+
+    names: NodeNames
 
     def __init__(
-        self, names: Sequence[str] = (), *, rank: Callable[[], Sequence[str]] | None = None,
-        length: int = 0,
-    ) -> None:  # fmt: skip
-        self._names: Sequence[str] | None = names if rank is None else None
-        self._rank = rank
-        self._length = len(names) if rank is None else length
+        self,
+        names: NodeNames,
+        totals: IntArray | None = None,
+        *,
+        plugins: Sequence[str] = (),
+        raw: Sequence[IntArray] = (),
+        chosen: int | None = None,
+    ) -> None:
+        """Candidates `names` with `totals` (all equal when None) and `raw` columns; `chosen`
+        is the position of the node the cycle took, which is left out."""
+        count = len(names)
+        positions = np.arange(count, dtype=np.intp)
+        totals = np.zeros(count, dtype=np.int64) if totals is None else totals
+        matrix = np.array(raw, dtype=np.int64).reshape(len(raw), count)
+        if chosen is not None:
+            positions = np.delete(positions, chosen)
+            totals = np.delete(totals, chosen)
+            matrix = np.delete(matrix, chosen, axis=1)
+        self.names = names
+        self.positions = positions
+        self.totals = totals
+        self.plugins = tuple(plugins)
+        self.raw: IntArray = matrix  # one row per plugin, one column per candidate
+        # The position of the node that last left the candidates (the chosen one, then each
+        # hint popped): the node the next pod's batch re-scores.
+        self.last_taken = -1 if chosen is None else chosen
+        self._order: IntArray | None = None
         self._next = 0
 
-    def _materialized(self) -> Sequence[str]:
-        if self._names is None:
-            assert self._rank is not None
-            self._names = self._rank()
-            self._rank = None
-        return self._names
+    def _ranked(self) -> IntArray:
+        if self._order is None:
+            self._order = np.argsort(-self.totals, kind="stable")
+        return self._order
 
     def pop(self) -> str:
-        name = self._materialized()[self._next]
+        slot = int(self._ranked()[self._next])
         self._next += 1
-        return name
+        self.last_taken = int(self.positions[slot])
+        return self.names[self.last_taken]
 
     def __len__(self) -> int:
-        return self._length - self._next
+        return len(self.positions) - self._next
 
     def remaining(self) -> list[str]:
-        return list(self._materialized()[self._next :])
+        names = self.names
+        return [names[i] for i in self.positions[self._ranked()[self._next :]].tolist()]
+
+    def _position_of(self, name: str) -> int:
+        if self.last_taken >= 0 and self.names[self.last_taken] == name:
+            return self.last_taken
+        for position in range(len(self.names)):  # not reached from the algorithm
+            if self.names[position] == name:
+                return position
+        return -1
+
+    def with_rescored(
+        self, name: str, plugins: Sequence[str], fresh: Sequence[int], normalize: Normalizer
+    ) -> tuple[SortedScoredNodes | None, Status]:
+        """The remaining candidates and node `name` with its `fresh` raw scores, normalised
+        together and ranked again (batch.go rescoreHintedNode: UnorderedList plus the node,
+        NormalizeScores, NewSortedScoredNodes). The node keeps its place in scan order, so
+        equal totals rank as in a fresh cycle's runners-up. A status that is not success says
+        why no ranking came out (normalize_error)."""
+        if tuple(plugins) != self.plugins:
+            return None, Status.error("the Score plugins differ from the kept raw scores")
+        alive = (
+            np.sort(self._order[self._next :])
+            if self._order is not None
+            else np.arange(len(self.positions), dtype=np.intp)
+        )
+        names = self.names
+        position = self._position_of(name)
+        if position < 0:  # a node the ranking never had (upstream's tests store such rankings)
+            names = [*(names[i] for i in range(len(names))), name]
+            position = len(names) - 1
+        kept = self.positions[alive]
+        at = int(np.searchsorted(kept, position))
+        # The kept candidates with a free slot at `at` for the re-scored node (one gather per
+        # array; np.insert costs more than the rest of the re-score).
+        take = np.empty(len(alive) + 1, dtype=np.intp)
+        take[:at] = alive[:at]
+        take[at] = 0
+        take[at + 1 :] = alive[at:]
+        positions = self.positions[take]
+        positions[at] = position
+        raw = self.raw[:, take]
+        raw[:, at] = fresh
+        listed = names
+
+        def node_names() -> list[str]:
+            return [listed[i] for i in positions.tolist()]
+
+        # NormalizeScore works on a copy: the ranking keeps the raw scores for the next pod.
+        working = list(raw.copy())
+        totals, status = normalize(self.plugins, working, len(positions), node_names)
+        if totals is None:
+            return None, status
+        ranking = SortedScoredNodes.__new__(SortedScoredNodes)
+        ranking.names = names
+        ranking.positions = positions
+        ranking.totals = totals
+        ranking.plugins = self.plugins
+        ranking.raw = raw
+        ranking.last_taken = -1
+        ranking._order = None
+        ranking._next = 0
+        return ranking, Status.OK
 
 
 @dataclass(slots=True)
@@ -344,6 +483,24 @@ class BatchHandle(Protocol):
     def run_filter_plugins(
         self, state: CycleState, pod: PodView, node_info: NodeInfo
     ) -> Status: ...
+
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> Status: ...
+
+    def run_raw_score_plugins(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo
+    ) -> tuple[list[str], list[int], Status]: ...
+
+    def normalize_scores(
+        self,
+        state: CycleState,
+        pod: PodView,
+        plugins: Sequence[str],
+        raw: list[IntArray],
+        count: int,
+        names: Callable[[], Sequence[str]],
+    ) -> tuple[IntArray | None, Status]: ...
 
 
 class OpportunisticBatch:
@@ -375,7 +532,7 @@ class OpportunisticBatch:
         profile = self.handle.profile_name
         signature = self.sign(pod, state.record_plugin_metrics)
         hint = ""
-        if self._compatible(state, pod, signature, cycle):
+        if self._compatible(pod, signature, cycle) and self._refresh_hint_candidates(state, pod):
             assert self.state is not None
             hint = self.state.sorted_nodes.pop()
         else:
@@ -415,20 +572,24 @@ class OpportunisticBatch:
         # refused again by the next check, so dropping it here changes nothing observable.
         self.metrics.batch_cache_flushed(self.handle.profile_name, reason)
 
-    def _compatible(
-        self, state: CycleState, pod: PodView, signature: PodSignature | None, cycle: int
-    ) -> bool:
+    def _compatible(self, pod: PodView, signature: PodSignature | None, cycle: int) -> bool:
         """batchStateCompatible, in upstream's order of checks."""
         batch = self.state
         if batch is None or not len(batch.sorted_nodes):
             return False
         last = self.last_cycle
         if cycle != last.cycle + 1:
-            # A pod of another profile (or one that failed) came in between.
+            # A pod of another profile (or one that failed) came in between. Upstream also
+            # reuses the batch when the cycle count is equal, between the pods of one PodGroup
+            # (GenericWorkload): no PodGroups here, so an equal count never happens.
             self._flush(FLUSH_POD_SKIPPED)
             return False
         if not last.succeeded:
             self._flush(FLUSH_POD_FAILED)
+            return False
+        if pod.nominated_node_name:
+            # A pod nominated by an earlier preemption tries its nominated node instead.
+            self._flush(FLUSH_POD_NOMINATED)
             return False
         if signature is None or signature != batch.signature:
             self._flush(FLUSH_POD_INCOMPATIBLE)
@@ -436,15 +597,62 @@ class OpportunisticBatch:
         if self.clock() > batch.creation_time + MAX_BATCH_AGE_SECONDS:
             self._flush(FLUSH_EXPIRED)
             return False
-        # Reuse only when the new pod no longer fits where the last one went: otherwise that
-        # node, rescored, might be the best again, and the ranking says nothing about it
-        # (KEP-5598).
-        last_node = self.handle.snapshot().get(last.chosen_node)
+        return True
+
+    def _refresh_hint_candidates(self, state: CycleState, pod: PodView) -> bool:
+        """refreshHintCandidates: filter the node the last pod went to for this pod; if it
+        still fits, re-score it into the ranking (it may be the best again). False: no hint."""
+        last_node = self.handle.snapshot().get(self.last_cycle.chosen_node)
         if last_node is None:
             self._flush(FLUSH_NODE_MISSING)
             return False
         status = self.handle.run_filter_plugins(state, pod, last_node)
+        if status.is_success:
+            return self._rescore_last_node(state, pod, last_node)
         if not status.is_rejected:
-            self._flush(FLUSH_NODE_NOT_FULL)
+            self._flush(FLUSH_FILTER_ERROR)
             return False
         return True
+
+    def _rescore_last_node(self, state: CycleState, pod: PodView, node: NodeInfo) -> bool:
+        """rescoreHintedNode: PreScore and Score on the node alone, then NormalizeScore over it
+        and the kept candidates, and rank them again."""
+        batch = self.state
+        assert batch is not None
+        handle = self.handle
+        profile = handle.profile_name
+        start = self.clock()
+        self.metrics.batch_rescore_attempt(profile)
+        try:
+            status = handle.run_pre_score_plugins(state, pod, (node,))
+            if not status.is_success:
+                self._flush(FLUSH_PRESCORE_ERROR)
+                return False
+            plugins, fresh, status = handle.run_raw_score_plugins(state, pod, node)
+            if not status.is_success or tuple(plugins) != batch.sorted_nodes.plugins:
+                # The second: PreScore skipped other plugins than for the pod that scored the
+                # candidates, so the kept raw scores are not comparable (aiosched's own check;
+                # equal signatures make it rare).
+                self._flush(FLUSH_RESCORE_ERROR)
+                return False
+
+            def normalize(
+                names: Sequence[str],
+                raw: list[IntArray],
+                count: int,
+                listed: Callable[[], Sequence[str]],
+            ) -> tuple[IntArray | None, Status]:
+                return handle.normalize_scores(state, pod, names, raw, count, listed)
+
+            ranking, status = batch.sorted_nodes.with_rescored(
+                node.node_name, plugins, fresh, normalize
+            )
+            if ranking is None:
+                self._flush(FLUSH_NORMALIZE_ERROR)
+                return False
+            batch.sorted_nodes = ranking
+            return True
+        finally:
+            # Upstream defers Observe(SinceInSeconds(start)), whose argument Go evaluates at
+            # the defer (so it records about 0); the time taken is what the metric means.
+            self.metrics.batch_rescore_duration(profile, self.clock() - start)

@@ -1,6 +1,7 @@
 """PreScore, Score and NormalizeScore (upstream's RunPreScorePlugins, RunScorePlugins), per
 node and over NodeTable rows, with the generic per-node adapter for plugins without row
-methods."""
+methods; and the split upstream made for opportunistic batching's re-scoring
+(RunRawScorePlugins on one node, NormalizeScores over kept raw scores)."""
 
 from __future__ import annotations
 
@@ -105,10 +106,15 @@ class Scoring(FrameworkCore):
             self._point_done("PreScore", returned, start, state)
 
     def run_score_plugins(
-        self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
+        self,
+        state: CycleState,
+        pod: PodView,
+        nodes: Sequence[NodeInfo],
+        raw_out: list[IntArray] | None = None,
     ) -> tuple[list[NodePluginScores], Status]:
         """Per-node weighted plugin scores and totals; scores outside [0, 100] after
-        normalizing are an error, as upstream."""
+        normalizing are an error, as upstream. `raw_out`, when given, receives each plugin's
+        scores before NormalizeScore (upstream's RawScores, kept for the batch's re-scoring)."""
         start = self._now()
         returned = Status.OK
         try:
@@ -120,6 +126,11 @@ class Scoring(FrameworkCore):
                     returned = _score_failed(plugin.name, status)
                     return [], returned
                 per_plugin.append(scores)
+            if raw_out is not None:
+                raw_out.extend(
+                    np.fromiter((s.score for s in scores), dtype=np.int64, count=len(scores))
+                    for scores in per_plugin
+                )
             status = self._normalize_scores(state, pod, plugins, per_plugin)
             if not status.is_success:
                 returned = status
@@ -207,9 +218,15 @@ class Scoring(FrameworkCore):
     # ---- Score over NodeTable rows (the fast path) ---------------------------------------
 
     def run_score_plugins_rows(
-        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+        self,
+        state: CycleState,
+        pod: PodView,
+        table: NodeTable,
+        rows: Rows,
+        raw_out: list[IntArray] | None = None,
     ) -> tuple[RowScores | None, Status]:
-        """run_score_plugins over table rows: the same scores, errors and messages.
+        """run_score_plugins over table rows: the same scores, errors and messages (and the
+        same `raw_out`).
 
         A plugin without `score_rows` (or declining it for this pod) goes through the generic
         per-node adapter: `score` on each row's NodeInfo, as run_score_plugins calls it (the
@@ -241,6 +258,8 @@ class Scoring(FrameworkCore):
                 elif state.record_plugin_metrics:
                     self._plugin_done("Score", plugin.name, Status.OK, plugin_start, state)
                 per_plugin.append(values)
+            if raw_out is not None:  # copies: a row normaliser may work in place
+                raw_out.extend(values.copy() for values in per_plugin)
             status = self._normalize_rows(state, pod, table, rows, plugins, per_plugin)
             if not status.is_success:
                 returned = status
@@ -289,3 +308,75 @@ class Scoring(FrameworkCore):
             return status
 
         return self._normalize_each(state, plugins, normalize)
+
+    # ---- Re-scoring one node for opportunistic batching ----------------------------------
+
+    def run_raw_score_plugins(
+        self, state: CycleState, pod: PodView, node_info: NodeInfo
+    ) -> tuple[list[str], list[int], Status]:
+        """The Score plugins not skipped at PreScore and their scores of one node, before
+        NormalizeScore (upstream's RunRawScorePlugins, which the batch uses to re-score the
+        node the previous pod went to)."""
+        start = self._now()
+        returned = Status.OK
+        names: list[str] = []
+        values: list[int] = []
+        try:
+            for plugin in self.score_plugins:
+                if plugin.name in state.skip_score_plugins:
+                    continue
+                scores, status = self._score_one_plugin(state, pod, plugin, (node_info,))
+                if not status.is_success:
+                    returned = _score_failed(plugin.name, status)
+                    return names, [], returned
+                names.append(plugin.name)
+                values.append(scores[0].score)
+            return names, values, returned
+        finally:
+            self._point_done("Score", returned, start, state)
+
+    def normalize_scores(
+        self,
+        state: CycleState,
+        pod: PodView,
+        plugins: Sequence[str],
+        raw: list[IntArray],
+        count: int,
+        names: Callable[[], Sequence[str]],
+    ) -> tuple[IntArray | None, Status]:
+        """Weighted totals of candidates from their raw scores (`raw`: one column per plugin
+        of `plugins`, normalised in place; `count` candidates), as run_score_plugins_rows
+        computes them (upstream's NormalizeScores). `names` gives the candidates' node names,
+        asked only for a plugin that normalises NodeScores. Every candidate scores 1 without
+        Score plugins (prioritize_nodes), 0 when PreScore skipped them all."""
+        if not plugins:
+            fill = 0 if self.score_plugins else 1
+            return np.full(count, fill, dtype=np.int64), Status.OK
+        by_name = {plugin.name: plugin for plugin in self.score_plugins}
+        chosen = [by_name[name] for name in plugins]
+        listed: list[Sequence[str]] = []
+
+        def normalize(index: int, plugin: ScorePlugin, extensions: ScoreExtensions) -> Status:
+            if plugin.name in self._capabilities.row_normalize:
+                raw[index] = cast(RowNormalizePlugin, plugin).normalize_rows(state, pod, raw[index])
+                return Status.OK
+            if not listed:
+                listed.append(names())
+            scores = [
+                NodeScore(name, value)
+                for name, value in zip(listed[0], raw[index].tolist(), strict=True)
+            ]
+            status = extensions.normalize_score(state, pod, scores)
+            raw[index] = np.fromiter((s.score for s in scores), dtype=np.int64, count=count)
+            return status
+
+        status = self._normalize_each(state, chosen, normalize)
+        if not status.is_success:
+            return None, status
+        total = np.zeros(count, dtype=np.int64)
+        for plugin, values in zip(chosen, raw, strict=True):
+            if count and (values.min() < MIN_NODE_SCORE or values.max() > MAX_NODE_SCORE):
+                invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
+                return None, _invalid_score(plugin.name, int(values[invalid[0]]))
+            total += values * self.score_weights.get(plugin.name, 1)
+        return total, Status.OK
