@@ -21,13 +21,16 @@ _UNIQUE_METADATA = frozenset({"uid", "name", "generateName", "resourceVersion"})
 _intern = sys.intern
 
 
-def intern_strings(obj: Any) -> None:
+def intern_strings(obj: Any, skip: str = "") -> None:
     """Replace, in place, the string values of decoded JSON `obj` (a dict) by interned ones,
-    but for the metadata fields unique to one object. Only dicts and lists are walked; any
+    but for the metadata fields unique to one object and the top-level field `skip` (a spec
+    shared with an earlier version, already interned). Only dicts and lists are walked; any
     other Mapping (read-only views in tests) is left as it is."""
     if obj.__class__ is not dict:
         return
     for key, value in obj.items():
+        if key == skip:
+            continue
         kind = value.__class__
         if kind is str:
             obj[key] = _intern(value)

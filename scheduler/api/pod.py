@@ -108,12 +108,14 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
     the spec: most watch events of a pod are of that kind, and the spec is the costly part.
     """
     raw = as_mapping(obj, "pod")
-    intern_strings(raw)  # the view keeps raw: share its repeated strings with other pods
     meta = as_mapping(raw.get("metadata"), "metadata")
     spec = as_mapping(raw.get("spec"), "spec")
     status = as_mapping(raw.get("status"), "status")
     if previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
-        # everything derived from the rest of the spec stays as it was
+        # everything derived from the rest of the spec stays as it was, and the spec's objects
+        # are the earlier version's (interned already): only the rest is interned
+        spec = _share_spec(raw, spec, previous.raw.get("spec"))
+        intern_strings(raw, skip="spec")
         outside = _outside_spec(raw, meta, spec, status)
         old_status = previous.raw.get("status")
         if status_matters(spec, status) or status_matters(
@@ -128,6 +130,7 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
             outside["pod_affinity"] = _pod_affinity(spec, outside)
         return dataclasses.replace(previous, **outside)
 
+    intern_strings(raw)  # the view keeps raw: share its repeated strings with other pods
     containers = as_list(spec.get("containers"), "spec.containers")
     init_containers = as_list(spec.get("initContainers"), "spec.initContainers")
     host_ports, images = _containers(containers, init_containers)
@@ -205,6 +208,18 @@ def _same_spec_but_node(spec: Mapping[str, Any], old: Any) -> bool:
 
 
 _ABSENT = object()
+
+
+def _share_spec(raw: Mapping[str, Any], spec: Mapping[str, Any], old: Any) -> Mapping[str, Any]:
+    """The spec of `raw`, equal to `old` but for nodeName, rebuilt from `old`'s objects so
+    that versions of one pod share them (pod_view_with_node shares them the same way)."""
+    if raw.__class__ is not dict or old.__class__ is not dict:
+        return spec
+    shared = {key: value for key, value in old.items() if key != "nodeName"}
+    if "nodeName" in spec:
+        shared["nodeName"] = spec["nodeName"]
+    raw["spec"] = shared
+    return shared
 
 
 def pod_view_with_node(view: PodView, node_name: str) -> PodView:

@@ -96,8 +96,18 @@ class _BatchTicket:
     hint: str = ""
     signature: PodSignature | None = None
 
-    def store(self, chosen: str, others: SortedScoredNodes | None) -> None:
-        self.batch.store_schedule_results(self.signature, self.hint, chosen, others, self.cycle)
+    @property
+    def wants_ranking(self) -> bool:
+        """Whether the cycle's ranking can serve a batch: an unsigned pod's never can, so the
+        cycle skips building it (most pods of profiles that cannot batch)."""
+        return self.signature is not None
+
+    def store(
+        self, chosen: str, others: SortedScoredNodes | None, candidates_left: int = 0
+    ) -> None:
+        self.batch.store_schedule_results(
+            self.signature, self.hint, chosen, others, self.cycle, candidates_left
+        )
 
 
 @dataclass(slots=True)
@@ -176,7 +186,8 @@ async def schedule_pod(
             ticket.store(feasible[0].node_name, None)
         return ScheduleResult(feasible[0].node_name, 1 + rejected, 1)
     # Raw scores before NormalizeScore, kept with the ranking for the batch's re-scoring.
-    raw: list[IntArray] | None = [] if ticket is not None else None
+    ranking = ticket is not None and ticket.wants_ranking
+    raw: list[IntArray] | None = [] if ranking else None
     if rows is not None:
         table, feasible_rows = rows
         row_scores = prioritize_rows(fwk, state, pod, table, feasible_rows, feasible, raw)
@@ -190,8 +201,11 @@ async def schedule_pod(
             details.chosen_row = chosen
         host = feasible[chosen].node_name
         if ticket is not None:
-            plugins = row_scores.plugins[: len(raw or ())]  # extender columns come after
-            ticket.store(host, _ranked_rows(row_scores.total, feasible, chosen, plugins, raw))
+            others = None
+            if ranking:
+                plugins = row_scores.plugins[: len(raw or ())]  # extender columns come after
+                others = _ranked_rows(row_scores.total, feasible, chosen, plugins, raw)
+            ticket.store(host, others, len(feasible) - 1)
         return ScheduleResult(host, len(feasible) + rejected, len(feasible))
     if extenders and not fwk.has_score_plugins():
         # Upstream runs the (empty) Score pass when extenders exist: every plugin total is 0
@@ -210,7 +224,7 @@ async def schedule_pod(
         details.scores = scores
     host = select_host(scores, rng)
     if ticket is not None:
-        ticket.store(host, _ranked(scores, host, raw or []))
+        ticket.store(host, _ranked(scores, host, raw or []) if ranking else None, len(scores) - 1)
     return ScheduleResult(host, len(feasible) + rejected, len(feasible))
 
 

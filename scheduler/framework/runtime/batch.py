@@ -549,7 +549,10 @@ class OpportunisticBatch:
         chosen_node: str,
         other_nodes: SortedScoredNodes | None,
         cycle: int,
+        candidates_left: int | None = None,
     ) -> None:
+        """`candidates_left`: how many candidates the cycle left when it built no ranking
+        (`other_nodes` None) because the pod was not signed and no batch could use one."""
         start = self.clock()
         profile = self.handle.profile_name
         self.last_cycle = _LastCycle(cycle, chosen_node, True)
@@ -562,7 +565,8 @@ class OpportunisticBatch:
             if signature is not None and other_nodes is not None and len(other_nodes):
                 self.state = _BatchState(signature, other_nodes, self.clock())
             else:
-                empty = other_nodes is None or not len(other_nodes)
+                left = len(other_nodes) if other_nodes is not None else candidates_left or 0
+                empty = left == 0
                 self._flush(FLUSH_EMPTY_LIST if empty else FLUSH_POD_NOT_BATCHABLE)
                 self.state = None
         self.metrics.store_schedule_results_duration(profile, self.clock() - start)
