@@ -6,7 +6,10 @@ pod its own copy of every string value, though most of them repeat from pod to p
 imagePullPolicy, restartPolicy, dnsPolicy, schedulerName, phase, the node's name, the namespace,
 resource quantities... Interning them (sys.intern: the strings stay equal, only shared; one
 that no pod uses any more is freed) took a SchedulingBasic pod from about 4.9 KB to 3.6 KB with
-the scheduler's pods held (bench/memory_per_pod.py), for about 5 µs per watch event.
+the scheduler's pods held (bench/memory_per_pod.py), for about 5 µs per pod. Only a pod's
+first version is interned whole: a later one whose spec changed at most in nodeName (a binding,
+status updates: most watch events) takes the earlier version's spec objects and interns only its
+metadata (pod.py).
 
 metadata.uid, name, generateName and resourceVersion are left alone: they are unique to a pod
 (or a version of it), and interning them would only add an entry to the interpreter's table.
@@ -21,16 +24,13 @@ _UNIQUE_METADATA = frozenset({"uid", "name", "generateName", "resourceVersion"})
 _intern = sys.intern
 
 
-def intern_strings(obj: Any, skip: str = "") -> None:
+def intern_strings(obj: Any) -> None:
     """Replace, in place, the string values of decoded JSON `obj` (a dict) by interned ones,
-    but for the metadata fields unique to one object and the top-level field `skip` (a spec
-    shared with an earlier version, already interned). Only dicts and lists are walked; any
+    but for the metadata fields unique to one object. Only dicts and lists are walked; any
     other Mapping (read-only views in tests) is left as it is."""
     if obj.__class__ is not dict:
         return
     for key, value in obj.items():
-        if key == skip:
-            continue
         kind = value.__class__
         if kind is str:
             obj[key] = _intern(value)
@@ -40,6 +40,16 @@ def intern_strings(obj: Any, skip: str = "") -> None:
             _intern_dict(value)
         elif kind is list:
             _intern_list(value)
+
+
+def intern_metadata(obj: Any) -> None:
+    """intern_strings for the metadata alone: for a later version of a pod whose spec objects
+    are an earlier version's (interned already) and whose status is mostly its own
+    (timestamps, addresses, container ids), where interning the rest costs more than it saves."""
+    if obj.__class__ is dict:
+        meta = obj.get("metadata")
+        if meta.__class__ is dict:
+            _intern_metadata(meta)
 
 
 def _intern_metadata(meta: dict[str, Any]) -> None:

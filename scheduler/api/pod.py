@@ -22,7 +22,7 @@ from scheduler.api.fields import (
     as_str,
     as_str_map,
 )
-from scheduler.api.interning import intern_strings
+from scheduler.api.interning import intern_metadata, intern_strings
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
 from scheduler.api.requests import scheduler_requests, status_matters
 from scheduler.api.selectors import NodeSelector, parse_node_selector_term
@@ -115,7 +115,7 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         # everything derived from the rest of the spec stays as it was, and the spec's objects
         # are the earlier version's (interned already): only the rest is interned
         spec = _share_spec(raw, spec, previous.raw.get("spec"))
-        intern_strings(raw, skip="spec")
+        intern_metadata(raw)
         outside = _outside_spec(raw, meta, spec, status)
         old_status = previous.raw.get("status")
         if status_matters(spec, status) or status_matters(
