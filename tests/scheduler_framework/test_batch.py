@@ -38,9 +38,12 @@ from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.runtime.batch import (
     MAX_BATCH_AGE_SECONDS,
     OpportunisticBatch,
+    PodSigner,
     SortedScoredNodes,
 )
 from scheduler.framework.status import Status
+from scheduler.plugins.podtopologyspread.args import PodTopologySpreadArgs
+from scheduler.plugins.podtopologyspread.plugin import PodTopologySpread
 from scheduler.testing import (
     build_framework,
     make_node,
@@ -653,3 +656,22 @@ def test_batching_never_changes_a_decision(
         if host != alone:
             break  # a tie broken apart: the clusters differ from here on
     assert batched_count >= 0
+
+
+def test_default_spread_constraints_settle_every_signature_at_once() -> None:
+    # PodTopologySpread with default constraints refuses every pod (upstream SignPod); the
+    # signer knows it from the plugin and answers without asking the others, as asking would.
+    spread = PodTopologySpread(PodTopologySpreadArgs())
+    assert spread.signs_no_pod()
+
+    class Timer:
+        def on_plugin(self, *args: object) -> None: ...
+        def on_extension_point(self, *args: object) -> None: ...
+
+    signer = PodSigner([spread], False, lambda: 0.0, Timer())
+    assert signer.refused_by == "PodTopologySpread"
+    pod = make_pod("p", requests={"cpu": "100m"})
+    assert signer.sign(pod, record_point=False) is None
+    assert signer.sign(pod, record_point=True) is None  # the timed path asks the plugin
+    _, status = spread.sign_pod(pod)
+    assert not status.is_success

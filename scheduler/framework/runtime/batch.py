@@ -213,6 +213,11 @@ class PodSigner:
             else:
                 self.unsupported.append(plugin.name)
                 self.enabled = False
+        # A plugin that refuses every pod whatever it holds (PodTopologySpread with default
+        # constraints: the default profile) settles every signature at once.
+        self.refused_by = next(
+            (p.name for p in self.signers if getattr(p, "signs_no_pod", _never)()), ""
+        )
         self._clock = clock
         self._observer = observer
 
@@ -234,6 +239,8 @@ class PodSigner:
         return signature
 
     def _sign(self, pod: PodView) -> PodSignature | None:
+        if self.refused_by:
+            return None  # what asking every plugin would end in, without the fragments
         fragments: dict[str, Any] = {SCHEDULER_NAME: pod.scheduler_name}
         for plugin in self.signers:
             pieces, status = _sign_pod(plugin, pod)
@@ -256,6 +263,10 @@ class PodSigner:
             for key, value in pieces:
                 fragments[key] = value
         return _encode(fragments)
+
+
+def _never() -> bool:
+    return False
 
 
 def _sign_pod(plugin: SignPlugin, pod: PodView) -> tuple[Sequence[SignFragment], Status]:

@@ -76,6 +76,11 @@ class PodTopologySpread:
             return signers.cannot_sign("pods with default topology constraints are not signable")
         return signers.OK_NO_FRAGMENTS
 
+    def signs_no_pod(self) -> bool:
+        """Whether sign_pod refuses every pod: with default constraints it does (a pod without
+        constraints of its own gets the defaults), so the signer need not ask per pod."""
+        return bool(self._default_constraints)
+
     def __init__(
         self, args: PodTopologySpreadArgs | None = None, handle: Handle | None = None
     ) -> None:
