@@ -74,7 +74,7 @@ def _fields() -> dict[str, FieldSupport]:
         "parallelism": FieldSupport(
             Effect.NO_EFFECT,
             "framework Handle.parallelism (read by no plugin): Filter and Score run in the "
-            "scheduling loop's one thread, vectorised over all nodes on the batch path",
+            "scheduling loop's one thread, vectorised over the nodes on the row path",
         ),
         "percentageOfNodesToScore": FieldSupport(
             reload, "numFeasibleNodesToFind, per profile unless the profile sets its own"
@@ -251,7 +251,7 @@ def caveats(config: ResolvedConfig) -> tuple[str, ...]:
     these; ``aiosched run`` logs them at start)."""
     out = [
         f"parallelism ({config.parallelism}) has no effect: aiosched runs Filter and Score in "
-        "its scheduling loop's one thread (vectorised over all nodes on the batch path), so "
+        "its scheduling loop's one thread (vectorised over the nodes on the row path), so "
         "there are no worker goroutines to size",
     ]
     if config.enable_profiling:
