@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from apimachinery.quantity import format_quantity, parse_quantity_with_format
+from apimachinery.quantity import parse_quantity_with_format
 from kubesim.validation_fields import Cause, forbidden, invalid
 
 Obj = dict[str, Any]
@@ -305,7 +305,3 @@ def _plain(amount: Fraction, name: str) -> str:
     if name == "cpu":
         return str(int(amount * 1000))
     return str(int(amount))
-
-
-def format_amount(amount: Fraction) -> str:
-    return format_quantity(amount)

@@ -303,7 +303,11 @@ class SignPlugin(Plugin, Protocol):
     get the same feasibility and scores on the same nodes, so opportunistic batching may reuse
     one's ranking for the other (scheduler/framework/runtime/batch.py). A non-success Status
     means this pod cannot be signed (it is then never batched); a profile with a plugin at
-    those points that lacks `sign_pod` batches no pod at all."""
+    those points that lacks `sign_pod` batches no pod at all.
+
+    A plugin whose refusal does not depend on the pod may also offer `signs_no_pod() -> bool`
+    (PodTopologySpread with default constraints): the signer then skips the other plugins'
+    fragments for pods that would be refused anyway."""
 
     def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]: ...
 

@@ -231,38 +231,33 @@ class PodSigner:
         status = Status.OK
         signature = None
         if self.enabled:
-            signature = self._sign_timed(pod, clock) if record_point else self._sign(pod)
+            signature = self._sign(pod, clock if record_point else None)
         if signature is None and self.enabled:
             status = Status.unschedulable()
         if record_point:
             self._observer.on_extension_point("Sign", status, clock() - start)
         return signature
 
-    def _sign(self, pod: PodView) -> PodSignature | None:
-        if self.refused_by:
+    def _sign(self, pod: PodView, clock: Callable[[], float] | None) -> PodSignature | None:
+        """Every signer's fragments; with `clock`, each plugin is timed
+        (plugin_execution_duration_seconds{extension_point=Sign}) and asked even when one
+        refuses every pod, so the sampled timings stay truthful."""
+        if clock is None and self.refused_by:
             return None  # what asking every plugin would end in, without the fragments
         fragments: dict[str, Any] = {SCHEDULER_NAME: pod.scheduler_name}
         for plugin in self.signers:
+            start = clock() if clock is not None else 0.0
             pieces, status = _sign_pod(plugin, pod)
+            if clock is not None:
+                self._observer.on_plugin("Sign", plugin.name, status, clock() - start)
             if not status.is_success:
                 return None
             for key, value in pieces:
                 fragments[key] = value
-        return _encode(fragments)
-
-    def _sign_timed(self, pod: PodView, clock: Callable[[], float]) -> PodSignature | None:
-        """_sign, timing each plugin (plugin_execution_duration_seconds{extension_point=Sign})."""
-        fragments: dict[str, Any] = {SCHEDULER_NAME: pod.scheduler_name}
-        on_plugin = self._observer.on_plugin
-        for plugin in self.signers:
-            start = clock()
-            pieces, status = _sign_pod(plugin, pod)
-            on_plugin("Sign", plugin.name, status, clock() - start)
-            if not status.is_success:
-                return None
-            for key, value in pieces:
-                fragments[key] = value
-        return _encode(fragments)
+        try:
+            return orjson.dumps(fragments, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            return None
 
 
 def _never() -> bool:
@@ -275,12 +270,6 @@ def _sign_pod(plugin: SignPlugin, pod: PodView) -> tuple[Sequence[SignFragment],
     except Exception as exc:  # a plugin bug makes the pod unbatchable, nothing worse
         return (), Status.error(f"SignPod: {exc}")
 
-
-def _encode(fragments: dict[str, Any]) -> PodSignature | None:
-    try:
-        return orjson.dumps(fragments, option=orjson.OPT_SORT_KEYS)
-    except TypeError:
-        return None
 
 
 # ---- the batch (batch.go) ---------------------------------------------------------------------
