@@ -25,6 +25,12 @@ from scheduler.api.fields import (
 from scheduler.api.interning import intern_metadata, intern_strings
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
 from scheduler.api.requests import scheduler_requests, status_matters
+from scheduler.api.resource import (
+    NO_CLAIM_STATUSES,
+    PodResourceClaim,
+    pod_resource_claim_statuses,
+    pod_resource_claims,
+)
 from scheduler.api.selectors import NodeSelector, parse_node_selector_term
 from scheduler.api.values import (
     HostPort,
@@ -70,6 +76,12 @@ class PodView:
     pvc_names: tuple[str, ...]  # spec.volumes[*].persistentVolumeClaim.claimName
     # spec.affinity.podAffinity / podAntiAffinity, parsed (InterPodAffinity)
     pod_affinity: PodAffinityInfo = NO_POD_AFFINITY
+    # spec.resourceClaims (DynamicResources), and status.resourceClaimStatuses: entry name →
+    # the claim the resourceclaim controller generated from its template (None: none needed)
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    resource_claim_statuses: Mapping[str, str | None] = field(
+        default_factory=lambda: NO_CLAIM_STATUSES
+    )
 
     @property
     def key(self) -> str:
@@ -163,6 +175,7 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         images=images,
         pvc_names=_pvc_names(spec.get("volumes"), outside_spec["name"]),
         pod_affinity=_pod_affinity(spec, outside_spec),
+        resource_claims=pod_resource_claims(spec.get("resourceClaims")),
     )
 
 
@@ -196,6 +209,7 @@ def _outside_spec(
         "node_name": as_str(spec.get("nodeName"), "spec.nodeName"),
         "nominated_node_name": as_str(status.get("nominatedNodeName"), "status.nominatedNodeName"),
         "phase": as_str(status.get("phase"), "status.phase"),
+        "resource_claim_statuses": pod_resource_claim_statuses(status.get("resourceClaimStatuses")),
     }
 
 
