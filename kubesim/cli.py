@@ -12,6 +12,7 @@ from pathlib import Path
 from apimachinery.eventloop import run_event_loop
 from kubesim.cluster import Cluster, ClusterConfig, RemoteBindRefused
 from kubesim.controllers.options import ControllerOptions
+from kubesim.dra import DRIVER_NAME, MODEL_LABEL, DraOptions
 from kubesim.nodes import NodeTemplate
 from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
@@ -67,6 +68,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_storage_arguments(parser)
     add_controller_arguments(parser)
+    add_dra_arguments(parser)
+
+
+def add_dra_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of the simulated DRA driver (`aiosched run --embedded` has its own copy)."""
+    parser.add_argument(
+        "--dra-devices",
+        type=_non_negative_int,
+        default=0,
+        metavar="N",
+        help=f"simulate the DRA driver {DRIVER_NAME}: a DeviceClass {DRIVER_NAME} and one "
+        "ResourceSlice per node with N devices gpu-0 ... gpu-(N-1) (attributes model and index, "
+        "capacity memory 80Gi); default 0: no driver",
+    )
+    parser.add_argument(
+        "--dra-models",
+        type=_names,
+        default=("a100",),
+        metavar="MODEL,...",
+        help="the devices' `model` attribute, given round robin by node number (node-0 the "
+        f"first, node-1 the second, ...); a node label {MODEL_LABEL}=MODEL overrides it "
+        "(default a100)",
+    )
+
+
+def dra_options_from_args(args: argparse.Namespace) -> DraOptions:
+    return DraOptions(devices=args.dra_devices, models=args.dra_models or ("a100",))
 
 
 def add_controller_arguments(parser: argparse.ArgumentParser) -> None:
@@ -216,6 +244,7 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
         tls=not args.insecure_http,
         storage=storage_options_from_args(args),
         controllers=controller_options_from_args(args),
+        dra=dra_options_from_args(args),
         stopped_nodes=args.stopped_nodes,
     )
 

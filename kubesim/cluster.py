@@ -1,5 +1,5 @@
-"""Assembles a running kubesim: store (+ data dir), API, HTTP server, simulated nodes and
-storage controllers."""
+"""Assembles a running kubesim: store (+ data dir), API, HTTP server, simulated nodes, storage
+controllers and the simulated DRA driver."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from kubesim import identity, kubeconfig, openapi, persistence, rbac, tls
 from kubesim.api import Api
 from kubesim.controllers.options import ControllerOptions
 from kubesim.controllers.setup import add_node_routes, build_manager
+from kubesim.dra import DraOptions, SimulatedDriver
 from kubesim.meta import Clock, Obj, new_uid, rfc3339
 from kubesim.nodes import NodeSimulator, NodeTemplate
 from kubesim.server import ServerOptions, build_app
@@ -67,6 +68,8 @@ class ClusterConfig:
     tls: bool = True  # kubectl sends the token only over TLS
     storage: StorageOptions = field(default_factory=StorageOptions)
     controllers: ControllerOptions = field(default_factory=ControllerOptions)
+    # the simulated DRA driver gpu.kubesim.io (devices=0: none)
+    dra: DraOptions = field(default_factory=DraOptions)
     # nodes whose simulated kubelet starts stopped (POST /kubesim/nodes/{name}/start wakes it)
     stopped_nodes: tuple[str, ...] = ()
 
@@ -119,6 +122,7 @@ class Cluster:
             config.stopped_nodes,
         )
         self.storage = StorageControllers(self.api, config.storage)
+        self.dra = SimulatedDriver(self.api, config.dra)
         self.controllers = build_manager(self.api, config.controllers)
         self._wal: persistence.WriteAheadLog | None = None
         self._runner: web.AppRunner | None = None
@@ -191,12 +195,14 @@ class Cluster:
         the initial nodes stored and writes their CSINodes in a few large commits."""
         await self.simulator.start(self.config.nodes)
         await self.storage.start()
+        await self.dra.start()
         if self.config.controllers.enabled:
             await self.controllers.start()
 
     async def stop(self) -> None:
         await self.controllers.stop()
         await self.storage.stop()
+        await self.dra.stop()
         await self.simulator.stop()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -244,6 +250,7 @@ class Cluster:
             if self.store.get(key, "", obj["metadata"]["name"]) is None:
                 await self._system_create(key, obj, now)
         await self.storage.bootstrap()
+        await self.dra.bootstrap()
 
     async def _system_create(self, key: str, obj: Obj, now: str) -> Any:
         meta = obj["metadata"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from apimachinery.quantity import format_quantity, parse_canonical, parse_quantity_with_format
 from kubesim.resources import RESOURCES
+from kubesim.validation_dra import apply_dra_defaults
 from kubesim.workload_defaults import WORKLOAD_DEFAULTS
 
 Lookup = Callable[[str, str, str], "dict[str, Any] | None"]
@@ -332,6 +333,8 @@ def apply_defaults(kind: str, obj: dict[str, Any]) -> None:
         _STORAGE_DEFAULTS[kind](obj)
     elif kind in ("RoleBinding", "ClusterRoleBinding"):
         _default_binding(obj)
+    elif kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        apply_dra_defaults(kind, obj)
 
 
 # --- admission ---------------------------------------------------------------------------------

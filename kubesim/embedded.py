@@ -12,6 +12,7 @@ from types import TracebackType
 
 from kubesim.cluster import Cluster, ClusterConfig
 from kubesim.controllers.options import ControllerOptions
+from kubesim.dra import DraOptions
 from kubesim.nodes import NodeTemplate
 from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
@@ -41,6 +42,8 @@ class EmbeddedCluster:
         controllers: bool = True,
         job_duration: float = 5.0,
         node_monitor_grace_period: float = 40.0,
+        dra_devices: int = 0,
+        dra_models: tuple[str, ...] = (),
     ) -> None:
         self._cluster = Cluster(
             ClusterConfig(
@@ -67,6 +70,7 @@ class EmbeddedCluster:
                     job_duration=job_duration,
                     node_monitor_grace_period=node_monitor_grace_period,
                 ),
+                dra=DraOptions(devices=dra_devices, models=tuple(dra_models) or ("a100",)),
             )
         )
 

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 NODES = "nodes"
 PODS = "pods"
 LEASES = "coordination.k8s.io/leases"
+CLAIMS = "resource.k8s.io/resourceclaims"
 LEASE_NAMESPACE = "kube-node-lease"
 KUBELET_VERSION = "v1.35.0-kubesim"
 HEARTBEAT_SLICES = 10  # renew a tenth of the leases at a time, so 5000 nodes never burst
@@ -198,6 +199,14 @@ class NodeSimulator:
             if node and self._deferred.get(node):
                 # a pod left or changed: a deferred resize on its node may fit now
                 self._enqueue("node-resizes", "", node)
+        elif key == CLAIMS and event.type != "DELETED":
+            # a claim allocated and reserved for pods: those waiting for it may start now
+            namespace = event.obj["metadata"].get("namespace", "")
+            for ref in (event.obj.get("status") or {}).get("reservedFor") or []:
+                if isinstance(ref, dict) and ref.get("resource") == "pods":
+                    pod = self.store.get(PODS, namespace, str(ref.get("name") or ""))
+                    if pod is not None:
+                        self._check_pod(pod)
         elif key == NODES:
             name = event.obj["metadata"]["name"]
             if event.type == "DELETED":
@@ -385,6 +394,9 @@ class NodeSimulator:
         node_name = (pod.get("spec") or {}).get("nodeName")
         if status.get("phase", "Pending") != "Pending" or not node_name:
             return
+        if not self._claims_prepared(pod):
+            await self._wait_for_claims(pod)
+            return
         now = rfc3339(self.api.clock())
         host_ip = self._node_ip(node_name)
         pod_ip = self._pod_ip()
@@ -420,6 +432,66 @@ class NodeSimulator:
             ],
         }
         await self.store.put(PODS, {**pod, "status": new_status}, pod)
+
+    def _claims_prepared(self, pod: Obj) -> bool:
+        """Whether the kubelet could prepare every ResourceClaim of the pod: each exists (a
+        template's claim as recorded in status.resourceClaimStatuses), is allocated and is
+        reserved for this pod (pkg/kubelet/cm/dra/manager.go PrepareResources refuses the pod
+        otherwise, and retries on the next sync)."""
+        entries = (pod.get("spec") or {}).get("resourceClaims")
+        if not entries:
+            return True
+        namespace = pod["metadata"].get("namespace", "")
+        statuses = {
+            s.get("name"): s.get("resourceClaimName")
+            for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+            if isinstance(s, dict)
+        }
+        for entry in entries:
+            if not isinstance(entry, dict):
+                return False
+            if entry.get("resourceClaimName"):
+                claim_name = entry["resourceClaimName"]
+            elif entry.get("name") in statuses:
+                claim_name = statuses[entry.get("name")]
+                if not claim_name:
+                    continue  # recorded as not needed
+            else:
+                return False  # the claim of a template is not created yet
+            claim = self.store.get(CLAIMS, namespace, str(claim_name))
+            status = (claim or {}).get("status") or {}
+            if claim is None or status.get("allocation") is None:
+                return False
+            pod_uid = pod["metadata"].get("uid")
+            if not any(isinstance(r, dict) and r.get("uid") == pod_uid
+                       for r in status.get("reservedFor") or []):
+                return False
+        return True
+
+    async def _wait_for_claims(self, pod: Obj) -> None:
+        """What a kubelet reports while it cannot prepare a pod's claims: Pending, containers
+        waiting in ContainerCreating, not ready to start them."""
+        status = pod.get("status") or {}
+        now = rfc3339(self.api.clock())
+        conditions = [c for c in status.get("conditions") or []
+                      if c.get("type") != "PodReadyToStartContainers"]
+        old = next((c for c in status.get("conditions") or []
+                    if c.get("type") == "PodReadyToStartContainers"), None)
+        conditions.append(old or {"type": "PodReadyToStartContainers", "status": "False",
+                                  "lastProbeTime": None, "lastTransitionTime": now})
+        containers = (pod.get("spec") or {}).get("containers") or []
+        new_status = {
+            **status,
+            "conditions": conditions,
+            "containerStatuses": [
+                {"name": c.get("name", ""), "image": c.get("image", ""), "imageID": "",
+                 "ready": False, "started": False, "restartCount": 0,
+                 "state": {"waiting": {"reason": "ContainerCreating"}}, "lastState": {}}
+                for c in containers
+            ],
+        }
+        if new_status != status:
+            await self.store.put(PODS, {**pod, "status": new_status}, pod)
 
     async def _resize_pod(self, namespace: str, name: str) -> None:
         """What a kubelet does when a running pod's desired resources change (kubesim.resize):

@@ -225,6 +225,20 @@ RESOURCES: tuple[ResourceType, ...] = (
         categories=("api-extensions",),
         verbs=("get", "list", "watch"),
     ),
+    # Dynamic Resource Allocation, as a v1.34+ API server serves it (GA there): DRA drivers
+    # publish ResourceSlices, users write claims and templates, the scheduler allocates
+    # (staging/src/k8s.io/api/resource/v1/types.go; kubesim/dra.py: the simulated driver;
+    # kubesim/controllers/resourceclaim.py: the resourceclaim controller)
+    _R("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", "deviceclass", False),
+    _R(
+        "resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", True,
+        subresources=("status",),
+    ),
+    _R(
+        "resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates",
+        "resourceclaimtemplate", True,
+    ),
+    _R("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", "resourceslice", False),
 )
 
 

@@ -106,6 +106,10 @@ _FIELDS_BY_KIND: dict[str, dict[str, Callable[[Mapping[str, Any]], str]]] = {
     "ReplicaSet": {"status.replicas": _path("status", "replicas")},
     "ReplicationController": {"status.replicas": _path("status", "replicas")},
     "PersistentVolumeClaim": {},
+    # pkg/registry/resource/resourceslice/strategy.go: ResourceSliceToSelectableFields
+    "ResourceSlice": {
+        name: _path(*name.split(".")) for name in ("spec.nodeName", "spec.driver", "spec.pool.name")
+    },
 }
 
 

@@ -635,6 +635,45 @@ def _job_row(obj: JSON, now: datetime) -> Row:
     return _meta_row(obj, now, status, done, duration, _age(obj, now))
 
 
+# ---- resource.k8s.io (printers.go: printDeviceClass, printResourceClaim, ...) ---------------
+
+_NAME_AGE_COLUMNS = [_NAME, _AGE]
+_RESOURCE_CLAIM_COLUMNS = [
+    _NAME,
+    _column("State", "A summary of the current state (allocated, pending, reserved, etc.)."),
+    _AGE,
+]
+_RESOURCE_SLICE_COLUMNS = [
+    _NAME,
+    _column("Node", describe(models.V1ResourceSliceSpec, "node_name")),
+    _column("Driver", describe(models.V1ResourceSliceSpec, "driver")),
+    _column("Pool", describe(models.V1ResourcePool, "name")),
+    _AGE,
+]
+
+
+def resource_claim_state(claim: JSON) -> str:
+    """resourceClaimState: deleted, pending, allocated, reserved joined by commas."""
+    states: list[str] = []
+    deleted = bool(_get(claim, "metadata", "deletionTimestamp"))
+    if deleted:
+        states.append("deleted")
+    if _get(claim, "status", "allocation") is None:
+        if not deleted:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if _get(claim, "status", "reservedFor"):
+            states.append("reserved")
+    return ",".join(states)
+
+
+def _resource_slice_row(obj: JSON, now: datetime) -> Row:
+    return _meta_row(obj, now, _get(obj, "spec", "nodeName") or "",
+                     _get(obj, "spec", "driver") or "", _get(obj, "spec", "pool", "name") or "",
+                     _age(obj, now))
+
+
 _Printer = Callable[[JSON, datetime], Row]
 
 _RBAC = "rbac.authorization.k8s.io"
@@ -674,6 +713,13 @@ _PRINTERS: dict[tuple[str, str], tuple[list[JSON], _Printer]] = {
     ("apps", "StatefulSet"): (_STATEFUL_SET_COLUMNS, _stateful_set_row),
     ("batch", "Job"): (_JOB_COLUMNS, _job_row),
     ("", "PersistentVolumeClaim"): (_PVC_COLUMNS, _pvc_row),
+    ("resource.k8s.io", "DeviceClass"): (_NAME_AGE_COLUMNS, lambda o, now: _meta_row(
+        o, now, _age(o, now))),
+    ("resource.k8s.io", "ResourceClaimTemplate"): (_NAME_AGE_COLUMNS, lambda o, now: _meta_row(
+        o, now, _age(o, now))),
+    ("resource.k8s.io", "ResourceClaim"): (_RESOURCE_CLAIM_COLUMNS, lambda o, now: _meta_row(
+        o, now, resource_claim_state(o), _age(o, now))),
+    ("resource.k8s.io", "ResourceSlice"): (_RESOURCE_SLICE_COLUMNS, _resource_slice_row),
     ("", "PersistentVolume"): (_PV_COLUMNS, _pv_row),
     ("", "ConfigMap"): (
         _CONFIGMAP_COLUMNS,

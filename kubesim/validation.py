@@ -20,6 +20,13 @@ from apimachinery.validation import (
     is_valid_path_segment_name,
 )
 from kubesim.resources import RESOURCES
+from kubesim.validation_dra import (
+    validate_device_class,
+    validate_pod_resource_claims,
+    validate_resource_claim,
+    validate_resource_claim_template,
+    validate_resource_slice,
+)
 from kubesim.validation_fields import (
     NEGATIVE,
     Cause,
@@ -289,7 +296,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def validate_pod_spec(spec: Any, path: str = "spec") -> list[Cause]:
+def validate_pod_spec(spec: Any, path: str = "spec", pod_name: str | None = None) -> list[Cause]:
     if not isinstance(spec, Mapping):
         return [required(path)]
     causes: list[Cause] = []
@@ -333,6 +340,7 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[Cause]:
     causes += validate_scheduling_gates(spec.get("schedulingGates"), f"{path}.schedulingGates")
     causes += _validate_volumes(spec.get("volumes"), f"{path}.volumes")
     causes += validate_pod_level_resources(spec, f"{path}.resources")
+    causes += validate_pod_resource_claims(spec, pod_name, path)
     if spec.get("overhead") is not None:  # upstream checks it as the limits of a requirement
         causes += validate_resource_requirements(
             {"limits": spec.get("overhead")}, f"{path}.overhead"
@@ -572,7 +580,7 @@ def _validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> lis
     if old is not None:
         causes += validate_object_meta_update(meta, old.get("metadata") or {})
     if kind == "Pod":
-        causes += validate_pod_spec(obj.get("spec"))
+        causes += validate_pod_spec(obj.get("spec"), pod_name=str(meta.get("name") or ""))
         if old is not None:
             causes += validate_pod_update(obj, old)
         else:
@@ -593,6 +601,14 @@ def _validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> lis
         causes += validate_priority_class(obj, old)
     elif kind == "Lease":
         causes += validate_lease(obj)
+    elif kind == "ResourceClaim":
+        causes += validate_resource_claim(obj, old)
+    elif kind == "ResourceClaimTemplate":
+        causes += validate_resource_claim_template(obj, old)
+    elif kind == "DeviceClass":
+        causes += validate_device_class(obj)
+    elif kind == "ResourceSlice":
+        causes += validate_resource_slice(obj, old)
     elif kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"):
         causes += validate_rbac(kind, obj, old)
     return causes

@@ -75,3 +75,13 @@ def too_long(path: str, limit: int) -> Cause:
 
 def invalid_each(path: str, value: Any, messages: list[str]) -> list[Cause]:
     return [invalid(path, value, msg) for msg in messages]
+
+
+def too_many(path: str, actual: int, limit: int) -> Cause:
+    """field.TooMany: the number of items, never the items themselves."""
+    return Cause(path, "FieldValueTooMany", f"Too many: {actual}: must have at most {limit} items")
+
+
+def not_found(path: str, value: Any, detail: str = "") -> Cause:
+    message = f"Not found: {go_value(value)}"
+    return Cause(path, "FieldValueNotFound", f"{message}: {detail}" if detail else message)

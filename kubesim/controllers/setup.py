@@ -16,6 +16,7 @@ from kubesim.controllers.manager import Controller, ControllerManager
 from kubesim.controllers.nodelifecycle import NodeLifecycleController
 from kubesim.controllers.options import ControllerOptions
 from kubesim.controllers.replicaset import ReplicaSetController
+from kubesim.controllers.resourceclaim import ResourceClaimController
 from kubesim.controllers.statefulset import StatefulSetController
 from kubesim.controllers.tainteviction import TaintEvictionController
 from kubesim.nodes import NodeSimulator
@@ -33,6 +34,7 @@ def build_manager(api: Api, options: ControllerOptions) -> ControllerManager:
         NodeLifecycleController(api, options),
         TaintEvictionController(api),
         DisruptionController(api),
+        ResourceClaimController(api),
     ]
     return ControllerManager(api, options, controllers)
 

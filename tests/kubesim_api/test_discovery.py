@@ -79,7 +79,8 @@ async def test_groups(client: TestClient[Any, Any]) -> None:
     names = [g["name"] for g in body["groups"]]
     assert names == ["apps", "batch", "events.k8s.io", "coordination.k8s.io",
                      "scheduling.k8s.io", "policy", "storage.k8s.io", "rbac.authorization.k8s.io",
-                     "authentication.k8s.io", "authorization.k8s.io", "apiextensions.k8s.io"]
+                     "authentication.k8s.io", "authorization.k8s.io", "apiextensions.k8s.io",
+                     "resource.k8s.io"]
     _, _, group = await get_json(client, "/apis/apps")
     assert group["kind"] == "APIGroup"
     assert group["preferredVersion"] == {"groupVersion": "apps/v1", "version": "v1"}

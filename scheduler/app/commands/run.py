@@ -277,6 +277,8 @@ async def _run(args: argparse.Namespace) -> int:
                     controllers=args.controllers,
                     job_duration=args.job_duration,
                     node_monitor_grace_period=args.node_monitor_grace_period,
+                    dra_devices=args.dra_devices,
+                    dra_models=comma_separated(args.dra_models),
                     kubeconfig_out=kubeconfig,
                 )
             )

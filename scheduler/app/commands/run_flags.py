@@ -297,6 +297,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long a simulated node may miss heartbeats before it is NotReady/Unknown "
         "and tainted (default 40, as kube-controller-manager)",
     )
+    embedded.add_argument(
+        "--dra-devices",
+        type=int,
+        default=0,
+        metavar="N",
+        help="simulate the DRA driver gpu.kubesim.io: a DeviceClass and one ResourceSlice per "
+        "node with N devices gpu-0 ... gpu-(N-1) (default 0: no driver)",
+    )
+    embedded.add_argument(
+        "--dra-models",
+        default="",
+        metavar="MODEL,...",
+        help="the simulated devices' `model` attribute, round robin by node number "
+        "(default a100; a node label gpu.kubesim.io/model overrides it)",
+    )
     parser.add_argument(
         "--explain-every-attempt",
         action="store_true",
