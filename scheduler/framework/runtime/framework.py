@@ -103,6 +103,11 @@ class Framework(Filtering, Scoring, Binding):
     def cluster_objects(self) -> ClusterObjects:
         return self._deps.cluster_objects
 
+    @property
+    def feature_gates(self) -> Mapping[str, bool]:
+        """The process's --feature-gates values (a gate not in it is at its default)."""
+        return self._deps.feature_gates
+
     def pod_exists(self, pod: PodView) -> bool:
         """Whether the pod is still in the informer's store (True when there is no store)."""
         lister = self._deps.pod_lister
