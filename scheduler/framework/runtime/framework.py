@@ -62,6 +62,8 @@ class Framework(Filtering, Scoring, Binding):
         registry entry, and a plugin with no entry gets its defaults (`decode(None)`).
         """
         framework = cls.__new__(cls)
+        # What plugins may read of the handle while they are built (feature gates, listers).
+        framework._deps = deps
         instances: dict[str, Plugin] = {}
         by_point: dict[str, list[tuple[Plugin, int]]] = {}
         for point, names in enabled.items():
