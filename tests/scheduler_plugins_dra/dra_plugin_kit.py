@@ -82,7 +82,8 @@ def claim_raw(
         request: dict[str, Any] = {
             "name": "req-1",
             "firstAvailable": [
-                {"name": f"sub-{i}", "deviceClassName": cls} for i, cls in enumerate(first_available)
+                {"name": f"sub-{i}", "deviceClassName": cls}
+                for i, cls in enumerate(first_available)
             ],
         }
     else:
@@ -91,9 +92,7 @@ def claim_raw(
     if allocation is not None:
         status["allocation"] = dict(allocation)
     if reserved_for:
-        status["reservedFor"] = [
-            {"resource": "pods", "name": n, "uid": u} for n, u in reserved_for
-        ]
+        status["reservedFor"] = [{"resource": "pods", "name": n, "uid": u} for n, u in reserved_for]
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",

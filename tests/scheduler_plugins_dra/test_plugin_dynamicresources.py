@@ -42,7 +42,7 @@ def plugin_of(framework: Any) -> plugin_module.DynamicResources:
 
 
 def test_pod_without_claims_is_skipped_everywhere() -> None:
-    framework, _, client = setup()
+    framework, _, _client = setup()
     p = pod()
     assert framework.run_pre_enqueue_plugins(p).is_success
     result = run_cycle(framework, p)
@@ -158,7 +158,7 @@ async def test_no_resources_cannot_allocate() -> None:
     assert (status.code, status.message, status.plugin) == (
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims", "DynamicResources",
     )  # fmt: skip
-    outcome, post = await framework.run_post_filter_plugins(result.state, p, NodeToStatus())
+    _outcome, post = await framework.run_post_filter_plugins(result.state, p, NodeToStatus())
     assert post.message == "still not schedulable"
     assert client.requests == []
 
@@ -168,9 +168,7 @@ async def test_allocate_reserve_and_prebind_write_the_claim() -> None:
     the finalizer and then writes status.allocation and reservedFor."""
     raw = claim_raw()
     api = EchoClient(raw)
-    framework, resources, _ = setup(
-        claim(), device_class(), node_slice("worker"), client=api
-    )
+    framework, resources, _ = setup(claim(), device_class(), node_slice("worker"), client=api)
     p = pod(claims=CLAIM_REF)
     result = run_cycle(framework, p)
     assert result.feasible == ["worker"]
@@ -295,7 +293,7 @@ async def test_postfilter_without_claims() -> None:
 
 async def test_unreserve_after_prebind_removes_the_reservation() -> None:
     api = EchoClient(claim_raw())
-    framework, resources, _ = setup(claim(), device_class(), node_slice("worker"), client=api)
+    framework, _resources, _ = setup(claim(), device_class(), node_slice("worker"), client=api)
     p = pod(claims=CLAIM_REF)
     result = run_cycle(framework, p)
     framework.run_reserve_plugins_reserve(result.state, p, "worker")
@@ -309,7 +307,7 @@ async def test_unreserve_after_prebind_removes_the_reservation() -> None:
 
 def test_sign_pod_refuses_pods_with_claims() -> None:
     framework, _, _ = setup()
-    fragments, status = plugin_of(framework).sign_pod(pod(claims=CLAIM_REF))
+    _fragments, status = plugin_of(framework).sign_pod(pod(claims=CLAIM_REF))
     assert (status.code, status.message) == (
         Code.UNSCHEDULABLE, "pods with dra resource claims are not signable",
     )  # fmt: skip
