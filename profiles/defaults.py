@@ -26,8 +26,9 @@ DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0  # 0 = adaptive
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
 
-# getDefaultPlugins() with the DynamicResources feature gate off (its upstream default before
-# v1.34). Order matters: it is the order plugins run in at every point they implement.
+# getDefaultPlugins() (v1.36: DynamicResources is GA and always in, before DefaultPreemption so
+# that PostFilter frees an idle claim before evicting a pod). Order matters: it is the order
+# plugins run in at every point they implement.
 DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
@@ -43,6 +44,7 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    PluginRef("DynamicResources"),
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),

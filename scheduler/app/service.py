@@ -207,6 +207,7 @@ class SchedulerService:
                 seed=self.seed,
                 max_unschedulable_seconds=self.pod_max_in_unschedulable_seconds,
                 opportunistic_batching=self.feature_gates.get("OpportunisticBatching", True),
+                feature_gates=self.feature_gates,
             ),
             metrics=self.metrics,
             tracing=self.tracing,

@@ -5,6 +5,11 @@ breaks or answers 410 Gone it relists and reconciles the fresh list against its 
 exactly the adds, updates and deletes that happened meanwhile — nothing lost, nothing counted
 twice. Objects that cannot be parsed are logged and skipped; they never stop the informer, and
 an ``on_unparsable`` callback (the pod informer's) can make them visible to the user.
+
+An ``optional`` informer (resource.k8s.io's, which older API servers do not serve) counts as
+synced with an empty store when its list answers 404 Not Found or 403 Forbidden, and lists
+again every ``max_backoff`` seconds, so that such a cluster never keeps the scheduler from
+starting; the resource appears as soon as the API server serves it.
 """
 
 from __future__ import annotations
@@ -39,6 +44,10 @@ class WatchExpired(Exception):
     """The API server no longer has the requested resourceVersion (410 Gone)."""
 
 
+class NotServed(Exception):
+    """An optional informer's list was answered 404 or 403: the resource is not available."""
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceWatch:
     path: str  # e.g. "/api/v1/pods"
@@ -71,8 +80,10 @@ class Informer(Generic[T]):
         watch_timeout_seconds: int = 300,
         max_backoff: float = 30.0,
         on_unparsable: Callable[[Mapping[str, Any], str], None] | None = None,
+        optional: bool = False,
     ) -> None:
         self.name = name
+        self._optional = optional
         self._on_unparsable = on_unparsable
         self._client = client
         self._watch = watch
@@ -121,6 +132,15 @@ class Informer(Generic[T]):
                     backoff = 0.0
             except WatchExpired:
                 log.info("watch expired, relisting", extra={"informer": self.name})
+            except NotServed as exc:
+                # An older or restricted API server: nothing of this kind exists for us.
+                log.info(
+                    "resource not available, listing again later",
+                    extra={"informer": self.name, "error": str(exc), "retry_in": self._max_backoff},
+                )
+                self._reconcile({})
+                self.synced.set()
+                await asyncio.sleep(self._max_backoff * (0.5 + self._rng.random()))
             except (TimeoutError, ApiError, OSError, ValueError) as exc:
                 backoff = min(self._max_backoff, max(0.5, backoff * 2))
                 log.warning(
@@ -142,6 +162,8 @@ class Informer(Generic[T]):
                 params.pop("continue", None)
                 fresh.clear()
                 continue
+            if self._optional and status in (403, 404):
+                raise NotServed(f"list {self._watch.path}: {status} {status_message(body)}")
             if status != 200 or not isinstance(body, dict):
                 raise ApiError(f"list {self._watch.path}: {status} {status_message(body)}")
             for raw in body.get("items") or ():

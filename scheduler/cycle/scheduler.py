@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVarTuple, Unpack
@@ -69,6 +69,9 @@ class SchedulerOptions:
     seed: int | None = None
     # The OpportunisticBatching feature gate (--feature-gates; upstream's default since v1.35).
     opportunistic_batching: bool = True
+    # Every --feature-gates value, for the plugins that read gates (DynamicResources);
+    # empty: each gate at its default.
+    feature_gates: Mapping[str, bool] = dataclasses.field(default_factory=dict)
 
 
 class Scheduler:
@@ -171,12 +174,22 @@ class Scheduler:
         )
         storage = self.cluster_objects.storage
         storage.connect(self.queue.move_all_to_active_or_backoff)
+        resources = self.cluster_objects.resources
+        resources.connect(self.queue.move_all_to_active_or_backoff)
         self.object_informers: list[Informer[Any]] = [
             Informer(client, ResourceWatch(path), parse, handler, name=name, rng=self.rng)
             for name, path, parse, handler in (
                 *self.cluster_objects.informer_specs(),
                 *storage.informer_specs(),
             )
+        ]
+        # resource.k8s.io/v1 (DynamicResources): a cluster older than v1.34, or RBAC without
+        # those resources, leaves them empty instead of keeping the scheduler from starting.
+        self.object_informers += [
+            Informer(
+                client, ResourceWatch(path), parse, handler, name=name, rng=self.rng, optional=True
+            )
+            for name, path, parse, handler in resources.informer_specs()
         ]
         # The two halves of upstream's scheduleOne, and the failure handler they share.
         failures = FailureHandler(
@@ -255,6 +268,7 @@ class Scheduler:
                 hint_observer=self._observe_queueing_hint,
                 opportunistic_batching=self.options.opportunistic_batching,
                 batch_metrics=self.metrics,
+                feature_gates=self.options.feature_gates,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)

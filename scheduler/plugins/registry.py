@@ -10,6 +10,7 @@ from scheduler.framework.registry import PluginEntry, Registry
 from scheduler.plugins import (
     balancedallocation,
     defaultpreemption,
+    dynamicresources,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -50,6 +51,7 @@ def in_tree_registry() -> Registry:
         balancedallocation.PLUGIN_ENTRY,
         podtopologyspread.PLUGIN_ENTRY,
         interpodaffinity.PLUGIN_ENTRY,
+        dynamicresources.PLUGIN_ENTRY,
         defaultpreemption.PLUGIN_ENTRY,
         volumerestrictions.PLUGIN_ENTRY,
         nodevolumelimits.PLUGIN_ENTRY,

@@ -36,6 +36,9 @@ _RESOURCE_NAMES: Final = {
     EventResource.CSI_DRIVER: "storage.k8s.io/CSIDriver",
     EventResource.CSI_STORAGE_CAPACITY: "storage.k8s.io/CSIStorageCapacity",
     EventResource.STORAGE_CLASS: "storage.k8s.io/StorageClass",
+    EventResource.RESOURCE_CLAIM: "resource.k8s.io/ResourceClaim",
+    EventResource.RESOURCE_SLICE: "resource.k8s.io/ResourceSlice",
+    EventResource.DEVICE_CLASS: "resource.k8s.io/DeviceClass",
 }
 
 _ACTION_NAMES: Final = {

@@ -30,6 +30,9 @@ def pod_update_actions(old: PodView, new: PodView) -> list[ActionType]:
     # The API only lets tolerations be added, so any difference may help the pod.
     if old.tolerations != new.tolerations:
         actions.append(ActionType.UPDATE_POD_TOLERATIONS)
+    # extractPodGeneratedResourceClaimChange: the resourceclaim controller recorded a claim.
+    if dict(old.resource_claim_statuses) != dict(new.resource_claim_statuses):
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE_OTHER)
     return actions

@@ -311,7 +311,12 @@ def preemption(no_victims: int, not_helpful: int) -> str:
         reasons.append(f"{no_victims} No preemption victims found for incoming pod")
     if not_helpful:
         reasons.append(f"{not_helpful} Preemption is not helpful for scheduling")
-    return f" preemption: 0/6 nodes are available: {', '.join(sorted(reasons))}."
+    return (
+        " no new claims to deallocate,"
+        f" preemption: 0/6 nodes are available: {', '.join(sorted(reasons))}."
+    )
+
+
 #
 # Every node fails for its own reason.
 EVERY_REASON = Rejection(

@@ -112,8 +112,10 @@ def _exists(kubectl: Kubectl, name: str) -> bool:
 
 def _rejection(kubectl: Kubectl, name: str) -> str:
     cond = wait_until(
-        lambda: _condition(_pod(kubectl, name), "PodScheduled").get("status") == "False"
-        and _condition(_pod(kubectl, name), "PodScheduled"),
+        lambda: (
+            _condition(_pod(kubectl, name), "PodScheduled").get("status") == "False"
+            and _condition(_pod(kubectl, name), "PodScheduled")
+        ),
         what=f"{name} rejected",
     )
     message: str = cond["message"]
@@ -125,7 +127,7 @@ def test_pod_too_big_for_any_node_explains_that_preemption_cannot_help(kubectl: 
         kubectl.apply(to_yaml(pod("huge", cpu="3", memory="256Mi", priorityClassName="high")))
         assert _rejection(kubectl, "huge") == (
             "0/2 nodes are available: 2 Insufficient cpu. "
-            "preemption: 0/2 nodes are available: 2 Insufficient cpu."
+            "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Insufficient cpu."
         )
     finally:
         kubectl("delete", "pod", "huge", "--wait=true", "--ignore-not-found")
@@ -138,7 +140,7 @@ def test_preemption_policy_never_does_not_preempt(kubectl: Kubectl) -> None:
         kubectl.apply(to_yaml(manifest))
         assert _rejection(kubectl, "polite") == (
             "0/2 nodes are available: 2 Insufficient cpu. "
-            "preemption: not eligible due to preemptionPolicy=Never."
+            "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
         )
         assert all(_exists(kubectl, name) for name in ("g1", "g2", "o1", "o2"))
     finally:

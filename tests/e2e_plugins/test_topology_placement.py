@@ -123,8 +123,10 @@ def test_required_anti_affinity_leaves_the_seventh_replica_pending(kubectl: Kube
         assert hosts == set(ZONE_OF)
         kubectl.apply(to_yaml(_labeled(names[6], {"app": "cache"}, **anti)))
         pending = wait_until(
-            lambda: _scheduled_condition(kubectl.json("pod", names[6])).get("status") == "False"
-            and kubectl.json("pod", names[6]),
+            lambda: (
+                _scheduled_condition(kubectl.json("pod", names[6])).get("status") == "False"
+                and kubectl.json("pod", names[6])
+            ),
             what="the seventh replica rejected",
         )
         cond = _scheduled_condition(pending)
@@ -132,6 +134,7 @@ def test_required_anti_affinity_leaves_the_seventh_replica_pending(kubectl: Kube
         assert (cond["reason"], cond["message"]) == (
             "Unschedulable",
             "0/6 nodes are available: 6 node(s) didn't match pod anti-affinity rules. "
+            "no new claims to deallocate, "
             "preemption: 0/6 nodes are available: 6 No preemption victims found for incoming pod.",
         )
         # Removing one replica frees its node for the waiting one (the pod-delete event).

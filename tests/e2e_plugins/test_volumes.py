@@ -186,6 +186,7 @@ def test_volume_in_a_zone_without_nodes_explains_the_conflict(kubectl: Kubectl) 
     kubectl.apply(to_yaml(with_claim("far-pod", "far-claim")))
     assert _rejection(kubectl, "far-pod") == (
         "0/2 nodes are available: 2 node(s) had no available volume zone. "
+        "no new claims to deallocate, "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
@@ -198,6 +199,7 @@ def test_attach_limit_keeps_a_third_csi_volume_off_both_nodes(kubectl: Kubectl) 
     kubectl.apply(to_yaml(claim("data3"), with_claim("db3", "data3")))
     assert _rejection(kubectl, "db3") == (
         "0/2 nodes are available: 2 node(s) exceed max volume count. "
+        "no new claims to deallocate, "
         "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     )
     assert _get(kubectl, "pvc", "data3")["status"]["phase"] == "Pending"

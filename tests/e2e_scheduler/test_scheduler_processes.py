@@ -68,6 +68,7 @@ def test_mixed_cluster_scheduled_as_kube_scheduler_would(tmp_path: Path) -> None
         assert cond["status"] == "False" and cond["reason"] == "Unschedulable"
         assert cond["message"] == (
             "0/3 nodes are available: 3 Insufficient cpu. "
+            "no new claims to deallocate, "
             "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
         )
         assert huge["metadata"]["name"] == "huge"

@@ -37,7 +37,8 @@ kind: KubeSchedulerConfiguration
 leaderElection: {leaderElect: false}
 """
 BLOCKED_MESSAGE = (
-    "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+    "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+    "preemption: 0/1 nodes are available: "
     "1 No preemption victims found for incoming pod."
 )
 

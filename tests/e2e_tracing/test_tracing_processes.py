@@ -34,6 +34,7 @@ STATUS_OK, STATUS_ERROR = 1, 2
 HUGE_MESSAGE = (
     # Reasons sorted as strings, as upstream's sort.Strings does.
     "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu."
+    " no new claims to deallocate,"
     " preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling,"
     " 2 No preemption victims found for incoming pod."
 )

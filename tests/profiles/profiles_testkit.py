@@ -87,6 +87,8 @@ def in_tree_registry(*missing: str) -> dict[str, FakeSpec]:
              args_default={"defaultingType": "System"}),
         spec("InterPodAffinity", "preFilter", "filter", "preScore", "score",
              args_default={"hardPodAffinityWeight": 1}),
+        spec("DynamicResources", "preEnqueue", "preFilter", "filter", "postFilter", "score",
+             "reserve", "preBind", args_default={"filterTimeout": "10s"}),
         spec("DefaultPreemption", "postFilter",
              args_default={"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}),
         spec("NodeResourcesBalancedAllocation", "preScore", "score"),

@@ -77,13 +77,14 @@ def test_merge_plugin_set(default: PluginSet, custom: PluginSet, expected: Plugi
 
 
 def test_default_plugin_list_matches_upstream() -> None:
-    # default_plugins.go getDefaultPlugins (v1.31+: in-tree cloud volume limits removed).
+    # default_plugins.go getDefaultPlugins (v1.31+: in-tree cloud volume limits removed; v1.34+:
+    # DynamicResources, GA, before DefaultPreemption).
     assert [(p.name, p.weight) for p in DEFAULT_MULTI_POINT] == [
         ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None),
         ("NodeName", None), ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None),
         ("NodeResourcesFit", 1), ("VolumeRestrictions", None), ("NodeVolumeLimits", None),
         ("VolumeBinding", None), ("VolumeZone", None), ("PodTopologySpread", 2),
-        ("InterPodAffinity", 2), ("DefaultPreemption", None),
+        ("InterPodAffinity", 2), ("DynamicResources", None), ("DefaultPreemption", None),
         ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
     ]  # fmt: skip
 
@@ -113,25 +114,26 @@ def test_global_defaults(source: str | None) -> None:
 def test_default_profile_with_full_registry() -> None:
     p = load_config(None, in_tree_registry()).profiles[0]
     # Upstream's resolved default profile (what kube-scheduler logs with -v=2).
-    assert p.names_at("preEnqueue") == ("SchedulingGates",)
+    assert p.names_at("preEnqueue") == ("SchedulingGates", "DynamicResources")
     assert p.names_at("queueSort") == ("PrioritySort",)
     assert p.names_at("filter") == (
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
         "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-        "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+        "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
     )  # fmt: skip
-    assert p.names_at("postFilter") == ("DefaultPreemption",)
+    assert p.names_at("postFilter") == ("DynamicResources", "DefaultPreemption")
     assert [tuple(w) for w in p.at("score")] == [
         ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
         ("VolumeBinding", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
-        ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
+        ("DynamicResources", 1), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
     ]  # fmt: skip
-    assert p.names_at("reserve") == ("VolumeBinding",)
-    assert p.names_at("preBind") == ("VolumeBinding",)
+    assert p.names_at("reserve") == ("VolumeBinding", "DynamicResources")
+    assert p.names_at("preBind") == ("VolumeBinding", "DynamicResources")
     assert p.names_at("bind") == ("DefaultBinder",)
     assert p.notes == ()
     assert set(p.args) == {
-        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
+        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+        "DefaultPreemption",
     }  # fmt: skip
 
 

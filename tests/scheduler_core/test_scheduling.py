@@ -39,6 +39,7 @@ async def test_unschedulable_pod_is_explained_and_scheduled_when_a_node_fits(
         # No pod has a lower priority than "huge", so preemption finds no victims.
         expected = (
             "0/2 nodes are available: 2 Insufficient cpu. "
+            "no new claims to deallocate, "
             "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
         )
 
@@ -131,6 +132,7 @@ async def test_cordoned_and_tainted_nodes_are_avoided_with_upstream_reasons(
         assert text == (
             "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
             "1 node(s) were unschedulable. "
+            "no new claims to deallocate, "
             "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
         )
         # Uncordoning is a node update the queue routes back to the pod.

@@ -51,6 +51,7 @@ async def test_explain_names_the_plugin_that_rejected_each_node(tmp_path: Path) 
         assert explanation["message"] == (
             "0/3 nodes are available: 1 Insufficient cpu, "
             "2 node(s) had untolerated taint {dedicated: gpu}. "
+            "no new claims to deallocate, "
             "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming "
             "pod, 2 Preemption is not helpful for scheduling."
         )
@@ -171,6 +172,7 @@ async def test_log_lines_carry_pod_and_profile(
         "profile": "default-scheduler",
         "node": None,
         "err": "0/1 nodes are available: 1 Insufficient cpu. "
+        "no new claims to deallocate, "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
         "levelno": V(2),
     }

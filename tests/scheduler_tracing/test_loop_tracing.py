@@ -156,6 +156,7 @@ async def test_unschedulable_pod_shows_each_finished_attempt_then_ends_on_delete
         message = (
             "0/2 nodes are available: 1 Insufficient cpu, "
             "1 node(s) had untolerated taint {dedicated: gpu}. "
+            "no new claims to deallocate, "
             "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming "
             "pod, 1 Preemption is not helpful for scheduling."
         )

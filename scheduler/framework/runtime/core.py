@@ -187,6 +187,9 @@ class HandleDeps:
     opportunistic_batching: bool = True
     # Where the batch's metrics go (scheduler_batch_*); None: nowhere.
     batch_metrics: BatchMetrics | None = None
+    # The --feature-gates values plugins read (DynamicResources); empty: every gate at its
+    # default.
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
 
 
 def _error(message: str, plugin: str = "") -> Status:

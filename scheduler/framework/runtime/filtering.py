@@ -385,8 +385,13 @@ class Filtering(FrameworkCore):
                 with_extenders = (
                     getattr(plugin, "post_filter_with_extenders", None) if extenders else None
                 )
+                # A plugin whose PostFilter writes to the API server as upstream's does inside
+                # the cycle (DynamicResources' deallocation) offers a coroutine twin.
+                awaited = getattr(plugin, "post_filter_async", None)
                 if with_extenders is not None:
                     outcome = await with_extenders(state, pod, filtered, extenders)
+                elif awaited is not None:
+                    outcome = await awaited(state, pod, filtered)
                 else:
                     outcome = plugin.post_filter(state, pod, filtered)
                 done = run.record(plugin.name, outcome, plugin_start)

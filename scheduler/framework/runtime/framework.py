@@ -62,6 +62,8 @@ class Framework(Filtering, Scoring, Binding):
         registry entry, and a plugin with no entry gets its defaults (`decode(None)`).
         """
         framework = cls.__new__(cls)
+        # What plugins may read of the handle while they are built (feature gates, listers).
+        framework._deps = deps
         instances: dict[str, Plugin] = {}
         by_point: dict[str, list[tuple[Plugin, int]]] = {}
         for point, names in enabled.items():
@@ -102,6 +104,11 @@ class Framework(Filtering, Scoring, Binding):
     @property
     def cluster_objects(self) -> ClusterObjects:
         return self._deps.cluster_objects
+
+    @property
+    def feature_gates(self) -> Mapping[str, bool]:
+        """The process's --feature-gates values (a gate not in it is at its default)."""
+        return self._deps.feature_gates
 
     def pod_exists(self, pod: PodView) -> bool:
         """Whether the pod is still in the informer's store (True when there is no store)."""

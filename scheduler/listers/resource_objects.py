@@ -1,0 +1,257 @@
+"""DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (resource.k8s.io/v1),
+kept by informers for DynamicResources, and the claims' state the scheduler adds to them.
+
+Upstream: pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go (the shared DRA
+manager: listers, the claims' assume cache, in-flight allocations) and allocateddevices.go (the
+incrementally maintained set of allocated devices). One `ResourceObjects` is shared by every
+profile, as upstream's SharedDRAManager, so that two profiles never hand out one device twice.
+
+Claims are seen through `ClaimTracker`:
+- the informer's claims, overlaid by claims the scheduler itself wrote (PreBind) until the
+  informer shows that version or a newer one (upstream's assume cache);
+- allocations in flight: decided in Reserve, not yet written by PreBind;
+- the devices those allocate, kept as counts updated per change, so that PreFilter reads the
+  allocated devices without walking every claim (the scheduler must not do per-pod work that
+  grows with the number of claims).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from scheduler.api.resource import (
+    AllocatedDevice,
+    DeviceClassView,
+    ResourceClaimTemplateView,
+    ResourceClaimView,
+    ResourceSliceView,
+)
+from scheduler.framework.events import EventResource
+from scheduler.listers.storage_objects import EventSink, KeyedStore
+
+DeviceID = tuple[str, str, str]
+SharedDeviceID = tuple[DeviceID, str]
+
+RESOURCE_API = "/apis/resource.k8s.io/v1"
+
+
+def _resource_version_number(version: str) -> int | None:
+    try:
+        return int(version)
+    except ValueError:
+        return None
+
+
+class AllocatedDevices:
+    """Counts of allocated devices (and shared-device allocations, and capacity consumed on
+    them) from a set of allocation results, updated per result set added or removed."""
+
+    def __init__(self) -> None:
+        self.devices: Counter[DeviceID] = Counter()
+        self.shared: Counter[SharedDeviceID] = Counter()
+        self.capacity: dict[DeviceID, Counter[str]] = {}
+
+    def add(self, results: Iterable[AllocatedDevice], sign: int = 1) -> None:
+        for result in results:
+            # foreachAllocatedDevice: admin access does not take a device from others.
+            if result.admin_access:
+                continue
+            device = result.device_id
+            if result.share_id:
+                self.shared[(device, result.share_id)] += sign
+                if self.shared[(device, result.share_id)] <= 0:
+                    del self.shared[(device, result.share_id)]
+                if result.consumed_capacity:
+                    consumed = self.capacity.setdefault(device, Counter())
+                    for name, amount in result.consumed_capacity.items():
+                        consumed[name] += sign * amount
+                    if not any(consumed.values()):
+                        del self.capacity[device]
+                continue
+            self.devices[device] += sign
+            if self.devices[device] <= 0:
+                del self.devices[device]
+
+    def remove(self, results: Iterable[AllocatedDevice]) -> None:
+        self.add(results, -1)
+
+
+class ClaimTracker:
+    """The claims as DynamicResources sees them: informer + assumed + in flight."""
+
+    def __init__(self, store: KeyedStore[ResourceClaimView]) -> None:
+        self._store = store
+        self._assumed: dict[str, ResourceClaimView] = {}
+        # claim uid → (claim with its allocation as Reserve decided it, the devices)
+        self._pending: dict[str, tuple[ResourceClaimView, tuple[AllocatedDevice, ...]]] = {}
+        self._allocated = AllocatedDevices()
+        store.subscribe(self._informer_changed)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def get(self, namespace: str, name: str) -> ResourceClaimView | None:
+        key = f"{namespace}/{name}"
+        assumed = self._assumed.get(key)
+        return assumed if assumed is not None else self._store.get(key)
+
+    def list(self) -> list[ResourceClaimView]:
+        return [self._assumed.get(key, claim) for key, claim in self._store.by_key.items()]
+
+    def has_pending_allocation(self, uid: str) -> bool:
+        """ClaimHasPendingAllocation."""
+        return uid in self._pending
+
+    def allocated_devices(self) -> frozenset[DeviceID]:
+        """Devices allocated by claims or in-flight allocations (ListAllAllocatedDevices)."""
+        return frozenset(self._allocated.devices)
+
+    def allocated_shared(self) -> tuple[frozenset[SharedDeviceID], dict[DeviceID, dict[str, int]]]:
+        """Shared-device allocations and the capacity consumed on each device
+        (GatherAllocatedState's other half)."""
+        return frozenset(self._allocated.shared), {
+            device: dict(consumed) for device, consumed in self._allocated.capacity.items()
+        }
+
+    # -- in-flight allocations (Reserve → PreBind) -----------------------------------------
+
+    def signal_pending_allocation(
+        self, claim: ResourceClaimView, devices: tuple[AllocatedDevice, ...]
+    ) -> None:
+        """SignalClaimPendingAllocation: `claim`'s devices count as allocated from now on."""
+        self.remove_pending_allocation(claim.uid)
+        self._pending[claim.uid] = (claim, devices)
+        self._allocated.add(devices)
+
+    def remove_pending_allocation(self, uid: str) -> bool:
+        """RemoveClaimPendingAllocation; whether there was one."""
+        entry = self._pending.pop(uid, None)
+        if entry is None:
+            return False
+        self._allocated.remove(entry[1])
+        return True
+
+    # -- the assume cache ------------------------------------------------------------------
+
+    def assume(self, claim: ResourceClaimView) -> None:
+        """AssumeClaimAfterAPICall: the scheduler wrote `claim`; use it until the informer
+        shows this version or a newer one. Ignored when the informer is ahead already."""
+        current = self._store.get(claim.key)
+        if current is not None and not self._newer(claim, current):
+            return
+        self._replace_effective(claim.key, lambda: self._assumed.__setitem__(claim.key, claim))
+
+    def restore(self, namespace: str, name: str) -> None:
+        """AssumedClaimRestore: drop what was assumed for the claim."""
+        key = f"{namespace}/{name}"
+        if key in self._assumed:
+            self._replace_effective(key, lambda: self._assumed.pop(key, None))
+
+    # -- internals -------------------------------------------------------------------------
+
+    @staticmethod
+    def _newer(claim: ResourceClaimView, than: ResourceClaimView) -> bool:
+        mine = _resource_version_number(claim.resource_version)
+        theirs = _resource_version_number(than.resource_version)
+        if mine is None or theirs is None:
+            return claim.resource_version != than.resource_version
+        return mine > theirs
+
+    def _effective(self, key: str) -> ResourceClaimView | None:
+        assumed = self._assumed.get(key)
+        return assumed if assumed is not None else self._store.get(key)
+
+    def _replace_effective(self, key: str, change: Callable[[], Any]) -> None:
+        before = self._effective(key)
+        change()
+        after = self._effective(key)
+        if before is not after:
+            self._account(before, -1)
+            self._account(after, 1)
+
+    def _account(self, claim: ResourceClaimView | None, sign: int) -> None:
+        if claim is not None and claim.allocation is not None:
+            self._allocated.add(claim.allocation.devices, sign)
+
+    def _informer_changed(self, old: Any, new: Any) -> None:
+        # The store already holds `new`; what was effective before was `old` unless assumed.
+        key = (new or old).key
+        assumed = self._assumed.get(key)
+        if assumed is not None:
+            if new is None or not self._newer(assumed, new):
+                # Deleted, or the informer caught up: the informer's version wins.
+                del self._assumed[key]
+                self._account(assumed, -1)
+                self._account(new, 1)
+            return
+        self._account(old, -1)
+        self._account(new, 1)
+
+
+class ResourceObjects:
+    """The resource.k8s.io listers. Filled by informers (`informer_specs`) or by tests."""
+
+    def __init__(self) -> None:
+        self.classes: KeyedStore[DeviceClassView] = KeyedStore(
+            EventResource.DEVICE_CLASS, "DeviceClass"
+        )
+        self.slices: KeyedStore[ResourceSliceView] = KeyedStore(
+            EventResource.RESOURCE_SLICE, "ResourceSlice"
+        )
+        self.claims: KeyedStore[ResourceClaimView] = KeyedStore(
+            EventResource.RESOURCE_CLAIM, "ResourceClaim"
+        )
+        # No cluster event: nothing the scheduler decides depends on a template.
+        self.templates: KeyedStore[ResourceClaimTemplateView] = KeyedStore(
+            EventResource.RESOURCE_CLAIM, "ResourceClaimTemplate"
+        )
+        self.tracker = ClaimTracker(self.claims)
+
+    def connect(self, sink: EventSink) -> None:
+        """Send every later change of classes, slices and claims to `sink` as a cluster event
+        (upstream's eventhandlers.go registers these three, not templates)."""
+        for store in (self.classes, self.slices, self.claims):
+            store.subscribe(_as_events(store, sink))
+
+    def informer_specs(self) -> list[tuple[str, str, Any, KeyedStore[Any]]]:
+        """(informer name, API path, parser, store) for each kind."""
+        return [
+            ("deviceclasses", f"{RESOURCE_API}/deviceclasses", DeviceClassView.from_dict,
+             self.classes),
+            ("resourceslices", f"{RESOURCE_API}/resourceslices", ResourceSliceView.from_dict,
+             self.slices),
+            ("resourceclaims", f"{RESOURCE_API}/resourceclaims", ResourceClaimView.from_dict,
+             self.claims),
+            ("resourceclaimtemplates", f"{RESOURCE_API}/resourceclaimtemplates",
+             ResourceClaimTemplateView.from_dict, self.templates),
+        ]  # fmt: skip
+
+    # -- listers ---------------------------------------------------------------------------
+
+    def device_class(self, name: str) -> DeviceClassView | None:
+        return self.classes.get(name)
+
+    def claim(self, namespace: str, name: str) -> ResourceClaimView | None:
+        """The claim as the scheduler sees it (assumed writes included)."""
+        return self.tracker.get(namespace, name)
+
+    # -- for tests -------------------------------------------------------------------------
+
+    def add(self, *objects: Any) -> None:
+        """Add views (from scheduler.api.resource's `from_dict`) to their stores."""
+        stores: dict[type, KeyedStore[Any]] = {
+            DeviceClassView: self.classes,
+            ResourceSliceView: self.slices,
+            ResourceClaimView: self.claims,
+            ResourceClaimTemplateView: self.templates,
+        }
+        for obj in objects:
+            stores[type(obj)].on_add(obj)
+
+
+def _as_events(store: KeyedStore[Any], sink: EventSink) -> Callable[[Any, Any], None]:
+    def send(old: Any, new: Any) -> None:
+        sink(store.event_of(old, new), old, new)
+
+    return send
