@@ -1,4 +1,4 @@
-"""DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (resource.k8s.io/v1),
+"""DeviceClasses, ResourceSlices and ResourceClaims (resource.k8s.io/v1),
 kept by informers for DynamicResources, and the claims' state the scheduler adds to them.
 
 Upstream: pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go (the shared DRA
@@ -24,7 +24,6 @@ from typing import Any
 from scheduler.api.resource import (
     AllocatedDevice,
     DeviceClassView,
-    ResourceClaimTemplateView,
     ResourceClaimView,
     ResourceSliceView,
 )
@@ -202,10 +201,6 @@ class ResourceObjects:
         self.claims: KeyedStore[ResourceClaimView] = KeyedStore(
             EventResource.RESOURCE_CLAIM, "ResourceClaim"
         )
-        # No cluster event: nothing the scheduler decides depends on a template.
-        self.templates: KeyedStore[ResourceClaimTemplateView] = KeyedStore(
-            EventResource.RESOURCE_CLAIM, "ResourceClaimTemplate"
-        )
         self.tracker = ClaimTracker(self.claims)
 
     def connect(self, sink: EventSink) -> None:
@@ -215,7 +210,10 @@ class ResourceObjects:
             store.subscribe(_as_events(store, sink))
 
     def informer_specs(self) -> list[tuple[str, str, Any, KeyedStore[Any]]]:
-        """(informer name, API path, parser, store) for each kind."""
+        """(informer name, API path, parser, store) for each kind the scheduler reads.
+        Not ResourceClaimTemplates: the resourceclaim controller turns them into claims and
+        kube-scheduler never watches them (nor may it: system:kube-scheduler grants no read
+        of them)."""
         return [
             ("deviceclasses", f"{RESOURCE_API}/deviceclasses", DeviceClassView.from_dict,
              self.classes),
@@ -223,8 +221,6 @@ class ResourceObjects:
              self.slices),
             ("resourceclaims", f"{RESOURCE_API}/resourceclaims", ResourceClaimView.from_dict,
              self.claims),
-            ("resourceclaimtemplates", f"{RESOURCE_API}/resourceclaimtemplates",
-             ResourceClaimTemplateView.from_dict, self.templates),
         ]  # fmt: skip
 
     # -- listers ---------------------------------------------------------------------------
@@ -244,7 +240,6 @@ class ResourceObjects:
             DeviceClassView: self.classes,
             ResourceSliceView: self.slices,
             ResourceClaimView: self.claims,
-            ResourceClaimTemplateView: self.templates,
         }
         for obj in objects:
             stores[type(obj)].on_add(obj)

@@ -38,7 +38,8 @@ NAMESPACE = KUSTOMIZATION["namespace"]
 needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
 
 # Upstream's bootstrap roles the ClusterRoles mirror (kubernetes/kubernetes
-# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/cluster-roles.yaml).
+# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/cluster-roles.yaml; the resource.k8s.io
+# rules are policy.go's DynamicResourceAllocation block, v1.34+).
 UPSTREAM_ROLES = yaml.safe_load("""
 system:kube-scheduler:
 - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create, patch, update]}
@@ -61,6 +62,10 @@ system:kube-scheduler:
 - {apiGroups: [""], resources: [namespaces], verbs: [get, list, watch]}
 - {apiGroups: [storage.k8s.io], resources: [csidrivers], verbs: [get, list, watch]}
 - {apiGroups: [storage.k8s.io], resources: [csistoragecapacities], verbs: [get, list, watch]}
+- {apiGroups: [resource.k8s.io], resources: [resourceclaims, resourceclaims/status],
+   verbs: [get, list, patch, update, watch]}
+- {apiGroups: [resource.k8s.io], resources: [deviceclasses, resourceslices],
+   verbs: [get, list, watch]}
 system:volume-scheduler:
 - {apiGroups: [""], resources: [persistentvolumes], verbs: [get, list, patch, update, watch]}
 - {apiGroups: [storage.k8s.io], resources: [storageclasses], verbs: [get, list, watch]}
@@ -80,7 +85,8 @@ AIOSCHED_REQUESTS = [
           ("policy", "poddisruptionbudgets"), ("", "persistentvolumeclaims"),
           ("", "persistentvolumes"), ("storage.k8s.io", "storageclasses"),
           ("storage.k8s.io", "csinodes"), ("storage.k8s.io", "csidrivers"),
-          ("storage.k8s.io", "csistoragecapacities"))],
+          ("storage.k8s.io", "csistoragecapacities"), ("resource.k8s.io", "deviceclasses"),
+          ("resource.k8s.io", "resourceslices"), ("resource.k8s.io", "resourceclaims"))],
     ("create", "", "pods", "binding", "*", "p"),  # DefaultBinder
     ("patch", "", "pods", "status", "*", "p"),  # PodScheduled condition, nominatedNodeName
     ("get", "", "pods", "", "*", "p"),  # scheduler.py, after a failed status patch
@@ -88,6 +94,11 @@ AIOSCHED_REQUESTS = [
     ("create", "events.k8s.io", "events", "", "*", ""),  # recorder.py
     ("update", "", "persistentvolumes", "", "", "pv"),  # VolumeBinding's binder
     ("update", "", "persistentvolumeclaims", "", "*", "pvc"),
+    # DynamicResources: PreBind (finalizer, then status), PostFilter, Unreserve
+    ("get", "resource.k8s.io", "resourceclaims", "", "*", "c"),
+    ("update", "resource.k8s.io", "resourceclaims", "", "*", "c"),
+    ("update", "resource.k8s.io", "resourceclaims", "status", "*", "c"),
+    ("patch", "resource.k8s.io", "resourceclaims", "status", "*", "c"),
     ("create", "coordination.k8s.io", "leases", "", NAMESPACE, ""),  # leaderelection.py
     ("get", "coordination.k8s.io", "leases", "", NAMESPACE, LEASE),
     ("update", "coordination.k8s.io", "leases", "", NAMESPACE, LEASE),
@@ -104,6 +115,9 @@ NOT_GRANTED = [
     ("get", "", "configmaps", "", NAMESPACE, "extension-apiserver-authentication"),
     ("create", "", "serviceaccounts", "token", NAMESPACE, "aiosched"),
     ("update", "apps", "deployments", "", NAMESPACE, "aiosched"),
+    ("update", "resource.k8s.io", "resourceslices", "", "", "s"),
+    ("list", "resource.k8s.io", "resourceclaimtemplates", "", "", ""),
+    ("delete", "resource.k8s.io", "resourceclaims", "", "*", "c"),
 ]
 
 
