@@ -31,6 +31,7 @@ from tests.scheduler_plugins_dra.builders import (
     REQ_0,
     REQ_1,
     SUB_REQ_0,
+    SUB_REQ_1,
     allocate,
     allocation,
     claim,
@@ -389,7 +390,7 @@ def test_config_pass_through() -> None:
                 },
             ],
         )
-    ]  # fmt: skip
+    ]
 
 
 def test_class_with_driver_b_on_a_node_with_both() -> None:
@@ -422,4 +423,363 @@ def test_features_disabled() -> None:
     assert str(admin.value) == (
         "claim default/claim-0, request req-0: admin access is requested, but the feature is "
         "disabled"
+    )
+
+
+# --- prioritized list (firstAvailable) -------------------------------------------------------
+
+
+def test_prioritized_list_first_sub_request_fits() -> None:
+    got = allocate(
+        [
+            claim(
+                CLAIM_0,
+                first_available(REQ_0, sub_request(SUB_REQ_0, CLASS_B), sub_request(SUB_REQ_1)),
+            )
+        ],
+        [slice1(DEVICE_1), slice1(DEVICE_1, driver=DRIVER_B)],
+    )
+    assert results(got) == [
+        allocation(
+            NODE_1_SELECTOR, device_result(f"{REQ_0}/{SUB_REQ_0}", DRIVER_B, POOL_1, DEVICE_1)
+        )
+    ]
+
+
+def test_prioritized_list_falls_back_to_the_next_sub_request() -> None:
+    got = allocate(
+        [
+            claim(
+                CLAIM_0,
+                first_available(REQ_0, sub_request(SUB_REQ_0, count=2), sub_request(SUB_REQ_1)),
+            )
+        ],
+        [slice1(DEVICE_1)],
+    )
+    assert results(got) == [
+        allocation(
+            NODE_1_SELECTOR, device_result(f"{REQ_0}/{SUB_REQ_1}", DRIVER_A, POOL_1, DEVICE_1)
+        )
+    ]
+
+
+def test_prioritized_list_none_fits() -> None:
+    got = allocate(
+        [
+            claim(
+                CLAIM_0,
+                first_available(
+                    REQ_0, sub_request(SUB_REQ_0, count=3), sub_request(SUB_REQ_1, count=2)
+                ),
+            )
+        ],
+        [slice1(DEVICE_1)],
+    )
+    assert got is None
+
+
+def test_prioritized_list_with_backtracking_across_claims() -> None:
+    """The second claim's preferred sub-request fails; the first claim's is kept."""
+    got = allocate(
+        [
+            claim(CLAIM_0, exact(REQ_0)),
+            claim(
+                CLAIM_1,
+                first_available(REQ_0, sub_request(SUB_REQ_0, count=2), sub_request(SUB_REQ_1)),
+            ),
+        ],
+        [slice1(DEVICE_1, DEVICE_2)],
+    )
+    assert results(got) == [
+        allocation(NODE_1_SELECTOR, device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_1)),
+        allocation(
+            NODE_1_SELECTOR, device_result(f"{REQ_0}/{SUB_REQ_1}", DRIVER_A, POOL_1, DEVICE_2)
+        ),
+    ]
+
+
+def test_prioritized_list_config_of_the_chosen_sub_request() -> None:
+    """Class config of the chosen sub-request's class; claim config naming the sub-request."""
+    b = device_class(CLASS_B, ('device.driver == "driver-b"',), [opaque(DRIVER_B, B)])
+    a = device_class(CLASS_A, ('device.driver == "driver-a"',), [opaque(DRIVER_A, A)])
+    got = allocate(
+        [
+            claim(
+                CLAIM_0,
+                first_available(REQ_0, sub_request(SUB_REQ_0, CLASS_B), sub_request(SUB_REQ_1)),
+                config=[
+                    opaque(DRIVER_A, ALL, [f"{REQ_0}/{SUB_REQ_1}"]),
+                    opaque(DRIVER_B, ALL, [f"{REQ_0}/{SUB_REQ_0}"]),
+                ],
+            )
+        ],
+        [slice1(DEVICE_1)],
+        [a, b],
+    )
+    assert results(got) == [
+        allocation(
+            NODE_1_SELECTOR,
+            device_result(f"{REQ_0}/{SUB_REQ_1}", DRIVER_A, POOL_1, DEVICE_1),
+            config=[
+                {"source": "FromClass", "opaque": {"driver": DRIVER_A, "parameters": A}},
+                {"source": "FromClaim", "opaque": {"driver": DRIVER_A, "parameters": ALL}},
+            ],
+        )
+    ]
+
+
+B = {"class": "b"}
+
+
+# --- matchAttribute constraints ---------------------------------------------------------------
+
+
+def _numa_slice() -> object:
+    return resource_slice(
+        "s",
+        NODE_1,
+        POOL_1,
+        DRIVER_A,
+        device(DEVICE_1, attributes={"numa": 1}),
+        device(DEVICE_2, attributes={"numa": 2}),
+        device(DEVICE_3, attributes={"numa": 2}),
+    )
+
+
+def test_match_attribute_within_one_request() -> None:
+    got = allocate(
+        [claim(CLAIM_0, exact(REQ_0, count=2), constraints=[{"matchAttribute": "driver-a/numa"}])],
+        [_numa_slice()],
+    )
+    assert results(got) == [
+        allocation(
+            NODE_1_SELECTOR,
+            device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_2),
+            device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_3),
+        )
+    ]
+
+
+def test_match_attribute_across_requests() -> None:
+    got = allocate(
+        [
+            claim(
+                CLAIM_0,
+                exact(REQ_0),
+                exact(REQ_1),
+                constraints=[{"requests": [REQ_0, REQ_1], "matchAttribute": "driver-a/numa"}],
+            )
+        ],
+        [_numa_slice()],
+    )
+    assert results(got) == [
+        allocation(
+            NODE_1_SELECTOR,
+            device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_2),
+            device_result(REQ_1, DRIVER_A, POOL_1, DEVICE_3),
+        )
+    ]
+
+
+def test_match_attribute_missing_attribute_never_matches() -> None:
+    got = allocate(
+        [claim(CLAIM_0, exact(REQ_0), constraints=[{"matchAttribute": "driver-a/nosuch"}])],
+        [_numa_slice()],
+    )
+    assert got is None
+
+
+def test_match_attribute_types_differ() -> None:
+    """An int 1 and a bool true are different values (Python's True == 1 must not leak)."""
+    mixed = resource_slice(
+        "s",
+        NODE_1,
+        POOL_1,
+        DRIVER_A,
+        device(DEVICE_1, attributes={"x": 1}),
+        device(DEVICE_2, attributes={"x": True}),
+    )
+    got = allocate(
+        [claim(CLAIM_0, exact(REQ_0, count=2), constraints=[{"matchAttribute": "driver-a/x"}])],
+        [mixed],
+    )
+    assert got is None
+
+
+def test_match_attribute_with_all_mode_is_an_error() -> None:
+    with pytest.raises(AllocationError) as err:
+        allocate(
+            [
+                claim(
+                    CLAIM_0,
+                    exact(REQ_0, mode="All"),
+                    constraints=[{"matchAttribute": "driver-a/numa"}],
+                )
+            ],
+            [_numa_slice()],
+        )
+    assert str(err.value) == (
+        "claim default/claim-0, request req-0: cannot add device driver-a/pool-1/device-2 "
+        "because a claim constraint would not be satisfied"
+    )
+
+
+def test_match_attribute_on_a_sub_request() -> None:
+    got = allocate(
+        [
+            claim(
+                CLAIM_0,
+                first_available(REQ_0, sub_request(SUB_REQ_0, count=2)),
+                constraints=[
+                    {"requests": [f"{REQ_0}/{SUB_REQ_0}"], "matchAttribute": "driver-a/numa"}
+                ],
+            )
+        ],
+        [_numa_slice()],
+    )
+    assert results(got) == [
+        allocation(
+            NODE_1_SELECTOR,
+            device_result(f"{REQ_0}/{SUB_REQ_0}", DRIVER_A, POOL_1, DEVICE_2),
+            device_result(f"{REQ_0}/{SUB_REQ_0}", DRIVER_A, POOL_1, DEVICE_3),
+        )
+    ]
+
+
+# --- admin access -----------------------------------------------------------------------------
+
+
+def test_admin_access_allocates_allocated_devices() -> None:
+    got = allocate(
+        [claim(CLAIM_0, exact(REQ_0, admin_access=True))],
+        [slice1(DEVICE_1)],
+        allocated={(DRIVER_A, POOL_1, DEVICE_1)},
+    )
+    assert results(got) == [
+        allocation(
+            NODE_1_SELECTOR, device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_1, admin_access=True)
+        )
+    ]
+
+
+def test_admin_access_not_twice_in_one_claim() -> None:
+    """Admin access may share a device with other claims, not within its own claim."""
+    got = allocate(
+        [claim(CLAIM_0, exact(REQ_0, admin_access=True), exact(REQ_1, admin_access=True))],
+        [slice1(DEVICE_1)],
+    )
+    assert got is None
+    got = allocate(
+        [claim(CLAIM_0, exact(REQ_0)), claim(CLAIM_1, exact(REQ_0, admin_access=True))],
+        [slice1(DEVICE_1)],
+    )
+    assert results(got) == [
+        allocation(NODE_1_SELECTOR, device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_1)),
+        allocation(
+            NODE_1_SELECTOR, device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_1, admin_access=True)
+        ),
+    ]
+
+
+# --- per-device node selection, taints, binding conditions, counters -------------------------
+
+
+def test_per_device_node_selection() -> None:
+    mixed = resource_slice(
+        "s",
+        None,
+        POOL_1,
+        DRIVER_A,
+        device(DEVICE_1, nodeName=NODE_2),
+        device(DEVICE_2, nodeSelector=region_selector(REGION_1)),
+        per_device_node_selection=True,
+    )
+    features = DRAFeatures(partitionable_devices=True)
+    got = allocate(
+        [claim(CLAIM_0, exact(REQ_0))],
+        [mixed],
+        on=node(NODE_1, {REGION_KEY: REGION_1}),
+        features=features,
+    )
+    assert results(got) == [
+        allocation(region_selector(REGION_1), device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_2))
+    ]
+    got = allocate([claim(CLAIM_0, exact(REQ_0))], [mixed], on=node(NODE_2), features=features)
+    assert results(got) == [
+        allocation(local_node_selector(NODE_2), device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_1))
+    ]
+    # without DRAPartitionableDevices such slices are ignored
+    assert allocate([claim(CLAIM_0, exact(REQ_0))], [mixed], on=node(NODE_2)) is None
+
+
+def test_device_taints() -> None:
+    tainted = resource_slice(
+        "s",
+        NODE_1,
+        POOL_1,
+        DRIVER_A,
+        device(DEVICE_1, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]),
+    )
+    features = DRAFeatures(device_taints=True)
+    assert allocate([claim(CLAIM_0, exact(REQ_0))], [tainted], features=features) is None
+    toleration = {"key": "k", "operator": "Exists", "effect": "NoSchedule"}
+    got = allocate(
+        [claim(CLAIM_0, exact(REQ_0, tolerations=[toleration]))], [tainted], features=features
+    )
+    result = device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_1)
+    result["tolerations"] = [toleration]
+    assert results(got) == [allocation(NODE_1_SELECTOR, result)]
+    # feature off: taints are ignored
+    got = allocate([claim(CLAIM_0, exact(REQ_0))], [tainted])
+    assert results(got) == [
+        allocation(NODE_1_SELECTOR, device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_1))
+    ]
+
+
+def test_binding_conditions_need_their_feature() -> None:
+    conditional = resource_slice(
+        "s", NODE_1, POOL_1, DRIVER_A, device(DEVICE_1, bindingConditions=["ready"])
+    )
+    assert allocate([claim(CLAIM_0, exact(REQ_0))], [conditional]) is None
+
+
+HALF = [{"counterSet": "gpu", "counters": {"mem": {"value": "8Gi"}}}]
+
+
+def test_shared_counters() -> None:
+    """Two partitions of one GPU consume the same counter: only one fits."""
+    gpu = resource_slice(
+        "s",
+        NODE_1,
+        POOL_1,
+        DRIVER_A,
+        device(DEVICE_1, consumesCounters=HALF),
+        device(DEVICE_2, consumesCounters=HALF),
+        shared_counters=[{"name": "gpu", "counters": {"mem": {"value": "8Gi"}}}],
+    )
+    features = DRAFeatures(partitionable_devices=True)
+    one = allocate([claim(CLAIM_0, exact(REQ_0))], [gpu], features=features)
+    assert results(one) == [
+        allocation(NODE_1_SELECTOR, device_result(REQ_0, DRIVER_A, POOL_1, DEVICE_1))
+    ]
+    assert allocate([claim(CLAIM_0, exact(REQ_0, count=2))], [gpu], features=features) is None
+    # the allocated partition's counters are taken already
+    assert (
+        allocate(
+            [claim(CLAIM_0, exact(REQ_0))],
+            [gpu],
+            features=features,
+            allocated={(DRIVER_A, POOL_1, DEVICE_1)},
+        )
+        is None
+    )
+    # feature off: devices that consume counters are never allocated
+    assert allocate([claim(CLAIM_0, exact(REQ_0))], [gpu]) is None
+
+
+def test_too_many_devices_for_the_result() -> None:
+    with pytest.raises(AllocationError) as err:
+        allocate([claim(CLAIM_0, exact(REQ_0, count=33))], [slice1(DEVICE_1)])
+    assert str(err.value) == (
+        "claim default/claim-0: number of requested devices 33 exceeds the claim limit of 32"
     )
