@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from scheduler.plugins.dynamicresources.allocator import (
+    AllocatedState,
     AllocationError,
+    Allocator,
     DRAFeatures,
     FailedAllocationOnNode,
 )
@@ -38,6 +40,7 @@ from tests.scheduler_plugins_dra.builders import (
     device,
     device_class,
     device_result,
+    driver_class,
     exact,
     first_available,
     local_node_selector,
@@ -783,3 +786,36 @@ def test_too_many_devices_for_the_result() -> None:
     assert str(err.value) == (
         "claim default/claim-0: number of requested devices 33 exceeds the claim limit of 32"
     )
+
+
+def test_one_allocator_serves_different_claims_and_nodes() -> None:
+    """The plugin keeps one allocator per cycle: selector outcomes are shared only where the
+    class, the selectors and the device are the same."""
+    slices = [
+        resource_slice(
+            f"s-{name}",
+            name,
+            name,
+            DRIVER_A,
+            device(DEVICE_1, attributes={"model": "a"}),
+            device(DEVICE_2, attributes={"model": "b"}),
+        )
+        for name in (NODE_1, NODE_2)
+    ]
+    allocator = Allocator(
+        features=DRAFeatures(),
+        allocated=AllocatedState(),
+        classes={CLASS_A: driver_class(CLASS_A, DRIVER_A)},
+        slices=slices,
+    )
+    want_b = claim(CLAIM_0, exact(REQ_0, selectors=('device.attributes["driver-a"].model == "b"',)))
+    want_a = claim(CLAIM_1, exact(REQ_0, selectors=('device.attributes["driver-a"].model == "a"',)))
+    for node_name in (NODE_1, NODE_2):
+        for wanted, name in ((want_b, DEVICE_2), (want_a, DEVICE_1)):
+            got = allocator.allocate(node(node_name), [wanted])
+            assert results(got) == [
+                allocation(
+                    local_node_selector(node_name),
+                    device_result(REQ_0, DRIVER_A, node_name, name),
+                )
+            ]

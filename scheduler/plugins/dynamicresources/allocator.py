@@ -271,10 +271,11 @@ class Allocator:
             else CelCache(consumable_capacity=features.consumable_capacity)
         )
         self._index = SliceIndex(slices, features.partitionable_devices)
-        # (request key, device id) → selectable; shared by every node of the cycle, since a
-        # device's selectors do not depend on the node (per-device node selection is checked
-        # apart)
-        self._selectable: dict[tuple[int, int, int, str, DeviceID], bool] = {}
+        # (class, request selectors, slice, device index) → whether the selectors match: what
+        # decides the outcome, so it is shared by every node and every claim of the cycle
+        # (upstream's per-Allocate deviceMatchesRequest, widened; the slices are held by this
+        # allocator, so their ids are stable). Per-device node selection is checked apart.
+        self._selectable: dict[tuple[str, tuple[str, ...], int, int], bool] = {}
 
     def allocate(
         self, node: NodeView, claims: Sequence[ResourceClaimView]
@@ -545,7 +546,12 @@ class _Run:
         device = candidate.device
         if not self.features.device_binding_conditions and device.binding_conditions:
             return False
-        cache_key = (*key, "", candidate.device_id)
+        cache_key = (
+            data.class_.name if data.class_ else "",
+            data.request.selectors,
+            id(candidate.slice),
+            candidate.device_index,
+        )
         cached = self.owner._selectable.get(cache_key)
         if cached is None:
             cached = self._selectors_match(
