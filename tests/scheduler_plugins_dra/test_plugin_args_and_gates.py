@@ -119,9 +119,9 @@ def test_feature_gate_defaults() -> None:
         "DRAPrioritizedList": True,
         "DRASchedulerFilterTimeout": True,
         "DRAResourceClaimDeviceStatus": True,
+        "DRADeviceTaints": True,
+        "DRAPartitionableDevices": True,
         # upstream v1.36 turns these on; aiosched honours only "off" (refused below)
-        "DRADeviceTaints": False,
-        "DRAPartitionableDevices": False,
         "DRAConsumableCapacity": False,
         "DRADeviceBindingConditions": False,
         "DRAExtendedResource": False,
@@ -131,7 +131,9 @@ def test_feature_gate_defaults() -> None:
 def test_feature_gates_honoured_values_are_accepted() -> None:
     gates = feature_gates("DRAPrioritizedList=false,DRADeviceTaints=false")
     assert gates["DRAPrioritizedList"] is False
-    assert Features.from_gates(gates).allocator_features().prioritized_list is False
+    features = Features.from_gates(gates).allocator_features()
+    assert features.prioritized_list is False and features.device_taints is False
+    assert features.partitionable_devices is True
 
 
 @pytest.mark.parametrize(
@@ -141,11 +143,11 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
          "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
         ("DRAAdminAccess=false",
          "cannot set feature gate DRAAdminAccess to false, feature is locked to true"),
-        ("DRADeviceTaints=true",
-         "feature gate DRADeviceTaints=true is not supported by aiosched: it does not implement "
-         "device taints and tolerations in the allocator yet (kube-scheduler v1.36: beta, on by "
+        ("DRAConsumableCapacity=true",
+         "feature gate DRAConsumableCapacity=true is not supported by aiosched: it does not "
+         "implement consumable capacity (shared devices) yet (kube-scheduler v1.36: beta, on by "
          "default)"),
-        ("DRAConsumableCapacity=true", "DRAConsumableCapacity=true is not supported by aiosched"),
+        ("DRAExtendedResource=true", "DRAExtendedResource=true is not supported by aiosched"),
     ],
 )  # fmt: skip
 def test_feature_gates_refused(flag: str, message: str) -> None:

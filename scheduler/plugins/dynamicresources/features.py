@@ -52,12 +52,11 @@ DRA_GATES: Mapping[str, GateSpec] = {
     DRA_PRIORITIZED_LIST: GateSpec(True, "GA", False, _BOTH, True),
     DRA_SCHEDULER_FILTER_TIMEOUT: GateSpec(True, "beta", False, _BOTH, True),
     DRA_RESOURCE_CLAIM_DEVICE_STATUS: GateSpec(True, "beta", False, _BOTH, True),
-    DRA_DEVICE_TAINTS: GateSpec(
-        True, "beta", False, _OFF, False, "device taints and tolerations in the allocator"
-    ),
-    DRA_PARTITIONABLE_DEVICES: GateSpec(
-        True, "beta", False, _OFF, False, "shared counters (partitionable devices)"
-    ),
+    # Taints published in ResourceSlices and the claims' tolerations; DeviceTaintRule objects
+    # are not read yet (README, DynamicResources).
+    DRA_DEVICE_TAINTS: GateSpec(True, "beta", False, _BOTH, True),
+    # Shared counters and per-device node selection, in the allocator.
+    DRA_PARTITIONABLE_DEVICES: GateSpec(True, "beta", False, _BOTH, True),
     DRA_CONSUMABLE_CAPACITY: GateSpec(
         True, "beta", False, _OFF, False, "consumable capacity (shared devices)"
     ),
