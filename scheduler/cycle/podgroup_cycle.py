@@ -12,8 +12,8 @@ GangScheduling's Permit answers Wait until minCount members are assumed or bound
 - No member's Permit succeeded (the quorum cannot be placed): every member assumed in this cycle
   is rolled back (its waiting entry dropped, Unreserve, forgotten by the cache), so a group that
   does not fit holds nothing against another; each member that fitted is marked unschedulable
-  with its Permit message ("waiting for minCount pods from a gang to be scheduled"), each that
-  did not with its own FitError.
+  with its Permit status' message (the framework's 'one or more plugins asked to wait and no
+  plugin rejected pod "<name>"', as upstream's), each that did not with its own FitError.
 - A Permit succeeded: the placed members go on to their binding cycles (those that waited were
   allowed by the quorum), the others are marked unschedulable with their FitError.
 
