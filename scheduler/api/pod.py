@@ -39,6 +39,7 @@ from scheduler.api.values import (
     Resource,
     Toleration,
 )
+from scheduler.api.workload import pod_scheduling_group
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -82,6 +83,9 @@ class PodView:
     resource_claim_statuses: Mapping[str, str | None] = field(
         default_factory=lambda: NO_CLAIM_STATUSES
     )
+    # spec.schedulingGroup.podGroupName (workload-aware scheduling): None for a pod without a
+    # group, so that such pods cost one attribute test in the PodGroup paths.
+    scheduling_group: str | None = None
 
     @property
     def key(self) -> str:
@@ -176,6 +180,7 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         pvc_names=_pvc_names(spec.get("volumes"), outside_spec["name"]),
         pod_affinity=_pod_affinity(spec, outside_spec),
         resource_claims=pod_resource_claims(spec.get("resourceClaims")),
+        scheduling_group=pod_scheduling_group(spec.get("schedulingGroup")),
     )
 
 

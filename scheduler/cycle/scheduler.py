@@ -39,6 +39,8 @@ from scheduler.cycle.binding_cycle import BindingCycle
 from scheduler.cycle.eventhandlers import NodeEventHandler, PodEventHandler
 from scheduler.cycle.instrumentation import Instrumentation
 from scheduler.cycle.pod_resources import PodResourcesSource
+from scheduler.cycle.podgroup_cycle import GroupAwarePodEvents, PodGroupCycle
+from scheduler.cycle.podgroup_status import PodGroupStatusWriter
 from scheduler.cycle.preemption_calls import PreemptionCalls
 from scheduler.cycle.profile_set import ProfileSet
 from scheduler.cycle.scheduling_cycle import FailureHandler, LoopStats, SchedulingCycle
@@ -49,6 +51,7 @@ from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Status
 from scheduler.listers.cluster_objects import ClusterObjects
+from scheduler.listers.workload_objects import gang_scheduling_enabled
 from scheduler.queue.event_labels import event_label
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
@@ -144,18 +147,27 @@ class Scheduler:
         # anyio's own: its start_soon costs about 40 µs more per task on CPython 3.11, some 4 %
         # of a pod's CPU at SchedulingBasic's pace.
         self._pod_tasks: asyncio.TaskGroup | None = None
+        pod_events: PodEventHandler | GroupAwarePodEvents = PodEventHandler(
+            self.cache,
+            self.queue,
+            self._responsible,
+            self._on_pod_gone,
+            lambda pod, outcome: self.instrumentation.pod_left(pod.uid, outcome),
+            metrics=self.metrics,
+        )
+        # Workload-aware scheduling (GangScheduling, with GenericWorkload): the pod groups'
+        # states follow the pods that name a group; nothing changes for the others.
+        workloads = self.cluster_objects.workloads
+        self._gangs = gang_scheduling_enabled(self.options.feature_gates)
+        if self._gangs:
+            pod_events = GroupAwarePodEvents(pod_events, workloads, self.queue)
+            workloads.connect(self.queue.move_all_to_active_or_backoff)
+            workloads.activate = self.queue.activate
         self.pod_informer: Informer[PodView] = Informer(
             client,
             ResourceWatch("/api/v1/pods", field_selector=POD_FIELD_SELECTOR),
             PodView.from_dict,
-            PodEventHandler(
-                self.cache,
-                self.queue,
-                self._responsible,
-                self._on_pod_gone,
-                lambda pod, outcome: self.instrumentation.pod_left(pod.uid, outcome),
-                metrics=self.metrics,
-            ),
+            pod_events,
             name="pods",
             rng=self.rng,
             on_unparsable=self.unparsable_pods.report,
@@ -189,7 +201,11 @@ class Scheduler:
             Informer(
                 client, ResourceWatch(path), parse, handler, name=name, rng=self.rng, optional=True
             )
-            for name, path, parse, handler in resources.informer_specs()
+            for name, path, parse, handler in (
+                *resources.informer_specs(),
+                # scheduling.k8s.io/v1alpha2: served only with GenericWorkload on (alpha).
+                *(workloads.informer_specs() if self._gangs else ()),
+            )
         ]
         # The two halves of upstream's scheduleOne, and the failure handler they share.
         failures = FailureHandler(
@@ -226,6 +242,22 @@ class Scheduler:
             preemption_calls=preemption_calls,
             start_soon=self._start_soon,
         )
+        # The PodGroup cycle: a gang's members placed in one cycle, all or none.
+        self.podgroups: PodGroupCycle | None = None
+        if self._gangs:
+            self.podgroups = PodGroupCycle(
+                cache=self.cache,
+                queue=self.queue,
+                snapshot=self.snapshot,
+                start_index=self.start_index,
+                rng=self.rng,
+                clock=clock,
+                stats=self.stats,
+                instrumentation=self.instrumentation,
+                failures=failures,
+                workloads=workloads,
+                status_writer=PodGroupStatusWriter(client, self._start_soon, wall_clock),
+            )
         self.binding = BindingCycle(
             cache=self.cache,
             queue=self.queue,
@@ -403,6 +435,17 @@ class Scheduler:
     ) -> None:
         """Upstream's scheduleOne: the scheduling cycle here, in the loop, with the profiles
         of this cycle; the binding cycle of a pod it assumed in a task of its own."""
+        if pinfo.pod.scheduling_group is not None and self.podgroups is not None:
+            group = self.podgroups.group_of(pinfo.pod)
+            if group is not None:
+                assert self._pod_tasks is not None
+                for member, placed in await self.podgroups.schedule_group(
+                    pinfo, group, self.profiles
+                ):
+                    self._pod_tasks.create_task(
+                        self.binding.run(member, placed), name=f"bind-{member.pod.key}"
+                    )
+                return
         attempt = await self.scheduling.schedule_one(pinfo, self.profiles, extenders)
         if attempt is not None:
             assert self._pod_tasks is not None

@@ -63,6 +63,8 @@ class EventResource(StrEnum):
     RESOURCE_CLAIM = "ResourceClaim"
     RESOURCE_SLICE = "ResourceSlice"
     DEVICE_CLASS = "DeviceClass"
+    # scheduling.k8s.io (workload-aware scheduling)
+    POD_GROUP = "PodGroup"
     WILDCARD = "*"
 
 

@@ -19,6 +19,7 @@ from scheduler.api.fields import as_int, as_mapping, as_str, as_str_map
 from scheduler.api.objects import PodView
 from scheduler.listers.resource_objects import ResourceObjects
 from scheduler.listers.storage_objects import StorageObjects
+from scheduler.listers.workload_objects import WorkloadObjects
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +212,8 @@ class ClusterObjects:
         self.storage = StorageObjects()
         # DeviceClasses, ResourceSlices, ResourceClaims, templates (DynamicResources).
         self.resources = ResourceObjects()
+        # PodGroups and Workloads (GangScheduling) and the pod groups' states.
+        self.workloads = WorkloadObjects()
 
     def informer_specs(self) -> list[tuple[str, str, Any, Any]]:
         """(informer name, API path, parser, handler) for each kind this store keeps."""

@@ -39,6 +39,7 @@ _RESOURCE_NAMES: Final = {
     EventResource.RESOURCE_CLAIM: "resource.k8s.io/ResourceClaim",
     EventResource.RESOURCE_SLICE: "resource.k8s.io/ResourceSlice",
     EventResource.DEVICE_CLASS: "resource.k8s.io/DeviceClass",
+    EventResource.POD_GROUP: "scheduling.k8s.io/PodGroup",
 }
 
 _ACTION_NAMES: Final = {

@@ -233,6 +233,21 @@ class SchedulingQueue:
         self._in_flight.start(pinfo)
         return pinfo
 
+    def pop_specific(self, uid: str) -> QueuedPodInfo | None:
+        """Take the queued, ungated pod `uid` out of its sub-queue as if popped, in the current
+        scheduling cycle (upstream's PopSpecificPod: the PodGroup cycle takes a popped pod's
+        group members with it); None when it is not queued or a PreEnqueue plugin gates it."""
+        pinfo = self._active.get(uid) or self._backoff.get(uid) or self._unschedulable.get(uid)
+        if pinfo is None or pinfo.gated or self._closed:
+            return None
+        self._active.remove(uid) or self._backoff.remove(uid) or self._unschedulable.pop(uid)
+        pinfo.attempts += 1
+        self._forget_rejectors(pinfo)
+        pinfo.unschedulable_plugins.clear()
+        pinfo.pending_plugins.clear()
+        self._in_flight.start(pinfo)
+        return pinfo
+
     def done(self, uid: str) -> None:
         """The pod's attempt is over (bound, or requeued); forget it as in flight."""
         self._in_flight.finish(uid)

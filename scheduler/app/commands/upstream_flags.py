@@ -17,6 +17,7 @@ from typing import Any
 
 from profiles.duration import parse_duration
 from scheduler.plugins.dynamicresources.features import DRA_GATE_DEFAULTS, unsupported_gate_value
+from scheduler.plugins.gangscheduling import features as workload_features
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -45,8 +46,13 @@ def go_duration(text: str) -> float:
 #: The feature gates aiosched implements, with upstream's default at the version it follows
 #: (pkg/features/kube_features.go: OpportunisticBatching beta and on since v1.35; the DRA gates
 #: at v1.36, except those aiosched honours only off: scheduler/plugins/dynamicresources/
-#: features.py says which and refuses the other value).
-FEATURE_GATES: dict[str, bool] = {"OpportunisticBatching": True, **DRA_GATE_DEFAULTS}
+#: features.py says which and refuses the other value; the workload-aware scheduling gates at
+#: v1.36: scheduler/plugins/gangscheduling/features.py).
+FEATURE_GATES: dict[str, bool] = {
+    "OpportunisticBatching": True,
+    **DRA_GATE_DEFAULTS,
+    **workload_features.WORKLOAD_GATE_DEFAULTS,
+}
 
 
 def feature_gates(text: str) -> dict[str, bool]:
@@ -68,7 +74,9 @@ def feature_gates(text: str) -> dict[str, bool]:
                 f"invalid value of {name}={value.strip()}, err: strconv.ParseBool: parsing "
                 f'"{value.strip()}": invalid syntax'
             ) from None
-        refusal = unsupported_gate_value(name, gates[name])
+        refusal = unsupported_gate_value(
+            name, gates[name]
+        ) or workload_features.unsupported_gate_value(name, gates[name])
         if refusal is not None:
             raise argparse.ArgumentTypeError(refusal)
     return gates

@@ -1,0 +1,367 @@
+"""The PodGroup scheduling cycle: the members of a gang are placed in one cycle, all or none.
+
+Upstream: pkg/scheduler/schedule_one_podgroup.go at v1.36 (scheduleOnePodGroup,
+podGroupInfoForPod, podGroupSchedulingDefaultAlgorithm, submitPodGroupAlgorithmResult). When
+the queue pops a pod that names a gang PodGroup, its group's other queued members are taken out
+of the queue too (upstream's PopSpecificPod), ordered by priority (highest first) then by their
+first attempt, and each runs the ordinary algorithm (PreFilter, Filter, Score) against a snapshot
+that includes the members already assumed in this cycle, then assume → Reserve → Permit.
+GangScheduling's Permit answers Wait until minCount members are assumed or bound, and Success
+(allowing the waiting ones) once they are.
+
+- No member's Permit succeeded (the quorum cannot be placed): every member assumed in this cycle
+  is rolled back (its waiting entry dropped, Unreserve, forgotten by the cache), so a group that
+  does not fit holds nothing against another; each member that fitted is marked unschedulable
+  with its Permit status' message (the framework's 'one or more plugins asked to wait and no
+  plugin rejected pod "<name>"', as upstream's), each that did not with its own FitError.
+- A Permit succeeded: the placed members go on to their binding cycles (those that waited were
+  allowed by the quorum), the others are marked unschedulable with their FitError.
+
+Differences from upstream, said where they are: upstream simulates the members, rolls them all
+back and assumes them again for binding; with one snapshot and no event in between that yields
+the same placement, so here the members of a feasible group stay assumed. A member that does not
+fit runs no PostFilter (upstream's per-member preemption for a group and its waiting on
+preemption, WorkloadAwarePreemption, are not implemented).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from scheduler.api.objects import PodView
+from scheduler.api.workload import PodGroupView
+from scheduler.cache.cache import Cache
+from scheduler.cache.snapshot import Snapshot
+from scheduler.cycle.algorithm import AttemptDetails, FitError, StartIndex, schedule_pod
+from scheduler.cycle.instrumentation import Instrumentation
+from scheduler.cycle.podgroup_status import PodGroupStatusWriter
+from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile
+from scheduler.cycle.scheduling_cycle import (
+    PLUGIN_METRICS_SAMPLE_PERCENT,
+    Attempt,
+    FailureHandler,
+    LoopStats,
+    forget_assumed,
+)
+from scheduler.framework.events import ActionType, ClusterEvent, EventResource
+from scheduler.framework.interface import CycleState
+from scheduler.framework.status import Code, Status
+from scheduler.listers.workload_objects import WorkloadObjects
+from scheduler.queue.scheduling_queue import SchedulingQueue
+from scheduler.queue.types import QueuedPodInfo
+
+log = logging.getLogger("scheduler.cycle.scheduler")
+
+
+@dataclass(slots=True)
+class MemberOutcome:
+    """One member's attempt in a group cycle."""
+
+    pinfo: QueuedPodInfo
+    attempt: Attempt
+    # The member's algorithm failure (a FitError's status, or an error); None when placed.
+    failure: Status | None = None
+    fit: FitError | None = None
+    permit: Status | None = None
+
+    @property
+    def placed(self) -> bool:
+        return self.failure is None
+
+
+class PodGroupCycle:
+    """scheduleOnePodGroup: see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        cache: Cache,
+        queue: SchedulingQueue,
+        snapshot: Snapshot,
+        start_index: StartIndex,
+        rng: random.Random,
+        clock: Callable[[], float],
+        stats: LoopStats,
+        instrumentation: Instrumentation,
+        failures: FailureHandler,
+        workloads: WorkloadObjects,
+        status_writer: PodGroupStatusWriter | None = None,
+    ) -> None:
+        self._cache = cache
+        self._queue = queue
+        self._snapshot = snapshot
+        self._start_index = start_index
+        self._rng = rng
+        self._clock = clock
+        self._stats = stats
+        self._instrumentation = instrumentation
+        self._failures = failures
+        self._workloads = workloads
+        self._status_writer = status_writer
+
+    def group_of(self, pod: PodView) -> PodGroupView | None:
+        """The gang `pod` belongs to, when it is to be scheduled by a group cycle."""
+        name = pod.scheduling_group
+        if name is None:
+            return None
+        group = self._workloads.pod_group(pod.namespace, name)
+        if group is None or group.min_count is None:
+            return None
+        return group
+
+    async def schedule_group(
+        self, first: QueuedPodInfo, group: PodGroupView, profiles: ProfileSet
+    ) -> list[tuple[QueuedPodInfo, Attempt]]:
+        """One cycle for `first`'s group; the members to bind, each with its attempt."""
+        profile = profiles.get(first.pod.scheduler_name)
+        if profile is None:
+            self._queue.done(first.uid)
+            return []
+        members = self._take_members(first, group, profile)
+        if not members:
+            return []
+        log.info(
+            "Attempting to schedule pod group",
+            extra={"podGroup": group.key, "pods": len(members)},
+        )
+        self._cache.update_snapshot(self._snapshot)
+        outcomes: list[MemberOutcome] = []
+        quorum = False
+        for pinfo in members:
+            outcome = await self._place_member(pinfo, profile)
+            outcomes.append(outcome)
+            if outcome.placed and outcome.permit is not None and outcome.permit.is_success:
+                quorum = True
+        if quorum:
+            return self._submit_feasible(group, outcomes)
+        self._submit_unschedulable(group, outcomes)
+        return []
+
+    # -- members -------------------------------------------------------------------------
+
+    def _take_members(
+        self, first: QueuedPodInfo, group: PodGroupView, profile: SchedulingProfile
+    ) -> list[QueuedPodInfo]:
+        """`first` and its group's other queued members (podGroupInfoForPod), without those
+        being deleted or already assumed (skipPodGroupPodSchedule), in upstream's order."""
+        members = [first]
+        state = self._workloads.states.get(group.namespace, group.name)
+        for pod in state.unscheduled_pods():
+            if pod.uid == first.uid or pod.scheduler_name != first.pod.scheduler_name:
+                continue
+            pinfo = self._queue.pop_specific(pod.uid)
+            if pinfo is not None:
+                members.append(pinfo)
+        kept = []
+        for pinfo in members:
+            if pinfo.pod.deletion_timestamp or self._cache.is_assumed_pod(pinfo.pod):
+                self._queue.done(pinfo.uid)
+            else:
+                kept.append(pinfo)
+        kept.sort(key=_member_order)
+        return kept
+
+    async def _place_member(
+        self, pinfo: QueuedPodInfo, profile: SchedulingProfile
+    ) -> MemberOutcome:
+        """The algorithm for one member, on the snapshot with the members assumed so far;
+        on success assume → Reserve → Permit."""
+        self._stats.attempts += 1
+        state = CycleState()
+        state.record_plugin_metrics = self._rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        fwk = profile.framework
+        trace = self._instrumentation.begin_attempt(pinfo, profile.name, state, fwk.now)
+        attempt = Attempt(
+            profile, state, trace, self._clock(), self._queue.scheduling_cycle, AttemptDetails()
+        )
+        outcome = MemberOutcome(pinfo, attempt)
+        # Members assumed earlier in this cycle are in the cache: bring them into the snapshot.
+        self._cache.update_snapshot(self._snapshot)
+        try:
+            result = await schedule_pod(
+                fwk,
+                state,
+                pinfo.pod,
+                self._snapshot,
+                percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+                next_start_index=self._start_index,
+                rng=self._rng,
+                details=attempt.details,
+                cycle=attempt.cycle,
+            )
+        except FitError as fit:
+            outcome.fit = fit
+            outcome.failure = Status(Code.UNSCHEDULABLE, fit.message())
+            return outcome
+        except Exception as exc:
+            log.exception("scheduling algorithm failed", extra={"pod": pinfo.pod.key})
+            outcome.failure = Status.error(str(exc))
+            return outcome
+        host = result.suggested_host
+        assumed = pinfo.pod.with_node(host)
+        self._cache.assume_pod(assumed)
+        attempt.assumed = assumed
+        attempt.result = result
+        status = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if status.is_success:
+            status = fwk.run_permit_plugins(state, assumed, host)
+            if status.is_success or status.is_wait:
+                outcome.permit = status
+                return outcome
+        self._roll_back(outcome)
+        outcome.failure = status
+        return outcome
+
+    def _roll_back(self, outcome: MemberOutcome) -> None:
+        """Undo a member's assume, Reserve and Permit (upstream's unreserveAndForget)."""
+        attempt = outcome.attempt
+        fwk = attempt.profile.framework
+        assumed, host = attempt.assumed, attempt.result.suggested_host
+        waiting = fwk.waiting_pods.get(assumed.uid)
+        if waiting is not None:
+            fwk.waiting_pods.remove(assumed.uid)
+            waiting.reject("", "pod group is unschedulable")  # stops its timers; nobody waits
+        fwk.run_reserve_plugins_unreserve(attempt.state, assumed, host)
+        forget_assumed(self._cache, assumed)
+
+    # -- outcomes --------------------------------------------------------------------------
+
+    def _submit_feasible(
+        self, group: PodGroupView, outcomes: Sequence[MemberOutcome]
+    ) -> list[tuple[QueuedPodInfo, Attempt]]:
+        to_bind = []
+        for outcome in outcomes:
+            if outcome.placed:
+                attempt = outcome.attempt
+                self._instrumentation.scheduled(
+                    attempt.trace,
+                    outcome.pinfo,
+                    attempt.profile.name,
+                    attempt.result,
+                    attempt.details,
+                )
+                to_bind.append((outcome.pinfo, attempt))
+            else:
+                self._fail_member(outcome, outcome.failure or Status.error("unknown"))
+        log.info(
+            "Successfully scheduled a pod group",
+            extra={"podGroup": group.key, "scheduledPods": len(to_bind)},
+        )
+        if self._status_writer is not None:
+            self._status_writer.scheduled(group)
+        return to_bind
+
+    def _submit_unschedulable(self, group: PodGroupView, outcomes: Sequence[MemberOutcome]) -> None:
+        # Nothing stays assumed: a group that does not fit holds no room against another.
+        for outcome in outcomes:
+            if outcome.placed:
+                self._roll_back(outcome)
+        errored = False
+        message = ""
+        for outcome in outcomes:
+            if outcome.placed:
+                permit = outcome.permit
+                status = Status.unschedulable(
+                    permit.message if permit is not None and permit.message else "",
+                    plugin=permit.plugin if permit is not None else "",
+                )
+                message = message or status.message
+                self._fail_member(outcome, status)
+            else:
+                failure = outcome.failure or Status.error("unknown")
+                errored |= failure.code == Code.ERROR
+                message = message or failure.message
+                self._fail_member(outcome, failure)
+        log.info(
+            "Unable to schedule a pod group",
+            extra={"podGroup": group.key, "unschedulablePods": len(outcomes)},
+        )
+        if self._status_writer is not None:
+            self._status_writer.unschedulable(group, message, errored)
+
+    def _fail_member(self, outcome: MemberOutcome, status: Status) -> None:
+        attempt = outcome.attempt
+        if outcome.fit is not None and outcome.failure is status:
+            self._failures.fail_unschedulable(
+                attempt.profile,
+                outcome.pinfo,
+                outcome.fit,
+                "",
+                attempt.cycle,
+                attempt.start,
+                attempt.trace,
+            )
+            return
+        self._failures.fail(
+            attempt.profile,
+            outcome.pinfo,
+            status,
+            attempt.cycle,
+            attempt.start,
+            trace=attempt.trace,
+        )
+
+
+class GroupAwarePodEvents:
+    """The pod informer's handler with the pod groups' states kept beside it: a pod without a
+    group costs one attribute test more. A pending member added also wakes its group's members
+    held by GangScheduling (upstream's addPodToSchedulingQueue moves all unschedulable pods with
+    UnscheduledPodAdd when GangScheduling is on; the hint only queues the same group's members,
+    so only those are offered the event)."""
+
+    def __init__(
+        self, handler: PodEventSink, workloads: WorkloadObjects, queue: SchedulingQueue
+    ) -> None:
+        self._handler = handler
+        self._states = workloads.states
+        self._queue = queue
+
+    def on_add(self, pod: PodView) -> None:
+        self._handler.on_add(pod)
+        if pod.scheduling_group is not None:
+            self._states.pod_added(pod)
+            if not pod.is_bound:
+                self._wake_group(pod)
+
+    def on_update(self, old: PodView, new: PodView) -> None:
+        self._handler.on_update(old, new)
+        if new.scheduling_group is not None:
+            self._states.pod_added(new)
+
+    def on_delete(self, pod: PodView) -> None:
+        self._handler.on_delete(pod)
+        if pod.scheduling_group is not None:
+            self._states.pod_deleted(pod)
+
+    def _wake_group(self, pod: PodView) -> None:
+        group, namespace = pod.scheduling_group, pod.namespace
+        self._queue.move_all_to_active_or_backoff(
+            UNSCHEDULED_POD_ADD,
+            None,
+            pod,
+            pre_check=lambda p: p.scheduling_group == group and p.namespace == namespace,
+        )
+
+
+class PodEventSink(Protocol):
+    def on_add(self, pod: PodView) -> None: ...
+
+    def on_update(self, old: PodView, new: PodView) -> None: ...
+
+    def on_delete(self, pod: PodView) -> None: ...
+
+
+#: upstream's framework.EventUnscheduledPodAdd
+UNSCHEDULED_POD_ADD = ClusterEvent(
+    EventResource.UNSCHEDULED_POD, ActionType.ADD, "UnschedulablePodAdd"
+)
+
+
+def _member_order(pinfo: QueuedPodInfo) -> tuple[int, float]:
+    """Highest priority first, then the earliest first attempt (podGroupInfoForPod's sort)."""
+    first = pinfo.initial_attempt_timestamp
+    return (-pinfo.pod.priority, first if first is not None else 0.0)

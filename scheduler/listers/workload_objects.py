@@ -1,0 +1,164 @@
+"""PodGroups and Workloads (scheduling.k8s.io/v1alpha2), kept by informers, and the state of
+each pod group as the scheduler sees it.
+
+Upstream: kube-scheduler v1.36's PodGroupManager (pkg/scheduler/framework's PodGroupState:
+AllPodsCount, ScheduledPodsCount, UnscheduledPods, AssumedPods), fed by the pod informer and by
+assume / forget. Here `PodGroupStates` is fed by the pod events of pods that name a group
+(`GroupAwarePodEvents` in the cycle calls it; a pod without a group costs one attribute test)
+and by GangScheduling's Reserve / Unreserve (assume / forget).
+
+The API is optional, as resource.k8s.io is: a cluster that does not serve scheduling.k8s.io/
+v1alpha2 (GenericWorkload off, the upstream default) answers 404 and the stores stay empty; a
+pod that names a group then waits in PreEnqueue for its PodGroup, as upstream's does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from scheduler.api.objects import PodView
+from scheduler.api.workload import SCHEDULING_API, PodGroupView, WorkloadView
+from scheduler.framework.events import EventResource
+from scheduler.listers.storage_objects import EventSink, KeyedStore
+
+# The workload-aware scheduling feature gates at kube-scheduler v1.36 (pkg/features/
+# kube_features.go: all alpha, off by default); what aiosched honours of each:
+# scheduler/plugins/gangscheduling/features.py.
+GENERIC_WORKLOAD = "GenericWorkload"
+GANG_SCHEDULING = "GangScheduling"
+TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
+WORKLOAD_AWARE_PREEMPTION = "WorkloadAwarePreemption"
+WORKLOAD_GATE_DEFAULTS: Mapping[str, bool] = {
+    GENERIC_WORKLOAD: False,
+    GANG_SCHEDULING: False,
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: False,
+    WORKLOAD_AWARE_PREEMPTION: False,
+}
+
+
+def gang_scheduling_enabled(gates: Mapping[str, bool] | None) -> bool:
+    """GangScheduling on, with the GenericWorkload it depends on."""
+    values = dict(WORKLOAD_GATE_DEFAULTS)
+    values.update({k: v for k, v in (gates or {}).items() if k in WORKLOAD_GATE_DEFAULTS})
+    return values[GANG_SCHEDULING] and values[GENERIC_WORKLOAD]
+
+
+class PodGroupState:
+    """The pods of one group the scheduler knows: every non-terminal pod naming the group,
+    which of them are assumed (reserved in a cycle, not yet bound) and which are bound."""
+
+    __slots__ = ("assigned", "assumed", "pods")
+
+    def __init__(self) -> None:
+        self.pods: dict[str, PodView] = {}
+        self.assumed: set[str] = set()
+        self.assigned: set[str] = set()
+
+    def all_pods_count(self) -> int:
+        return len(self.pods)
+
+    def scheduled_pods_count(self) -> int:
+        """Assumed or bound (upstream's ScheduledPodsCount)."""
+        return len(self.assumed | self.assigned)
+
+    def unscheduled_pods(self) -> list[PodView]:
+        scheduled = self.assumed | self.assigned
+        return [pod for uid, pod in self.pods.items() if uid not in scheduled]
+
+    def assumed_pods(self) -> set[str]:
+        return set(self.assumed)
+
+
+class PodGroupStates:
+    """PodGroupState by "namespace/podGroupName"; a group's state exists once a pod names it."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, PodGroupState] = {}
+
+    def get(self, namespace: str, name: str) -> PodGroupState:
+        key = f"{namespace}/{name}"
+        state = self._states.get(key)
+        if state is None:
+            state = self._states[key] = PodGroupState()
+        return state
+
+    def of(self, pod: PodView) -> PodGroupState | None:
+        if pod.scheduling_group is None:
+            return None
+        return self.get(pod.namespace, pod.scheduling_group)
+
+    # -- pod events (only pods with a group are passed) ------------------------------------
+
+    def pod_added(self, pod: PodView) -> None:
+        state = self.of(pod)
+        if state is None:
+            return
+        state.pods[pod.uid] = pod
+        if pod.is_bound:
+            state.assumed.discard(pod.uid)
+            state.assigned.add(pod.uid)
+
+    def pod_deleted(self, pod: PodView) -> None:
+        state = self.of(pod)
+        if state is None:
+            return
+        state.pods.pop(pod.uid, None)
+        state.assumed.discard(pod.uid)
+        state.assigned.discard(pod.uid)
+        if not state.pods:
+            self._states.pop(f"{pod.namespace}/{pod.scheduling_group}", None)
+
+    # -- the scheduling cycle (GangScheduling's Reserve / Unreserve) -------------------------
+
+    def assume(self, pod: PodView) -> None:
+        state = self.of(pod)
+        if state is not None:
+            state.pods.setdefault(pod.uid, pod)
+            state.assumed.add(pod.uid)
+
+    def forget(self, pod: PodView) -> None:
+        state = self.of(pod)
+        if state is not None:
+            state.assumed.discard(pod.uid)
+
+
+class WorkloadObjects:
+    """The scheduling.k8s.io listers and the pod groups' states. Filled by informers
+    (`informer_specs`) or by tests (`add`)."""
+
+    def __init__(self) -> None:
+        self.pod_groups: KeyedStore[PodGroupView] = KeyedStore(
+            EventResource.POD_GROUP, "scheduling.k8s.io/PodGroup"
+        )
+        # Kept for tools (explain); no plugin's queueing hint reads Workloads.
+        self.workloads: KeyedStore[WorkloadView] = KeyedStore(
+            EventResource.WILDCARD, "scheduling.k8s.io/Workload"
+        )
+        self.states = PodGroupStates()
+        # Moves pods to activeQ now (the scheduler sets it to the queue's activate):
+        # upstream's Handle.Activate, which GangScheduling's Permit calls.
+        self.activate: Callable[[Iterable[PodView]], None] = lambda pods: None
+
+    def connect(self, sink: EventSink) -> None:
+        """Send every later PodGroup change to `sink` as a cluster event."""
+        store = self.pod_groups
+
+        def send(old: Any, new: Any) -> None:
+            sink(store.event_of(old, new), old, new)
+
+        store.subscribe(send)
+
+    def informer_specs(self) -> list[tuple[str, str, Any, KeyedStore[Any]]]:
+        return [
+            ("podgroups", f"{SCHEDULING_API}/podgroups", PodGroupView.from_dict, self.pod_groups),
+            ("workloads", f"{SCHEDULING_API}/workloads", WorkloadView.from_dict, self.workloads),
+        ]
+
+    def pod_group(self, namespace: str, name: str) -> PodGroupView | None:
+        return self.pod_groups.get(f"{namespace}/{name}")
+
+    def add(self, *objects: Any) -> None:
+        """For tests: add PodGroupViews / WorkloadViews to their stores."""
+        for obj in objects:
+            (self.pod_groups if isinstance(obj, PodGroupView) else self.workloads).on_add(obj)

@@ -1,0 +1,51 @@
+"""The workload-aware scheduling feature gates (`--feature-gates`) and what aiosched does under
+each.
+
+Upstream: pkg/features/kube_features.go at v1.36, the newest release: GenericWorkload (the
+Workload and PodGroup API, pod.spec.schedulingGroup) and GangScheduling alpha since v1.35,
+TopologyAwareWorkloadScheduling and WorkloadAwarePreemption alpha since v1.36; all off by
+default. GangScheduling needs GenericWorkload, WorkloadAwarePreemption needs GangScheduling
+(the gates' dependency table). aiosched honours GenericWorkload and GangScheduling both ways;
+the other two only off (see `unsupported_gate_value`), so that aiosched never silently decides
+differently from kube-scheduler with the same flags.
+"""
+
+from __future__ import annotations
+
+# The gates and the check the cycle makes live beside the listers (the cycle imports no
+# plugin); they are re-exported here, where the flags look for them.
+from scheduler.listers.workload_objects import (
+    GANG_SCHEDULING,
+    GENERIC_WORKLOAD,
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    WORKLOAD_AWARE_PREEMPTION,
+    WORKLOAD_GATE_DEFAULTS,
+    gang_scheduling_enabled,
+)
+
+__all__ = [
+    "GANG_SCHEDULING",
+    "GENERIC_WORKLOAD",
+    "TOPOLOGY_AWARE_WORKLOAD_SCHEDULING",
+    "WORKLOAD_AWARE_PREEMPTION",
+    "WORKLOAD_GATE_DEFAULTS",
+    "gang_scheduling_enabled",
+    "unsupported_gate_value",
+]
+
+_NOT_IMPLEMENTED = {
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: "topology-aware placement of pod groups",
+    WORKLOAD_AWARE_PREEMPTION: "preemption on behalf of a whole pod group",
+}
+
+
+def unsupported_gate_value(name: str, value: bool) -> str | None:
+    """Why `name=value` cannot be honoured, or None."""
+    what = _NOT_IMPLEMENTED.get(name)
+    if what is None or not value:
+        return None
+    return (
+        f"feature gate {name}=true is not supported by aiosched: it does not implement {what} "
+        f"yet (kube-scheduler v1.36: alpha, off by default)"
+    )
+

@@ -1,0 +1,51 @@
+"""The workload-aware scheduling feature gates: upstream's defaults at v1.36 (all alpha, off),
+GangScheduling needing GenericWorkload, and the two aiosched honours only off."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from scheduler.app.commands.upstream_flags import FEATURE_GATES, feature_gates
+from scheduler.plugins.gangscheduling.features import gang_scheduling_enabled
+
+
+def test_defaults_are_upstreams() -> None:
+    assert {
+        name: FEATURE_GATES[name]
+        for name in (
+            "GenericWorkload",
+            "GangScheduling",
+            "TopologyAwareWorkloadScheduling",
+            "WorkloadAwarePreemption",
+        )
+    } == dict.fromkeys(
+        (
+            "GenericWorkload",
+            "GangScheduling",
+            "TopologyAwareWorkloadScheduling",
+            "WorkloadAwarePreemption",
+        ),
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    "flag, enabled",
+    [
+        ("", False),
+        ("GangScheduling=true", False),  # needs GenericWorkload
+        ("GenericWorkload=true", False),
+        ("GenericWorkload=true,GangScheduling=true", True),
+    ],
+)
+def test_gang_scheduling_needs_generic_workload(flag: str, enabled: bool) -> None:
+    assert gang_scheduling_enabled(feature_gates(flag)) is enabled
+
+
+@pytest.mark.parametrize("gate", ["TopologyAwareWorkloadScheduling", "WorkloadAwarePreemption"])
+def test_unimplemented_gates_are_refused_on(gate: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=f"feature gate {gate}=true is not"):
+        feature_gates(f"{gate}=true")
+    assert feature_gates(f"{gate}=false")[gate] is False
