@@ -214,7 +214,7 @@ def test_create_drops_status_and_defaults_disruption_mode() -> None:
 
 
 def test_pod_scheduling_group() -> None:
-    pod = {"metadata": {"name": "p", "namespace": "default"},
+    pod: dict[str, Any] = {"metadata": {"name": "p", "namespace": "default"},
            "spec": {"containers": [{"name": "c", "image": "i"}], "schedulingGroup": {}}}
     assert errors("Pod", pod) == ["spec.schedulingGroup.podGroupName: Required value"]
     pod["spec"]["schedulingGroup"] = {"podGroupName": "Bad_Name"}
