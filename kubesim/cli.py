@@ -137,6 +137,15 @@ def add_controller_arguments(parser: argparse.ArgumentParser) -> None:
         "kubesim.io/job-duration-seconds overrides it; default 5)",
     )
     parser.add_argument(
+        "--feature-gates",
+        type=_feature_gates,
+        default={},
+        metavar="NAME=BOOL,...",
+        help="kube-controller-manager feature gates kubesim's controllers honour: "
+        "WorkloadWithJob (default false, alpha upstream): the Job controller creates a "
+        "scheduling.k8s.io/v1beta1 Workload and PodGroup for each new Job",
+    )
+    parser.add_argument(
         "--stopped-nodes",
         type=_names,
         default=(),
@@ -146,6 +155,23 @@ def add_controller_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+CONTROLLER_FEATURE_GATES = ("WorkloadWithJob",)
+
+
+def _feature_gates(text: str) -> dict[str, bool]:
+    """--feature-gates as component-base parses it: NAME=true|false, comma separated."""
+    gates: dict[str, bool] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise argparse.ArgumentTypeError(f"invalid feature gate {item!r}: want NAME=BOOL")
+        if name not in CONTROLLER_FEATURE_GATES:
+            raise argparse.ArgumentTypeError(
+                f"unrecognized feature gate: {name} (known: {', '.join(CONTROLLER_FEATURE_GATES)})")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
 def controller_options_from_args(args: argparse.Namespace) -> ControllerOptions:
     return ControllerOptions(
         enabled=args.controllers,
@@ -153,6 +179,7 @@ def controller_options_from_args(args: argparse.Namespace) -> ControllerOptions:
         node_monitor_grace_period=args.node_monitor_grace_period,
         node_monitor_period=args.node_monitor_period,
         job_duration=args.job_duration,
+        workload_with_job=args.feature_gates.get("WorkloadWithJob", False),
     )
 
 

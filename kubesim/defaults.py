@@ -15,6 +15,7 @@ from typing import Any
 from apimachinery.quantity import format_quantity, parse_canonical, parse_quantity_with_format
 from kubesim.resources import RESOURCES
 from kubesim.validation_dra import apply_dra_defaults
+from kubesim.validation_workload import apply_pod_group_defaults
 from kubesim.workload_defaults import WORKLOAD_DEFAULTS
 
 Lookup = Callable[[str, str, str], "dict[str, Any] | None"]
@@ -335,6 +336,8 @@ def apply_defaults(kind: str, obj: dict[str, Any]) -> None:
         _default_binding(obj)
     elif kind in ("ResourceClaim", "ResourceClaimTemplate"):
         apply_dra_defaults(kind, obj)
+    elif kind == "PodGroup":
+        apply_pod_group_defaults(obj)
 
 
 # --- admission ---------------------------------------------------------------------------------

@@ -239,6 +239,15 @@ RESOURCES: tuple[ResourceType, ...] = (
         "resourceclaimtemplate", True,
     ),
     _R("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", "resourceslice", False),
+    # Workload-aware scheduling, as a v1.37 API server serves it (beta there): a Workload is the
+    # template, a PodGroup the runtime group pods name in spec.schedulingGroup.podGroupName
+    # (staging/src/k8s.io/api/scheduling/v1beta1/types.go; kubesim/validation_workload.py;
+    # kubesim/schemas_workload.py: their OpenAPI, which kubernetes_asyncio has no models for)
+    _R("scheduling.k8s.io", "v1beta1", "Workload", "workloads", "workload", True),
+    _R(
+        "scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", "podgroup", True,
+        subresources=("status",),
+    ),
 )
 
 

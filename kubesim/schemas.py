@@ -12,6 +12,7 @@ strategic-merge-patch metadata of list fields (patchStrategy/patchMergeKey in up
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any
 
 import kubernetes_asyncio.client.models as models
 
+from kubesim import schemas_workload
 from kubesim.resources import RESOURCES, ResourceType
 
 JSON = dict[str, Any]
@@ -252,6 +254,9 @@ def build(resources: tuple[ResourceType, ...] = RESOURCES) -> SchemaSet:
     ordered = sorted(resources, key=lambda r: r.group != "")  # core first: shared types are core
     for resource in ordered:
         package = group_package(resource.group, resource.version)
+        if resource.kind in schemas_workload.ROOTS and resource.version == "v1beta1":
+            _add_hand_written(schemas, resource)
+            continue
         cls = resource_model(resource)
         root = _add_model(schemas, cls, package)
         schemas.roots[resource] = root
@@ -271,6 +276,18 @@ def build(resources: tuple[ResourceType, ...] = RESOURCES) -> SchemaSet:
     schemas.definitions.update({k: dict(v) for k, v in _SPECIAL_DEFINITIONS.items()})
     _qualify_refs(schemas.definitions)
     return schemas
+
+
+def _add_hand_written(schemas: SchemaSet, resource: ResourceType) -> None:
+    """A kind kubernetes_asyncio has no model for: its definitions from schemas_workload.py."""
+    for name, definition in schemas_workload.DEFINITIONS.items():
+        schemas.definitions.setdefault(name, copy.deepcopy(definition))
+    root = schemas_workload.ROOTS[resource.kind]
+    schemas.roots[resource] = root
+    gvk = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    schemas.definitions[root]["x-kubernetes-group-version-kind"] = [gvk]
+    schemas.definitions[root + "List"]["x-kubernetes-group-version-kind"] = [
+        {**gvk, "kind": resource.list_kind}]
 
 
 def _tag_meta_kinds(schemas: SchemaSet) -> None:

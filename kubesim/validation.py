@@ -51,6 +51,11 @@ from kubesim.validation_scheduling import (
     validate_topology_spread_constraints,
 )
 from kubesim.validation_storage import validate_persistent_volume, validate_persistent_volume_claim
+from kubesim.validation_workload import (
+    validate_pod_group,
+    validate_pod_scheduling_group,
+    validate_workload,
+)
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -341,6 +346,7 @@ def validate_pod_spec(spec: Any, path: str = "spec", pod_name: str | None = None
     causes += _validate_volumes(spec.get("volumes"), f"{path}.volumes")
     causes += validate_pod_level_resources(spec, f"{path}.resources")
     causes += validate_pod_resource_claims(spec, pod_name, path)
+    causes += validate_pod_scheduling_group(spec, path)
     if spec.get("overhead") is not None:  # upstream checks it as the limits of a requirement
         causes += validate_resource_requirements(
             {"limits": spec.get("overhead")}, f"{path}.overhead"
@@ -609,6 +615,10 @@ def _validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> lis
         causes += validate_device_class(obj)
     elif kind == "ResourceSlice":
         causes += validate_resource_slice(obj, old)
+    elif kind == "Workload":
+        causes += validate_workload(obj, old)
+    elif kind == "PodGroup":
+        causes += validate_pod_group(obj, old)
     elif kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"):
         causes += validate_rbac(kind, obj, old)
     return causes

@@ -13,6 +13,7 @@ from typing import Any
 
 from kubesim.api import Api
 from kubesim.controllers import common as c
+from kubesim.controllers.job_workload import ensure_pod_group
 from kubesim.controllers.manager import Due, Key
 from kubesim.meta import Obj, rfc3339
 from kubesim.patch import copy_json
@@ -38,8 +39,10 @@ class JobController:
     watches: tuple[str, ...] = (JOBS, c.PODS)
     owned_only: tuple[str, ...] = (c.PODS,)
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, workload_with_job: bool = False) -> None:
         self.api = api
+        # the WorkloadWithJob feature gate: a Workload and a PodGroup per new Job (job_workload)
+        self.workload_with_job = workload_with_job
 
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         if key == JOBS:
@@ -92,7 +95,10 @@ class JobController:
                 wanted = 0 if succeeded else parallelism
             else:
                 wanted = min(parallelism, int(completions) - succeeded)
-            await self._manage(job, running, wanted)
+            group = None
+            if self.workload_with_job and wanted > len(running):
+                group = await ensure_pod_group(self.api, job, pods)
+            await self._manage(job, running, wanted, group)
             running = [p for p in c.controlled_pods(self.api, job) if c.active(p)]
         new_status.update({
             "active": len(running),
@@ -126,11 +132,14 @@ class JobController:
         new = {**job, "metadata": dict(job["metadata"]), "spec": new_spec}
         return await self.api.store.put(JOBS, new, job)
 
-    async def _manage(self, job: Obj, running: list[Obj], wanted: int) -> None:
+    async def _manage(self, job: Obj, running: list[Obj], wanted: int,
+                      pod_group: str | None = None) -> None:
         if len(running) < wanted:
             ref = c.new_controller_ref(job, "batch/v1", "Job")
             for _ in range(wanted - len(running)):
                 pod = c.pod_from_template(job, ref, f"{c.name(job)}-", generate=True)
+                if pod_group is not None:
+                    pod["spec"]["schedulingGroup"] = {"podGroupName": pod_group}
                 await c.create(self.api, c.PODS, pod)
         elif len(running) > wanted:
             newest_first = sorted(running, key=lambda p: p["metadata"].get("creationTimestamp",

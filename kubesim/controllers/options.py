@@ -15,3 +15,6 @@ class ControllerOptions:
     node_monitor_period: float = 5.0
     # how long a Job's pod runs before the simulated kubelet marks it Succeeded
     job_duration: float = 5.0
+    # kube-controller-manager's WorkloadWithJob feature gate (alpha upstream, so off by
+    # default): the Job controller creates a Workload and a PodGroup for each new Job
+    workload_with_job: bool = False

@@ -29,7 +29,7 @@ def build_manager(api: Api, options: ControllerOptions) -> ControllerManager:
         ReplicaSetController(api, "replicationcontrollers"),
         StatefulSetController(api),
         DaemonSetController(api),
-        JobController(api),
+        JobController(api, options.workload_with_job),
         GarbageCollector(api),
         NodeLifecycleController(api, options),
         TaintEvictionController(api),
