@@ -63,6 +63,8 @@ class EventResource(StrEnum):
     RESOURCE_CLAIM = "ResourceClaim"
     RESOURCE_SLICE = "ResourceSlice"
     DEVICE_CLASS = "DeviceClass"
+    # scheduler-plugins' PodGroup CRD, under the GVK string upstream's Coscheduling registers.
+    SCHEDULER_PLUGINS_POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
     WILDCARD = "*"
 
 
