@@ -34,7 +34,8 @@ def framework(
     labelled pods in its listers, and `nodes` with `snapshot_pods` as the snapshot."""
     objects = ClusterObjects()
     objects.pod_groups.add(*groups, *members)
-    deps = handle_deps(make_list_snapshot(list(nodes), list(snapshot_pods)), cluster_objects=objects)
+    snapshot = make_list_snapshot(list(nodes), list(snapshot_pods))
+    deps = handle_deps(snapshot, cluster_objects=objects)
     fwk = build_framework(
         ["Coscheduling"],
         deps,

@@ -160,7 +160,7 @@ def _park(fwk: object, pod: PodView) -> None:
 
 async def test_permit_of_the_last_member_allows_the_waiting_ones() -> None:
     pods = [member(n, "ns", "pg").obj() for n in ("a", "b", "c")]
-    fwk, plugin = framework(groups=[pod_group("pg", "ns", 3)], members=pods, nodes=NODES)
+    fwk, _ = framework(groups=[pod_group("pg", "ns", 3)], members=pods, nodes=NODES)
     for pod in pods[:2]:
         assert fwk.run_reserve_plugins_reserve(CycleState(), pod, "node0").is_success
         _park(fwk, pod)
