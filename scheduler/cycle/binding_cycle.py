@@ -20,7 +20,13 @@ from scheduler.api.objects import PodView
 from scheduler.cache.cache import Cache
 from scheduler.client.recorder import EventRecorder
 from scheduler.cycle.instrumentation import Instrumentation
-from scheduler.cycle.scheduling_cycle import Attempt, FailureHandler, LoopStats, forget_assumed
+from scheduler.cycle.scheduling_cycle import (
+    Attempt,
+    FailureHandler,
+    LoopStats,
+    activate_pods,
+    forget_assumed,
+)
 from scheduler.extenders import CallRecorder, ExtenderSet, extenders_binding
 from scheduler.framework.events import ASSIGNED_POD_DELETE
 from scheduler.framework.interface import CycleState
@@ -111,6 +117,7 @@ class BindingCycle:
                 profile.name,
             )
             await fwk.run_post_bind_plugins(state, assumed, host)
+            activate_pods(self._queue, state)
             self._queue.done(assumed.uid)
             self._instrumentation.bound(trace, pinfo, profile.name, host, result)
         except asyncio.CancelledError:

@@ -51,6 +51,7 @@ from scheduler.framework.registry import Registry
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.framework.status import Status
 from scheduler.listers.cluster_objects import ClusterObjects
+from scheduler.listers.pod_groups import PodGroupStatusController
 from scheduler.listers.workload_objects import gang_scheduling_enabled
 from scheduler.queue.event_labels import event_label
 from scheduler.queue.scheduling_queue import SchedulingQueue
@@ -75,6 +76,16 @@ class SchedulerOptions:
     # Every --feature-gates value, for the plugins that read gates (DynamicResources);
     # empty: each gate at its default.
     feature_gates: Mapping[str, bool] = dataclasses.field(default_factory=dict)
+
+
+def _enables(config: ResolvedConfig, plugin: str) -> bool:
+    """Whether any profile of `config` enables `plugin` at some extension point."""
+    return any(
+        ref.name == plugin
+        for profile in config.profiles
+        for refs in profile.plugins.values()
+        for ref in refs
+    )
 
 
 class Scheduler:
@@ -207,6 +218,27 @@ class Scheduler:
                 *(workloads.informer_specs() if self._gangs else ()),
             )
         ]
+        # scheduler-plugins' PodGroups (Coscheduling), only when a profile enables it: the
+        # CRD may be absent (optional informer), its pods are watched by their label, and the
+        # PodGroup status controller runs while this process schedules.
+        self.pod_group_status: PodGroupStatusController | None = None
+        if _enables(config, "Coscheduling"):
+            pod_groups = self.cluster_objects.pod_groups
+            pod_groups.connect(self.queue.move_all_to_active_or_backoff)
+            name, path, parse, store = pod_groups.group_informer_spec()
+            self.object_informers += [
+                Informer(client, ResourceWatch(path), parse, store, name=name, rng=self.rng,
+                         optional=True),
+                Informer(
+                    client,
+                    ResourceWatch("/api/v1/pods", label_selector=pod_groups.MEMBER_LABEL_SELECTOR),
+                    PodView.from_dict,
+                    pod_groups.members,
+                    name="podgroup-pods",
+                    rng=self.rng,
+                ),
+            ]  # fmt: skip
+            self.pod_group_status = PodGroupStatusController(pod_groups, client)
         # The two halves of upstream's scheduleOne, and the failure handler they share.
         failures = FailureHandler(
             client=client,
@@ -339,6 +371,8 @@ class Scheduler:
                 extra={"nodes": len(self.node_informer.store), "profiles": self.profiles.names()},
             )
             group.start_soon(self._scheduling_loop, name="scheduling-loop")
+            if self.pod_group_status is not None:
+                group.start_soon(self.pod_group_status.run, name="podgroup-status")
 
     async def _hold_pod_tasks(
         self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED

@@ -40,7 +40,13 @@ from scheduler.cycle.instrumentation import AttemptTrace, Instrumentation
 from scheduler.cycle.preemption_calls import PreemptionCalls
 from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile
 from scheduler.extenders import CallRecorder, HTTPExtender, TracedPreemptingExtender
-from scheduler.framework.interface import CycleState, PostFilterResult, Preemption
+from scheduler.framework.interface import (
+    PODS_TO_ACTIVATE_KEY,
+    CycleState,
+    PodsToActivate,
+    PostFilterResult,
+    Preemption,
+)
 from scheduler.framework.results import Diagnosis, SchedulingError
 from scheduler.framework.status import Code, Status
 from scheduler.queue.scheduling_queue import SchedulingQueue
@@ -96,6 +102,18 @@ class Attempt:
     # Set once the pod is assumed (a successful attempt only): what the binding cycle binds.
     assumed: PodView = field(init=False)
     result: ScheduleResult = field(init=False)
+
+
+def activate_pods(queue: SchedulingQueue, state: CycleState) -> None:
+    """Move the pods plugins asked for (PodsToActivate) to activeQ and empty the request, as
+    upstream's schedulingCycle after Permit and bindingCycle after binding."""
+    try:
+        request = state.read(PODS_TO_ACTIVATE_KEY)
+    except KeyError:  # a state the cycle did not start (tests)
+        return
+    if request.pods:
+        queue.activate(list(request.pods.values()))
+        request.pods = {}
 
 
 def forget_assumed(cache: Cache, assumed: PodView) -> None:
@@ -201,6 +219,7 @@ class SchedulingCycle:
         start = self._clock()
         state = CycleState()
         state.record_plugin_metrics = self._rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        state.write(PODS_TO_ACTIVATE_KEY, PodsToActivate())
         fwk = profile.framework
         trace = self._instrumentation.begin_attempt(pinfo, profile.name, state, fwk.now)
         self._cache.update_snapshot(self._snapshot)
@@ -249,6 +268,7 @@ class SchedulingCycle:
             forget_assumed(self._cache, assumed)
             self._failures.fail(profile, pinfo, status, cycle, start, trace=trace)
             return None
+        activate_pods(self._queue, state)
         self._instrumentation.scheduled(trace, pinfo, profile.name, result, attempt.details)
         attempt.assumed = assumed
         attempt.result = result

@@ -65,6 +65,8 @@ class EventResource(StrEnum):
     DEVICE_CLASS = "DeviceClass"
     # scheduling.k8s.io (workload-aware scheduling)
     POD_GROUP = "PodGroup"
+    # scheduler-plugins' PodGroup CRD, under the GVK string upstream's Coscheduling registers.
+    SCHEDULER_PLUGINS_POD_GROUP = "podgroups.v1alpha1.scheduling.x-k8s.io"
     WILDCARD = "*"
 
 

@@ -95,6 +95,23 @@ class CycleState:
         return copy
 
 
+# Where the scheduling cycle keeps the pods a plugin asks to move to activeQ once the cycle
+# (and again the binding cycle) succeeds: upstream's framework.PodsToActivateKey.
+PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
+
+
+class PodsToActivate:
+    """Upstream's framework.PodsToActivate: pods by "namespace/name" to activate."""
+
+    __slots__ = ("pods",)
+
+    def __init__(self) -> None:
+        self.pods: dict[str, PodView] = {}
+
+    def clone(self) -> PodsToActivate:
+        return self  # upstream's Clone returns the same object: every copy adds to it
+
+
 @dataclass(slots=True)
 class PreFilterResult:
     """Nodes a PreFilter plugin restricts the pod to; `None` means all nodes."""

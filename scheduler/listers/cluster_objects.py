@@ -17,6 +17,7 @@ from typing import Any
 from apimachinery.labels import IN, LabelSelector, Requirement
 from scheduler.api.fields import as_int, as_mapping, as_str, as_str_map
 from scheduler.api.objects import PodView
+from scheduler.listers.pod_groups import PodGroupObjects
 from scheduler.listers.resource_objects import ResourceObjects
 from scheduler.listers.storage_objects import StorageObjects
 from scheduler.listers.workload_objects import WorkloadObjects
@@ -214,6 +215,8 @@ class ClusterObjects:
         self.resources = ResourceObjects()
         # PodGroups and Workloads (GangScheduling) and the pod groups' states.
         self.workloads = WorkloadObjects()
+        # scheduler-plugins' PodGroups and their pods (Coscheduling).
+        self.pod_groups = PodGroupObjects()
 
     def informer_specs(self) -> list[tuple[str, str, Any, Any]]:
         """(informer name, API path, parser, handler) for each kind this store keeps."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from scheduler.framework.registry import PluginEntry, Registry
 from scheduler.plugins import (
     balancedallocation,
+    coscheduling,
     defaultpreemption,
     dynamicresources,
     gangscheduling,
@@ -59,6 +60,8 @@ def in_tree_registry() -> Registry:
         nodevolumelimits.PLUGIN_ENTRY,
         volumebinding.PLUGIN_ENTRY,
         volumezone.PLUGIN_ENTRY,
+        # scheduler-plugins' Coscheduling: registered, in no default profile.
+        coscheduling.PLUGIN_ENTRY,
     ):
         registry.register(entry)
     return registry
