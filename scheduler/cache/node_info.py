@@ -2,6 +2,12 @@
 
 Every change takes a fresh number from the `Generations` counter the NodeInfo was built with (one
 per cache), so the cache can tell which nodes changed since a snapshot was last updated.
+
+The pods are kept by uid (a dict keeps insertion order, and deleting a key keeps the order of the
+others), and `pods`, the list plugins read, is built from it when read after a removal. Upstream
+finds a pod to remove by walking `NodeInfo.Pods`; in Python that walk cost ~1 ms per pod event
+with 20,000 pods on one node (scheduler_perf's SchedulingWhileGated binds every pod to one node,
+and each pod is removed and added again when its binding and its Running status are seen).
 """
 
 from __future__ import annotations
@@ -108,12 +114,13 @@ class NodeInfo:
 
     __slots__ = (
         "_generations",
+        "_pod_list",
+        "_pods_by_uid",
         "allocatable",
         "generation",
         "image_states",
         "node",
         "non_zero_requested",
-        "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
         "pvc_ref_counts",
@@ -130,7 +137,10 @@ class NodeInfo:
     ) -> None:
         self._generations = generations if generations is not None else Generations()
         self.node: NodeView | None = None
-        self.pods: list[PodView] = []
+        # uid → pod in the order pods were added (None: not built yet, see _by_uid)
+        self._pods_by_uid: dict[str, PodView] | None = {}
+        # the pods as a list (None: stale since a removal, see `pods`)
+        self._pod_list: list[PodView] | None = []
         self.pods_with_affinity: list[PodView] = []
         self.pods_with_required_anti_affinity: list[PodView] = []
         self.used_ports = UsedPorts()
@@ -148,6 +158,28 @@ class NodeInfo:
             self.add_pod(pod)
 
     @property
+    def pods(self) -> list[PodView]:
+        """The pods, in the order they were added (removals keep the others' order). Read-only:
+        change them through add_pod / remove_pod."""
+        pods = self._pod_list
+        if pods is None:
+            assert self._pods_by_uid is not None  # one of the two is always there
+            pods = self._pod_list = list(self._pods_by_uid.values())
+        return pods
+
+    @property
+    def num_pods(self) -> int:
+        """len(self.pods), without building the list."""
+        by_uid = self._pods_by_uid
+        return len(by_uid) if by_uid is not None else len(self.pods)
+
+    def _by_uid(self) -> dict[str, PodView]:
+        by_uid = self._pods_by_uid
+        if by_uid is None:
+            by_uid = self._pods_by_uid = {pod.uid: pod for pod in self.pods}
+        return by_uid
+
+    @property
     def node_name(self) -> str:
         return self.node.name if self.node is not None else ""
 
@@ -163,7 +195,14 @@ class NodeInfo:
         self.generation = self._generations.next()
 
     def add_pod(self, pod: PodView) -> None:
-        self.pods.append(pod)
+        """Add a pod not on this node yet (a pod's uid is on a node at most once: the cache
+        removes the old version of a pod before adding the new one)."""
+        by_uid = self._by_uid()
+        if pod.uid in by_uid:
+            raise ValueError(f"pod {pod.key} ({pod.uid}) is already on node {self.node_name!r}")
+        by_uid[pod.uid] = pod
+        if self._pod_list is not None:
+            self._pod_list.append(pod)
         if pod_has_affinity(pod):
             self.pods_with_affinity.append(pod)
         if pod_has_required_anti_affinity(pod):
@@ -175,10 +214,10 @@ class NodeInfo:
         uid = pod.uid
         _remove_by_uid(self.pods_with_affinity, uid)
         _remove_by_uid(self.pods_with_required_anti_affinity, uid)
-        index = _index_by_uid(self.pods, uid)
-        if index < 0:
+        stored = self._by_uid().pop(uid, None)
+        if stored is None:
             raise KeyError(f"no pod {pod.key} ({uid}) on node {self.node_name!r}")
-        stored = self.pods.pop(index)
+        self._pod_list = None  # rebuilt when read, in the order that remains
         # Undo what the stored view added: the caller's view may be a newer version.
         self._update(stored, -1)
 
@@ -199,7 +238,8 @@ class NodeInfo:
         """Make `target` a snapshot of this NodeInfo, keeping `target`'s identity."""
         target._generations = self._generations
         target.node = self.node
-        target.pods = list(self.pods)
+        target._pod_list = list(self.pods)
+        target._pods_by_uid = None  # built if the copy itself gains or loses pods
         target.pods_with_affinity = list(self.pods_with_affinity)
         target.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
         target.used_ports = self.used_ports.copy()
