@@ -7,12 +7,13 @@ The pods are an append-only log shared with the copies a snapshot takes: a remov
 pod's entry with the generation that removed it instead of taking it out, and a NodeInfo sees the
 entries of its log (up to the length it was copied at) not removed as of its own generation. So
 `copy_into`, which runs for the changed nodes before every scheduling cycle, copies no pod list,
-and a removal does not walk the node's pods; the log is compacted (into a new list, the copies
-keep the old one) once an eighth of it is removed. Upstream copies `NodeInfo.Pods` per snapshot and
-walks it per removal, which in Python cost ~35 % of the scheduler's time with 40,000 pods on one
-node (scheduler_perf's SchedulingWhileGated binds every pod to one node, and a bound pod is
-removed and added again when its binding and its Running status are seen). `pods`, the list
-plugins read, is built from the log when first read and kept until the next change.
+and a removal does not walk the node's pods; the log is compacted (into new lists, the copies
+keep the old ones) once a sixteenth of it is removed. Upstream copies `NodeInfo.Pods` per
+snapshot and walks it per removal, which in Python cost ~35 % of the scheduler's time with
+40,000 pods on one node (scheduler_perf's SchedulingWhileGated binds every pod to one node, and
+a bound pod is removed and added again when its binding and its Running status are seen).
+`pods`, the list plugins read, is built from the log when first read and kept until the next
+change.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from scheduler.api.pod import pod_has_affinity, pod_has_required_anti_affinity
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
 # "removed at generation" of a log entry whose pod is still on the node
 _LIVE = sys.maxsize
-# Compact a log once its removed entries outnumber an eighth of its pods plus this many: a
-# removed entry keeps its PodView alive, and most removed views are otherwise garbage (a bound
-# pod's update replaces its view), so the slack is memory; a compaction costs a pass over the
-# log, about nine entries per removal.
-_COMPACT_SLACK = 64
+# Compact a log once its removed entries outnumber a sixteenth of its pods: a removed entry
+# keeps its PodView alive, and most removed views are otherwise garbage (a bound pod's update
+# replaces its view), so what a log may hold beyond its pods is memory, on every node. A
+# compaction is a pass over the log: about seventeen entries per removal on a crowded node, and
+# on a node with a few pods about what taking the pod out of a list cost.
+_COMPACT_SHIFT = 4
 DEFAULT_PROTOCOL = "TCP"
 
 
@@ -274,7 +276,7 @@ class NodeInfo:
         self._update(stored, -1)
         # Copies taken before this generation still see the pod.
         self._log_removed[index] = self.generation
-        if self._log_len - self._pod_count > (self._pod_count >> 3) + _COMPACT_SLACK:
+        if self._log_len - self._pod_count > self._pod_count >> _COMPACT_SHIFT:
             self._compact_log()
 
     def ports_conflict(self, host_ports: Iterable[HostPort]) -> bool:
