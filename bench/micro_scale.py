@@ -17,11 +17,12 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from scheduler import testing
 from scheduler.api.objects import PodView
 from scheduler.cache.cache import Cache
-from scheduler.framework.events import NODE_ADD
+from scheduler.framework.events import ASSIGNED_POD_DELETE, NODE_ADD, QueueingHint
 from scheduler.framework.status import Status
 from scheduler.queue.in_flight import InFlight
 from scheduler.queue.scheduling_queue import SchedulingQueue
@@ -100,11 +101,68 @@ def cache_size_gauge(size: int) -> float:
     return _per_op(lambda i: cache.pod_count(), 500)
 
 
+def pod_on_crowded_node(size: int) -> float:
+    """`size` pods bound to one node; per op a new pod is assumed onto it and the snapshot
+    updated (as before a cycle), its binding confirmed by the watch (remove the assumed view,
+    add the bound one), its Running status seen (remove, add), the snapshot updated again and
+    an old pod deleted (SchedulingWhileGated's shape: every pod on one node)."""
+    cache = Cache()
+    cache.add_node(testing.make_node("n1", capacity={"pods": "200000"}))
+    for i in range(size):
+        cache.add_pod(_pod(i, node="n1"))
+    snapshot = cache.update_snapshot()
+    ops = 2000
+    new = [_pod(size + i, node="n1") for i in range(ops)]
+    bound = [_pod(size + i, node="n1") for i in range(ops)]
+    running = [_pod(size + i, node="n1") for i in range(ops)]
+
+    def op(i: int) -> None:
+        cache.assume_pod(new[i])
+        cache.update_snapshot(snapshot)
+        cache.update_pod(new[i], bound[i])
+        cache.update_pod(bound[i], running[i])
+        cache.update_snapshot(snapshot)
+        cache.remove_pod(_pod(i, node="n1"))
+
+    return _per_op(op, ops)
+
+
+def assigned_pod_deleted_with_gated(size: int) -> float:
+    """`size` pods waiting at their scheduling gate; per op a bound pod is deleted (an
+    AssignedPodDelete event, which upstream offers every unschedulable pod whose gate it may
+    lift: not these)."""
+    gates = {"SchedulingGates": ASSIGNED_POD_DELETE}  # plugin → an event it did not register
+    queue = SchedulingQueue(
+        less=lambda a, b: a.timestamp < b.timestamp,
+        pre_enqueue=lambda pod: Status.unresolvable("gated", plugin="SchedulingGates"),
+        hints=lambda pinfo, event, old, new: QueueingHint.SKIP,  # SchedulingGates' answer
+        clock=time.monotonic,
+        **_gate_events(gates),
+    )
+    for i in range(size):
+        queue.add(_pod(i))
+    deleted = _pod(size, node="n1")
+    return _per_op(
+        lambda i: queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, deleted, None), 200
+    )
+
+
+def _gate_events(gates: dict[str, Any]) -> dict[str, Any]:
+    """The queue's gate_may_lift argument where it exists (older trees lack it)."""
+    import inspect
+
+    if "gate_may_lift" not in inspect.signature(SchedulingQueue).parameters:
+        return {}
+    return {"gate_may_lift": lambda plugin, event: event is not gates.get(plugin)}
+
+
 CASES: dict[str, Callable[[int], float]] = {
     "in_flight finish (pods in flight)": in_flight_steady_state,
     "AssignedPodAdd (unschedulable pods)": assigned_pod_added,
     "scheduler_pending_pods scrape (unschedulable pods)": pending_pods_scrape,
     "cache pod_count (nodes)": cache_size_gauge,
+    "bound pod's life on one node (pods on the node)": pod_on_crowded_node,
+    "AssignedPodDelete (gated pods)": assigned_pod_deleted_with_gated,
 }
 
 

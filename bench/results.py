@@ -30,6 +30,8 @@ class BenchResult:
     throughput_scheduled_at: list[int] = field(default_factory=list)
     # one per second of the measurement (the first at 0 pods): CPU and RSS as pods are bound
     checkpoints: list[Checkpoint] = field(default_factory=list)
+    # measured pods bound when the last one was created (None: creation did not finish)
+    bound_while_creating: int | None = None
     latency: LatencySummary | None = None
     sli_latency: LatencySummary | None = None
     peak_rss_bytes: int | None = None
@@ -59,6 +61,7 @@ class BenchResult:
             self.throughput_samples,
             self.throughput_scheduled_at,
             segment_size(self.workload.measure_pods),
+            self.bound_while_creating,
         )
 
     @property
@@ -133,7 +136,7 @@ def format_segments(result: BenchResult) -> str:
         t = seg.throughput
         rows.append(
             (
-                f"{seg.first_pod}-{seg.last_pod}",
+                f"{seg.first_pod}-{seg.last_pod}" + (" drain" if seg.drain else ""),
                 f"{seg.seconds:.1f}",
                 "-" if seg.cpu_per_pod_ms is None else f"{seg.cpu_per_pod_ms:.2f} ms",
                 _num(t.average if t else None),
@@ -155,6 +158,8 @@ def format_segments(result: BenchResult) -> str:
     ]
     verdict = {None: "cannot tell", True: "flat", False: "NOT flat"}[flat.flat]
     lines.append(f"  {verdict} ({', '.join(r for r in ratio if r)}; within 20 % is flat)")
+    if flat.drain is not None:
+        lines.append("  (the drain segment, bound after the last pod was created, is not judged)")
     return "\n".join(lines)
 
 

@@ -543,6 +543,8 @@ class WorkloadRun:
                     self._measure_started = first_created
                     self._checkpoint(0)
                 await bulk(count, self.options.create_concurrency, create)
+                if measure:  # what is bound later is the backlog's drain (bench/stats.py)
+                    self.result.bound_while_creating = tracker.bound_count
                 await tracker.wait_for(count)
                 background.cancel_scope.cancel()  # every pod is bound: the helpers' work is done
         finally:

@@ -6,7 +6,10 @@ was scheduled merged into the next one, percentiles taken by nearest rank on the
 
 Ours (issue 22): the measured pods split into segments (10,000 pods each in long runs) with the
 scheduler's CPU per pod, throughput and RSS in each, and a `flat` verdict: the cost per pod must
-not grow as the cluster fills up.
+not grow as the cluster fills up. Only the pods bound while measured pods were still being
+created are judged: the pods bound after the last create (the backlog the scheduler drains once
+the load stops) are a segment of their own, reported but not compared, since a drain runs at a
+different rate and its CPU per pod includes no create traffic.
 """
 
 from __future__ import annotations
@@ -152,10 +155,12 @@ class Segment:
     cpu_per_pod_ms: float | None
     throughput: ThroughputSummary | None  # of the per-second samples taken in the segment
     rss_bytes: int | None  # the scheduler's resident set at the segment's end
+    drain: bool = False  # bound after the last measured pod was created (not judged)
 
     def to_json(self) -> dict[str, object]:
         return {
             "pods": [self.first_pod, self.last_pod],
+            "drain": self.drain,
             "seconds": round(self.seconds, 3),
             "cpu_per_pod_ms": None
             if self.cpu_per_pod_ms is None
@@ -168,16 +173,28 @@ class Segment:
 @dataclass(frozen=True, slots=True)
 class Flatness:
     """The segments and the verdict: flat when the last segment's CPU per pod is within 20 % of
-    the first's and the p50 of all per-second samples within 20 % of their average. None when
-    it cannot be told (fewer than two segments, no CPU readings, no samples)."""
+    the first's and the p50 of the per-second samples within 20 % of their average, both over
+    the pods bound while measured pods were being created (the drain segment, if any, is
+    left out). None when it cannot be told (fewer than two such segments, no CPU readings, no
+    samples)."""
 
-    segments: tuple[Segment, ...]
-    cpu_ratio: float | None  # last segment's CPU per pod / the first's
-    p50_ratio: float | None  # p50 of the per-second samples / their average
+    segments: tuple[Segment, ...]  # the judged ones, then the drain segment if there is one
+    cpu_ratio: float | None  # last judged segment's CPU per pod / the first's
+    p50_ratio: float | None  # p50 of the judged per-second samples / their average
     flat: bool | None
+    bound_while_creating: int | None = None  # None: not known, every pod is judged
+
+    @property
+    def judged(self) -> tuple[Segment, ...]:
+        return tuple(segment for segment in self.segments if not segment.drain)
+
+    @property
+    def drain(self) -> Segment | None:
+        return next((segment for segment in self.segments if segment.drain), None)
 
     def to_json(self) -> dict[str, object]:
         return {
+            "bound_while_creating": self.bound_while_creating,
             "segments": [segment.to_json() for segment in self.segments],
             "cpu_per_pod_last_over_first": _round(self.cpu_ratio),
             "throughput_p50_over_average": _round(self.p50_ratio),
@@ -207,44 +224,66 @@ def _at(checkpoints: Sequence[Checkpoint], pods: int) -> tuple[float, float | No
     return last.seconds, last.cpu_seconds, last.rss_bytes
 
 
+def segment_bounds(pods: int, segment_pods: int) -> list[int]:
+    """0, segment_pods, 2 * segment_pods, ..., pods; a last piece shorter than half a segment
+    joins the one before it (a few pods make a noisy CPU per pod)."""
+    if pods <= 0:
+        return [0]
+    bounds = [*range(0, pods, segment_pods), pods]
+    if len(bounds) > 2 and pods - bounds[-2] < segment_pods / 2:
+        del bounds[-2]
+    return bounds
+
+
 def flatness(
     checkpoints: Sequence[Checkpoint],
     samples: Sequence[float],
     scheduled_at: Sequence[int],
     segment_pods: int,
+    bound_while_creating: int | None = None,
 ) -> Flatness:
-    """Split the measured pods into segments of `segment_pods` (the last may be shorter) and
-    judge whether the cost per pod stayed flat. `checkpoints` start with the one taken when
-    measuring began (0 pods) and are in time order; `samples` are the per-second throughput
-    samples and `scheduled_at` the pods bound when each was taken."""
+    """Split the measured pods into segments of `segment_pods` and judge whether the cost per
+    pod stayed flat. `checkpoints` start with the one taken when measuring began (0 pods) and
+    are in time order; `samples` are the per-second throughput samples and `scheduled_at` the
+    pods bound when each was taken. `bound_while_creating`: the pods bound when the last
+    measured pod was created; those bound later are one drain segment, not judged (None: all
+    are judged)."""
     ordered = sorted(checkpoints, key=lambda c: (c.seconds, c.scheduled))
     total = ordered[-1].scheduled if ordered else 0
-    segments: list[Segment] = []
-    if total > 0:
-        bounds = [*range(0, total, segment_pods), total]
-        for low, high in itertools.pairwise(bounds):
-            start_s, start_cpu, _ = _at(ordered, low) if low else _first(ordered)
-            end_s, end_cpu, rss = _at(ordered, high)
-            cpu = None
-            if start_cpu is not None and end_cpu is not None:
-                cpu = (end_cpu - start_cpu) / (high - low) * 1000
-            in_segment = [
-                sample for sample, at in zip(samples, scheduled_at, strict=True) if low < at <= high
-            ]
-            segments.append(
-                Segment(low, high, end_s - start_s, cpu, summarize_throughput(in_segment), rss)
-            )
+    creating = total
+    if bound_while_creating is not None:
+        creating = min(max(bound_while_creating, 0), total)
+    paired = list(zip(samples, scheduled_at, strict=True))
+
+    def segment(low: int, high: int, drain: bool) -> Segment:
+        start_s, start_cpu, _ = _at(ordered, low) if low else _first(ordered)
+        end_s, end_cpu, rss = _at(ordered, high)
+        cpu = None
+        if start_cpu is not None and end_cpu is not None:
+            cpu = (end_cpu - start_cpu) / (high - low) * 1000
+        in_segment = [sample for sample, at in paired if low < at <= high]
+        return Segment(
+            low, high, end_s - start_s, cpu, summarize_throughput(in_segment), rss, drain
+        )
+
+    judged = [
+        segment(low, high, False)
+        for low, high in itertools.pairwise(segment_bounds(creating, segment_pods))
+    ]
+    segments = list(judged)
+    if creating < total:
+        segments.append(segment(creating, total, True))
     cpu_ratio = None
-    if len(segments) >= 2:
-        first, last = segments[0].cpu_per_pod_ms, segments[-1].cpu_per_pod_ms
+    if len(judged) >= 2:
+        first, last = judged[0].cpu_per_pod_ms, judged[-1].cpu_per_pod_ms
         if first and last is not None:
             cpu_ratio = last / first
-    overall = summarize_throughput(samples)
+    overall = summarize_throughput([sample for sample, at in paired if at <= creating])
     p50_ratio = overall.p50 / overall.average if overall and overall.average > 0 else None
     flat = None
     if cpu_ratio is not None and p50_ratio is not None:
         flat = abs(cpu_ratio - 1) <= FLAT_TOLERANCE and abs(p50_ratio - 1) <= FLAT_TOLERANCE
-    return Flatness(tuple(segments), cpu_ratio, p50_ratio, flat)
+    return Flatness(tuple(segments), cpu_ratio, p50_ratio, flat, bound_while_creating)
 
 
 def _first(checkpoints: Sequence[Checkpoint]) -> tuple[float, float | None, int | None]:

@@ -125,7 +125,7 @@ class Cache:
         self._remove_node_images(previous)
         info.image_states = {}
         self._tree.remove(name)
-        if info.pods:
+        if info.num_pods:
             self._touch(name)
         else:
             del self._nodes[name]
@@ -336,7 +336,7 @@ class Cache:
             info.remove_pod(pod)
         except KeyError:
             return
-        if info.node is None and not info.pods:
+        if info.node is None and not info.num_pods:
             del self._nodes[pod.node_name]
         else:
             self._touch(pod.node_name)

@@ -169,7 +169,7 @@ class NodeTable:
             requested.ephemeral_storage,
             info.non_zero_requested.milli_cpu,
             info.non_zero_requested.memory,
-            len(info.pods),
+            info.num_pods,
         )
         inexact = False
         for column, value in zip(_INT_COLUMNS, values, strict=True):

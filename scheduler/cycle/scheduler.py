@@ -132,7 +132,11 @@ class Scheduler:
             max_backoff=config.pod_max_backoff_seconds,
             max_unschedulable_duration=self.options.max_unschedulable_seconds,
             metrics=self.metrics,
+            gate_may_lift=self._gate_may_lift,
         )
+        # (gating plugin, event) → answer, for the profiles named (a reload starts afresh)
+        self._gate_answers: dict[tuple[str, ClusterEvent], bool] = {}
+        self._gate_answers_for: ProfileSet | None = None
         self.metrics.set_pending_source(self.queue.counts)
         # Extenders per `extenders` section seen (a reload may change it), and the current one.
         self._extender_sets: dict[tuple[Extender, ...], ExtenderSet] = {}
@@ -429,6 +433,26 @@ class Scheduler:
             # Extenders register no events: any event may make the pod schedulable.
             return QueueingHint.QUEUE
         return profile.queueing_hint(pinfo, event, old, new)
+
+    def _gate_may_lift(self, plugin: str, event: ClusterEvent) -> bool:
+        """Whether PreEnqueue plugin `plugin` registered an event `event` matches (upstream's
+        GatingPluginEvents, the plugin's events in every profile). Asked per gated pod per
+        event, so answers are kept until the profiles change."""
+        if not plugin:  # gated without a plugin's name (no profile): any event may help
+            return True
+        if self._gate_answers_for is not self.profiles:
+            self._gate_answers = {}
+            self._gate_answers_for = self.profiles
+        key = (plugin, event)
+        answer = self._gate_answers.get(key)
+        if answer is None:
+            answer = any(
+                event.matches(registration.event)
+                for profile in self.profiles.values()
+                for registration in profile.framework.events_to_register().get(plugin, ())
+            )
+            self._gate_answers[key] = answer
+        return answer
 
     def _observe_queueing_hint(
         self, plugin: str, event: ClusterEvent, hint: str, seconds: float

@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 PreEnqueueFn = Callable[[PodView], Status]
 # (unschedulable pod, event, old object, new object) → may the event make the pod schedulable?
 HintFn = Callable[[QueuedPodInfo, ClusterEvent, Any, Any], QueueingHint]
+# (gating plugin, event) → did that PreEnqueue plugin register an event the event matches?
+GateEventsFn = Callable[[str, ClusterEvent], bool]
 
 ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 # Plugins whose rejection an event about another (assigned) pod can resolve; upstream's
@@ -98,10 +100,13 @@ class SchedulingQueue:
         max_backoff: float = 10.0,
         max_unschedulable_duration: float = 300.0,
         metrics: SchedulerMetrics | None = None,
+        gate_may_lift: GateEventsFn | None = None,
     ) -> None:
         self._metrics = metrics if metrics is not None else SchedulerMetrics()
         self._pre_enqueue = pre_enqueue
         self._hints = hints
+        # None: gated pods are asked like the others (no plugin's events are known)
+        self._gate_may_lift = gate_may_lift
         self._clock = clock
         self._initial_backoff = initial_backoff
         self._max_backoff = max_backoff
@@ -311,11 +316,13 @@ class SchedulingQueue:
         pre_check: Callable[[PodView], bool] | None = None,
     ) -> None:
         """Requeue every unschedulable pod (passing `pre_check`) the event may help."""
-        candidates = [
-            pinfo
-            for pinfo in self._unschedulable.values()
-            if pre_check is None or pre_check(pinfo.pod)
-        ]
+        gate_may_lift = self._gate_may_lift
+        if gate_may_lift is None:
+            pods: Iterable[QueuedPodInfo] = self._unschedulable.values()
+        else:
+            # Gated pods whose gating plugin did not register the event are not even visited.
+            pods = self._unschedulable.candidates(lambda plugin: gate_may_lift(plugin, event))
+        candidates = [pinfo for pinfo in pods if pre_check is None or pre_check(pinfo.pod)]
         self._move_pods(candidates, event, old, new)
 
     # ---------------------------------------------------------------------- periodic flushes
@@ -513,7 +520,15 @@ class SchedulingQueue:
     ) -> None:
         activated = False
         label = event_label(event)
+        gate_may_lift = self._gate_may_lift
         for pinfo in pinfos:
+            if (
+                pinfo.gated
+                and gate_may_lift is not None
+                and not gate_may_lift(pinfo.gating_plugin, event)
+            ):
+                # Upstream: an event its gating plugin did not register never moves a gated pod.
+                continue
             strategy = self._worth_requeuing(pinfo, event, old, new)
             if strategy is _Strategy.SKIP:
                 continue

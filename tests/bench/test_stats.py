@@ -17,6 +17,7 @@ from bench.stats import (
     histogram_summary,
     nearest_rank,
     parse_histogram,
+    segment_bounds,
     segment_size,
     subtract_buckets,
     summarize_latencies,
@@ -278,6 +279,85 @@ def test_verdict_cannot_be_told_without_cpu_or_with_one_segment() -> None:
     one = [Checkpoint(0.0, 0, 0.0), Checkpoint(1.0, 100, 1.0)]
     assert judge_flatness(one, [100.0], [100], 100).flat is None
     assert judge_flatness([Checkpoint(0.0, 0, 0.0)], [], [], 100).segments == ()
+
+
+def _created_then_drained(
+    pods: int, bound_while_creating: int, rate: float, cpu_ms: float, drain_rate: float
+) -> tuple[list[Checkpoint], list[float], list[int]]:
+    """A steady run while pods are created; once creation stops, the backlog is drained at
+    `drain_rate` pods/s and half the CPU per pod (no create requests to watch any more)."""
+    checkpoints = [Checkpoint(0.0, 0, 0.0)]
+    samples: list[float] = []
+    at: list[int] = []
+    scheduled, cpu, second = 0, 0.0, 0.0
+    while scheduled < pods:
+        draining = scheduled >= bound_while_creating
+        limit = pods if draining else bound_while_creating
+        new = min(int(drain_rate if draining else rate), limit - scheduled)
+        cpu += new * (cpu_ms / 2 if draining else cpu_ms) / 1000
+        scheduled += new
+        second += 1
+        checkpoints.append(Checkpoint(second, scheduled, cpu))
+        samples.append(float(new))
+        at.append(scheduled)
+    return checkpoints, samples, at
+
+
+def test_the_drain_after_creation_is_reported_but_not_judged() -> None:
+    """SchedulingBasic/5000Nodes_100000Pods: 93,000 pods bound while creating at 400/s, then
+    the backlog drains at 1500/s: the drain alone would fail both criteria."""
+    checkpoints, samples, at = _created_then_drained(100_000, 93_000, 400, 2.0, 1500)
+    everything = judge_flatness(checkpoints, samples, at, 10_000)
+    assert everything.flat is False and everything.drain is None
+    result = judge_flatness(checkpoints, samples, at, 10_000, bound_while_creating=93_000)
+    assert [(s.first_pod, s.last_pod) for s in result.judged] == [
+        *((i * 10_000, (i + 1) * 10_000) for i in range(8)),
+        (80_000, 93_000),  # 3,000 pods are too few for a segment of their own
+    ]
+    drain = result.drain
+    assert drain is not None and (drain.first_pod, drain.last_pod) == (93_000, 100_000)
+    assert drain.cpu_per_pod_ms == pytest.approx(1.0)
+    assert drain.throughput is not None and drain.throughput.p50 == 1500
+    assert result.segments[-1] is drain and len(result.segments) == 10
+    assert result.cpu_ratio == pytest.approx(1.0)
+    assert result.p50_ratio == pytest.approx(1.0, abs=0.01)  # the last 200-pod second
+    assert result.flat is True
+    doc = result.to_json()
+    assert doc["bound_while_creating"] == 93_000
+    assert [s["drain"] for s in doc["segments"]] == [False] * 9 + [True]  # type: ignore[index]
+
+
+def test_a_cliff_while_creating_is_still_not_flat() -> None:
+    """The drain is left out, not the pods bound while the load lasted."""
+    checkpoints, samples, at = _steady(50_000, 330, 3.0, slow_after=40_000, slow_rate=28)
+    result = judge_flatness(checkpoints, samples, at, 10_000, bound_while_creating=49_000)
+    assert result.drain is not None and result.drain.first_pod == 49_000
+    assert result.cpu_ratio == pytest.approx(5.0, rel=0.05)
+    assert result.flat is False
+
+
+def test_no_pod_bound_while_creating_cannot_be_told() -> None:
+    checkpoints, samples, at = _steady(1000, 100, 1.0)
+    result = judge_flatness(checkpoints, samples, at, 200, bound_while_creating=0)
+    assert result.judged == () and result.flat is None
+    assert result.drain is not None and (result.drain.first_pod, result.drain.last_pod) == (
+        0,
+        1000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("pods", "size", "bounds"),
+    [
+        (0, 100, [0]),
+        (100, 100, [0, 100]),
+        (149, 100, [0, 149]),  # one short piece on its own stays
+        (230, 100, [0, 100, 230]),  # 30 pods join the segment before
+        (260, 100, [0, 100, 200, 260]),
+    ],
+)
+def test_segment_bounds(pods: int, size: int, bounds: list[int]) -> None:
+    assert segment_bounds(pods, size) == bounds
 
 
 def test_sampler_notes_the_pods_bound_at_each_sample() -> None:

@@ -107,3 +107,25 @@ def test_node_removal_keeps_pods() -> None:
     info.remove_node()
     assert info.node is None and info.node_name == ""
     assert [p.uid for p in info.pods] == ["1"]
+
+
+def test_removal_keeps_the_order_of_the_other_pods() -> None:
+    """Pods are kept by uid (issue 22: no walk of the node's pods per removal); `pods` keeps
+    the order pods were added in, as the list did, and a re-added pod goes last."""
+    pods = [make_pod(f"p{i}") for i in range(6)]
+    info = NodeInfo(make_node("n"), pods)
+    snapshot = info.snapshot()
+    info.remove_pod(pods[2])
+    info.remove_pod(pods[0])
+    assert info.num_pods == 4
+    assert [p.uid for p in info.pods] == ["p1", "p3", "p4", "p5"]
+    info.add_pod(pods[0])
+    assert [p.uid for p in info.pods] == ["p1", "p3", "p4", "p5", "p0"]
+    assert [p.uid for p in snapshot.pods] == [f"p{i}" for i in range(6)]  # a copy
+    snapshot.remove_pod(pods[5])  # a copy can change too, without touching the cache's
+    assert snapshot.num_pods == 5 and info.num_pods == 5
+    assert [p.uid for p in info.pods] == ["p1", "p3", "p4", "p5", "p0"]
+    with pytest.raises(KeyError):
+        info.remove_pod(pods[2])
+    with pytest.raises(ValueError, match="already on node"):
+        info.add_pod(pods[1])

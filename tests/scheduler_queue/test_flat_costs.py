@@ -4,6 +4,8 @@
   implementation it replaced: same events since each pod was popped, same gauge deltas.
 - UnschedulablePods' cross-topology index and gated count are held to a walk of every parked
   pod, both on their own and inside a SchedulingQueue driven at random.
+- Its gated pods grouped by gating plugin give the pods a walk with upstream's skip of gated
+  pods (event not registered by the gating plugin) would give, in the same order.
 """
 
 from __future__ import annotations
@@ -139,13 +141,14 @@ REJECTOR_SETS = [
     {"PodTopologySpread", "TaintToleration"},
 ]
 NAMESPACES = ["a", "b"]
+GATING_PLUGINS = ["SchedulingGates", "Other", ""]
 parked_op = st.one_of(
     st.tuples(
         st.just("put"),
         st.integers(0, 7),
         st.sampled_from(NAMESPACES),
         st.integers(0, len(REJECTOR_SETS) - 1),
-        st.booleans(),
+        st.sampled_from([None, *GATING_PLUGINS]),
     ),
     st.tuples(st.just("pop"), st.integers(0, 7), st.none(), st.none(), st.none()),
 )
@@ -167,11 +170,15 @@ def test_unschedulable_index_matches_a_walk(ops: list[tuple[Any, ...]]) -> None:
                 pod=make_pod(f"p{index}", namespace=namespace), timestamp=0.0
             )
         info.unschedulable_plugins = set(REJECTOR_SETS[rejectors])
-        info.gated = gated
+        info.gated = gated is not None
+        info.gating_plugin = gated or ""
         parked.put(info)
         for ns in NAMESPACES:
             assert parked.cross_topology_candidates(ns) == _walk_candidates(parked, ns)
         assert parked.gated_count == sum(1 for p in parked.values() if p.gated)
+        for lifted in [set(), {"SchedulingGates"}, {"Other", ""}, set(GATING_PLUGINS)]:
+            walk = [p for p in parked.values() if not p.gated or p.gating_plugin in lifted]
+            assert parked.candidates(lifted.__contains__) == walk
 
 
 queue_op = st.one_of(

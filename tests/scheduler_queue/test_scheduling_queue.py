@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from scheduler.framework.events import (
+    ASSIGNED_POD_DELETE,
     NODE_ADD,
     ActionType,
     ClusterEvent,
@@ -512,6 +513,31 @@ def test_update_ungates_pod(q: SchedulingQueue, make_pod: Any) -> None:
     q.update(one_left, make_pod("p", rv="3"))
     assert q.location(old.uid) == "active"
     assert q.counts() == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 0}
+
+
+def test_gated_pods_skip_events_their_gating_plugin_did_not_register(
+    new_queue: Any, make_pod: Any
+) -> None:
+    """Upstream's movePodsToActiveOrBackoffQueue: a gated pod is passed over (not asked, not
+    moved) by an event its gating plugin did not register; pods not gated are asked as before."""
+    asked: list[tuple[str, str]] = []
+
+    def gate_may_lift(plugin: str, event: ClusterEvent) -> bool:
+        asked.append((plugin, event.name))
+        return event.resource == EventResource.NODE
+
+    q = new_queue(no_hints=True, gate_may_lift=gate_may_lift)
+    gated = make_pod("gated", gates=("g",))
+    q.add(gated)
+    q.add(make_pod("open"))
+    fail(q, pop(q), "NodeResourcesFit")  # without hints, any event moves it
+    assert q.counts()["gated"] == 1 and q.counts()["unschedulable"] == 1
+    q.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, make_pod("x", node="n1"), None)
+    assert q.location(gated.uid) == "gated"
+    assert q.counts()["unschedulable"] == 0  # the pod not gated moved
+    assert asked == [("SchedulingGates", "AssignedPodDelete")]  # once per plugin, not per pod
+    q.move_all_to_active_or_backoff(NODE_ADD, None, {"fits": True})
+    assert q.location(gated.uid) == "gated"  # visited, and PreEnqueue keeps it gated
 
 
 @pytest.mark.parametrize(

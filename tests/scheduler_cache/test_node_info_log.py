@@ -1,0 +1,83 @@
+"""NodeInfo's shared pod log (issue 22) against plain lists: every NodeInfo, the cache's and
+the copies snapshots and preemption take, sees the pods a list copied at the same moment would,
+in the same order, whatever is added, removed, copied and compacted afterwards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cache_builders import make_node, make_pod
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler.cache.node_info import NodeInfo
+
+UIDS = [f"u{i}" for i in range(12)]
+
+op = st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 3), st.sampled_from(UIDS)),
+    st.tuples(st.just("remove"), st.integers(0, 3), st.sampled_from(UIDS)),
+    st.tuples(st.just("copy"), st.integers(0, 3), st.integers(1, 3)),
+    st.tuples(st.just("read"), st.integers(0, 3), st.none()),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(op, max_size=120))
+def test_every_copy_sees_the_pods_a_list_copy_would(ops: list[tuple[Any, ...]]) -> None:
+    cache_side = NodeInfo(make_node("n"))
+    infos: dict[int, NodeInfo] = {0: cache_side}
+    models: dict[int, list[str]] = {0: []}
+    pods = {uid: make_pod(uid, "n") for uid in UIDS}
+    for kind, which, arg in ops:
+        info = infos.get(which)
+        if info is None:
+            continue
+        model = models[which]
+        if kind == "add" and arg not in model:
+            info.add_pod(pods[arg])
+            model.append(arg)
+        elif kind == "remove" and arg in model:
+            info.remove_pod(pods[arg])
+            model.remove(arg)
+        elif kind == "copy":
+            target = infos.get(arg)
+            if target is None or arg == which:
+                target = infos[arg] = NodeInfo.__new__(NodeInfo)
+            info.copy_into(target)
+            models[arg] = list(model)
+        elif kind == "read":
+            assert [p.uid for p in info.pods] == model
+        for index, other in infos.items():
+            assert other.num_pods == len(models[index])
+    for index, info in infos.items():
+        assert [p.uid for p in info.pods] == models[index]
+        assert info.requested.milli_cpu == 100 * len(models[index])
+
+
+def test_the_log_is_compacted_and_old_copies_keep_theirs() -> None:
+    info = NodeInfo(make_node("n"))
+    pods = [make_pod(f"p{i}", "n") for i in range(200)]
+    for pod in pods:
+        info.add_pod(pod)
+    before = info.snapshot()
+    for pod in pods[:150]:
+        info.remove_pod(pod)
+        info.add_pod(pod)  # removed and added again, as a binding's confirmation does
+    for pod in pods[:190]:
+        info.remove_pod(pod)
+    assert info._log_len - info.num_pods <= info.num_pods // 16  # compacted on the way
+    assert [p.uid for p in info.pods] == [f"p{i}" for i in range(190, 200)]
+    assert [p.uid for p in before.pods] == [f"p{i}" for i in range(200)]
+
+
+def test_a_node_with_few_pods_keeps_no_removed_view() -> None:
+    """A removed view is garbage once no copy holds the old log (5000 nodes of a few pods each
+    must not keep their pods' earlier views)."""
+    info = NodeInfo(make_node("n"))
+    first, second = make_pod("a", "n"), make_pod("a", "n", version="2")
+    info.add_pod(first)
+    info.add_pod(make_pod("b", "n"))
+    info.remove_pod(first)
+    info.add_pod(second)
+    assert first not in info._log_pods and info._log_len == info.num_pods == 2
