@@ -27,6 +27,9 @@ from typing import Any, Protocol
 
 #: node name → (plugin that rejected it, reason it gave)
 FilterVerdicts = Mapping[str, tuple[str, str]]
+#: node name → what the rejecting plugin adds to its verdict (JSON-ready mappings of strings;
+#: DynamicResources: {"claim", "request", "reason"} per claim request it could not satisfy)
+FilterDetails = Mapping[str, Sequence[Mapping[str, str]]]
 #: node name → plugin name → weighted score
 NodeScores = Mapping[str, Mapping[str, int]]
 #: What a lazily kept attempt yields on request: filter verdicts, top scores, their totals.
@@ -40,19 +43,39 @@ class LazyDetails(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class VerdictGroup:
-    plugin: str
-    reason: str
+class DetailGroup:
+    """Nodes of one verdict group for which the plugin said the same more (``details``)."""
+
+    details: tuple[Mapping[str, str], ...]
     count: int
     nodes: tuple[str, ...]  # at most max_names_per_group, sorted
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "count": self.count,
+            "nodes": list(self.nodes),
+            "details": [dict(detail) for detail in self.details],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictGroup:
+    plugin: str
+    reason: str
+    count: int
+    nodes: tuple[str, ...]  # at most max_names_per_group, sorted
+    node_details: tuple[DetailGroup, ...] = ()  # largest first; only nodes with details
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
             "plugin": self.plugin,
             "reason": self.reason,
             "count": self.count,
             "nodes": list(self.nodes),
         }
+        if self.node_details:
+            data["nodeDetails"] = [group.to_dict() for group in self.node_details]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +122,44 @@ class Explanation:
         }
 
 
-def group_verdicts(verdicts: FilterVerdicts, max_names: int) -> tuple[VerdictGroup, ...]:
-    """Nodes grouped by identical (plugin, reason), largest group first."""
+def group_verdicts(
+    verdicts: FilterVerdicts, max_names: int, details: FilterDetails | None = None
+) -> tuple[VerdictGroup, ...]:
+    """Nodes grouped by identical (plugin, reason), largest group first; within a group, the
+    nodes with ``details`` grouped again by identical details."""
     groups: dict[tuple[str, str], list[str]] = {}
     for node, verdict in verdicts.items():
         groups.setdefault(verdict, []).append(node)
     ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
     return tuple(
-        VerdictGroup(plugin, reason, len(nodes), tuple(heapq.nsmallest(max_names, nodes)))
+        VerdictGroup(
+            plugin,
+            reason,
+            len(nodes),
+            tuple(heapq.nsmallest(max_names, nodes)),
+            _group_details(nodes, details, max_names) if details else (),
+        )
         for (plugin, reason), nodes in ordered
+    )
+
+
+def _group_details(
+    nodes: Sequence[str], details: FilterDetails, max_names: int
+) -> tuple[DetailGroup, ...]:
+    groups: dict[tuple[tuple[tuple[str, str], ...], ...], list[str]] = {}
+    for node in nodes:
+        entries = details.get(node)
+        if entries:
+            key = tuple(tuple(entry.items()) for entry in entries)
+            groups.setdefault(key, []).append(node)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return tuple(
+        DetailGroup(
+            tuple(dict(entry) for entry in key),
+            len(names),
+            tuple(heapq.nsmallest(max_names, names)),
+        )
+        for key, names in ordered
     )
 
 
@@ -143,6 +195,7 @@ def build_explanation(
     feasible_nodes: int | None = None,
     max_names_per_group: int = 10,
     top_k: int = 5,
+    filter_details: FilterDetails | None = None,
 ) -> Explanation:
     """The compressed explanation of one attempt (explain's and what-if's JSON, via to_dict)."""
     verdicts = filter_verdicts or {}
@@ -159,7 +212,7 @@ def build_explanation(
         evaluated_nodes=evaluated_nodes,
         feasible_nodes=feasible_nodes,
         rejected_nodes=len(verdicts),
-        verdicts=group_verdicts(verdicts, max_names_per_group),
+        verdicts=group_verdicts(verdicts, max_names_per_group, filter_details),
         top_nodes=top_nodes(scores, top_k, totals) if scores else (),
     )
 
@@ -259,6 +312,7 @@ class ExplainStore:
         totals: Mapping[str, int] | None = None,
         evaluated_nodes: int | None = None,
         feasible_nodes: int | None = None,
+        filter_details: FilterDetails | None = None,
     ) -> None:
         """Keep this attempt as the pod's explanation, replacing the previous one."""
         if self.max_pods <= 0:
@@ -280,6 +334,7 @@ class ExplainStore:
             feasible_nodes=feasible_nodes,
             max_names_per_group=self.max_names_per_group,
             top_k=self.top_k,
+            filter_details=filter_details,
         )
         self._drop_recent(uid)  # this attempt is newer than any success kept by reference
         self._by_uid[uid] = explanation
@@ -417,6 +472,14 @@ def render_text(data: Mapping[str, Any]) -> str:
             for g in verdicts
         ]
         lines += _table(("PLUGIN", "REASON", "NODES", "EXAMPLES"), rows)
+        detailed = [g for g in verdicts if g.get("nodeDetails")]
+        if detailed:
+            lines += ["", "Filter details (per node, from the plugin that rejected it):"]
+            for g in detailed:
+                lines.append(f"  {g['plugin']}: {g['reason']}")
+                for d in g["nodeDetails"]:
+                    lines.append(f"    {d['count']} node(s): {_names(d['nodes'], d['count'])}")
+                    lines += [f"      - {_detail_text(detail)}" for detail in d["details"]]
 
     top = data.get("topNodes") or []
     if top:
@@ -428,6 +491,13 @@ def render_text(data: Mapping[str, Any]) -> str:
         ]
         lines += _table(("NODE", "TOTAL", *plugins), rows)
     return "\n".join(lines) + "\n"
+
+
+def _detail_text(detail: Mapping[str, str]) -> str:
+    """``claim ns/c, request gpu: why`` for DynamicResources' details; generic keys as k=v."""
+    reason = detail.get("reason", "")
+    rest = [f"{key} {value}" for key, value in detail.items() if key != "reason" and value]
+    return ", ".join(rest) + (f": {reason}" if rest and reason else reason)
 
 
 def _names(nodes: list[str], count: int) -> str:

@@ -111,6 +111,14 @@ class FrameworkStatus(Protocol):
     def message(self) -> str: ...
 
 
+class PointAnnotation(NamedTuple):
+    """Attributes a plugin adds to the span of the extension point it runs in (appended to the
+    log while the point runs; they join that point's span when it ends)."""
+
+    point: str
+    attributes: Mapping[str, Any]
+
+
 #: A plugin's calls at one extension point: [summed seconds, end of the last call, status code]
 PluginTiming = list[Any]
 #: An extension point the runtime timed: (name, status, start, end, plugin timings by name),
@@ -130,7 +138,8 @@ def point_span_id(base: int, index: int) -> int:
 class AttemptLog:
     """What the framework reported during one attempt, as it came: a tuple per plugin call
     ``(point, plugin, status, seconds, end)`` and per extension point ``(point, None, status,
-    start, end)`` (framework clock seconds), or a ready :class:`ExtensionPoint`.
+    start, end)`` (framework clock seconds), a ready :class:`ExtensionPoint`, or a
+    :class:`PointAnnotation` for the next span of its point.
 
     Appending is all the scheduling loop does; :meth:`walk` runs on the export thread. A
     plugin's calls at one point (Filter runs per chunk) become one "plugin" event with their
@@ -161,9 +170,15 @@ class AttemptLog:
         """The extension points that get a span, in order. Plugin timings of points that never
         ended (PreFilter extensions run during preemption) are left in ``unfinished``."""
         keep_empty = self.keep_empty_points
+        annotations: dict[str, dict[str, Any]] | None = None
         for entry in self.entries:
             if type(entry) is ExtensionPoint:
                 yield entry
+                continue
+            if type(entry) is PointAnnotation:
+                if annotations is None:
+                    annotations = {}
+                annotations.setdefault(entry.point, {}).update(entry.attributes)
                 continue
             point, plugin, status, first, second = entry
             if plugin is not None:
@@ -187,6 +202,12 @@ class AttemptLog:
                 or second - first >= NOTABLE_EMPTY_POINT_SECONDS
                 or status.code_name != "Success"
             ):
+                extra = annotations.pop(point, None) if annotations else None
+                if extra:
+                    # an annotated point: a full record (the encoder's general path)
+                    timed = self.timed_point((point, status, first, second, plugins), 0)
+                    yield timed._replace(extra_attributes=extra)
+                    continue
                 yield point, status, first, second, plugins
 
     def timed_point(self, point: TimedPoint, span_id: int) -> ExtensionPoint:

@@ -21,19 +21,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from observability.explain import ExplainStore, ResolvedDetails
+from observability.explain import ExplainStore, FilterDetails, ResolvedDetails
 from observability.logs import V, pod_keys
+from observability.spans import PointAnnotation
 from observability.tracing import (
     NOOP_TRACING,
     AnyPodSpan,
     AttemptSpan,
     Tracing,
 )
-from scheduler.framework.interface import CycleState, NodeToStatus
+from scheduler.framework.interface import CycleState, FilterDetailsPlugin, NodeToStatus
 from scheduler.framework.results import Diagnosis, NodePluginScores, ScheduleResult
 from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
+    from scheduler.api.objects import PodView
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cycle.algorithm import AttemptDetails
     from scheduler.framework.runtime import RowScores
@@ -79,6 +81,10 @@ class AttemptTrace:
 
     def on_extension_point(self, point: str, status: Status, start: float, end: float) -> None:
         self._append((point, None, status, start, end))
+
+    def annotate(self, point: str, attributes: Mapping[str, object]) -> None:
+        """A plugin's attributes for the span of `point` (CycleState.annotate_span)."""
+        self._append(PointAnnotation(point, dict(attributes)))
 
 
 # ---------------------------------------------------------------------------------- explain
@@ -133,6 +139,38 @@ def absent_node_names(diagnosis: Diagnosis, all_nodes: Callable[[], Sequence[str
         return []
     statuses = node_to_status.statuses
     return [name for name in all_nodes() if name not in statuses]
+
+
+def plugin_filter_details(
+    plugins: Mapping[str, object], state: CycleState, pod: PodView, diagnosis: Diagnosis
+) -> FilterDetails:
+    """What the plugins that rejected nodes add to their verdicts (FilterDetailsPlugin), per
+    node. Only plugins that rejected some node are asked, each for the nodes it rejected; a
+    profile without such a plugin costs a set walk. Explain must never fail an attempt, so a
+    plugin's exception is logged and its details left out."""
+    askable = [
+        name
+        for name in diagnosis.unschedulable_plugins
+        if isinstance(plugins.get(name), FilterDetailsPlugin)
+    ]
+    if not askable:
+        return {}
+    rejected: dict[str, list[str]] = {name: [] for name in askable}
+    for node, status in diagnosis.node_to_status.statuses.items():
+        nodes = rejected.get(status.plugin)
+        if nodes is not None and status.is_rejected:
+            nodes.append(node)
+    details: dict[str, Sequence[Mapping[str, str]]] = {}
+    for name, nodes in rejected.items():
+        plugin = plugins[name]
+        assert isinstance(plugin, FilterDetailsPlugin)
+        if not nodes:
+            continue
+        try:
+            details.update(plugin.filter_details(state, pod, nodes))
+        except Exception:
+            log.exception("filter details failed", extra={"plugin": name, "pod": pod.key})
+    return details
 
 
 TopScores = tuple[dict[str, dict[str, int]], dict[str, int]]
@@ -373,8 +411,11 @@ class Instrumentation:
         status: Status,
         diagnosis: Diagnosis | None = None,
         all_nodes: Callable[[], Sequence[str]] = tuple,
+        filter_details: Callable[[Diagnosis], FilterDetails] | None = None,
     ) -> None:
-        """The attempt failed (rejected or errored) in the scheduling or the binding cycle."""
+        """The attempt failed (rejected or errored) in the scheduling or the binding cycle.
+        ``filter_details`` (plugin_filter_details bound to the attempt) is called only when
+        explain keeps the attempt."""
         pod = pinfo.pod
         rejected = status.is_rejected
         result = "unschedulable" if rejected else "error"
@@ -399,9 +440,12 @@ class Instrumentation:
             trace.span.end(result, message)
         if self.explain.enabled:
             verdicts = None
+            details = None
             if diagnosis is not None:
                 absent = absent_node_names(diagnosis, all_nodes)
                 verdicts = FilterVerdictView(diagnosis.node_to_status, absent)
+                if filter_details is not None:
+                    details = filter_details(diagnosis)
             self.explain.record(
                 pod.uid,
                 pod.namespace,
@@ -413,6 +457,7 @@ class Instrumentation:
                 filter_verdicts=verdicts,
                 evaluated_nodes=evaluated,
                 feasible_nodes=feasible,
+                filter_details=details,
             )
 
     # ---- pod lifecycle ----------------------------------------------------------------

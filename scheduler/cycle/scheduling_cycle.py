@@ -17,8 +17,10 @@ import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, Protocol, TypeVarTuple, Unpack
 
+from observability.explain import FilterDetails
 from observability.logs import pod_keys
 from observability.metrics import SchedulerMetrics
 from scheduler.api.objects import PodView
@@ -36,7 +38,11 @@ from scheduler.cycle.algorithm import (
     StartIndex,
     schedule_pod,
 )
-from scheduler.cycle.instrumentation import AttemptTrace, Instrumentation
+from scheduler.cycle.instrumentation import (
+    AttemptTrace,
+    Instrumentation,
+    plugin_filter_details,
+)
 from scheduler.cycle.preemption_calls import PreemptionCalls
 from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile
 from scheduler.extenders import CallRecorder, HTTPExtender, TracedPreemptingExtender
@@ -304,7 +310,14 @@ class SchedulingCycle:
                 outcome = None
             nominated = self._post_filter_outcome(pinfo, fit, outcome)
         self._failures.fail_unschedulable(
-            attempt.profile, pinfo, fit, nominated, attempt.cycle, attempt.start, attempt.trace
+            attempt.profile,
+            pinfo,
+            fit,
+            nominated,
+            attempt.cycle,
+            attempt.start,
+            attempt.trace,
+            state=attempt.state,
         )
 
     @staticmethod
@@ -389,6 +402,7 @@ class FailureHandler:
         cycle: int,
         start: float,
         trace: AttemptTrace | None = None,
+        state: CycleState | None = None,
     ) -> None:
         pinfo.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
         pinfo.pending_plugins = set(fit.diagnosis.pending_plugins)
@@ -402,6 +416,11 @@ class FailureHandler:
             nominated_node=nominated_node,
             trace=trace,
             diagnosis=fit.diagnosis,
+            filter_details=(
+                None
+                if state is None
+                else partial(plugin_filter_details, profile.framework.plugins, state, pinfo.pod)
+            ),
         )
 
     def fail(
@@ -415,12 +434,19 @@ class FailureHandler:
         *,
         trace: AttemptTrace | None = None,
         diagnosis: Diagnosis | None = None,
+        filter_details: Callable[[Diagnosis], FilterDetails] | None = None,
     ) -> None:
         """Upstream's handleSchedulingFailure: requeue, record an event, patch the condition.
         `nominated_node`: the node to nominate, "" to clear a nomination, None to keep it."""
         pod = pinfo.pod
         self._instrumentation.failed(
-            trace, pinfo, profile.name, status, diagnosis, self._snapshot_node_names
+            trace,
+            pinfo,
+            profile.name,
+            status,
+            diagnosis,
+            self._snapshot_node_names,
+            filter_details=filter_details,
         )
         rejected = status.is_rejected
         if rejected:

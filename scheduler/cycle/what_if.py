@@ -49,7 +49,11 @@ from scheduler.cycle.algorithm import (
     StartIndex,
     schedule_pod,
 )
-from scheduler.cycle.instrumentation import absent_node_names, attempt_explanation_parts
+from scheduler.cycle.instrumentation import (
+    absent_node_names,
+    attempt_explanation_parts,
+    plugin_filter_details,
+)
 from scheduler.cycle.profile_set import ProfileSet, registry_for_config
 from scheduler.cycle.scheduler import with_ignored_resources
 from scheduler.extenders import ExtenderConfigError, ignored_resources
@@ -153,13 +157,14 @@ class WhatIf:
         cache = self._scheduler.cache
         cache.update_snapshot(self._snapshot)
         details = AttemptDetails()
+        state = CycleState()
         result: ScheduleResult | None = None
         outcome, message = "schedulable", ""
         try:
             result = _without_suspending(
                 schedule_pod(
                     profile.framework,
-                    CycleState(),
+                    state,
                     pod,
                     self._snapshot,
                     percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
@@ -183,6 +188,12 @@ class WhatIf:
                 details.diagnosis, lambda: [n.node_name for n in snapshot.node_info_list]
             )
         verdicts, scores, totals = attempt_explanation_parts(details, TOP_NODES, host, absent)
+        # What the rejecting plugins add per node (DynamicResources: claim, request, why).
+        filter_details = (
+            plugin_filter_details(profile.framework.plugins, state, pod, details.diagnosis)
+            if details.diagnosis is not None
+            else None
+        )
         evaluated = feasible = None
         if result is not None:
             evaluated, feasible = result.evaluated_nodes, result.feasible_nodes
@@ -204,6 +215,7 @@ class WhatIf:
             evaluated_nodes=evaluated,
             feasible_nodes=feasible,
             top_k=TOP_NODES,
+            filter_details=filter_details,
         ).to_dict()
         notes = [NEEDS_PREEMPTION_NOTE] if outcome == "unschedulable" else []
         extenders = len(profiles.config.extenders)

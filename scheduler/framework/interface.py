@@ -83,6 +83,16 @@ class CycleState:
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
+    def annotate_span(self, point: str, attributes: Mapping[str, Any]) -> None:
+        """Add `attributes` (OpenTelemetry values: str, bool, int, float or sequences of
+        them; keys `aiosched.<plugin>.<what>`) to the span of extension point `point` of this
+        attempt, if it is traced; nothing otherwise. Call it while that point runs."""
+        tracer = self.tracer
+        if tracer is not None:
+            annotate = getattr(tracer, "annotate", None)
+            if annotate is not None:
+                annotate(point, attributes)
+
     def clone(self) -> CycleState:
         copy = CycleState()
         for key, value in self._data.items():
@@ -327,6 +337,23 @@ class SignPlugin(Plugin, Protocol):
     fragments for pods that would be refused anyway."""
 
     def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]: ...
+
+
+#: Per node name, what a plugin adds to its Filter verdict in explain and what-if: JSON-ready
+#: mappings of strings (DynamicResources: {"claim", "request", "reason"}).
+NodeDetails = Mapping[str, Sequence[Mapping[str, str]]]
+
+
+@runtime_checkable
+class FilterDetailsPlugin(Plugin, Protocol):
+    """A Filter plugin that can say more about a rejection than its Status message, which
+    stays upstream's (events, conditions and the FitError show only that). Asked only by
+    `aiosched explain` when it records a failed attempt and by what-if, after Filter, with the
+    attempt's CycleState and the nodes this plugin rejected; never while scheduling."""
+
+    def filter_details(
+        self, state: CycleState, pod: PodView, node_names: Sequence[str]
+    ) -> NodeDetails: ...
 
 
 class WaitingPod(Protocol):

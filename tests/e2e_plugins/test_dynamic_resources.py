@@ -9,6 +9,8 @@ node-0 has two a100 devices, node-1 two h100 devices: four GPUs in all.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 from manifests import PAUSE, to_yaml
-from processes import Kubectl, start_cluster, start_scheduler, stopping, wait_until
+from processes import Kubectl, aiosched, start_cluster, start_scheduler, stopping, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -80,15 +82,22 @@ def _pod_with_claim(name: str, *, template: str = "", claim: str = "") -> dict[s
     }
 
 
+class DraKubectl(Kubectl):
+    """kubectl for the module's cluster, and where its `aiosched run` serves /debug/explain."""
+
+    scheduler_url = ""
+
+
 @pytest.fixture(scope="module")
-def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DraKubectl]:
     workdir: Path = tmp_path_factory.mktemp("dra")
     cluster = start_cluster(workdir, 0, 2, "--dra-devices", "2", "--dra-models", "a100,h100")
     with stopping(cluster):
-        kubectl = Kubectl(workdir)
+        kubectl = DraKubectl(workdir)
         wait_until(lambda: len(kubectl.json("resourceslices")["items"]) == 2, what="two slices")
         scheduler = start_scheduler(workdir, CONFIG)
         with stopping(scheduler):
+            kubectl.scheduler_url = scheduler.url
             yield kubectl
 
 
@@ -200,3 +209,33 @@ def test_match_attribute_keeps_both_devices_alike(kubectl: Kubectl) -> None:
     assert pools == {_node_of(kubectl, "pair-user")}
     assert len(set(_devices(claim))) == 2
     _delete(kubectl, "pair-user")
+
+
+def test_explain_names_the_claim_and_request_a_pending_pod_cannot_get(
+    kubectl: DraKubectl,
+) -> None:
+    """The condition keeps upstream's message; `aiosched explain` adds per node which claim
+    and request could not be satisfied, and why."""
+    selector = f'device.attributes["{DRIVER}"].model == "v100"'  # no node has one
+    kubectl.apply(to_yaml(_claim("v100", _claim_spec(_request("gpu", selector)))))
+    kubectl.apply(to_yaml(_pod_with_claim("wants-v100", claim="v100")))
+    message = _scheduled_message(kubectl, "wants-v100")
+    assert message.startswith("0/2 nodes are available: 2 cannot allocate all claims."), message
+    address = kubectl.scheduler_url.removeprefix("http://")
+    command = [*aiosched(), "explain", "default/wants-v100", "--http-address", address]
+    result = subprocess.run(
+        [*command, "--insecure-http", "-o", "json"], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 0, result.stderr
+    (group,) = json.loads(result.stdout)["filterVerdicts"]
+    assert (group["plugin"], group["reason"]) == ("DynamicResources", "cannot allocate all claims")
+    (details,) = group["nodeDetails"]
+    assert sorted(details["nodes"]) == ["node-0", "node-1"]
+    assert details["details"] == [
+        {
+            "claim": "default/v100",
+            "request": "gpu",
+            "reason": f"no device of class {DRIVER} matches the selectors",
+        }
+    ]
+    _delete(kubectl, "wants-v100")

@@ -24,6 +24,7 @@ from observability.spans import (
     AttemptWithPoints,
     ExtensionPoint,
     PluginOutcome,
+    PointAnnotation,
     expand,
     point_span_id,
 )
@@ -135,6 +136,31 @@ def test_hand_timed_points_keep_their_place_and_get_the_next_id() -> None:
     assert [(p.name, p.span_id) for p in points] == [("Reserve", 42), ("Permit", 43), ("Bind", 44)]
 
 
+def test_annotations_join_the_next_span_of_their_point() -> None:
+    claims = {"aiosched.dra.claims": ("default/gpu",)}
+    log = log_of(
+        ("Reserve", "DynamicResources", OK, 0.001, 10.001),
+        PointAnnotation("Reserve", claims),
+        ("Reserve", None, OK, 10.0, 10.002),
+        ("Permit", None, OK, 10.003, 10.004),
+        PointAnnotation("PreBind", {"aiosched.dra.devices": ("default/gpu/gpu: d/p/x",)}),
+        PointAnnotation("PreBind", claims),
+        ("PreBind", None, OK, 10.005, 10.006),
+    )
+    points, _ = log.decode(1)
+    assert [(p.name, dict(p.extra_attributes or {})) for p in points] == [
+        ("Reserve", claims),
+        ("Permit", {}),
+        ("PreBind", {"aiosched.dra.devices": ("default/gpu/gpu: d/p/x",), **claims}),
+    ]
+    assert [p.span_id for p in points] == [2, 3, 4]
+    attempt = AttemptWithPoints(
+        "a", context=SpanContext(1, 2, False, FLAGS), log=log, span_id_base=1
+    )
+    reserve = expand([attempt])[1]
+    assert dict(reserve.attributes or {}) == {"aiosched.status": "Success", **claims}
+
+
 def test_point_span_ids_wrap_and_are_never_zero() -> None:
     assert point_span_id(2**64 - 1, 1) == 1
     assert point_span_id(2**64 - 2, 1) == 2**64 - 1
@@ -165,6 +191,13 @@ plugin_entries = st.tuples(
     point_names, plugin_names, statuses, st.floats(min_value=0.0, max_value=10.0), times
 )
 point_entries = st.tuples(point_names, st.none(), statuses, times, times)
+annotations = st.builds(
+    PointAnnotation,
+    point_names,
+    st.sampled_from(
+        [{"aiosched.dra.claims": ("default/a",)}, {"aiosched.dra.devices": ("x", "y"), "n": 1}]
+    ),
+)
 hand_timed = st.builds(
     ExtensionPoint,
     point_names,
@@ -195,7 +228,11 @@ def attempts(draw: st.DrawFn) -> AttemptWithPoints:
     # A zero origin puts times at (or near) zero, which the SDK leaves out of the message.
     log.set_clock(0.0, draw(st.sampled_from([0, 1, WALL])))
     log.entries.extend(
-        draw(st.lists(st.one_of(plugin_entries, point_entries, hand_timed), max_size=14))
+        draw(
+            st.lists(
+                st.one_of(plugin_entries, point_entries, hand_timed, annotations), max_size=14
+            )
+        )
     )
     context = SpanContext(0xABC, 0x40, False, FLAGS)
     return AttemptWithPoints(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler.api.node import NodeView
 from scheduler.api.resource import (
@@ -34,6 +34,9 @@ from scheduler.plugins.dynamicresources.pools import (
     SliceIndex,
     node_matches,
 )
+
+if TYPE_CHECKING:
+    from scheduler.plugins.dynamicresources.diagnosis import RequestDiagnosis
 
 # (driver, pool, device): how upstream's DeviceID names one device.
 DeviceID = tuple[str, str, str]
@@ -276,6 +279,9 @@ class Allocator:
         # (upstream's per-Allocate deviceMatchesRequest, widened; the slices are held by this
         # allocator, so their ids are stable). Per-device node selection is checked apart.
         self._selectable: dict[tuple[str, tuple[str, ...], int, int], bool] = {}
+        # (class, request selectors) → drivers with a matching device anywhere: filled only
+        # when someone asks why a node failed (diagnosis.py).
+        self._diagnosis_drivers: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
 
     def allocate(
         self, node: NodeView, claims: Sequence[ResourceClaimView]
@@ -289,6 +295,16 @@ class Allocator:
         except NodeSelectionError as err:
             raise AllocationError(f"gather pool information: {err}") from None
         return _Run(self, node, claims, pools).run()
+
+    def diagnose(
+        self, node: NodeView, claims: Sequence[ResourceClaimView]
+    ) -> list[RequestDiagnosis]:
+        """Why `claims` cannot all be allocated on `node`: a RequestDiagnosis (claim, request,
+        reason) per unsatisfiable request (diagnosis.py). Never called while scheduling: only
+        explain and what-if ask, after `allocate` said no."""
+        from scheduler.plugins.dynamicresources.diagnosis import diagnose
+
+        return diagnose(self, node, claims)
 
 
 class _Run:

@@ -50,6 +50,7 @@ from scheduler.framework.interface import (
     MAX_NODE_SCORE,
     CycleState,
     Handle,
+    NodeDetails,
     NodeScore,
     NodeToStatus,
     PostFilterResult,
@@ -370,6 +371,43 @@ class DynamicResources:
             s.node_allocations[node.name] = allocations
         return Status.OK
 
+    # -- explain ---------------------------------------------------------------------------
+
+    def filter_details(
+        self, state: CycleState, pod: PodView, node_names: Sequence[str]
+    ) -> NodeDetails:
+        """Per node Filter rejected, which claim and request could not be satisfied and why
+        (FilterDetailsPlugin): the Filter message stays upstream's "cannot allocate all
+        claims"; explain and what-if show these beside it. Computed here, after the attempt,
+        from the cycle's Allocator (diagnosis.py), never during Filter."""
+        s = _read_state(state)
+        if s is None or not s.claims:
+            return {}
+        snapshot = self._handle.snapshot()
+        to_allocate = [claim for _, claim in s.to_allocate()]
+        details: dict[str, list[dict[str, str]]] = {}
+        for name in node_names:
+            node_info = snapshot.get(name)
+            node = node_info.node if node_info is not None else None
+            if node is None:
+                continue
+            entries = [
+                {
+                    "claim": f"{claim.namespace}/{claim.name}",
+                    "request": "",
+                    "reason": "allocated already, to devices this node cannot reach "
+                    "(the allocation's node selector does not match)",
+                }
+                for claim, info in zip(s.claims, s.infos, strict=True)
+                if info.available_on_nodes is not None
+                and not info.available_on_nodes.matches(node.labels, node.name)
+            ]
+            if s.allocator is not None and to_allocate:
+                entries += [d.to_dict() for d in s.allocator.diagnose(node, to_allocate)]
+            if entries:
+                details[name] = entries
+        return details
+
     # -- PostFilter ------------------------------------------------------------------------
 
     def post_filter(
@@ -463,6 +501,8 @@ class DynamicResources:
         to_allocate = s.to_allocate() if s.claims else []
         if not to_allocate or s.allocator is None:
             # Allocated claims are reserved for real in PreBind; a conflict there retries.
+            if s.claims and state.tracer is not None:
+                state.annotate_span("Reserve", _allocation_attributes(s))
             return Status.OK
         allocations = s.node_allocations.get(node_name)
         if not allocations:
@@ -476,6 +516,8 @@ class DynamicResources:
         for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
             s.infos[index].allocation = allocation
             tracker.signal_pending_allocation(claim, tuple(allocation.devices))
+        if state.tracer is not None:
+            state.annotate_span("Reserve", _allocation_attributes(s))
         return Status.OK
 
     def unreserve(self, state: CycleState, pod: PodView, node_name: str) -> None:
@@ -540,6 +582,8 @@ class DynamicResources:
                 s.claims[index] = await self._bind_claim(s, index, pod)
             except _BindError as err:
                 return Status.error(str(err))
+        if s.claims and state.tracer is not None:
+            state.annotate_span("PreBind", _allocation_attributes(s))
         return Status.OK
 
     async def _bind_claim(self, s: DRAState, index: int, pod: PodView) -> ResourceClaimView:
@@ -637,6 +681,31 @@ def _read_state(state: CycleState) -> DRAState | None:
     except KeyError:
         return None
     return value if isinstance(value, DRAState) else None
+
+
+#: Span attributes of Reserve and PreBind (traced attempts only): the pod's claims
+#: ("namespace/name") and each device they hold ("namespace/claim/request: driver/pool/device").
+CLAIMS_ATTRIBUTE = "aiosched.dra.claims"
+DEVICES_ATTRIBUTE = "aiosched.dra.devices"
+
+
+def _allocation_attributes(s: DRAState) -> dict[str, tuple[str, ...]]:
+    """The claims and their devices: the allocation Reserve decided, or the one the claim
+    already had."""
+    claims: list[str] = []
+    devices: list[str] = []
+    for claim, info in zip(s.claims, s.infos, strict=False):
+        key = f"{claim.namespace}/{claim.name}"
+        claims.append(key)
+        allocated = (
+            info.allocation.devices
+            if info.allocation is not None
+            else claim.allocation.devices
+            if claim.allocation is not None
+            else ()
+        )
+        devices += [f"{key}/{d.request}: {d.driver}/{d.pool}/{d.device}" for d in allocated]
+    return {CLAIMS_ATTRIBUTE: tuple(claims), DEVICES_ATTRIBUTE: tuple(devices)}
 
 
 def _prioritized_list_score(s: DRAState, allocations: Sequence[AllocationResult]) -> int:
