@@ -386,7 +386,11 @@ class Api:
         content_type: str,
         body: Any,
         subresource: str = "",
+        *,
+        strict: bool = False,
     ) -> Obj:
+        """`strict`: ?fieldValidation=Strict, which refuses a patched custom object with fields
+        its schema would prune (kubesim checks built-in kinds' patches for none)."""
         patch_type = PATCH_TYPES.get(content_type)
         if patch_type is None or (patch_type == "strategic" and resource.custom):
             # custom resources have no patch strategies (customresource_handler.go)
@@ -410,6 +414,11 @@ class Api:
         if not isinstance(new, dict):
             raise errors.ApiError(422, "Invalid", "the patch did not produce an object")
         self._check_patched_decodes(resource, new)
+        if strict and resource.custom:
+            unknown = customresources.prune_preview(self._custom_version(resource), new)
+            if unknown:
+                detail = ", ".join(f'unknown field "{path}"' for path in unknown)
+                raise errors.bad_request(f"strict decoding error: {detail}")
         # own the top level and metadata: both are edited below, the stored `old` never is
         new = {**new, "metadata": dict(new.get("metadata") or {})}
         self._check_identity(resource, new, namespace)

@@ -464,6 +464,11 @@ def prepare_object(version: CustomVersion, obj: Obj) -> list[str]:
     return pruned
 
 
+def prune_preview(version: CustomVersion, obj: Obj) -> list[str]:
+    """The paths pruning would drop from `obj`, which is left as it is."""
+    return crd_schema.prune(copy.deepcopy(obj), version.schema)
+
+
 def validate_object(version: CustomVersion, obj: Obj) -> list[Cause]:
     """The schema's value validations (metadata is checked by the caller as every kind's)."""
     return crd_schema.validate(obj, version.schema)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import hmac
 import logging
 from collections.abc import Awaitable, Callable
@@ -17,7 +16,6 @@ from aiohttp.typedefs import Middleware
 
 from kubesim import (
     authn,
-    crd_schema,
     customresources,
     discovery,
     dryrun,
@@ -478,8 +476,7 @@ class KubeApiHandler:
             return []
         if resource.custom:  # what pruning would drop (customresources.prepare_object)
             served = self._custom(resource)
-            schema = served.schema if served is not None else {}
-            unknown = crd_schema.prune(copy.deepcopy(obj), schema)
+            unknown = customresources.prune_preview(served, obj) if served is not None else []
         else:
             unknown = openapi.unknown_fields(resource, obj)
         if not unknown:
@@ -548,6 +545,7 @@ class KubeApiHandler:
             content_type,
             body,
             target.subresource,
+            strict=request.query.get("fieldValidation") == "Strict",
         )
         self._after_write(api, target.resource, patched)
         return self.respond(request, target.resource, patched)
