@@ -11,7 +11,7 @@ serves each served version of an established CRD at /apis/GROUP/VERSION/[namespa
   apply` returns, where upstream takes a moment);
 - `registry_of(store)` derives from the stored CRDs the resources they serve, each a
   ResourceType with `custom=True`; server.py routes, discovery.py lists and api.py serves them.
-  It is computed from the store's CRDs (cached by their resourceVersions), so restarts from
+  It is computed from the store's CRDs (cached per set of stored CRDs), so restarts from
   --data-dir, dry runs and several clusters in one process need no bookkeeping;
 - `prepare_object` is the custom resource strategy (customresource/strategy.go): pruning,
   defaulting and schema validation (crd_schema.py), then `metadata.generation` and the status
@@ -429,24 +429,25 @@ def _registry(crds: list[Obj]) -> Registry:
     return registry
 
 
-_CACHE: OrderedDict[tuple[tuple[str, str], ...], Registry] = OrderedDict()
+# stored objects are immutable and replaced on every write, so the identities of the stored
+# CRDs name their contents; each entry keeps its CRDs alive, so no identity is reused meanwhile
+_CACHE: OrderedDict[tuple[int, ...], tuple[list[Obj], Registry]] = OrderedDict()
 _CACHE_SIZE = 32
 
 
 def registry_of(source: ObjectSource) -> Registry:
-    """The custom resources the CRDs in `source` serve (cached by their resourceVersions)."""
+    """The custom resources the CRDs in `source` serve (cached per set of stored CRDs)."""
     crds = source.items(CRD_KEY)
-    signature = tuple((c["metadata"]["name"], str(c["metadata"].get("resourceVersion")))
-                      for c in crds)
+    signature = tuple(id(crd) for crd in crds)
     found = _CACHE.get(signature)
     if found is None:
-        found = _registry(crds)
+        found = (crds, _registry(crds))
         _CACHE[signature] = found
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     else:
         _CACHE.move_to_end(signature)
-    return found
+    return found[1]
 
 
 def version_of(source: ObjectSource, resource: ResourceType) -> CustomVersion | None:

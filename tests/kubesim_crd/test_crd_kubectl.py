@@ -71,5 +71,5 @@ def test_podgroup_crd_applied_and_served_to_kubectl(tmp_path: Path) -> None:
 
         kubectl("delete", "crd", "podgroups.scheduling.x-k8s.io")
         # kubectl's cached discovery may still name the resource: the server answers 404 then
-        with pytest.raises(AssertionError, match="NotFound|doesn't have a resource type"):
+        with pytest.raises(AssertionError, match=r"NotFound|doesn't have a resource type"):
             kubectl("get", "podgroups")
