@@ -291,3 +291,17 @@ async def test_namespace_deletion_removes_custom_objects(kube: Kube) -> None:
     assert status == 201
     await kube.call("DELETE", "/api/v1/namespaces/team")
     assert kube.cluster.api.store.items("example.com/widgets") == []
+
+
+async def test_custom_objects_survive_a_restart(kube: Kube, tmp_path: Any) -> None:
+    from kubesim import customresources, persistence
+    from kubesim.store import Store
+
+    await create_crd(kube)
+    await kube.call("POST", WIDGETS, widget())
+    persistence.write_snapshot(tmp_path, kube.cluster.api.store)
+    restarted = Store()
+    persistence.replay(tmp_path, restarted)
+    served = customresources.registry_of(restarted).lookup("example.com", "v1", "widgets")
+    assert served is not None and served.resource.namespaced
+    assert [w["metadata"]["name"] for w in restarted.items("example.com/widgets")] == ["w1"]
