@@ -18,6 +18,7 @@ import orjson
 
 from apimachinery.labels import LabelSelector
 from kubesim import (
+    customresources,
     defaults,
     deletion_policy,
     errors,
@@ -136,8 +137,10 @@ class Api:
                     lambda o: label.matches((o.get("metadata") or {}).get("labels") or {})
                 )
             if options.field_selector.strip():
+                # a custom resource selects by metadata.name and metadata.namespace only
+                kind = "" if resource.custom else resource.kind
                 fields = selectors.parse_field_selector(
-                    options.field_selector, resource.kind, views.field_labels(resource)
+                    options.field_selector, kind, views.field_labels(resource)
                 )
                 checks.append(fields.matches)
         except selectors.SelectorError as exc:
@@ -171,10 +174,39 @@ class Api:
             )
 
     def _validate(self, resource: ResourceType, obj: Obj, old: Obj | None) -> None:
-        causes = validation.validate(resource.kind, obj, old)
+        if resource.custom:
+            causes = self._validate_custom(resource, obj, old)
+        else:
+            causes = validation.validate(resource.kind, obj, old)
+        if resource.key == customresources.CRD_KEY:
+            causes = [*causes, *customresources.validate_crd(obj, old)]
         if causes:
             name = str(_meta(obj).get("name") or "")
             raise errors.invalid(resource, name, [(c.field, c.reason, c.message) for c in causes])
+
+    def _custom_version(self, resource: ResourceType) -> customresources.CustomVersion:
+        version = customresources.version_of(self.store, resource)
+        if version is None:  # its CRD was deleted (or changed) while the request ran
+            raise errors.not_found(resource, "")
+        return version
+
+    def _validate_custom(self, resource: ResourceType, obj: Obj, old: Obj | None) -> list[Any]:
+        """A custom object's metadata as every kind's, then its CRD's schema."""
+        meta = _meta(obj)
+        causes = validation.validate_object_meta("", meta)
+        if resource.namespaced and not meta.get("namespace"):
+            causes.append(validation_fields.required("metadata.namespace"))
+        if old is not None:
+            causes += validation.validate_object_meta_update(meta, old.get("metadata") or {})
+        causes += customresources.validate_object(self._custom_version(resource), obj)
+        return causes
+
+    def _prepare_custom(self, resource: ResourceType, obj: Obj) -> Obj:
+        """A custom object pruned and defaulted by its CRD's schema (a copy: a patched object
+        shares parts with the stored one)."""
+        obj = copy.deepcopy(obj)
+        customresources.prepare_object(self._custom_version(resource), obj)
+        return obj
 
     def _check_identity(self, resource: ResourceType, obj: Obj, namespace: str) -> None:
         expected = resource.api_version
@@ -291,11 +323,20 @@ class Api:
         name = str(meta.get("name") or "")
         for key in (*SERVER_OWNED_META, "resourceVersion", "selfLink", "managedFields"):
             meta.pop(key, None)
-        defaults.apply_defaults(resource.kind, obj)
-        try:
-            defaults.admit_create(resource.kind, obj, self.lookup, self.store.items)
-        except defaults.AdmissionError as exc:
-            raise errors.ApiError(exc.code, exc.reason, exc.message) from exc
+        if resource.custom:
+            obj = self._prepare_custom(resource, obj)
+            meta = _meta(obj)
+            if "status" in resource.subresources:
+                obj.pop("status", None)  # set through /status only (customresource strategy)
+        else:
+            defaults.apply_defaults(resource.kind, obj)
+            try:
+                defaults.admit_create(resource.kind, obj, self.lookup, self.store.items)
+            except defaults.AdmissionError as exc:
+                raise errors.ApiError(exc.code, exc.reason, exc.message) from exc
+        if resource.key == customresources.CRD_KEY:
+            customresources.default_crd(obj)
+            obj.pop("status", None)
         if resource.namespaced:
             ns = self.store.get(NAMESPACES.key, "", namespace)
             if ns is None:
@@ -313,8 +354,12 @@ class Api:
             raise errors.already_exists(resource, name)
         meta["uid"] = new_uid(self.rng)
         meta["creationTimestamp"] = rfc3339(self.clock())
-        if "spec" in obj:
+        if "spec" in obj or resource.custom:
             meta["generation"] = 1
+        if resource.key == customresources.CRD_KEY:  # the naming and establishing controllers
+            customresources.set_status(
+                obj, None, self.store.items(customresources.CRD_KEY), self.clock()
+            )
         stored = await self.store.put(resource.storage_key, views.from_view(resource, obj), None)
         return views.to_view(resource, stored)
 
@@ -341,9 +386,14 @@ class Api:
         content_type: str,
         body: Any,
         subresource: str = "",
+        *,
+        strict: bool = False,
     ) -> Obj:
+        """`strict`: ?fieldValidation=Strict, which refuses a patched custom object with fields
+        its schema would prune (kubesim checks built-in kinds' patches for none)."""
         patch_type = PATCH_TYPES.get(content_type)
-        if patch_type is None:
+        if patch_type is None or (patch_type == "strategic" and resource.custom):
+            # custom resources have no patch strategies (customresource_handler.go)
             raise errors.unsupported_media_type(content_type)
         stored_old = self.require(resource, namespace, name)
         old = views.to_view(resource, stored_old)
@@ -364,6 +414,11 @@ class Api:
         if not isinstance(new, dict):
             raise errors.ApiError(422, "Invalid", "the patch did not produce an object")
         self._check_patched_decodes(resource, new)
+        if strict and resource.custom:
+            unknown = customresources.prune_preview(self._custom_version(resource), new)
+            if unknown:
+                detail = ", ".join(f'unknown field "{path}"' for path in unknown)
+                raise errors.bad_request(f"strict decoding error: {detail}")
         # own the top level and metadata: both are edited below, the stored `old` never is
         new = {**new, "metadata": dict(new.get("metadata") or {})}
         self._check_identity(resource, new, namespace)
@@ -380,6 +435,8 @@ class Api:
     ) -> Obj:
         """Write `new` (in the resource's form) over the stored object; returns the result in the
         resource's form."""
+        if resource.custom:
+            new = self._prepare_custom(resource, new)
         old = views.to_view(resource, stored_old)
         name = old["metadata"]["name"]
         old_meta = old["metadata"]
@@ -424,8 +481,13 @@ class Api:
                     new["status"] = old["status"]
                 else:
                     new.pop("status", None)
-            if "spec" in new and new.get("spec") != old.get("spec"):
+            if self._spec_changed(resource, new, old):
                 meta["generation"] = int(old_meta.get("generation") or 0) + 1
+            if resource.key == customresources.CRD_KEY:
+                customresources.default_crd(new)
+                customresources.set_status(
+                    new, old, self.store.items(customresources.CRD_KEY), self.clock()
+                )
         self._validate(resource, new, validated_old)
         stored_new = views.from_view(resource, new)
         if _without_rv(stored_new) == _without_rv(stored_old):
@@ -437,6 +499,18 @@ class Api:
         else:
             stored = await self.store.put(resource.storage_key, stored_new, stored_old)
         return views.to_view(resource, stored)
+
+    @staticmethod
+    def _spec_changed(resource: ResourceType, new: Obj, old: Obj) -> bool:
+        """Whether metadata.generation moves: a change of spec; for a custom resource (and a
+        CRD) a change of anything but metadata, and status when it has the status subresource
+        (customresource/strategy.go PrepareForUpdate)."""
+        if not resource.custom and resource.key != customresources.CRD_KEY:
+            return "spec" in new and new.get("spec") != old.get("spec")
+        ignored = {"metadata", "status"} if "status" in resource.subresources else {"metadata"}
+        return {k: v for k, v in new.items() if k not in ignored} != {
+            k: v for k, v in old.items() if k not in ignored
+        }
 
     # ---- delete ------------------------------------------------------------------------------
     async def delete(
@@ -461,6 +535,8 @@ class Api:
             )
         if resource.key == NAMESPACES.key:
             return await self._delete_namespace(old)
+        if resource.key == customresources.CRD_KEY:
+            return await self._delete_crd(old)
         return views.to_view(resource, await self._delete_stored(resource, old, options))
 
     async def _delete_stored(self, resource: ResourceType, old: Obj, options: Obj) -> Obj:
@@ -505,15 +581,27 @@ class Api:
         grace = int(requested)
         return max(grace, 0)
 
+    async def _delete_crd(self, crd: Obj) -> Obj:
+        """Remove the CRD with every object of its resource (the customresourcecleanup
+        finalizer's work, done at once)."""
+        spec = crd.get("spec") or {}
+        key = f"{spec.get('group')}/{(spec.get('names') or {}).get('plural')}"
+        changes: list[tuple[str, Obj | None, Obj | None]] = [
+            (key, None, o) for o in self.store.items(key)
+        ]
+        changes.append((customresources.CRD_KEY, None, crd))
+        events = await self.store.commit(changes)
+        return events[-1].obj
+
     async def _delete_namespace(self, ns: Obj) -> Obj:
         """Remove everything in it, then the namespace itself (the namespace controller's job)."""
         name = ns["metadata"]["name"]
         changes: list[tuple[str, Obj | None, Obj | None]] = []
-        for resource in RESOURCES:
-            if resource.namespaced and not views.is_view(resource):
-                changes.extend(
-                    (resource.key, None, o) for o in self.store.items(resource.key, name)
-                )
+        keys = [r.key for r in RESOURCES if r.namespaced and not views.is_view(r)]
+        custom = customresources.registry_of(self.store).resources()
+        keys += sorted({r.key for r in custom if r.namespaced})
+        for key in keys:
+            changes.extend((key, None, o) for o in self.store.items(key, name))
         changes.append((NAMESPACES.key, None, ns))
         events = await self.store.commit(changes)
         return events[-1].obj

@@ -9,6 +9,8 @@ group/version on every invocation.
 from __future__ import annotations
 
 import platform
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -51,15 +53,48 @@ def version_info() -> JSON:
     }
 
 
-def _groups() -> dict[str, list[str]]:
-    """Non-core API groups -> their versions, in table order."""
+# the custom resources a cluster serves besides RESOURCES (customresources.registry_of)
+CustomResources = Callable[[], Sequence[ResourceType]]
+
+
+def _kube_version_key(version: str) -> tuple[int, int, int, str]:
+    """version.CompareKubeAwareVersionStrings' order, highest first: GA, beta, alpha, by number,
+    then other strings alphabetically."""
+    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if match is None:
+        return (3, 0, 0, version)
+    stage = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
+    return (stage, -int(match.group(1)), -int(match.group(3) or 0), "")
+
+
+def _groups(extra: Sequence[ResourceType] = ()) -> dict[str, list[str]]:
+    """Non-core API groups -> their versions: the built-in groups in table order, then custom
+    resources' groups, each's versions in kube-aware order (the first is preferred)."""
     groups: dict[str, list[str]] = {}
     for resource in RESOURCES:
         if resource.group:
             versions = groups.setdefault(resource.group, [])
             if resource.version not in versions:
                 versions.append(resource.version)
+    custom: dict[str, list[str]] = {}
+    for resource in extra:
+        if resource.group in groups:
+            continue  # a CRD in a built-in group is not served (upstream: not established)
+        versions = custom.setdefault(resource.group, [])
+        if resource.version not in versions:
+            versions.append(resource.version)
+    for group in sorted(custom):
+        groups[group] = sorted(custom[group], key=_kube_version_key)
     return groups
+
+
+def _by_group_version(extra: Sequence[ResourceType] = ()) -> dict[str, list[ResourceType]]:
+    grouped = by_group_version()
+    built_in = {r.group for r in RESOURCES}
+    for resource in extra:
+        if resource.group not in built_in:
+            grouped.setdefault(resource.group_version, []).append(resource)
+    return grouped
 
 
 def _subresource_target(resource: ResourceType, sub: str) -> tuple[str, str, str, tuple[str, ...]]:
@@ -72,8 +107,8 @@ def _subresource_target(resource: ResourceType, sub: str) -> tuple[str, str, str
     )
 
 
-def api_resource_list(group_version: str) -> JSON | None:
-    resources = by_group_version().get(group_version)
+def api_resource_list(group_version: str, extra: Sequence[ResourceType] = ()) -> JSON | None:
+    resources = _by_group_version(extra).get(group_version)
     if resources is None:
         return None
     entries: list[JSON] = []
@@ -125,13 +160,13 @@ def _api_group(name: str, versions: list[str]) -> JSON:
     return {"name": name, "versions": listed, "preferredVersion": listed[0]}
 
 
-def api_group_list() -> JSON:
-    groups = [_api_group(name, versions) for name, versions in _groups().items()]
+def api_group_list(extra: Sequence[ResourceType] = ()) -> JSON:
+    groups = [_api_group(name, versions) for name, versions in _groups(extra).items()]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def api_group(name: str) -> JSON | None:
-    versions = _groups().get(name)
+def api_group(name: str, extra: Sequence[ResourceType] = ()) -> JSON | None:
+    versions = _groups(extra).get(name)
     if versions is None:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_api_group(name, versions)}
@@ -168,16 +203,18 @@ def _aggregated_resource(resource: ResourceType) -> JSON:
     return entry
 
 
-def aggregated_discovery(core: bool) -> JSON:
+def aggregated_discovery(core: bool, extra: Sequence[ResourceType] = ()) -> JSON:
     """APIGroupDiscoveryList for /api (core=True) or /apis (core=False)."""
-    names = [""] if core else list(_groups())
+    groups = _groups(extra)
+    grouped = _by_group_version(extra)
+    names = [""] if core else list(groups)
     items = []
     for name in names:
-        versions = ["v1"] if core else _groups()[name]
+        versions = ["v1"] if core else groups[name]
         version_entries = []
         for version in versions:
             group_version = f"{name}/{version}" if name else version
-            resources = by_group_version().get(group_version, [])
+            resources = grouped.get(group_version, [])
             version_entries.append(
                 {
                     "version": version,
@@ -238,44 +275,44 @@ async def _version(request: web.Request) -> web.Response:
     return _json(version_info())
 
 
-async def _api(request: web.Request) -> web.Response:
-    if wants_aggregated(request.headers.get("Accept", "")):
-        return _json(aggregated_discovery(core=True), AGGREGATED_V2_CONTENT_TYPE)
-    return _json(api_versions(request.host))
+def add_routes(app: web.Application, custom: CustomResources | None = None) -> None:
+    """The discovery routes; `custom` lists the custom resources served at the time asked."""
 
+    def extra() -> Sequence[ResourceType]:
+        return custom() if custom is not None else ()
 
-async def _apis(request: web.Request) -> web.Response:
-    if wants_aggregated(request.headers.get("Accept", "")):
-        return _json(aggregated_discovery(core=False), AGGREGATED_V2_CONTENT_TYPE)
-    return _json(api_group_list())
+    async def api(request: web.Request) -> web.Response:
+        if wants_aggregated(request.headers.get("Accept", "")):
+            return _json(aggregated_discovery(core=True), AGGREGATED_V2_CONTENT_TYPE)
+        return _json(api_versions(request.host))
 
+    async def apis(request: web.Request) -> web.Response:
+        if wants_aggregated(request.headers.get("Accept", "")):
+            return _json(aggregated_discovery(False, extra()), AGGREGATED_V2_CONTENT_TYPE)
+        return _json(api_group_list(extra()))
 
-async def _core_version(request: web.Request) -> web.Response:
-    document = api_resource_list(request.match_info["version"])
-    return _json(document) if document else _not_found(request.path)
+    async def core_version(request: web.Request) -> web.Response:
+        document = api_resource_list(request.match_info["version"])
+        return _json(document) if document else _not_found(request.path)
 
+    async def group(request: web.Request) -> web.Response:
+        document = api_group(request.match_info["group"], extra())
+        return _json(document) if document else _not_found(request.path)
 
-async def _group(request: web.Request) -> web.Response:
-    document = api_group(request.match_info["group"])
-    return _json(document) if document else _not_found(request.path)
+    async def group_version(request: web.Request) -> web.Response:
+        name = f"{request.match_info['group']}/{request.match_info['version']}"
+        document = api_resource_list(name, extra())
+        return _json(document) if document else _not_found(request.path)
 
-
-async def _group_version(request: web.Request) -> web.Response:
-    group_version = f"{request.match_info['group']}/{request.match_info['version']}"
-    document = api_resource_list(group_version)
-    return _json(document) if document else _not_found(request.path)
-
-
-def add_routes(app: web.Application) -> None:
     app.router.add_get("/version", _version)
     app.router.add_get("/version/", _version)
-    app.router.add_get("/api", _api)
-    app.router.add_get("/api/", _api)
-    app.router.add_get("/api/{version}", _core_version)
-    app.router.add_get("/api/{version}/", _core_version)
-    app.router.add_get("/apis", _apis)
-    app.router.add_get("/apis/", _apis)
-    app.router.add_get("/apis/{group}", _group)
-    app.router.add_get("/apis/{group}/", _group)
-    app.router.add_get("/apis/{group}/{version}", _group_version)
-    app.router.add_get("/apis/{group}/{version}/", _group_version)
+    app.router.add_get("/api", api)
+    app.router.add_get("/api/", api)
+    app.router.add_get("/api/{version}", core_version)
+    app.router.add_get("/api/{version}/", core_version)
+    app.router.add_get("/apis", apis)
+    app.router.add_get("/apis/", apis)
+    app.router.add_get("/apis/{group}", group)
+    app.router.add_get("/apis/{group}/", group)
+    app.router.add_get("/apis/{group}/{version}", group_version)
+    app.router.add_get("/apis/{group}/{version}/", group_version)

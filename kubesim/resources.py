@@ -25,6 +25,11 @@ class ResourceType:
     verbs: tuple[str, ...] = VERBS_ALL
     # the key of another resource whose stored objects this one serves converted (views.py)
     stored_as: str = ""
+    # a custom resource, served for an established CustomResourceDefinition
+    # (customresources.py): the version its objects are stored in, its listKind
+    custom: bool = False
+    storage_version: str = ""
+    custom_list_kind: str = ""
 
     @property
     def group_version(self) -> str:
@@ -36,7 +41,7 @@ class ResourceType:
 
     @property
     def list_kind(self) -> str:
-        return f"{self.kind}List"
+        return self.custom_list_kind or f"{self.kind}List"
 
     @property
     def key(self) -> str:
@@ -212,8 +217,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         "authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
         "selfsubjectaccessreview", False, verbs=("create",),
     ),
-    # kubesim serves no custom resources: the list (which `kubectl apply` reads to validate) is
-    # always empty, and a CRD cannot be created.
+    # CRDs: stored, validated and established as apiextensions-apiserver does; each serves its
+    # custom resources (customresources.py)
     _R(
         "apiextensions.k8s.io",
         "v1",
@@ -222,8 +227,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         "customresourcedefinition",
         False,
         ("crd", "crds"),
+        ("status",),
         categories=("api-extensions",),
-        verbs=("get", "list", "watch"),
     ),
     # Dynamic Resource Allocation, as a v1.34+ API server serves it (GA there): DRA drivers
     # publish ResourceSlices, users write claims and templates, the scheduler allocates

@@ -16,6 +16,7 @@ from aiohttp.typedefs import Middleware
 
 from kubesim import (
     authn,
+    customresources,
     discovery,
     dryrun,
     errors,
@@ -83,7 +84,12 @@ def error_response(error: errors.ApiError) -> web.Response:
     return json_response(error.status(), error.code)
 
 
-def parse_target(group: str, version: str, tail: str) -> Target:
+def parse_target(
+    group: str,
+    version: str,
+    tail: str,
+    custom: customresources.Registry | None = None,
+) -> Target:
     parts = tail.strip("/").split("/")
     namespace: str | None = None
     if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] not in ("status", "finalize"):
@@ -91,6 +97,9 @@ def parse_target(group: str, version: str, tail: str) -> Target:
     if not parts or len(parts) > 3 or not all(parts):
         raise errors.not_acceptable_404(tail)
     resource = _BY_PATH.get((group, version, parts[0]))
+    if resource is None and custom is not None:
+        served = custom.lookup(group, version, parts[0])
+        resource = served.resource if served is not None else None
     if resource is None:
         raise errors.not_acceptable_404(tail)
     name = parts[1] if len(parts) > 1 else ""
@@ -208,8 +217,9 @@ class KubeApiHandler:
 
     async def grouped(self, request: web.Request) -> web.StreamResponse:
         info = request.match_info
+        custom = customresources.registry_of(self.api.store)
         return await self.dispatch(
-            request, parse_target(info["group"], info["version"], info["tail"])
+            request, parse_target(info["group"], info["version"], info["tail"], custom)
         )
 
     async def dispatch(self, request: web.Request, target: Target) -> web.StreamResponse:
@@ -348,12 +358,16 @@ class KubeApiHandler:
     def get(self, target: Target) -> dict[str, Any]:
         return self.api.get(target.resource, target.namespace or "", target.name)
 
+    def _custom(self, resource: ResourceType) -> customresources.CustomVersion | None:
+        return customresources.version_of(self.api.store, resource) if resource.custom else None
+
     def respond(
         self, request: web.Request, resource: ResourceType, obj: dict[str, Any], status: int = 200
     ) -> web.Response:
         if tables.wants_table(request.headers.get("Accept", "")):
             include = request.query.get("includeObject", "Metadata")
-            return json_response(tables.to_table(resource, [obj], include), status)
+            table = tables.to_table(resource, [obj], include, custom=self._custom(resource))
+            return json_response(table, status)
         return json_response(obj, status)
 
     @staticmethod
@@ -371,7 +385,9 @@ class KubeApiHandler:
         doc = self.api.list_objects(target.resource, target.namespace, self.list_options(request))
         if tables.wants_table(request.headers.get("Accept", "")):
             include = request.query.get("includeObject", "Metadata")
-            table = tables.to_table(target.resource, doc["items"], include)
+            table = tables.to_table(
+                target.resource, doc["items"], include, custom=self._custom(target.resource)
+            )
             table["metadata"] = doc["metadata"]
             return json_response(table)
         return json_response(doc)
@@ -425,7 +441,11 @@ class KubeApiHandler:
                         await response.write(self._bookmark(resource, rv, False))
                     continue
                 if as_table:  # `kubectl get -w`: every object as a one-row Table
-                    lines = [tables.watch_event_as_table(resource, line, include) for line in lines]
+                    custom = self._custom(resource)
+                    lines = [
+                        tables.watch_event_as_table(resource, line, include, custom=custom)
+                        for line in lines
+                    ]
                 await response.write(b"".join(lines))
         except (WatcherClosed, ConnectionResetError):
             pass
@@ -454,7 +474,11 @@ class KubeApiHandler:
         mode = request.query.get("fieldValidation") or "Warn"
         if mode == "Ignore" or not isinstance(obj, dict):
             return []
-        unknown = openapi.unknown_fields(resource, obj)
+        if resource.custom:  # what pruning would drop (customresources.prepare_object)
+            served = self._custom(resource)
+            unknown = customresources.prune_preview(served, obj) if served is not None else []
+        else:
+            unknown = openapi.unknown_fields(resource, obj)
         if not unknown:
             return []
         messages = [f'unknown field "{path}"' for path in unknown]
@@ -521,6 +545,7 @@ class KubeApiHandler:
             content_type,
             body,
             target.subresource,
+            strict=request.query.get("fieldValidation") == "Strict",
         )
         self._after_write(api, target.resource, patched)
         return self.respond(request, target.resource, patched)
@@ -725,7 +750,7 @@ def build_app(api: Api, options: ServerOptions) -> web.Application:
         return web.Response(text=counter.exposition(), content_type="text/plain")
 
     app.router.add_get("/metrics", metrics)
-    discovery.add_routes(app)
+    discovery.add_routes(app, lambda: customresources.registry_of(api.store).resources())
     openapi.add_routes(app)
     app.router.add_route("*", "/api/v1/{tail:.+}", handler.core)
     app.router.add_route("*", "/apis/{group}/{version}/{tail:.+}", handler.grouped)

@@ -15,6 +15,8 @@ import kubernetes_asyncio.client.models as models
 import orjson
 
 from apimachinery.quantity import canonical_quantity
+from kubesim import customresources
+from kubesim.customresources import CustomVersion
 from kubesim.resources import ResourceType
 from kubesim.schemas import describe
 
@@ -742,24 +744,38 @@ def _row_object(obj: JSON, include_object: str) -> JSON | None:
     }
 
 
+def _custom_printer(custom: CustomVersion) -> tuple[list[JSON], _Printer]:
+    """A custom resource's columns: its CRD's additionalPrinterColumns (customresources.py)."""
+
+    def printer(obj: JSON, now: datetime) -> Row:
+        return customresources.row_cells(custom, obj, lambda value: since(value, now))
+
+    return customresources.column_definitions(custom), printer
+
+
 def to_table(
     resource: ResourceType,
     objects: list[dict[str, Any]],
     include_object: str = "Metadata",
     now: datetime | None = None,
+    custom: CustomVersion | None = None,
 ) -> dict[str, Any]:
     """A meta.k8s.io/v1 Table of objects; include_object is the includeObject query parameter
     ("Object", "Metadata" (the default) or "None"). The caller sets metadata.resourceVersion /
-    continue from its list; `now` is injectable for ages."""
+    continue from its list; `now` is injectable for ages; `custom` is the served version of a
+    custom resource, whose CRD names its columns."""
     moment = now or datetime.now(UTC)
-    columns, printer = _PRINTERS.get(
-        (resource.group, resource.kind),
-        ([_NAME, _AGE], lambda o, t: _meta_row(o, t, _age(o, t))),
-    )
+    if custom is not None:
+        columns, printer = _custom_printer(custom)
+    else:
+        columns, printer = _PRINTERS.get(
+            (resource.group, resource.kind),
+            ([_NAME, _AGE], lambda o, t: _meta_row(o, t, _age(o, t))),
+        )
     rows = []
     for obj in objects:
         row: JSON = {"cells": printer(obj, moment)}
-        if resource.kind == "Pod" and resource.group == "":
+        if resource.kind == "Pod" and resource.group == "" and custom is None:
             conditions = _pod_row(obj, moment)[1]
             if conditions:
                 row["conditions"] = conditions
@@ -776,13 +792,14 @@ def to_table(
 
 
 def watch_event_as_table(resource: ResourceType, line: bytes, include_object: str = "Metadata",
-                         now: datetime | None = None) -> bytes:
+                         now: datetime | None = None,
+                         custom: CustomVersion | None = None) -> bytes:
     """One serialized watch event with its object rendered as a one-row Table, as the apiserver
     streams `kubectl get -w`. ERROR and BOOKMARK events pass through unchanged."""
     event = orjson.loads(line)
     if event.get("type") in ("ERROR", "BOOKMARK") or not isinstance(event.get("object"), dict):
         return line
-    table = to_table(resource, [event["object"]], include_object, now)
+    table = to_table(resource, [event["object"]], include_object, now, custom)
     resource_version = _get(event["object"], "metadata", "resourceVersion")
     if resource_version:
         table["metadata"] = {"resourceVersion": resource_version}

@@ -107,8 +107,24 @@ def is_view(resource: ResourceType) -> bool:
     return bool(resource.stored_as)
 
 
+def _with_api_version(api_version: str) -> Converter:
+    """A custom object in another version of its CRD: the None conversion strategy rewrites
+    apiVersion only (apiextensions-apiserver's nopConverter)."""
+
+    def convert(obj: Obj) -> Obj:
+        return {**obj, "apiVersion": api_version}
+
+    return convert
+
+
+def _other_custom_version(resource: ResourceType) -> bool:
+    return resource.custom and resource.version != resource.storage_version
+
+
 def renderer(resource: ResourceType) -> Converter | None:
     """stored form -> the resource's form; None when they are the same."""
+    if _other_custom_version(resource):
+        return _with_api_version(resource.api_version)
     return _TO_VIEW.get(resource.key) if is_view(resource) else None
 
 
@@ -119,6 +135,8 @@ def to_view(resource: ResourceType, stored: Obj) -> Obj:
 
 def from_view(resource: ResourceType, obj: Obj) -> Obj:
     """The resource's form -> the stored form (identity for resources that are not views)."""
+    if _other_custom_version(resource):
+        return _with_api_version(f"{resource.group}/{resource.storage_version}")(obj)
     if not is_view(resource):
         return obj
     return _FROM_VIEW[resource.key](obj)
