@@ -1,11 +1,6 @@
 """Objects for the DynamicResources plugin tests (upstream's dynamicresources_test.go
-builders: a pod with claims, claims, slices, classes) and a first-fit allocator double.
-
-The double stands in for the structured allocator while its real body lands (branch
-draalloc): it allocates `exactly` ExactCount requests from the devices of the slices published
-for the node, first device first, and never a device allocated already. The plugin's tests
-assert the plugin's part (statuses, messages, API writes, in-flight accounting), which does
-not depend on how the allocator picks.
+builders: a pod with claims, claims, slices, classes), and the real allocator recording what
+the plugin built it with.
 """
 
 from __future__ import annotations
@@ -13,19 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scheduler.api.node import NodeView
 from scheduler.api.objects import PodView
 from scheduler.api.resource import (
-    AllocatedDevice,
     DeviceClassView,
     ResourceClaimView,
     ResourceSliceView,
 )
-from scheduler.plugins.dynamicresources.allocator import (
-    AllocatedState,
-    AllocationResult,
-    DRAFeatures,
-)
+from scheduler.plugins.dynamicresources.allocator import Allocator
 
 NAMESPACE = "default"
 DRIVER = "gpu.example.com"
@@ -145,77 +134,15 @@ def node_slice(node: str, devices: int = 1) -> ResourceSliceView:
     )
 
 
-class _Result(AllocationResult):
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "devices": {
-                "results": [
-                    {"request": d.request, "driver": d.driver, "pool": d.pool, "device": d.device}
-                    for d in self.devices
-                ]
-            }
-        }
-        if self.node_selector is not None:
-            out["nodeSelector"] = dict(self.node_selector)
-        return out
+class RecordingAllocator(Allocator):
+    """The real structured allocator, remembering each one the plugin builds (what it was
+    given: the allocated state, the slices)."""
 
+    built: list[RecordingAllocator] = []
 
-class FirstFitAllocator:
-    """The allocator double (see the module docstring); records what it was built with."""
-
-    built: list[FirstFitAllocator] = []
-
-    def __init__(
-        self,
-        *,
-        features: DRAFeatures,
-        allocated: AllocatedState,
-        classes: Mapping[str, DeviceClassView],
-        slices: Sequence[ResourceSliceView],
-        cel_cache: Any = None,
-    ) -> None:
-        self.features = features
-        self.allocated = allocated
-        self.classes = classes
-        self.slices = slices
-        FirstFitAllocator.built.append(self)
-
-    def allocate(
-        self, node: NodeView, claims: Sequence[ResourceClaimView]
-    ) -> list[AllocationResult] | None:
-        free = [
-            (s.driver, s.pool_name, d.name)
-            for s in self.slices
-            if s.node_name == node.name
-            for d in s.devices
-            if (s.driver, s.pool_name, d.name) not in self.allocated.devices
-        ]
-        results: list[AllocationResult] = []
-        for c in claims:
-            picked: list[AllocatedDevice] = []
-            for request in c.requests:
-                subs = [request.exactly] if request.exactly else list(request.first_available)
-                for sub in subs:
-                    if sub is None or sub.device_class_name not in self.classes:
-                        continue
-                    if len(free) < sub.count:
-                        continue
-                    name = request.name if request.exactly else f"{request.name}/{sub.name}"
-                    for _ in range(sub.count):
-                        driver, pool, device = free.pop(0)
-                        picked.append(AllocatedDevice(name, driver, pool, device, False, "", {}))
-                    break
-                else:
-                    return None
-            selector = {
-                "nodeSelectorTerms": [
-                    {"matchFields": [
-                        {"key": "metadata.name", "operator": "In", "values": [node.name]}
-                    ]}
-                ]
-            }  # fmt: skip
-            results.append(_Result(tuple(picked), (), selector))
-        return results
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        RecordingAllocator.built.append(self)
 
 
 def setup(

@@ -16,7 +16,7 @@ from scheduler.testing import RecordingClient, run_cycle
 from tests.scheduler_plugins_dra.dra_plugin_kit import (
     CLASS,
     EchoClient,
-    FirstFitAllocator,
+    RecordingAllocator,
     allocation_on,
     claim,
     claim_raw,
@@ -32,8 +32,8 @@ CLAIM_PATH = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/my-clai
 
 
 @pytest.fixture(autouse=True)
-def first_fit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plugin_module, "Allocator", FirstFitAllocator)
+def recording_allocator(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugin_module, "Allocator", RecordingAllocator)
 
 
 def plugin_of(framework: Any) -> plugin_module.DynamicResources:
@@ -199,7 +199,7 @@ async def test_shared_allocated_claim_only_adds_the_reservation() -> None:
     p = pod(claims=CLAIM_REF)
     result = run_cycle(framework, p)
     assert result.feasible == ["worker"]
-    assert FirstFitAllocator.built == [] or result.state.read("DynamicResources").allocator is None
+    assert RecordingAllocator.built == [] or result.state.read("DynamicResources").allocator is None
     assert framework.run_reserve_plugins_reserve(result.state, p, "worker").is_success
     assert (await framework.run_pre_bind_plugins(result.state, p, "worker")).is_success
     assert [(m, path) for m, path, _ in api.requests] == [("PUT", CLAIM_PATH + "/status")]
@@ -322,9 +322,9 @@ def test_allocator_sees_allocated_and_in_flight_devices() -> None:
     r1 = run_cycle(framework, p1)
     assert framework.run_reserve_plugins_reserve(r1.state, p1, "worker").is_success
     p2 = pod("p2", uid="u2", claims=[{"name": "r", "resourceClaimName": "c"}])
-    FirstFitAllocator.built.clear()
+    RecordingAllocator.built.clear()
     r2 = run_cycle(framework, p2)
-    assert FirstFitAllocator.built[0].allocated.devices == {
+    assert RecordingAllocator.built[0].allocated.devices == {
         ("gpu.example.com", "worker", "gpu-0"), ("gpu.example.com", "worker", "gpu-1"),
     }  # fmt: skip
     assert r2.feasible == ["worker"]

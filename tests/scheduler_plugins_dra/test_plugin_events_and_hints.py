@@ -23,7 +23,7 @@ from scheduler.queue.pod_events import pod_update_actions
 from scheduler.testing import run_cycle
 from tests.scheduler_plugins_dra.dra_plugin_kit import (
     EchoClient,
-    FirstFitAllocator,
+    RecordingAllocator,
     allocation_on,
     claim,
     claim_raw,
@@ -39,8 +39,8 @@ TEMPLATE_REF = [{"name": "my-resource", "resourceClaimTemplateName": "my-templat
 
 
 @pytest.fixture(autouse=True)
-def first_fit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plugin_module, "Allocator", FirstFitAllocator)
+def recording_allocator(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugin_module, "Allocator", RecordingAllocator)
 
 
 def test_events_to_register() -> None:

@@ -65,12 +65,14 @@ from scheduler.plugins.dynamicresources.allocator import (
     AllocationError,
     AllocationResult,
     Allocator,
+    FailedAllocationOnNode,
 )
 from scheduler.plugins.dynamicresources.args import (
     BINDING_TIMEOUT_DEFAULT,
     DynamicResourcesArgs,
     validate_dynamic_resources_args,
 )
+from scheduler.plugins.dynamicresources.cel import CelCache
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.features import Features
 from scheduler.plugins.normalize_score import default_normalize_score
@@ -165,9 +167,11 @@ class DynamicResources:
             args.binding_timeout if args.binding_timeout is not None else BINDING_TIMEOUT_DEFAULT
         )
         self._allocator_features = self.features.allocator_features()
-        # Compiled CEL expressions shared across cycles (upstream: an LRU of 10), given to
-        # every Allocator; the allocator owns what it keeps there.
-        self._cel_cache: dict[str, Any] = {}
+        # Compiled CEL selectors (upstream: an LRU of 10) and their results per device,
+        # shared by every cycle's Allocator.
+        self._cel_cache = CelCache(
+            consumable_capacity=self._allocator_features.consumable_capacity
+        )
         # Unreserve's API calls (Unreserve is not a coroutine): held until done.
         self._background: set[asyncio.Task[None]] = set()
 
@@ -347,6 +351,9 @@ class DynamicResources:
             started = time.perf_counter()
             try:
                 allocations = s.allocator.allocate(node, to_allocate)
+            except FailedAllocationOnNode as err:
+                # This node's pools are unusable: the node is out, with the reason.
+                return _unschedulable(str(err))
             except AllocationError as err:
                 # Something is wrong with a claim or class: abort this attempt.
                 return Status.error(str(err))
