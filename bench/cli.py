@@ -101,9 +101,14 @@ def _list_workloads() -> str:
     width = max(len(name) for name in WORKLOADS)
     for w in WORKLOADS.values():
         floor = f"  (upstream floor {w.threshold:g} pods/s)" if w.threshold else ""
+        extra = ""
+        if w.dra is not None and w.dra.init_claims:
+            extra += f", {w.dra.init_claims} claims allocated"
+        if w.dra is not None and w.dra.steady_seconds:
+            extra += f", kept pending for {w.dra.steady_seconds:g}s"
         lines.append(
             f"{w.name:{width}} {w.init_nodes:>5} nodes {w.init_pods:>5} init {w.measure_pods:>6} "
-            f"measured{floor}"
+            f"measured{extra}{floor}"
         )
     return "\n".join(lines)
 

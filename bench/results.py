@@ -45,9 +45,20 @@ class BenchResult:
     error: str | None = None
 
     @property
+    def steady_seconds(self) -> float | None:
+        """How long a steady-state workload kept its pods coming; None for the others."""
+        dra = self.workload.dra
+        return dra.steady_seconds if dra is not None and dra.steady_seconds else None
+
+    @property
+    def measured_pods(self) -> int:
+        """The measured pods: the workload's count, or every pod a steady state scheduled."""
+        return self.scheduled if self.steady_seconds else self.workload.measure_pods
+
+    @property
     def rss_per_pod_bytes(self) -> float | None:
         """Peak RSS over every pod the run created (init and measured), the nodes' share too."""
-        pods = self.workload.init_pods + self.workload.measure_pods
+        pods = self.workload.init_pods + self.measured_pods
         if self.peak_rss_bytes is None or pods <= 0:
             return None
         return self.peak_rss_bytes / pods
@@ -60,12 +71,14 @@ class BenchResult:
             self.checkpoints,
             self.throughput_samples,
             self.throughput_scheduled_at,
-            segment_size(self.workload.measure_pods),
+            segment_size(self.measured_pods),
             self.bound_while_creating,
         )
 
     @property
     def ok(self) -> bool:
+        if self.steady_seconds:  # upstream fails a steady state that scheduled nothing
+            return self.error is None and self.scheduled > 0
         return self.error is None and self.scheduled == self.workload.measure_pods
 
     def to_json(self) -> dict[str, Any]:
@@ -80,8 +93,10 @@ class BenchResult:
             "rss_per_pod_bytes": None if rss_per_pod is None else round(rss_per_pod),
             "nodes": w.init_nodes,
             "init_pods": w.init_pods,
-            "pods": w.measure_pods,
+            "pods": self.measured_pods,
             "scheduled": self.scheduled,
+            # createPods steadyState: measure_pods kept pending for this long (else null)
+            "steady_state_seconds": self.steady_seconds,
             "duration_seconds": round(self.duration_seconds, 3),
             "scheduler_requests_per_pod": self.scheduler_requests_per_pod,
             "throughput_samples": [round(s, 2) for s in self.throughput_samples],
@@ -112,6 +127,13 @@ def _cpu_per_pod(result: BenchResult) -> str:
     if result.scheduler_cpu_seconds is None or not result.scheduled:
         return "-"
     return f"{result.scheduler_cpu_seconds / result.scheduled * 1000:.2f} ms"
+
+
+def _pods_cell(result: BenchResult) -> str:
+    """Measured pods seen bound of those created; a steady state's count in its duration."""
+    if result.steady_seconds:
+        return f"{result.scheduled} in {result.steady_seconds:g}s"
+    return f"{result.scheduled}/{result.workload.measure_pods}"
 
 
 def _bytes(value: float | None) -> str:
@@ -187,7 +209,7 @@ def format_table(results: list[BenchResult]) -> str:
         rows.append(
             (
                 r.workload.name,
-                f"{r.scheduled}/{r.workload.measure_pods}",
+                _pods_cell(r),
                 _num(t.average if t else None),
                 _num(t.p50 if t else None),
                 _num(t.p90 if t else None),

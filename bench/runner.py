@@ -25,6 +25,7 @@ import anyio
 import anyio.abc
 import orjson
 
+from bench import dra
 from bench import workloads as wl
 from bench.kubeapi import ApiError, Endpoint, KubeApi, bulk, read_kubeconfig, wait_http_ok
 from bench.processes import ManagedProcess, aiosched_command, free_port
@@ -133,7 +134,7 @@ class WorkloadRun:
 
     # ---- argv ------------------------------------------------------------------------------
     def _cluster_argv(self) -> list[str]:
-        return [
+        argv = [
             *self.command,
             "cluster",
             "--port",
@@ -147,6 +148,12 @@ class WorkloadRun:
             "--no-storage-controllers",
             "--no-controllers",  # nor workload, lifecycle or garbage-collection controllers
         ]
+        if self.workload.dra is not None:
+            # scheduler_perf starts the resourceclaim controller for its DRA tests (claims
+            # from the pods' templates, deallocation once their pods are gone); kubesim runs
+            # it with its other controllers, which find nothing else to do here
+            argv.remove("--no-controllers")
+        return argv
 
     def _scheduler_argv(self) -> list[str]:
         config = self.dir / "scheduler-config.yaml"
@@ -251,6 +258,9 @@ class WorkloadRun:
                 await self._create_namespaces(api)
                 await self._create_named_node(api)
                 await bulk(w.init_nodes, self.options.setup_concurrency, self._node_creator(api))
+                if w.dra is not None:
+                    self.phase = "creating the DRA driver's slices, classes and claims"
+                    await dra.create_dra_objects(api, w, self.options.setup_concurrency)
                 self.log(f"{w.name}: cluster up with {w.init_nodes} nodes")
                 if self.sink is not None:
                     self.phase = "starting the OTLP sink"
@@ -281,13 +291,16 @@ class WorkloadRun:
                 requests_before = await self._api_requests(api)
                 self.phase = f"measuring {w.measure_pods} pods"
                 cpu_before = self.scheduler.cpu_seconds()
-                await self._schedule_pods(api, w.measure_pods, measure=True)
+                if w.dra is not None and w.dra.steady_seconds:
+                    await self._schedule_steadily(api, w.measure_pods, w.dra.steady_seconds)
+                else:
+                    await self._schedule_pods(api, w.measure_pods, measure=True)
                 cpu_after = self.scheduler.cpu_seconds()
                 if cpu_before is not None and cpu_after is not None:
                     self.result.scheduler_cpu_seconds = cpu_after - cpu_before
                 await asyncio.sleep(REQUESTS_SETTLE_SECONDS)
                 self.result.scheduler_requests_per_pod = per_pod_requests(
-                    requests_before, await self._api_requests(api), w.measure_pods
+                    requests_before, await self._api_requests(api), self.result.measured_pods
                 )
                 after = await self._scrape_metrics(probe)
                 if before is not None and after is not None:
@@ -309,7 +322,16 @@ class WorkloadRun:
         self.phase = "cleaning up the cluster"
         w = self.workload
         paths = [f"/api/v1/namespaces/{name}" for name in w.namespaces]
-        paths += [f"/api/v1/nodes/{wl.node_name(i)}" for i in range(w.init_nodes)]
+        nodes = [wl.workload_node_name(w, i) for i in range(w.init_nodes)]
+        paths += [f"/api/v1/nodes/{name}" for name in nodes]
+        if w.dra is not None:  # the slices are named after their nodes
+            paths += [
+                f"{dra.SLICES}/{name}" for name in nodes if name.startswith("scheduler-perf-dra-")
+            ]
+            paths += [
+                f"{dra.CLASSES}/{wl.device_class_manifest(t)['metadata']['name']}"
+                for t in w.dra.device_classes
+            ]
         if w.named_node:
             paths.append(f"/api/v1/nodes/{wl.SCHEDULER_PERF_NODE}")
         if w.needs_high_priority:
@@ -550,6 +572,56 @@ class WorkloadRun:
         finally:
             if measure:  # also on failure: what was measured until then
                 self._record(tracker, sampler, created_at, first_created)
+
+    async def _schedule_steadily(self, api: KubeApi, count: int, seconds: float) -> None:
+        """createPods with steadyState (executor.go createPodsSteadily): `count` pods, each
+        deleted (grace period 0, background propagation) as soon as it is seen bound and
+        replaced by a new one, until `seconds` after the op began; at least one pod must have
+        been scheduled by then."""
+        w = self.workload
+        namespace = w.measure_namespace
+        bound: asyncio.Queue[str] = asyncio.Queue()
+        tracker = PodTracker(api, namespace, self.clock, on_bound=bound.put_nowait)
+        self.tracker, self.created = tracker, 0
+        sampler = ThroughputSampler()
+        created_at: dict[str, float] = {}
+        path = f"/api/v1/namespaces/{namespace}/pods"
+
+        async def create_next() -> None:
+            index = self.created
+            self.created += 1
+            name = wl.pod_name(index)
+            created_at[name] = self.clock()
+            await api.create(path, orjson.dumps(wl.pod_manifest(w, index, measured=True)))
+
+        async def replace_bound() -> None:
+            while True:  # one at a time, as upstream's loop
+                name = await bound.get()
+                await api.delete(f"{path}/{name}?gracePeriodSeconds=0&propagationPolicy=Background")
+                await create_next()
+
+        first_created = self.clock()
+        try:
+            async with anyio.create_task_group() as background:
+                background.start_soon(tracker.run, name="pod tracker")
+                await tracker.wait_synced()
+                background.start_soon(self._sample_rss, name="rss sampler")
+                background.start_soon(self._watchdog, name="watchdog")
+                background.start_soon(self._sample, tracker, sampler, name="throughput")
+                first_created = self._measure_started = self.clock()
+                self._checkpoint(0)
+                for _ in range(count):  # the backlog the scheduler starts from
+                    await create_next()
+                background.start_soon(replace_bound, name="steady state")
+                await asyncio.sleep(max(0.0, first_created + seconds - self.clock()))
+                background.cancel_scope.cancel()
+        finally:
+            self._record(tracker, sampler, created_at, first_created)
+        if not tracker.bound_count:
+            raise RuntimeError(
+                "no pod at all got scheduled, either because of a problem or because the test "
+                "interval was too small"
+            )
 
     def _record(
         self,

@@ -22,8 +22,15 @@ class PodSource(Protocol):
 class PodTracker:
     """`run()` lists then watches (relisting on 410 Gone) until cancelled."""
 
-    def __init__(self, api: PodSource, namespace: str, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        api: PodSource,
+        namespace: str,
+        clock: Callable[[], float],
+        on_bound: Callable[[str], None] | None = None,
+    ) -> None:
         self._api = api
+        self._on_bound = on_bound  # told each pod's name once, when first seen bound
         self._path = f"/api/v1/namespaces/{namespace}/pods"
         self._clock = clock
         self.bound_at: dict[str, float] = {}
@@ -47,6 +54,8 @@ class PodTracker:
         name = (pod.get("metadata") or {}).get("name")
         if name and name not in self.bound_at and (pod.get("spec") or {}).get("nodeName"):
             self.bound_at[name] = self._clock()
+            if self._on_bound is not None:
+                self._on_bound(name)
             self._check_target()
 
     def _check_target(self) -> None:

@@ -22,10 +22,27 @@ Sources, all under kubernetes/kubernetes test/integration/scheduler_perf/:
   NodeVolumeLimits does not do, so it is not ported.
 - templates/*.yaml: the node and pod templates named below (pod labels, affinity and spread
   terms copied exactly; every pod template requests 100m CPU and 500Mi, with port 80).
+- dra/performance-config.yaml (issue 24): SchedulingWithResourceClaimTemplate and
+  SteadyStateClusterResourceClaimTemplate; dra/prioritizedlist/performance-config.yaml:
+  FirstAvailable (formerly SteadyStateClusterResourceClaimTemplateFirstAvailable, a steady-state
+  test whose sub-request named a class that does not exist, which DynamicResources' PreFilter
+  rejects; upstream replaced it by this one with templates/deviceclass-no-devices.yaml).
+  Templates under dra/templates/: node-with-dra-test-driver.yaml (node-default.yaml named
+  scheduler-perf-dra-<index>, the index counting on from the nodes created before),
+  deviceclass.yaml, resourceclaimtemplate.yaml (rendered with its defaults: one request req-0),
+  resourceclaim.yaml, resourceclaimtemplate-first-available.yaml, pod-with-claim-template.yaml.
+  The ops are in bench/dra.py. scheduler_perf runs the resourceclaim controller for these
+  tests, so the bench's cluster runs kubesim's controllers for them (the others run none).
+  SchedulingWithResourceClaim (shared claims) and the variants needing gates aiosched refuses
+  (device taints, partitionable devices, binding conditions, extended resources, consumable
+  capacity) are not ported.
 
 Upstream's `_QueueingHintsEnabled` variants run the same parameters under a feature gate we do
-not have, so they are not ported. `SchedulingBasic/Smoke` is ours: small enough for tests; each
-other shape's upstream `5Nodes` case serves the same purpose.
+not have, so they are not ported. The DRA tests' twins are skipped alike; aiosched has no
+SchedulerQueueingHints gate and always runs queueing hints, so the twins' floors (higher for
+some DRA cases) are noted beside the ported cases' in the DRA section below.
+`SchedulingBasic/Smoke` is ours: small enough for tests; each other shape's upstream `5Nodes`
+case serves the same purpose.
 
 Node labels follow upstream's node preparer (test/integration/framework/perf_utils.go
 IntegrationTestNodePreparer.PrepareNodes): every node gets `kubernetes.io/hostname` = its name,
@@ -101,6 +118,8 @@ class PodTemplate:
     # the container's ports; most templates expose 80, a few none or a hostPort
     ports: list[dict[str, int]] = field(default_factory=lambda: [{"containerPort": 80}], hash=False)
     scheduling_gates: tuple[str, ...] = ()  # spec.schedulingGates names
+    # the container's resources.claims: names of the pod's spec.resourceClaims entries it uses
+    container_claims: tuple[str, ...] = ()
 
 
 BASIC_NODE = NodeTemplate(hostname_label=False)
@@ -252,6 +271,27 @@ PV_CSI = VolumeTemplate("templates/pv-csi.yaml", "csi")
 
 
 @dataclass(frozen=True, slots=True)
+class DraSetup:
+    """What a dra/ test does besides nodes and pods (its workloadTemplate's DRA ops)."""
+
+    # createNodes with templates/node-with-dra-test-driver.yaml: the last this many of the
+    # workload's init_nodes (the first are node-default.yaml: nodesWithoutDRA)
+    nodes_with_dra: int
+    # createResourceDriver maxClaimsPerNode: devices per DRA node's ResourceSlice
+    max_claims_per_node: int
+    # createAny: the DeviceClass templates, in order
+    device_classes: tuple[str, ...] = ("dra/templates/deviceclass.yaml",)
+    # createAny: the ResourceClaimTemplate and the namespaces it is created in
+    claim_template: str = "dra/templates/resourceclaimtemplate.yaml"
+    claim_template_namespaces: tuple[str, ...] = ("test",)
+    # createAny templates/resourceclaim.yaml countParam $initClaims, then allocResourceClaims
+    init_claims: int = 0
+    # createPods steadyState with durationParam: the measured pods are kept at measure_pods,
+    # each deleted once scheduled and replaced, for this many seconds; 0: not steady
+    steady_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     """One test case: nodes, pods scheduled before measuring, pods measured."""
 
@@ -296,6 +336,9 @@ class Workload:
     signature_batch_size: int = 0
     # schedulerConfigPath: the profiles: block of the scheduler's configuration
     scheduler_profiles: str = ""
+    # the dra/ shapes' ops (createResourceDriver, DeviceClasses, claim templates, init claims
+    # with allocResourceClaims, steady-state pods); None for every other shape
+    dra: DraSetup | None = None
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -831,6 +874,182 @@ NEW_WORKLOADS: tuple[Workload, ...] = (
     *_batches(_RESOURCE_SATURATION, 20000, 20000, (10, 100, 1000, 5000, 20000)),
 )
 
+# ---- the DRA shapes (issue 24) ------------------------------------------------------------
+# dra/performance-config.yaml and dra/prioritizedlist/performance-config.yaml, newest versions
+# the search index stores; thresholds from the newest version that sets them. Their featureGates
+# (DynamicResourceAllocation, DRAPrioritizedList) are aiosched's defaults.
+
+DRA_CONFIG = "dra/performance-config.yaml"
+PRIORITIZED_LIST_CONFIG = "dra/prioritizedlist/performance-config.yaml"
+DRA_DRIVER = "test-driver.cdi.k8s.io"  # createResourceDriver driverName
+DRA_NODE_GLOB = "scheduler-perf-dra-*"  # createResourceDriver nodes
+DRA_INIT_NAMESPACE = "init"
+DRA_TEST_NAMESPACE = "test"
+DEVICE_CLASS = "test-class"  # templates/deviceclass.yaml
+NO_DEVICES_CLASS = "no-devices-class"  # templates/deviceclass-no-devices.yaml
+CLAIM_TEMPLATE = "test-claim-template"
+FIRST_AVAILABLE_TEMPLATE = "dra/templates/resourceclaimtemplate-first-available.yaml"
+DEVICE_CLASS_DRIVERS = {  # each DeviceClass template: its name and the driver it selects
+    "dra/templates/deviceclass.yaml": (DEVICE_CLASS, DRA_DRIVER),
+    "dra/templates/deviceclass-no-devices.yaml": (NO_DEVICES_CLASS, "no-such-driver.cdi.k8s.io"),
+}
+
+# templates/pod-with-claim-template.yaml: no resources but the claim, no ports
+POD_WITH_CLAIM_TEMPLATE = PodTemplate(
+    "dra/templates/pod-with-claim-template.yaml",
+    spec={"resourceClaims": [{"name": "resource", "resourceClaimTemplateName": CLAIM_TEMPLATE}]},
+    requests={},
+    ports=[],
+    container_claims=("resource",),
+)
+
+
+def _dra_shape(test: str, description: str, source: str = DRA_CONFIG) -> Workload:
+    """A dra/ test: nodes from node-default.yaml and node-with-dra-test-driver.yaml, pods from
+    pod-with-claim-template.yaml in the namespaces `init` and `test`."""
+    return Workload(
+        test,
+        0,
+        0,
+        0,
+        node_template=NODE,
+        init_pod_template=POD_WITH_CLAIM_TEMPLATE,
+        measure_pod_template=POD_WITH_CLAIM_TEMPLATE,
+        init_namespace=DRA_INIT_NAMESPACE,
+        measure_namespace=DRA_TEST_NAMESPACE,
+        source=source,
+        description=description,
+        dra=DraSetup(0, 0),
+    )
+
+
+def _dra_case(
+    base: Workload,
+    name: str,
+    *,
+    with_dra: int,
+    without_dra: int,
+    max_claims: int,
+    init_pods: int = 0,
+    measure_pods: int = 10,
+    init_claims: int = 0,
+    seconds: float = 0.0,
+    threshold: float | None = None,
+) -> Workload:
+    """One case with upstream's params (nodesWithDRA, nodesWithoutDRA, maxClaimsPerNode,
+    initPods, measurePods, initClaims, duration)."""
+    assert base.dra is not None
+    setup = dataclasses.replace(
+        base.dra,
+        nodes_with_dra=with_dra,
+        max_claims_per_node=max_claims,
+        init_claims=init_claims,
+        steady_seconds=seconds,
+    )
+    return _case(
+        base,
+        name,
+        without_dra + with_dra,
+        measure_pods,
+        init_pods=init_pods,
+        threshold=threshold,
+        dra=setup,
+    )
+
+
+# SchedulingWithResourceClaimTemplate: the claim template in `init` and `test`; counts chosen so
+# that the cluster fills up completely
+_CLAIM_TEMPLATE = dataclasses.replace(
+    _dra_shape(
+        "SchedulingWithResourceClaimTemplate",
+        "a claim per pod from a template; the devices fill up",
+    ),
+    dra=DraSetup(0, 0, claim_template_namespaces=(DRA_INIT_NAMESPACE, DRA_TEST_NAMESPACE)),
+)
+# SteadyStateClusterResourceClaimTemplate: initClaims allocated out of band, then 10 pods kept
+# pending for `duration`, each deleted once scheduled and replaced
+_STEADY_STATE = _dra_shape(
+    "SteadyStateClusterResourceClaimTemplate",
+    "10 pods with claims kept pending: each deleted once scheduled, and replaced",
+)
+# FirstAvailable: a prioritized list whose first sub-request's class has no devices
+_FIRST_AVAILABLE = dataclasses.replace(
+    _dra_shape(
+        "FirstAvailable",
+        "a claim per pod whose firstAvailable list falls through to the second class",
+        PRIORITIZED_LIST_CONFIG,
+    ),
+    dra=DraSetup(
+        0,
+        0,
+        device_classes=(
+            "dra/templates/deviceclass.yaml",
+            "dra/templates/deviceclass-no-devices.yaml",
+        ),
+        claim_template=FIRST_AVAILABLE_TEMPLATE,
+    ),
+)
+
+
+def _steady(name: str, nodes: int, init_claims: int, threshold: float | None = None) -> Workload:
+    return _dra_case(
+        _STEADY_STATE,
+        name,
+        with_dra=nodes,
+        without_dra=0,
+        max_claims=10,
+        init_claims=init_claims,
+        seconds=10.0,
+        threshold=threshold,
+    )
+
+
+DRA_WORKLOADS: tuple[Workload, ...] = (
+    _dra_case(_CLAIM_TEMPLATE, "fast", with_dra=1, without_dra=1, max_claims=10),
+    _dra_case(
+        _CLAIM_TEMPLATE,
+        "2000pods_100nodes",
+        with_dra=100,
+        without_dra=0,
+        max_claims=20,
+        init_pods=1000,
+        measure_pods=1000,
+    ),
+    _dra_case(
+        _CLAIM_TEMPLATE,
+        "2000pods_200nodes",
+        with_dra=200,
+        without_dra=0,
+        max_claims=10,
+        init_pods=1000,
+        measure_pods=1000,
+    ),
+    # the _QueueingHintsEnabled twin's floor is 56
+    _dra_case(
+        _CLAIM_TEMPLATE,
+        "5000pods_500nodes",
+        with_dra=500,
+        without_dra=0,
+        max_claims=10,
+        init_pods=2500,
+        measure_pods=2500,
+        threshold=40,
+    ),
+    _dra_case(_STEADY_STATE, "fast", with_dra=1, without_dra=1, max_claims=10, seconds=2.0),
+    _steady("empty_100nodes", 100, 0),
+    _steady("empty_200nodes", 200, 0),
+    _steady("empty_500nodes", 500, 0, threshold=64),  # the twin's floor: 64
+    # half of the devices in use
+    _steady("half_100nodes", 100, 500),
+    _steady("half_200nodes", 200, 1000),
+    _steady("half_500nodes", 500, 2500, threshold=70),  # the twin's floor: 60
+    # room for exactly 10 more pods
+    _steady("full_100nodes", 100, 990),
+    _steady("full_200nodes", 200, 1990),
+    _steady("full_500nodes", 500, 4990, threshold=60),  # the twin's floor: 60
+    _dra_case(_FIRST_AVAILABLE, "fast", with_dra=1, without_dra=1, max_claims=10),
+)
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
@@ -904,6 +1123,7 @@ WORKLOADS: dict[str, Workload] = {
         _PREEMPTION_PVS.case("5Nodes", 5, 20, 5),
         _PREEMPTION_PVS.case("1000Nodes", 1000, 4000, 1000),
         *NEW_WORKLOADS,
+        *DRA_WORKLOADS,
     )
 }
 
@@ -929,8 +1149,8 @@ def resolve(names: list[str]) -> list[Workload]:
 
 def node_manifest(workload: Workload, index: int) -> dict[str, Any]:
     """templates/node-default.yaml with a fixed name (not generateName scheduler-perf-) and the
-    workload's node labels."""
-    name = node_name(index)
+    workload's node labels; a dra/ test's last nodes are node-with-dra-test-driver.yaml."""
+    name = workload_node_name(workload, index)
     metadata: dict[str, Any] = {"name": name}
     labels = workload.node_template.labels(index, name)
     if labels:
@@ -1126,6 +1346,9 @@ def template_manifest(template: PodTemplate, name: str, namespace: str) -> dict[
         if template.with_limits:
             resources = {"limits": dict(template.requests), **resources}
         container["resources"] = resources
+    if template.container_claims:
+        claims = [{"name": name} for name in template.container_claims]
+        container.setdefault("resources", {})["claims"] = claims
     spec["containers"] = [container]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
@@ -1152,3 +1375,95 @@ def node_name(index: int) -> str:
 
 def pod_name(index: int) -> str:
     return f"pod-{index}"
+
+
+def workload_node_name(workload: Workload, index: int) -> str:
+    """Node `index` of the workload: scheduler-perf-<index>, or for the nodes a dra/ test creates
+    from node-with-dra-test-driver.yaml scheduler-perf-dra-<index> (its {{.Index}} counts on
+    from the nodes created before, as scheduler_perf's node preparer starts at nextNodeIndex)."""
+    dra = workload.dra
+    if dra is not None and index >= workload.init_nodes - dra.nodes_with_dra:
+        return f"scheduler-perf-dra-{index}"
+    return node_name(index)
+
+
+# ---- the DRA objects (dra/templates/) --------------------------------------------------------
+RESOURCE_API = "resource.k8s.io/v1"
+
+
+def device_class_manifest(template: str) -> dict[str, Any]:
+    """templates/deviceclass.yaml or deviceclass-no-devices.yaml: a class selecting a driver."""
+    name, driver = DEVICE_CLASS_DRIVERS[template]
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+    }
+
+
+def claim_template_manifest(template: str, namespace: str) -> dict[str, Any]:
+    """templates/resourceclaimtemplate.yaml rendered with its defaults (numRequests 1, no
+    selectors, no constraints), or resourceclaimtemplate-first-available.yaml."""
+    request: dict[str, Any]
+    if template == FIRST_AVAILABLE_TEMPLATE:
+        request = {
+            "name": "req-0",
+            "firstAvailable": [
+                {"name": "sub-0", "deviceClassName": NO_DEVICES_CLASS},
+                {"name": "sub-1", "deviceClassName": DEVICE_CLASS},
+            ],
+        }
+    else:
+        request = {"name": "req-0", "exactly": {"deviceClassName": DEVICE_CLASS}}
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": CLAIM_TEMPLATE, "namespace": namespace},
+        "spec": {"spec": {"devices": {"requests": [request]}}},
+    }
+
+
+def init_claim_manifest(index: int) -> dict[str, Any]:
+    """templates/resourceclaim.yaml: test-claim-<index> in `init`, one device of test-class."""
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": f"test-claim-{index}", "namespace": DRA_INIT_NAMESPACE},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "req-0", "exactly": {"deviceClassName": DEVICE_CLASS}}]
+            }
+        },
+    }
+
+
+def resource_slice_manifest(driver: str, node: str, devices: int) -> dict[str, Any]:
+    """scheduler_perf's resourceSlice (dra.go): one slice named after the node, pool = the node's
+    name, `devices` devices instance-<i> with attributes model, family, driverVersion and
+    dra.example.com/numa = i and capacity memory 1Gi. Upstream also sets the binding-condition
+    fields, which its API server drops while DRADeviceBindingConditions is off (as in these
+    tests; aiosched refuses that gate), so they are left out here."""
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceSlice",
+        "metadata": {"name": node},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"instance-{i}",
+                    "attributes": {
+                        "model": {"string": "A100"},
+                        "family": {"string": "GPU"},
+                        "driverVersion": {"version": "1.2.3"},
+                        "dra.example.com/numa": {"int": i},
+                    },
+                    "capacity": {"memory": {"value": "1Gi"}},
+                }
+                for i in range(devices)
+            ],
+        },
+    }
