@@ -241,6 +241,8 @@ class FrameworkCore:
             for plugin, _ in entries:
                 self.plugins.setdefault(plugin.name, plugin)
         self._capabilities = _Capabilities.of(self.plugins.values())
+        # the plugins' EnqueueExtensions registrations, asked once (Framework.events_to_register)
+        self._registrations: dict[str, tuple[ClusterEventWithHint, ...]] | None = None
         # Opportunistic batching (batch.py): the signer over the points a signature covers.
         self.pod_signer = PodSigner(
             [
