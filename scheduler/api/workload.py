@@ -80,7 +80,8 @@ class PodGroupView:
         return None
 
     @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> PodGroupView:
+    def from_dict(obj: Mapping[str, Any], previous: Any = None) -> PodGroupView:
+        """The informer's parser (it passes the previous view too, which is not needed)."""
         meta = as_mapping(obj.get("metadata"), "metadata")
         spec = as_mapping(obj.get("spec"), "spec")
         min_count = _gang_min_count(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
@@ -127,7 +128,8 @@ class WorkloadView:
         return f"{self.namespace}/{self.name}"
 
     @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> WorkloadView:
+    def from_dict(obj: Mapping[str, Any], previous: Any = None) -> WorkloadView:
+        """The informer's parser (it passes the previous view too, which is not needed)."""
         meta = as_mapping(obj.get("metadata"), "metadata")
         spec = as_mapping(obj.get("spec"), "spec")
         templates = []

@@ -200,3 +200,27 @@ def test_queueing_hints(
     expected: QueueingHint,
 ) -> None:
     assert _hint(resource, action)(pod, old, new) is expected
+
+
+# -- the v1beta1 view -------------------------------------------------------------------------
+
+
+def test_pod_group_view_reads_v1beta1_as_the_informer_hands_it() -> None:
+    raw = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "pg", "namespace": "ns", "uid": "u", "resourceVersion": "3",
+                     "generation": 2},
+        "spec": {
+            "workloadRef": {"workloadName": "train", "templateName": "workers"},
+            "schedulingPolicy": {"gang": {"minCount": 4}},
+            "priority": 7,
+        },
+        "status": {"conditions": [{"type": "PodGroupInitiallyScheduled", "status": "False"}]},
+    }
+    # The informer calls parse(raw, previous).
+    view = PodGroupView.from_dict(raw, None)
+    assert (view.key, view.min_count, view.generation, view.priority) == ("ns/pg", 4, 2, 7)
+    assert (view.workload_name, view.template_name) == ("train", "workers")
+    condition = view.condition("PodGroupInitiallyScheduled")
+    assert condition is not None and condition["status"] == "False"
