@@ -45,7 +45,7 @@ class _NoClient:
         return self
 
 
-def _scheduler() -> Scheduler:
+def unstarted_scheduler(**kwargs: Any) -> Scheduler:
     registry = in_tree_registry()
     config = load_config_text(GANG_CONFIG, registry_for_config(registry))
     # Never run: no request is made, so no client is needed.
@@ -54,12 +54,15 @@ def _scheduler() -> Scheduler:
         config,
         registry,
         SchedulerOptions(seed=1, feature_gates=GATES),
+        **kwargs,
     )
 
 
-async def _run(nodes: list[int], groups: list[tuple[int, int, int]]) -> dict[str, int]:
+async def run_cycles(
+    nodes: list[int], groups: list[tuple[int, int, int]], scheduler: Scheduler | None = None
+) -> dict[str, int]:
     """Cycles until the queue has no active pod; how many members of each group are assumed."""
-    scheduler = _scheduler()
+    scheduler = scheduler or unstarted_scheduler()
     assert scheduler.podgroups is not None
     for i, cpu in enumerate(nodes):
         scheduler.cache.add_node(
@@ -107,11 +110,11 @@ def _assert_fits(scheduler: Scheduler, nodes: list[int]) -> None:
 def test_a_group_is_assumed_whole_or_not_at_all(
     nodes: list[int], groups: list[tuple[int, int, int]]
 ) -> None:
-    asyncio.run(_run(nodes, groups))
+    asyncio.run(run_cycles(nodes, groups))
 
 
 def test_the_property_s_driver_places_what_fits_and_nothing_of_what_does_not() -> None:
     # 8 CPUs: a gang of 2 x 3 CPUs fits; then a gang of 3 x 1 CPU needs 3 of the 2 left.
-    assert asyncio.run(_run([8], [(2, 3, 0), (3, 1, 0)])) == {"g0": 2, "g1": 0}
+    assert asyncio.run(run_cycles([8], [(2, 3, 0), (3, 1, 0)])) == {"g0": 2, "g1": 0}
     # A gang of 2 with a third member: the third does not fit, the quorum does.
-    assert asyncio.run(_run([4, 4], [(2, 4, 1)])) == {"g0": 2}
+    assert asyncio.run(run_cycles([4, 4], [(2, 4, 1)])) == {"g0": 2}
