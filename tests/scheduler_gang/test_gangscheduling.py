@@ -11,6 +11,7 @@ import pytest
 
 from scheduler.api.objects import PodView
 from scheduler.api.workload import PodGroupView
+from scheduler.cycle.podgroup_status import condition_patch
 from scheduler.framework.events import ActionType, EventResource, QueueingHint
 from scheduler.framework.status import Code
 from scheduler.plugins.gangscheduling.plugin import (
@@ -224,3 +225,38 @@ def test_pod_group_view_reads_v1beta1_as_the_informer_hands_it() -> None:
     assert (view.workload_name, view.template_name) == ("train", "workers")
     condition = view.condition("PodGroupInitiallyScheduled")
     assert condition is not None and condition["status"] == "False"
+
+
+# -- the PodGroupInitiallyScheduled condition (updatePodGroupCondition) ------------------------
+
+
+def _with_condition(status: str, generation: int = 1) -> PodGroupView:
+    raw = dict(pod_group("pg", 2).raw)
+    raw["metadata"] = {**raw["metadata"], "generation": generation}
+    raw["status"] = {"conditions": [
+        {"type": "PodGroupInitiallyScheduled", "status": status, "observedGeneration": 1,
+         "reason": "Scheduled" if status == "True" else "Unschedulable", "message": "m",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"},
+        {"type": "DisruptionTarget", "status": "False", "reason": "r", "message": "",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"},
+    ]}
+    return PodGroupView.from_dict(raw)
+
+
+def test_condition_patch_sets_the_condition_with_the_generation_and_keeps_the_others() -> None:
+    patch = condition_patch(_with_condition("False", generation=3), "False", "Unschedulable",
+                            "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining", "now")
+    assert patch is not None
+    conditions = patch["status"]["conditions"]
+    assert [c["type"] for c in conditions] == ["DisruptionTarget", "PodGroupInitiallyScheduled"]
+    mine = conditions[1]
+    assert (mine["status"], mine["reason"], mine["observedGeneration"]) == (
+        "False", "Unschedulable", 3)
+    assert mine["lastTransitionTime"] == "2026-01-01T00:00:00Z"  # the status did not change
+
+
+def test_condition_patch_never_takes_a_scheduled_group_back_to_false() -> None:
+    assert condition_patch(_with_condition("True"), "False", "Unschedulable", "x", "now") is None
+    assert condition_patch(_with_condition("False"), "False", "Unschedulable", "m", "now") is None
+    patch = condition_patch(_with_condition("False"), "True", "Scheduled", "", "now")
+    assert patch is not None and patch["status"]["conditions"][1]["lastTransitionTime"] == "now"
