@@ -157,6 +157,28 @@ class SchedulerMetrics:
             buckets=_ATTEMPT_BUCKETS,
             registry=reg,
         )
+        # Pod group scheduling (upstream pkg/scheduler/metrics/metrics.go at v1.37: ALPHA,
+        # recorded by the PodGroup cycle, GenericWorkload).
+        self._podgroup_attempts = FastCounter(
+            "scheduler_podgroup_schedule_attempts_total",
+            "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod "
+            "group could not be scheduled, while 'error' means an internal scheduler problem.",
+            ("result", "profile"),
+            registry=reg,
+        )
+        self._podgroup_attempt_duration = FastHistogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds",
+            ("result", "profile"),
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=reg,
+        )
+        self._podgroup_algorithm_duration = FastHistogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds",
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=reg,
+        )
         self._preemption_victims = FastHistogram(
             "scheduler_preemption_victims",
             "Number of selected preemption victims",
@@ -354,6 +376,15 @@ class SchedulerMetrics:
     def _attempt(self, result: str, profile: str, seconds: float) -> None:
         self._attempts_c[(result, profile)].inc()
         self._attempt_duration_c[(result, profile)].observe(seconds)
+
+    def pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """One PodGroup cycle: result scheduled / unschedulable / waiting_on_preemption / error
+        (upstream's PodGroupScheduled, PodGroupUnschedulable, ... helpers)."""
+        self._podgroup_attempts.children[(result, profile)].inc()
+        self._podgroup_attempt_duration.children[(result, profile)].observe(seconds)
+
+    def pod_group_algorithm(self, seconds: float) -> None:
+        self._podgroup_algorithm_duration.labels().observe(seconds)
 
     def pod_scheduled_after_flush(self) -> None:
         """A pod bound after the leftover flush requeued it (no event had woken it)."""

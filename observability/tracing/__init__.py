@@ -10,6 +10,10 @@ A pod's story is one trace, plus one trace per failed attempt::
         Bind                 Unreserve — recorded on the attempt object the binding task holds,
                              never through contextvars, so a concurrent binding task joins it.
 
+    PodGroupSchedulingCycle  One PodGroup cycle (gang scheduling), a trace of its own: every
+      SchedulingAttempt      member's attempt in that cycle is its child and links to the
+        PreFilter ...        member's PodScheduling span (which links back to a failed one).
+
     SchedulingAttempt        A failed attempt (unschedulable, error, binding failed) is the root
       PreFilter, Filter      of a trace of its own, exported when it fails: a backend lists it
       PostFilter ...         while the pod is still pending. It links to the pod's
@@ -67,22 +71,26 @@ from observability.tracing.config import (
 )
 from observability.tracing.noop import (
     NOOP_ATTEMPT,
+    NOOP_GROUP,
     NOOP_POD,
     NOOP_POINT,
     NOOP_TRACING,
     NoopAttemptSpan,
+    NoopGroupSpan,
     NoopPodSpan,
     NoopPointSpan,
     NoopTracing,
 )
 from observability.tracing.otel import (
     ATTEMPT_SPAN_NAME,
+    GROUP_SPAN_NAME,
     MAX_LINKED_ATTEMPTS,
     POD_SPAN_NAME,
     AnyAttemptSpan,
     AnyPodSpan,
     AttemptSpan,
     AttributeValue,
+    GroupSpan,
     OtelTracing,
     PodSpan,
     PointSpan,
@@ -100,8 +108,10 @@ __all__ = [
     "DEFAULT_PROTOCOL",
     "DEFAULT_SAMPLER",
     "DEFAULT_SERVICE_NAME",
+    "GROUP_SPAN_NAME",
     "MAX_LINKED_ATTEMPTS",
     "NOOP_ATTEMPT",
+    "NOOP_GROUP",
     "NOOP_POD",
     "NOOP_POINT",
     "NOOP_TRACING",
@@ -111,7 +121,9 @@ __all__ = [
     "AnyPodSpan",
     "AttemptSpan",
     "AttributeValue",
+    "GroupSpan",
     "NoopAttemptSpan",
+    "NoopGroupSpan",
     "NoopPodSpan",
     "NoopPointSpan",
     "NoopTracing",

@@ -82,6 +82,16 @@ class NoopPodSpan:
         pass
 
 
+class NoopGroupSpan:
+    __slots__ = ()
+    recording: Final = False
+
+    def end(
+        self, result: str, message: str = "", placed: int = 0, end_ns: int | None = None
+    ) -> None:
+        pass
+
+
 class NoopTracing:
     """Tracing off: every call returns a shared no-op object."""
 
@@ -99,8 +109,12 @@ class NoopTracing:
         profile: str,
         attempt: int,
         start_ns: int | None = None,
+        group: object = None,
     ) -> NoopAttemptSpan:
         return NOOP_ATTEMPT
+
+    def group_span(self, namespace: str, name: str, profile: str, members: int) -> NoopGroupSpan:
+        return NOOP_GROUP
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return True
@@ -118,4 +132,5 @@ class NoopTracing:
 NOOP_POINT: Final = NoopPointSpan()
 NOOP_ATTEMPT: Final = NoopAttemptSpan()
 NOOP_POD: Final = NoopPodSpan()
+NOOP_GROUP: Final = NoopGroupSpan()
 NOOP_TRACING: Final = NoopTracing()

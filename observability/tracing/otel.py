@@ -40,8 +40,10 @@ from observability.spans import (
 )
 from observability.tracing.noop import (
     NOOP_ATTEMPT,
+    NOOP_GROUP,
     NOOP_POD,
     NoopAttemptSpan,
+    NoopGroupSpan,
     NoopPodSpan,
     NoopTracing,
 )
@@ -51,6 +53,8 @@ log = logging.getLogger("observability.tracing")  # one logger name for the pack
 
 POD_SPAN_NAME: Final = "PodScheduling"
 ATTEMPT_SPAN_NAME: Final = "SchedulingAttempt"
+#: One PodGroup scheduling cycle; its members' attempts are its children.
+GROUP_SPAN_NAME: Final = "PodGroupSchedulingCycle"
 #: Failed attempts a PodScheduling span links to (the last ones): bounds what a pod pending for
 #: days keeps in memory (two ints an attempt); every attempt links to the pod span anyway.
 MAX_LINKED_ATTEMPTS: Final = 16
@@ -324,6 +328,55 @@ class PodSpan:
         ]
 
 
+class GroupSpan:
+    """One PodGroup scheduling cycle, the root of a trace of its own: the attempts of its
+    members are its children (each linked to its pod's PodScheduling span, and a failed one
+    linked from it), so the whole group's cycle reads as one trace."""
+
+    __slots__ = ("_attributes", "_ended", "_sink", "_start_ns", "context")
+
+    recording: Final = True
+
+    def __init__(
+        self,
+        sink: _SpanSink,
+        context: SpanContext,
+        attributes: dict[str, AttributeValue],
+        start_ns: int | None = None,
+    ) -> None:
+        self._sink = sink
+        self.context = context
+        self._attributes = attributes
+        self._start_ns = start_ns if start_ns is not None else time.time_ns()
+        self._ended = False
+
+    def end(
+        self, result: str, message: str = "", placed: int = 0, end_ns: int | None = None
+    ) -> None:
+        """End the cycle (result: scheduled / unschedulable / error). Idempotent."""
+        if self._ended:
+            return
+        self._ended = True
+        attributes = self._attributes
+        attributes["aiosched.result"] = result
+        attributes["aiosched.scheduled_pods"] = placed
+        if result == "scheduled":
+            status = _STATUS_OK
+        else:
+            if message:
+                attributes["aiosched.failure_message"] = message
+            status = Status(StatusCode.ERROR, message or result)
+        self._sink.emit(
+            GROUP_SPAN_NAME,
+            self.context,
+            None,
+            self._start_ns,
+            end_ns if end_ns is not None else time.time_ns(),
+            attributes,
+            status=status,
+        )
+
+
 class AttemptSpan:
     """One scheduling attempt. Pass this object to the binding task: what it records joins
     this attempt, whatever task runs it (never through contextvars).
@@ -336,6 +389,7 @@ class AttemptSpan:
     __slots__ = (
         "_attributes",
         "_ended",
+        "_group",
         "_pod",
         "_sink",
         "_span_id",
@@ -349,9 +403,13 @@ class AttemptSpan:
         pod: PodSpan,
         attributes: dict[str, AttributeValue],
         start_ns: int | None = None,
+        group: SpanContext | None = None,
     ) -> None:
         self._sink = sink
         self._pod = pod
+        # The PodGroup cycle it ran in: then the attempt is that cycle's child, whatever its
+        # result, and links to the pod span.
+        self._group = group
         self._span_id = sink.new_span_id()
         self._attributes = attributes
         self.log = AttemptLog()
@@ -407,18 +465,29 @@ class AttemptSpan:
         if node:
             attributes["k8s.node.name"] = node
         pod = self._pod.context
-        if result == "scheduled":  # in the pod's trace, exported just before the pod span
+        group = self._group
+        parent: SpanContext | None
+        links: tuple[Link, ...]
+        if group is not None:  # under its PodGroup cycle's span
+            if result == "scheduled":
+                status = _STATUS_OK
+            else:
+                if message:
+                    attributes["aiosched.failure_message"] = message
+                status = Status(StatusCode.ERROR, message or result)
+            parent, trace_id, links = group, group.trace_id, (Link(pod),)
+        elif result == "scheduled":  # in the pod's trace, exported just before the pod span
             status = _STATUS_OK
-            parent: SpanContext | None = pod
+            parent = pod
             trace_id = pod.trace_id
-            links: tuple[Link, ...] = ()
+            links = ()
         else:  # a trace of its own, so that it is listed while the pod is pending
             if message:
                 attributes["aiosched.failure_message"] = message
             status = Status(StatusCode.ERROR, message or result)
             parent, trace_id, links = None, self._sink.new_trace_id(), (Link(pod),)
         context = SpanContext(trace_id, self._span_id, False, pod.trace_flags, pod.trace_state)
-        if parent is None:
+        if parent is None or (group is not None and result != "scheduled"):
             self._pod.failed_attempt(context, attributes.get("aiosched.attempt", 0))
         self._sink.emit(
             ATTEMPT_SPAN_NAME,
@@ -495,8 +564,10 @@ class OtelTracing:
         profile: str,
         attempt: int,
         start_ns: int | None = None,
+        group: GroupSpan | NoopGroupSpan | None = None,
     ) -> AttemptSpan | NoopAttemptSpan:
-        """An attempt span under ``pod``; a no-op when the pod's trace is not sampled."""
+        """An attempt span under ``pod`` (under ``group`` when it runs in a PodGroup cycle); a
+        no-op when the pod's trace is not sampled."""
         if not isinstance(pod, PodSpan) or not pod.recording:
             return NOOP_ATTEMPT
         attributes: dict[str, AttributeValue] = {
@@ -506,7 +577,31 @@ class OtelTracing:
             "aiosched.profile": profile,
             "aiosched.attempt": attempt,
         }
-        return AttemptSpan(self._sink, pod, attributes, start_ns)
+        group_context = group.context if isinstance(group, GroupSpan) else None
+        return AttemptSpan(self._sink, pod, attributes, start_ns, group_context)
+
+    def group_span(
+        self, namespace: str, name: str, profile: str, members: int
+    ) -> GroupSpan | NoopGroupSpan:
+        """The span of one PodGroup cycle, a root sampled as pod spans are."""
+        attributes: dict[str, AttributeValue] = {
+            "k8s.namespace.name": namespace,
+            "aiosched.pod_group": f"{namespace}/{name}",
+            "aiosched.profile": profile,
+            "aiosched.pods": members,
+        }
+        sink = self._sink
+        trace_id = sink.new_trace_id()
+        trace_state = None
+        if not self._samples_every_root:
+            sampling = self._sampler.should_sample(
+                None, trace_id, GROUP_SPAN_NAME, SpanKind.INTERNAL, attributes
+            )
+            if sampling.decision is not Decision.RECORD_AND_SAMPLE:
+                return NOOP_GROUP
+            trace_state = sampling.trace_state
+        context = SpanContext(trace_id, sink.new_span_id(), False, _SAMPLED_FLAGS, trace_state)
+        return GroupSpan(sink, context, attributes)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self.provider.force_flush(timeout_millis)

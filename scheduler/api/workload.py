@@ -1,14 +1,20 @@
-"""Views of the workload-aware scheduling kinds (`scheduling.k8s.io/v1alpha2`): Workload and
+"""Views of the workload-aware scheduling kinds (`scheduling.k8s.io/v1beta1`): Workload and
 PodGroup, and the pod's reference to its group (`spec.schedulingGroup.podGroupName`).
 
-aiosched follows kube-scheduler v1.36, the newest release: its scheduling.k8s.io/v1alpha2 types
-(staging/src/k8s.io/api/scheduling/v1alpha2/types.go) with a Workload as a set of PodGroup
-templates and the PodGroup as the runtime object the scheduler schedules:
+aiosched follows kube-scheduler v1.37, the newest release: kubernetes/kubernetes#140184 promoted
+the Workload-aware scheduling API to scheduling.k8s.io/v1beta1 and dropped v1alpha2
+(staging/src/k8s.io/api/scheduling/v1beta1/types.go, `prerelease-lifecycle-gen:introduced=1.37`);
+the embedded cluster serves the same version (kubesim/schemas_workload.py). What the scheduler
+reads of it:
 
     PodGroup.spec.schedulingPolicy:      {basic: {}} | {gang: {minCount: N}}   (exactly one)
     PodGroup.spec.schedulingConstraints: {topology: [{key: <node label key>}]} (at most one)
-    PodGroup.spec.podGroupTemplateRef:   {workload: {workloadName, podGroupTemplateName}}
-    PodGroup.status.conditions:          metav1.Condition, type PodGroupScheduled
+    PodGroup.spec.workloadRef:           {workloadName, templateName}  (v1alpha2:
+                                         podGroupTemplateRef.workload.podGroupTemplateName)
+    PodGroup.spec.priority:              the group's priority (optional)
+    PodGroup.status.conditions:          metav1.Condition, type PodGroupInitiallyScheduled
+                                         (v1alpha2: PodGroupScheduled), reasons Unschedulable,
+                                         SchedulerError; and DisruptionTarget
     Workload.spec.podGroupTemplates[]:   {name, schedulingPolicy, schedulingConstraints}
     Pod.spec.schedulingGroup:            {podGroupName: <PodGroup in the pod's namespace>}
 
@@ -25,12 +31,16 @@ from typing import Any
 from scheduler.api.fields import as_int, as_list, as_mapping, as_str
 
 SCHEDULING_GROUP = "scheduling.k8s.io"
-#: The version aiosched reads and writes (kube-scheduler v1.36).
-SCHEDULING_VERSION = "v1alpha2"
+#: The version aiosched reads and writes (kube-scheduler v1.37).
+SCHEDULING_VERSION = "v1beta1"
 SCHEDULING_API = f"/apis/{SCHEDULING_GROUP}/{SCHEDULING_VERSION}"
 
-# Well-known condition type and reasons (v1alpha2 types.go).
-POD_GROUP_SCHEDULED = "PodGroupScheduled"
+# Well-known condition types and reasons (v1beta1 types.go). PodGroupInitiallyScheduled is
+# terminal once True: the scheduler never sets it back to False (schedule_one_podgroup.go's
+# updatePodGroupCondition). "Scheduled" is the reason the scheduler writes with True; types.go
+# names no constant for it.
+POD_GROUP_INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
+DISRUPTION_TARGET = "DisruptionTarget"
 REASON_SCHEDULED = "Scheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
@@ -51,6 +61,8 @@ class PodGroupView:
     topology_keys: tuple[str, ...] = ()
     workload_name: str = ""
     template_name: str = ""
+    generation: int = 0
+    priority: int | None = None
 
     @property
     def key(self) -> str:
@@ -68,14 +80,13 @@ class PodGroupView:
         return None
 
     @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> PodGroupView:
+    def from_dict(obj: Mapping[str, Any], previous: Any = None) -> PodGroupView:
+        """The informer's parser (it passes the previous view too, which is not needed)."""
         meta = as_mapping(obj.get("metadata"), "metadata")
         spec = as_mapping(obj.get("spec"), "spec")
         min_count = _gang_min_count(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
-        ref = as_mapping(
-            as_mapping(spec.get("podGroupTemplateRef"), "spec.podGroupTemplateRef").get("workload"),
-            "spec.podGroupTemplateRef.workload",
-        )
+        ref = as_mapping(spec.get("workloadRef"), "spec.workloadRef")
+        priority = spec.get("priority")
         return PodGroupView(
             raw=obj,
             uid=as_str(meta.get("uid"), "metadata.uid"),
@@ -86,8 +97,10 @@ class PodGroupView:
             topology_keys=_topology_keys(
                 spec.get("schedulingConstraints"), "spec.schedulingConstraints"
             ),
-            workload_name=as_str(ref.get("workloadName"), "workloadName"),
-            template_name=as_str(ref.get("podGroupTemplateName"), "podGroupTemplateName"),
+            workload_name=as_str(ref.get("workloadName"), "spec.workloadRef.workloadName"),
+            template_name=as_str(ref.get("templateName"), "spec.workloadRef.templateName"),
+            generation=as_int(meta.get("generation", 0), "metadata.generation"),
+            priority=None if priority is None else as_int(priority, "spec.priority"),
         )
 
 
@@ -115,7 +128,8 @@ class WorkloadView:
         return f"{self.namespace}/{self.name}"
 
     @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> WorkloadView:
+    def from_dict(obj: Mapping[str, Any], previous: Any = None) -> WorkloadView:
+        """The informer's parser (it passes the previous view too, which is not needed)."""
         meta = as_mapping(obj.get("metadata"), "metadata")
         spec = as_mapping(obj.get("spec"), "spec")
         templates = []

@@ -28,6 +28,8 @@ from observability.tracing import (
     NOOP_TRACING,
     AnyPodSpan,
     AttemptSpan,
+    GroupSpan,
+    NoopGroupSpan,
     Tracing,
 )
 from scheduler.framework.interface import CycleState, FilterDetailsPlugin, NodeToStatus
@@ -36,6 +38,7 @@ from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
+    from scheduler.api.workload import PodGroupView
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cycle.algorithm import AttemptDetails
     from scheduler.framework.runtime import RowScores
@@ -287,8 +290,10 @@ class Instrumentation:
         profile: str,
         state: CycleState,
         framework_clock: Callable[[], float],
+        group: GroupSpan | NoopGroupSpan | None = None,
     ) -> AttemptTrace | None:
-        """Start the attempt's span (and the pod's, at its first enqueue) when tracing.
+        """Start the attempt's span (and the pod's, at its first enqueue) when tracing; under
+        `group`, the span of the PodGroup cycle it runs in, when there is one.
 
         Returns the tracer written into ``state`` or None when this attempt is not traced.
         """
@@ -303,7 +308,7 @@ class Instrumentation:
                 pod.key, pod.uid, pod.namespace, pod.name, self._enqueued_ns(pinfo)
             )
             self._pod_spans[pod.uid] = pod_span
-        attempt = self.tracing.attempt(pod_span, profile, pinfo.attempts)
+        attempt = self.tracing.attempt(pod_span, profile, pinfo.attempts, group=group)
         if not isinstance(attempt, AttemptSpan):
             return None  # the pod's trace is not sampled
         trace = AttemptTrace(
@@ -312,6 +317,21 @@ class Instrumentation:
         state.tracer = trace
         state.record_plugin_metrics = True  # time every plugin; metrics still sampled
         return trace
+
+    def begin_group(
+        self, group: PodGroupView, profile: str, members: int
+    ) -> GroupSpan | NoopGroupSpan | None:
+        """The span of one PodGroup cycle (None when not tracing); its members' attempts
+        are begun under it."""
+        if not self.tracing.enabled:
+            return None
+        return self.tracing.group_span(group.namespace, group.name, profile, members)
+
+    def end_group(
+        self, span: GroupSpan | NoopGroupSpan | None, result: str, message: str, placed: int
+    ) -> None:
+        if span is not None:
+            span.end(result, message, placed)
 
     def _enqueued_ns(self, pinfo: QueuedPodInfo) -> int | None:
         first_seen = pinfo.initial_attempt_timestamp

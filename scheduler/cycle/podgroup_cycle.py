@@ -1,27 +1,34 @@
 """The PodGroup scheduling cycle: the members of a gang are placed in one cycle, all or none.
 
-Upstream: pkg/scheduler/schedule_one_podgroup.go at v1.36 (scheduleOnePodGroup,
-podGroupInfoForPod, podGroupSchedulingDefaultAlgorithm, submitPodGroupAlgorithmResult). When
-the queue pops a pod that names a gang PodGroup, its group's other queued members are taken out
-of the queue too (upstream's PopSpecificPod), ordered by priority (highest first) then by their
-first attempt, and each runs the ordinary algorithm (PreFilter, Filter, Score) against a snapshot
-that includes the members already assumed in this cycle, then assume → Reserve → Permit.
-GangScheduling's Permit answers Wait until minCount members are assumed or bound, and Success
-(allowing the waiting ones) once they are.
+Upstream: pkg/scheduler/schedule_one_podgroup.go at v1.37 (scheduleOnePodGroup,
+podGroupSchedulingDefaultAlgorithm, submitPodGroupAlgorithmResult, updatePodGroupCondition).
+When the queue pops a pod that names a gang PodGroup, its group's other queued members are taken
+out of the queue too (upstream's PopSpecificPod), ordered by priority (highest first) then by
+their first attempt. Before any member is tried, and after each one, GangScheduling's
+PlacementFeasible is asked with how many members are scheduled (assumed or bound) and how many
+remain: Unschedulable ends the cycle early ("minCount (4) cannot be satisfied: 3 scheduled, 0
+remaining"), Wait goes on, and Wait at the end counts as Unschedulable. Each member runs the
+ordinary algorithm (PreFilter, Filter, Score) against a snapshot that includes the members
+already assumed in this cycle, then assume → Reserve → Permit.
 
-- No member's Permit succeeded (the quorum cannot be placed): every member assumed in this cycle
-  is rolled back (its waiting entry dropped, Unreserve, forgotten by the cache), so a group that
-  does not fit holds nothing against another; each member that fitted is marked unschedulable
-  with its Permit status' message (the framework's 'one or more plugins asked to wait and no
-  plugin rejected pod "<name>"', as upstream's), each that did not with its own FitError.
-- A Permit succeeded: the placed members go on to their binding cycles (those that waited were
-  allowed by the quorum), the others are marked unschedulable with their FitError.
+- The group is feasible (PlacementFeasible succeeded and a member was placed): the placed
+  members go on to their binding cycles, the others are failed with their own FitError.
+- Otherwise every member assumed in this cycle is rolled back (Unreserve, forgotten by the
+  cache), so a group that does not fit holds nothing against another; each member that fitted
+  is failed with the group's message, each that did not with its own FitError, each not tried
+  with the group's status. An error (a member's algorithm error: "failed to schedule other pod
+  from a pod group: ...") fails every member with it.
+- The PodGroup's PodGroupInitiallyScheduled condition says so (podgroup_status.py), and
+  scheduler_podgroup_schedule_attempts_total / _scheduling_attempt_duration_seconds /
+  _scheduling_algorithm_duration_seconds count the cycle.
 
 Differences from upstream, said where they are: upstream simulates the members, rolls them all
 back and assumes them again for binding; with one snapshot and no event in between that yields
-the same placement, so here the members of a feasible group stay assumed. A member that does not
-fit runs no PostFilter (upstream's per-member preemption for a group and its waiting on
-preemption, WorkloadAwarePreemption, are not implemented).
+the same placement, so here the members of a feasible group stay assumed. Permit runs for each
+member as it is placed (upstream runs it when binding starts), so a plugin's Permit rejection
+counts the member as not scheduled. No PodGroupPostFilter (workload-aware preemption,
+WorkloadAwarePreemption) and no placement generation (TopologyAwareWorkloadScheduling) are
+implemented; both gates are refused on.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import logging
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from scheduler.api.objects import PodView
 from scheduler.api.workload import PodGroupView
@@ -52,9 +59,28 @@ from scheduler.framework.interface import CycleState
 from scheduler.framework.status import Code, Status
 from scheduler.listers.workload_objects import WorkloadObjects
 from scheduler.queue.scheduling_queue import SchedulingQueue
+
+if TYPE_CHECKING:
+    from observability.metrics import SchedulerMetrics
+    from observability.tracing import GroupSpan, NoopGroupSpan
 from scheduler.queue.types import QueuedPodInfo
 
 log = logging.getLogger("scheduler.cycle.scheduler")
+
+
+#: The plugin whose PlacementFeasible the cycle runs (upstream runs no other one yet).
+GANG_SCHEDULING_PLUGIN = "GangScheduling"
+#: upstream's errPodGroupUnschedulable
+POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+
+
+class PlacementFeasiblePlugin(Protocol):
+    """What the cycle asks of GangScheduling (upstream's framework.PlacementFeasiblePlugin);
+    the cycle imports no plugin, so it finds the method on the profile's plugin by name."""
+
+    def placement_feasible(
+        self, group: PodGroupView, scheduled: int, remaining: int
+    ) -> Status: ...
 
 
 @dataclass(slots=True)
@@ -90,6 +116,7 @@ class PodGroupCycle:
         failures: FailureHandler,
         workloads: WorkloadObjects,
         status_writer: PodGroupStatusWriter | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self._cache = cache
         self._queue = queue
@@ -102,6 +129,7 @@ class PodGroupCycle:
         self._failures = failures
         self._workloads = workloads
         self._status_writer = status_writer
+        self._metrics = metrics
 
     def group_of(self, pod: PodView) -> PodGroupView | None:
         """The gang `pod` belongs to, when it is to be scheduled by a group cycle."""
@@ -128,18 +156,77 @@ class PodGroupCycle:
             "Attempting to schedule pod group",
             extra={"podGroup": group.key, "pods": len(members)},
         )
+        start = self._clock()
         self._cache.update_snapshot(self._snapshot)
+        group_trace = self._instrumentation.begin_group(group, profile.name, len(members))
+        status, outcomes = await self._run_algorithm(group, members, profile, group_trace)
+        if self._metrics is not None:
+            self._metrics.pod_group_algorithm(self._clock() - start)
+        if status.is_success:
+            placed = self._submit_feasible(group, outcomes)
+            result = "scheduled"
+        else:
+            self._submit_failed(group, status, members, outcomes, profile)
+            placed = []
+            result = "unschedulable" if status.is_rejected else "error"
+        if self._metrics is not None:
+            self._metrics.pod_group_attempt(result, profile.name, self._clock() - start)
+        self._instrumentation.end_group(group_trace, result, status.message, len(placed))
+        return placed
+
+    async def _run_algorithm(
+        self,
+        group: PodGroupView,
+        members: Sequence[QueuedPodInfo],
+        profile: SchedulingProfile,
+        group_trace: GroupSpan | NoopGroupSpan | None,
+    ) -> tuple[Status, list[MemberOutcome]]:
+        """podGroupSchedulingDefaultAlgorithm: the group's status and each tried member's
+        outcome (members after an early stop are not tried)."""
+        plugin = profile.framework.plugins.get(GANG_SCHEDULING_PLUGIN)
+        feasible_of = getattr(plugin, "placement_feasible", None)
+
+        def feasible(scheduled: int, remaining: int) -> Status:
+            if feasible_of is None:
+                return Status.OK  # no PlacementFeasible plugin: nothing to enforce
+            result: Status = feasible_of(group, scheduled, remaining)
+            return result
+
+        state = self._workloads.states.get(group.namespace, group.name)
+        scheduled = state.scheduled_pods_count(self._cache.is_assumed_pod)
+        remaining = len(members)
         outcomes: list[MemberOutcome] = []
-        quorum = False
+        status = feasible(scheduled, remaining)
+        if status.code == Code.ERROR:
+            return _evaluation_error(status), outcomes
+        if status.code == Code.UNSCHEDULABLE:
+            # minCount cannot be met even if every member fits: stop before trying any.
+            return Status(Code.UNSCHEDULABLE, *status.reasons), outcomes
+        any_scheduled = False
         for pinfo in members:
-            outcome = await self._place_member(pinfo, profile)
+            outcome = await self._place_member(pinfo, profile, group_trace)
             outcomes.append(outcome)
-            if outcome.placed and outcome.permit is not None and outcome.permit.is_success:
-                quorum = True
-        if quorum:
-            return self._submit_feasible(group, outcomes)
-        self._submit_unschedulable(group, outcomes)
-        return []
+            failure = outcome.failure
+            if failure is not None and not failure.is_rejected:
+                status = Status.error(
+                    f"failed to schedule other pod from a pod group: {failure.message}"
+                )
+                break
+            remaining -= 1
+            if outcome.placed:
+                scheduled += 1
+            status = feasible(scheduled, remaining)
+            if status.code == Code.ERROR:
+                status = _evaluation_error(status)
+                break
+            if status.code == Code.UNSCHEDULABLE:
+                break  # minCount can no longer be met, whatever the rest do
+            any_scheduled |= outcome.placed
+        if status.is_wait:
+            status = Status(Code.UNSCHEDULABLE, *status.reasons)
+        if status.is_success and not any_scheduled:
+            status = Status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
+        return status, outcomes
 
     # -- members -------------------------------------------------------------------------
 
@@ -166,7 +253,10 @@ class PodGroupCycle:
         return kept
 
     async def _place_member(
-        self, pinfo: QueuedPodInfo, profile: SchedulingProfile
+        self,
+        pinfo: QueuedPodInfo,
+        profile: SchedulingProfile,
+        group_trace: GroupSpan | NoopGroupSpan | None,
     ) -> MemberOutcome:
         """The algorithm for one member, on the snapshot with the members assumed so far;
         on success assume → Reserve → Permit."""
@@ -174,7 +264,9 @@ class PodGroupCycle:
         state = CycleState()
         state.record_plugin_metrics = self._rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
         fwk = profile.framework
-        trace = self._instrumentation.begin_attempt(pinfo, profile.name, state, fwk.now)
+        trace = self._instrumentation.begin_attempt(
+            pinfo, profile.name, state, fwk.now, group=group_trace
+        )
         attempt = Attempt(
             profile, state, trace, self._clock(), self._queue.scheduling_cycle, AttemptDetails()
         )
@@ -212,6 +304,9 @@ class PodGroupCycle:
             if status.is_success or status.is_wait:
                 outcome.permit = status
                 return outcome
+            if status.is_rejected:
+                # A member its Permit rejects did not fit (upstream wraps it in a FitError).
+                status = Status(Code.UNSCHEDULABLE, *status.reasons, plugin=status.plugin)
         self._roll_back(outcome)
         outcome.failure = status
         return outcome
@@ -255,33 +350,43 @@ class PodGroupCycle:
             self._status_writer.scheduled(group)
         return to_bind
 
-    def _submit_unschedulable(self, group: PodGroupView, outcomes: Sequence[MemberOutcome]) -> None:
-        # Nothing stays assumed: a group that does not fit holds no room against another.
+    def _submit_failed(
+        self,
+        group: PodGroupView,
+        status: Status,
+        members: Sequence[QueuedPodInfo],
+        outcomes: Sequence[MemberOutcome],
+        profile: SchedulingProfile,
+    ) -> None:
+        """The group is unschedulable or failed with an error: nothing stays assumed, so a
+        group that does not fit holds no room against another."""
         for outcome in outcomes:
             if outcome.placed:
                 self._roll_back(outcome)
-        errored = False
-        message = ""
+        errored = not status.is_rejected
+        tried = {outcome.pinfo.uid for outcome in outcomes}
         for outcome in outcomes:
-            if outcome.placed:
-                permit = outcome.permit
-                status = Status.unschedulable(
-                    permit.message if permit is not None and permit.message else "",
-                    plugin=permit.plugin if permit is not None else "",
-                )
-                message = message or status.message
-                self._fail_member(outcome, status)
+            failure = outcome.failure
+            if errored:
+                own_error = failure is not None and not failure.is_rejected
+                self._fail_member(outcome, failure if own_error and failure else status)
+            elif outcome.placed:
+                # It fitted, but the group did not: the group's message (upstream's
+                # NewStatus(Unschedulable, podGroupResult.status.Message())).
+                self._fail_member(outcome, Status(Code.UNSCHEDULABLE, status.message))
             else:
-                failure = outcome.failure or Status.error("unknown")
-                errored |= failure.code == Code.ERROR
-                message = message or failure.message
-                self._fail_member(outcome, failure)
+                self._fail_member(outcome, failure or status)
+        for pinfo in members:
+            if pinfo.uid not in tried:
+                self._failures.fail(
+                    profile, pinfo, status, self._queue.scheduling_cycle, self._clock()
+                )
         log.info(
             "Unable to schedule a pod group",
-            extra={"podGroup": group.key, "unschedulablePods": len(outcomes)},
+            extra={"podGroup": group.key, "unschedulablePods": len(members), "err": status.message},
         )
         if self._status_writer is not None:
-            self._status_writer.unschedulable(group, message, errored)
+            self._status_writer.unschedulable(group, status.message, errored)
 
     def _fail_member(self, outcome: MemberOutcome, status: Status) -> None:
         attempt = outcome.attempt
@@ -359,6 +464,10 @@ class PodEventSink(Protocol):
 UNSCHEDULED_POD_ADD = ClusterEvent(
     EventResource.UNSCHEDULED_POD, ActionType.ADD, "UnschedulablePodAdd"
 )
+
+
+def _evaluation_error(status: Status) -> Status:
+    return Status.error(f"failed to evaluate placement feasibility: {status.message}")
 
 
 def _member_order(pinfo: QueuedPodInfo) -> tuple[int, float]:

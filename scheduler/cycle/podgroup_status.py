@@ -1,11 +1,16 @@
-"""The PodGroupScheduled condition the scheduler writes on a PodGroup after its group cycle.
-
-Upstream v1.36 sets `status.conditions[type=PodGroupScheduled]` (scheduling.k8s.io/v1alpha2):
-True with reason Scheduled once the group is placed, False with reason Unschedulable (or
-SchedulerError) and the failure's message otherwise. The write is a JSON merge patch of the
-conditions list with this condition replaced and the others kept (as the scheduler's copy of the
-group has them); a no-op is skipped, as the pod condition's is. It runs as a task after the
+"""The PodGroupInitiallyScheduled condition the scheduler writes on a PodGroup after its group
 cycle.
+
+Upstream v1.37 (schedule_one_podgroup.go, submitPodGroupAlgorithmResult and
+updatePodGroupCondition) sets `status.conditions[type=PodGroupInitiallyScheduled]`
+(scheduling.k8s.io/v1beta1; v1.36's PodGroupScheduled): True with reason Scheduled once the
+group is placed, False with reason Unschedulable and the group's message ("minCount (4) cannot
+be satisfied: 3 scheduled, 0 remaining"), or SchedulerError and the error, otherwise; with
+observedGeneration the group's generation. The condition is terminal once True: a later cycle
+for extra members never sets it back to False. The write is a JSON merge patch of the
+conditions list with this condition replaced and the others kept (as the scheduler's copy of the
+group has them); a no-op is skipped (apimeta.SetStatusCondition reports no change). It runs as a
+task after the cycle.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 
 from scheduler.api.times import format_time
 from scheduler.api.workload import (
-    POD_GROUP_SCHEDULED,
+    POD_GROUP_INITIALLY_SCHEDULED,
     REASON_SCHEDULED,
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
@@ -70,14 +75,18 @@ class PodGroupStatusWriter:
 def condition_patch(
     group: PodGroupView, status: str, reason: str, message: str, now: str
 ) -> dict[str, Any] | None:
-    """The merge patch setting the PodGroupScheduled condition, or None when it is set so
-    already. lastTransitionTime moves only when the status changes (metav1 conditions)."""
-    current = group.condition(POD_GROUP_SCHEDULED)
+    """The merge patch setting the PodGroupInitiallyScheduled condition, or None when it is
+    set so already or is True already (terminal). lastTransitionTime moves only when the status
+    changes (metav1 conditions)."""
+    current = group.condition(POD_GROUP_INITIALLY_SCHEDULED)
+    if current is not None and current.get("status") == "True" and status != "True":
+        return None  # already scheduled once: never regress to False
     if (
         current is not None
         and current.get("status") == status
         and current.get("reason") == reason
         and current.get("message", "") == message
+        and current.get("observedGeneration", 0) == group.generation
     ):
         return None
     transition = (
@@ -85,17 +94,18 @@ def condition_patch(
         if current is not None and current.get("status") == status
         else now
     )
-    condition = {
-        "type": POD_GROUP_SCHEDULED,
+    condition: dict[str, Any] = {
+        "type": POD_GROUP_INITIALLY_SCHEDULED,
         "status": status,
+        "observedGeneration": group.generation,
+        "lastTransitionTime": transition,
         "reason": reason,
         "message": message,
-        "lastTransitionTime": transition,
     }
     raw_status = group.raw.get("status") or {}
     others = [
         c
         for c in raw_status.get("conditions") or ()
-        if isinstance(c, Mapping) and c.get("type") != POD_GROUP_SCHEDULED
+        if isinstance(c, Mapping) and c.get("type") != POD_GROUP_INITIALLY_SCHEDULED
     ]
     return {"status": {"conditions": [*others, condition]}}

@@ -218,7 +218,7 @@ class Scheduler:
             )
             for name, path, parse, handler in (
                 *resources.informer_specs(),
-                # scheduling.k8s.io/v1alpha2: served only with GenericWorkload on (alpha).
+                # scheduling.k8s.io/v1beta1: served only with GenericWorkload on (beta, off).
                 *(workloads.informer_specs() if self._gangs else ()),
             )
         ]
@@ -293,6 +293,7 @@ class Scheduler:
                 failures=failures,
                 workloads=workloads,
                 status_writer=PodGroupStatusWriter(client, self._start_soon, wall_clock),
+                metrics=self.metrics,
             )
         self.binding = BindingCycle(
             cache=self.cache,

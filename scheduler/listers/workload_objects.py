@@ -1,15 +1,16 @@
-"""PodGroups and Workloads (scheduling.k8s.io/v1alpha2), kept by informers, and the state of
+"""PodGroups and Workloads (scheduling.k8s.io/v1beta1), kept by informers, and the state of
 each pod group as the scheduler sees it.
 
-Upstream: kube-scheduler v1.36's PodGroupManager (pkg/scheduler/framework's PodGroupState:
-AllPodsCount, ScheduledPodsCount, UnscheduledPods, AssumedPods), fed by the pod informer and by
-assume / forget. Here `PodGroupStates` is fed by the pod events of pods that name a group
-(`GroupAwarePodEvents` in the cycle calls it; a pod without a group costs one attribute test)
-and by GangScheduling's Reserve / Unreserve (assume / forget).
+Upstream: kube-scheduler v1.37's PodGroupManager (pkg/scheduler/framework's PodGroupState:
+AllPodsCount, ScheduledPodsCount, UnscheduledPods), fed by the pod informer; whether a member
+is assumed is the cache's to say (upstream's cache feeds its PodGroupStates on assume and
+forget). Here `PodGroupStates` is fed by the pod events of pods that name a group
+(`GroupAwarePodEvents` in the cycle calls it; a pod without a group costs one attribute test),
+and the PodGroup cycle asks it with the cache's `is_assumed_pod`.
 
 The API is optional, as resource.k8s.io is: a cluster that does not serve scheduling.k8s.io/
-v1alpha2 (GenericWorkload off, the upstream default) answers 404 and the stores stay empty; a
-pod that names a group then waits in PreEnqueue for its PodGroup, as upstream's does.
+v1beta1 (GenericWorkload off, the upstream default at v1.37) answers 404 and the stores stay
+empty; a pod that names a group then waits in PreEnqueue for its PodGroup, as upstream's does.
 """
 
 from __future__ import annotations
@@ -22,9 +23,14 @@ from scheduler.api.workload import SCHEDULING_API, PodGroupView, WorkloadView
 from scheduler.framework.events import EventResource
 from scheduler.listers.storage_objects import EventSink, KeyedStore
 
-# The workload-aware scheduling feature gates at kube-scheduler v1.36 (pkg/features/
-# kube_features.go: all alpha, off by default); what aiosched honours of each:
-# scheduler/plugins/gangscheduling/features.py.
+# The workload-aware scheduling feature gates and their defaults at kube-scheduler v1.37;
+# what aiosched honours of each: scheduler/plugins/gangscheduling/features.py.
+# - GenericWorkload: alpha in v1.35, beta in v1.37 and still off by default (the scheduler's
+#   versioned feature table, pkg/scheduler/features at v1.37).
+# - TopologyAwareWorkloadScheduling: alpha since v1.36, off (same table).
+# - GangScheduling (alpha since v1.35, off) and WorkloadAwarePreemption (alpha since v1.36,
+#   off): the v1.37 sources read (search corpus) show no change to either entry, so their
+#   v1.36 defaults stand.
 GENERIC_WORKLOAD = "GenericWorkload"
 GANG_SCHEDULING = "GangScheduling"
 TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
@@ -45,29 +51,25 @@ def gang_scheduling_enabled(gates: Mapping[str, bool] | None) -> bool:
 
 
 class PodGroupState:
-    """The pods of one group the scheduler knows: every non-terminal pod naming the group,
-    which of them are assumed (reserved in a cycle, not yet bound) and which are bound."""
+    """The pods of one group the scheduler knows: every non-terminal pod naming the group and
+    which of them are bound."""
 
-    __slots__ = ("assigned", "assumed", "pods")
+    __slots__ = ("assigned", "pods")
 
     def __init__(self) -> None:
         self.pods: dict[str, PodView] = {}
-        self.assumed: set[str] = set()
         self.assigned: set[str] = set()
 
     def all_pods_count(self) -> int:
         return len(self.pods)
 
-    def scheduled_pods_count(self) -> int:
-        """Assumed or bound (upstream's ScheduledPodsCount)."""
-        return len(self.assumed | self.assigned)
+    def scheduled_pods_count(self, is_assumed: Callable[[str], bool]) -> int:
+        """Assumed (in the cache) or bound: upstream's ScheduledPodsCount."""
+        return sum(1 for uid in self.pods if uid in self.assigned or is_assumed(uid))
 
     def unscheduled_pods(self) -> list[PodView]:
-        scheduled = self.assumed | self.assigned
-        return [pod for uid, pod in self.pods.items() if uid not in scheduled]
-
-    def assumed_pods(self) -> set[str]:
-        return set(self.assumed)
+        """The members not bound yet (the cycle skips those the cache has assumed)."""
+        return [pod for uid, pod in self.pods.items() if uid not in self.assigned]
 
 
 class PodGroupStates:
@@ -96,7 +98,6 @@ class PodGroupStates:
             return
         state.pods[pod.uid] = pod
         if pod.is_bound:
-            state.assumed.discard(pod.uid)
             state.assigned.add(pod.uid)
 
     def pod_deleted(self, pod: PodView) -> None:
@@ -104,23 +105,9 @@ class PodGroupStates:
         if state is None:
             return
         state.pods.pop(pod.uid, None)
-        state.assumed.discard(pod.uid)
         state.assigned.discard(pod.uid)
         if not state.pods:
             self._states.pop(f"{pod.namespace}/{pod.scheduling_group}", None)
-
-    # -- the scheduling cycle (GangScheduling's Reserve / Unreserve) -------------------------
-
-    def assume(self, pod: PodView) -> None:
-        state = self.of(pod)
-        if state is not None:
-            state.pods.setdefault(pod.uid, pod)
-            state.assumed.add(pod.uid)
-
-    def forget(self, pod: PodView) -> None:
-        state = self.of(pod)
-        if state is not None:
-            state.assumed.discard(pod.uid)
 
 
 class WorkloadObjects:
@@ -137,7 +124,7 @@ class WorkloadObjects:
         )
         self.states = PodGroupStates()
         # Moves pods to activeQ now (the scheduler sets it to the queue's activate):
-        # upstream's Handle.Activate, which GangScheduling's Permit calls.
+        # upstream's Handle.Activate.
         self.activate: Callable[[Iterable[PodView]], None] = lambda pods: None
 
     def connect(self, sink: EventSink) -> None:

@@ -1,4 +1,4 @@
-"""PodGroups and gang members for the GangScheduling tests (scheduling.k8s.io/v1alpha2)."""
+"""PodGroups and gang members for the GangScheduling tests (scheduling.k8s.io/v1beta1)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def pod_group(
         spec["schedulingConstraints"] = {"topology": [{"key": topology_key}]}
     return PodGroupView.from_dict(
         {
-            "apiVersion": "scheduling.k8s.io/v1alpha2",
+            "apiVersion": "scheduling.k8s.io/v1beta1",
             "kind": "PodGroup",
             "metadata": {
                 "name": name,

@@ -47,7 +47,7 @@ def go_duration(text: str) -> float:
 #: (pkg/features/kube_features.go: OpportunisticBatching beta and on since v1.35; the DRA gates
 #: at v1.36, except those aiosched honours only off: scheduler/plugins/dynamicresources/
 #: features.py says which and refuses the other value; the workload-aware scheduling gates at
-#: v1.36: scheduler/plugins/gangscheduling/features.py).
+#: v1.37: scheduler/plugins/gangscheduling/features.py).
 FEATURE_GATES: dict[str, bool] = {
     "OpportunisticBatching": True,
     **DRA_GATE_DEFAULTS,

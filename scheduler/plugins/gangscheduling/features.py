@@ -1,10 +1,11 @@
 """The workload-aware scheduling feature gates (`--feature-gates`) and what aiosched does under
 each.
 
-Upstream: pkg/features/kube_features.go at v1.36, the newest release: GenericWorkload (the
-Workload and PodGroup API, pod.spec.schedulingGroup) and GangScheduling alpha since v1.35,
-TopologyAwareWorkloadScheduling and WorkloadAwarePreemption alpha since v1.36; all off by
-default. GangScheduling needs GenericWorkload, WorkloadAwarePreemption needs GangScheduling
+Upstream at v1.37, the newest release: GenericWorkload (the Workload and PodGroup API,
+pod.spec.schedulingGroup) alpha since v1.35 and beta since v1.37, still off by default;
+GangScheduling alpha since v1.35, TopologyAwareWorkloadScheduling and WorkloadAwarePreemption
+alpha since v1.36, all off (scheduler/listers/workload_objects.py says where each default was
+read). GangScheduling needs GenericWorkload, WorkloadAwarePreemption needs GangScheduling
 (the gates' dependency table). aiosched honours GenericWorkload and GangScheduling both ways;
 the other two only off (see `unsupported_gate_value`), so that aiosched never silently decides
 differently from kube-scheduler with the same flags.
@@ -46,6 +47,6 @@ def unsupported_gate_value(name: str, value: bool) -> str | None:
         return None
     return (
         f"feature gate {name}=true is not supported by aiosched: it does not implement {what} "
-        f"yet (kube-scheduler v1.36: alpha, off by default)"
+        f"yet (kube-scheduler v1.37: alpha, off by default)"
     )
 

@@ -1,15 +1,21 @@
-"""The GangScheduling plugin (upstream's gangscheduling.go at v1.36).
+"""The GangScheduling plugin (upstream's gangscheduling.go at v1.37, PodGroup in
+scheduling.k8s.io/v1beta1).
 
 - PreEnqueue holds a member out of activeQ until its PodGroup exists and, for a gang, until
   minCount of its pods exist (UnschedulableAndUnresolvable with upstream's messages).
-- Reserve / Unreserve record the member as assumed / no longer assumed in the group's state
-  (upstream's PodGroupManager learns it from the cache's assume and forget).
-- Permit makes a member wait (5 minutes, upstream's permitTimeoutDuration) until minCount of its
-  group are assumed or bound; the member that completes the quorum allows the waiting ones. On
-  timeout each waiting member is rejected ("rejected due to timeout after waiting 5m0s at plugin
-  GangScheduling").
+- PlacementFeasible (new in v1.37, replacing v1.36's Reserve / Unreserve / Permit with its
+  5-minute wait): the PodGroup cycle asks it before placing any member and after each one,
+  with how many members are scheduled (assumed or bound) and how many remain to be tried.
+  Unschedulable when minCount can no longer be reached (the cycle stops early), Wait while it
+  may still be, Success once it is. Upstream runs PlacementFeasible only for the plugin named
+  GangScheduling ("Name has to be GangScheduling for the PlacementFeasible plugin to be used"),
+  and so does scheduler/cycle/podgroup_cycle.py.
 - Queueing hints: a pod of the same group added (pending or bound), the PodGroup added, its
-  minCount lowered.
+  gang minCount lowered (v1.37: an update where either side is not a gang is skipped; v1.36
+  requeued it).
+
+CompositePodGroups (alpha gate CompositePodGroup, v1alpha3) are not implemented: aiosched
+follows the plugin with that gate off.
 """
 
 from __future__ import annotations
@@ -26,31 +32,48 @@ from scheduler.framework.events import (
     EventResource,
     QueueingHint,
 )
-from scheduler.framework.interface import CycleState, Handle
+from scheduler.framework.interface import Handle
 from scheduler.framework.registry import PluginEntry
-from scheduler.framework.status import Status
+from scheduler.framework.status import Code, Status
 from scheduler.listers.workload_objects import WorkloadObjects
 
 NAME = "GangScheduling"
-#: How long gang members wait at Permit for the quorum (upstream's permitTimeoutDuration).
-PERMIT_TIMEOUT_SECONDS = 5 * 60.0
-
 MSG_WAITING_FOR_MIN_COUNT_IN_QUEUE = (
     "waiting for minCount pods from a gang to appear in scheduling queue"
 )
-MSG_WAITING_FOR_MIN_COUNT_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
 
 
 def msg_waiting_for_pod_group(name: str) -> str:
-    # Upstream's wording, "pods's" included.
-    return f'waiting for pods\'s pod group "{name}" to appear in scheduling queue'
+    # v1.37's wording (v1.36 said "pods's").
+    return f'waiting for pod\'s pod group "{name}" to appear in scheduling queue'
+
+
+def placement_feasible(min_count: int, scheduled: int, remaining: int) -> Status:
+    """gangscheduling.go's PlacementFeasible for a group whose minCount is `min_count` (1 for
+    a basic group, upstream's getMinCount)."""
+    if remaining + scheduled < min_count:
+        # minCount can't be satisfied because there are not enough remaining pods.
+        return Status(
+            Code.UNSCHEDULABLE,
+            f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, "
+            f"{remaining} remaining",
+            plugin=NAME,
+        )
+    if scheduled < min_count:
+        # minCount might be satisfied once more remaining pods are evaluated.
+        return Status(
+            Code.WAIT,
+            f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, "
+            f"{remaining} remaining",
+            plugin=NAME,
+        )
+    return Status.OK
 
 
 class GangScheduling:
     name = NAME
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
-        self._handle = handle
         self._workloads: WorkloadObjects = (
             handle.cluster_objects.workloads if handle is not None else WorkloadObjects()
         )
@@ -72,47 +95,12 @@ class GangScheduling:
             return Status.unresolvable(MSG_WAITING_FOR_MIN_COUNT_IN_QUEUE)
         return Status.OK
 
-    # -- Reserve / Unreserve ---------------------------------------------------------------
+    # -- PlacementFeasible ---------------------------------------------------------------
 
-    def reserve(self, state: CycleState, pod: PodView, node_name: str) -> Status:
-        if pod.scheduling_group is not None:
-            self._workloads.states.assume(pod)
-        return Status.OK
-
-    def unreserve(self, state: CycleState, pod: PodView, node_name: str) -> None:
-        if pod.scheduling_group is not None:
-            self._workloads.states.forget(pod)
-
-    # -- Permit ----------------------------------------------------------------------------
-
-    def permit(self, state: CycleState, pod: PodView, node_name: str) -> tuple[Status, float]:
-        group_name = pod.scheduling_group
-        if group_name is None:
-            return Status.OK, 0.0
-        group = self._workloads.pod_group(pod.namespace, group_name)
-        if group is None:
-            # Likely deleted meanwhile: an error retries the pod when the group is added again.
-            return (
-                Status.error(
-                    f"failed to get podGroup {pod.namespace}/{group_name}: "
-                    f'podgroup.scheduling.k8s.io "{group_name}" not found'
-                ),
-                0.0,
-            )
-        if group.min_count is None:
-            return Status.OK, 0.0
-        group_state = self._workloads.states.get(pod.namespace, group_name)
-        if group_state.scheduled_pods_count() < group.min_count:
-            # The others may have waited for this one: let them try now.
-            self._workloads.activate(group_state.unscheduled_pods())
-            return Status.wait(MSG_WAITING_FOR_MIN_COUNT_SCHEDULED), PERMIT_TIMEOUT_SECONDS
-        # The quorum is met: allow this pod and every member waiting on Permit.
-        if self._handle is not None:
-            for uid in group_state.assumed_pods():
-                waiting = self._handle.get_waiting_pod(uid)
-                if waiting is not None:
-                    waiting.allow(NAME)
-        return Status.OK, 0.0
+    def placement_feasible(self, group: PodGroupView, scheduled: int, remaining: int) -> Status:
+        """Whether `group` can still reach its minCount with `scheduled` members assumed or
+        bound and `remaining` still to be tried in this cycle."""
+        return placement_feasible(group.min_count or 1, scheduled, remaining)
 
     # -- queueing hints --------------------------------------------------------------------
 
@@ -157,8 +145,8 @@ class GangScheduling:
         if not isinstance(new, PodGroupView) or not _names(pod, new):
             return QueueingHint.SKIP
         if not isinstance(old, PodGroupView) or old.min_count is None or new.min_count is None:
-            # A policy is not expected to change: requeue to be safe, as upstream.
-            return QueueingHint.QUEUE
+            # Updates to non-gang policies will not make the waiting pods schedulable (v1.37).
+            return QueueingHint.SKIP
         if new.min_count >= old.min_count:
             return QueueingHint.SKIP  # a minCount that did not decrease helps no one
         return QueueingHint.QUEUE

@@ -1,0 +1,186 @@
+"""Gang scheduling end to end: `aiosched cluster` (serving scheduling.k8s.io/v1beta1 PodGroups as
+kube-apiserver v1.37 does) and `aiosched run --feature-gates GenericWorkload=true,
+GangScheduling=true` with GangScheduling enabled in the profile (it is not a default plugin),
+as separate processes, driven with kubectl as a user would.
+
+Every node takes one 3-CPU member (4 CPUs each), so "n nodes" means "n members fit".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from processes import (
+    Kubectl,
+    node_manifest,
+    pod_manifest,
+    start_cluster,
+    start_scheduler,
+    stopping,
+    wait_nodes_cached,
+    wait_until,
+)
+
+pytestmark = pytest.mark.e2e
+
+CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: GangScheduling
+"""
+GATES = "GenericWorkload=true,GangScheduling=true"
+
+
+def _pod_group(name: str, min_count: int) -> str:
+    return f"""
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {{name: {name}}}
+spec:
+  schedulingPolicy: {{gang: {{minCount: {min_count}}}}}
+---"""
+
+
+def _gang(group: str, count: int) -> tuple[list[str], str]:
+    """`count` 3-CPU pods naming `group` in spec.schedulingGroup, and the manifest."""
+    names = [f"{group}-{i}" for i in range(count)]
+    manifest = _pod_group(group, count) + "".join(
+        pod_manifest(name, "3", f"  schedulingGroup: {{podGroupName: {group}}}") for name in names
+    )
+    return names, manifest
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Kubectl, str]]:
+    workdir: Path = tmp_path_factory.mktemp("gang")
+    api = start_cluster(workdir)
+    with stopping(api):
+        kubectl = Kubectl(workdir)
+        scheduler = start_scheduler(workdir, CONFIG, "--feature-gates", GATES)
+        with stopping(scheduler):
+            yield kubectl, scheduler.url
+
+
+def _pods(kubectl: Kubectl, names: list[str]) -> dict[str, dict[str, Any]]:
+    items = kubectl.json("pods")["items"]
+    return {p["metadata"]["name"]: p for p in items if p["metadata"]["name"] in names}
+
+
+def _bound(kubectl: Kubectl, names: list[str]) -> dict[str, str]:
+    return {
+        name: pod["spec"]["nodeName"]
+        for name, pod in _pods(kubectl, names).items()
+        if pod["spec"].get("nodeName")
+    }
+
+
+def _pod_condition(pod: dict[str, Any]) -> dict[str, Any] | None:
+    for condition in pod.get("status", {}).get("conditions") or ():
+        if condition["type"] == "PodScheduled":
+            return dict(condition)
+    return None
+
+
+def _group_condition(kubectl: Kubectl, group: str) -> dict[str, Any] | None:
+    obj = kubectl.json("podgroups.scheduling.k8s.io", group)
+    for condition in obj.get("status", {}).get("conditions") or ():
+        if condition["type"] == "PodGroupInitiallyScheduled":
+            return dict(condition)
+    return None
+
+
+def _delete_pods(kubectl: Kubectl, names: list[str]) -> None:
+    kubectl("delete", "pod", *names, "--wait=true", "--grace-period=0", "--force", check=False)
+
+
+def test_a_gang_of_four_where_three_fit_binds_none_then_all_once_a_node_is_added(
+    cluster: tuple[Kubectl, str],
+) -> None:
+    kubectl, scheduler_url = cluster
+    kubectl.apply("".join(node_manifest(f"n{i}", "4") for i in range(3)))
+    wait_nodes_cached(scheduler_url, 3)
+    names, manifest = _gang("train", 4)
+    kubectl.apply(manifest)
+
+    def all_refused() -> bool:
+        pods = _pods(kubectl, names)
+        return len(pods) == 4 and all(
+            (c := _pod_condition(p)) is not None and c["status"] == "False" for p in pods.values()
+        )
+
+    wait_until(all_refused, timeout=10, what="every member refused")
+    assert _bound(kubectl, names) == {}
+    messages = {name: _pod_condition(p) for name, p in _pods(kubectl, names).items()}
+    reasons = {c["reason"] for c in messages.values() if c}
+    texts = {c["message"] for c in messages.values() if c}
+    # Three fitted and say why the group did not; the fourth says why it did not fit.
+    assert reasons == {"Unschedulable"}
+    assert texts == {
+        "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining",
+        "0/3 nodes are available: 3 Insufficient cpu.",
+    }
+    condition = wait_until(lambda: _group_condition(kubectl, "train"), timeout=5,
+                           what="the PodGroup condition")
+    assert condition["status"] == "False"
+    assert condition["reason"] == "Unschedulable"
+    assert condition["message"] == "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+    assert _bound(kubectl, names) == {}
+
+    started = time.monotonic()
+    kubectl.apply(node_manifest("n3", "4"))
+    wait_until(lambda: len(_bound(kubectl, names)) == 4, timeout=10, what="all four bound")
+    assert time.monotonic() - started < 10
+    assert len(set(_bound(kubectl, names).values())) == 4
+    condition = wait_until(
+        lambda: (c := _group_condition(kubectl, "train")) and c["status"] == "True" and c,
+        timeout=5,
+        what="PodGroupInitiallyScheduled=True",
+    )
+    assert condition["reason"] == "Scheduled"
+    _delete_pods(kubectl, names)
+
+
+def test_two_gangs_where_one_fits_at_a_time_run_one_after_the_other(
+    cluster: tuple[Kubectl, str],
+) -> None:
+    kubectl, scheduler_url = cluster
+    # The previous test left four free nodes: one gang of four fits, not two.
+    wait_until(lambda: not _pods(kubectl, [f"train-{i}" for i in range(4)]), timeout=10,
+               what="the first test's pods gone")
+    wait_nodes_cached(scheduler_url, 4)
+    blue, blue_manifest = _gang("blue", 4)
+    red, red_manifest = _gang("red", 4)
+    kubectl.apply(blue_manifest + red_manifest)
+
+    def one_gang_placed() -> bool:
+        counts = sorted([len(_bound(kubectl, blue)), len(_bound(kubectl, red))])
+        return counts == [0, 4]
+
+    wait_until(one_gang_placed, timeout=10, what="one gang placed")
+    first, second = (blue, red) if len(_bound(kubectl, blue)) == 4 else (red, blue)
+    second_group = second[0].rsplit("-", 1)[0]
+    # The other waits, holding nothing: none of its members is bound, each says why.
+    wait_until(
+        lambda: all((c := _pod_condition(p)) is not None and c["status"] == "False"
+                    for p in _pods(kubectl, second).values()),
+        timeout=10,
+        what="the waiting gang's members refused",
+    )
+    time.sleep(1.0)
+    assert _bound(kubectl, second) == {}
+    condition = _group_condition(kubectl, second_group)
+    assert condition is not None and condition["reason"] == "Unschedulable"
+
+    # The first gang's pods go away: the second runs.
+    _delete_pods(kubectl, first)
+    wait_until(lambda: len(_bound(kubectl, second)) == 4, timeout=15, what="the second gang bound")
+    _delete_pods(kubectl, second)
