@@ -45,6 +45,15 @@ class AdmissionError(Exception):
 # --- defaulting --------------------------------------------------------------------------------
 
 
+def _spec(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object's spec for defaulting: a `"spec": null` decodes as an empty spec, as the Go
+    decoder gives a zero struct (validation then names what is missing)."""
+    spec = obj.get("spec")
+    if spec is None:
+        spec = obj["spec"] = {}
+    return spec
+
+
 def _canonical_resources(resources: Any, round_to_milli: bool) -> None:
     """Quantities as the server re-serializes them ("0.5" -> "500m"), rounded up to milli."""
     if not isinstance(resources, dict):
@@ -181,7 +190,7 @@ def pod_qos_class(spec: dict[str, Any]) -> str:
 
 
 def _default_pod(pod: dict[str, Any]) -> None:
-    spec = pod.setdefault("spec", {})
+    spec = _spec(pod)
     if isinstance(spec, dict):
         default_pod_spec(spec)
     status = pod.setdefault("status", {})
@@ -191,7 +200,7 @@ def _default_pod(pod: dict[str, Any]) -> None:
 
 
 def _default_template(obj: dict[str, Any]) -> None:
-    spec = obj.setdefault("spec", {})
+    spec = _spec(obj)
     template = spec.get("template") if isinstance(spec, dict) else None
     if isinstance(template, dict) and isinstance(template.get("spec"), dict):
         default_pod_spec(template["spec"])
@@ -212,14 +221,14 @@ def _default_namespace(ns: dict[str, Any]) -> None:
     name = meta.get("name")
     if name:
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
-    finalizers = ns.setdefault("spec", {}).setdefault("finalizers", [])
+    finalizers = _spec(ns).setdefault("finalizers", [])
     if "kubernetes" not in finalizers:
         finalizers.append("kubernetes")
     ns.setdefault("status", {}).setdefault("phase", "Active")
 
 
 def _default_service(svc: dict[str, Any]) -> None:
-    spec = svc.setdefault("spec", {})
+    spec = _spec(svc)
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
     if spec["type"] in ("ClusterIP", "NodePort", "LoadBalancer"):
@@ -232,7 +241,7 @@ def _default_service(svc: dict[str, Any]) -> None:
 
 
 def _default_replicated(obj: dict[str, Any], kind: str) -> None:
-    spec = obj.setdefault("spec", {})
+    spec = _spec(obj)
     spec.setdefault("replicas", 1)
     if kind == "ReplicationController":
         labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
@@ -249,7 +258,7 @@ def _default_replicated(obj: dict[str, Any], kind: str) -> None:
 
 
 def _default_claim(claim: dict[str, Any]) -> None:
-    spec = claim.setdefault("spec", {})
+    spec = _spec(claim)
     if isinstance(spec, dict):
         spec.setdefault("volumeMode", "Filesystem")
     status = claim.setdefault("status", {})
@@ -258,7 +267,7 @@ def _default_claim(claim: dict[str, Any]) -> None:
 
 
 def _default_volume_object(volume: dict[str, Any]) -> None:
-    spec = volume.setdefault("spec", {})
+    spec = _spec(volume)
     if isinstance(spec, dict):
         spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
         spec.setdefault("volumeMode", "Filesystem")
@@ -273,7 +282,7 @@ def _default_storage_class(storage_class: dict[str, Any]) -> None:
 
 
 def _default_csi_driver(driver: dict[str, Any]) -> None:
-    spec = driver.setdefault("spec", {})
+    spec = _spec(driver)
     if not isinstance(spec, dict):
         return
     for key, value in (
@@ -407,7 +416,7 @@ def _global_default(list_all: ListAll | None) -> dict[str, Any] | None:
 def _admit_priority(
     obj: dict[str, Any], lookup: Lookup, list_all: ListAll | None
 ) -> None:
-    spec = obj.setdefault("spec", {})
+    spec = _spec(obj)
     class_name = spec.get("priorityClassName") or ""
     preemption: str | None = None
     if not class_name:
@@ -446,7 +455,7 @@ def _admit_priority(
 
 
 def _admit_default_tolerations(obj: dict[str, Any]) -> None:
-    spec = obj.setdefault("spec", {})
+    spec = _spec(obj)
     tolerations = spec.get("tolerations") or []
 
     def tolerated(taint_key: str) -> bool:
@@ -508,7 +517,7 @@ def default_storage_class(classes: Iterable[dict[str, Any]]) -> str | None:
 def _admit_default_storage_class(claim: dict[str, Any], list_all: ListAll | None) -> None:
     """DefaultStorageClass admission: a claim with no class field at all (nil, not "") gets
     the default class (plugin/pkg/admission/storage/storageclass/setdefault)."""
-    spec = claim.setdefault("spec", {})
+    spec = _spec(claim)
     if not isinstance(spec, dict) or spec.get("storageClassName") is not None:
         return
     annotations = (claim.get("metadata") or {}).get("annotations") or {}
@@ -547,7 +556,7 @@ def admit_update(kind: str, obj: dict[str, Any], old: dict[str, Any]) -> None:
     """Priority admission on update: keep the priority fields computed at create."""
     if kind != "Pod":
         return
-    spec, old_spec = obj.setdefault("spec", {}), old.get("spec") or {}
+    spec, old_spec = _spec(obj), old.get("spec") or {}
     for key in ("priority", "preemptionPolicy"):
         if spec.get(key) is None and old_spec.get(key) is not None:
             spec[key] = old_spec[key]
