@@ -222,27 +222,15 @@ class Scheduler:
                 *(workloads.informer_specs() if self._gangs else ()),
             )
         ]
-        # scheduler-plugins' PodGroups (Coscheduling), only when a profile enables it: the
-        # CRD may be absent (optional informer), its pods are watched by their label, and the
-        # PodGroup status controller runs while this process schedules.
+        # scheduler-plugins' PodGroups (Coscheduling), only once a profile enables it (here or
+        # by a reload: _apply_profiles).
         self.pod_group_status: PodGroupStatusController | None = None
+        # Whether run() has started the informers, and the scheduling loop (after which the
+        # PodGroup status controller may run): what a reload must start itself from then on.
+        self._informers_started = False
+        self._loop_started = False
         if _enables(config, "Coscheduling"):
-            pod_groups = self.cluster_objects.pod_groups
-            pod_groups.connect(self.queue.move_all_to_active_or_backoff)
-            name, path, parse, store = pod_groups.group_informer_spec()
-            self.object_informers += [
-                Informer(client, ResourceWatch(path), parse, store, name=name, rng=self.rng,
-                         optional=True),
-                Informer(
-                    client,
-                    ResourceWatch("/api/v1/pods", label_selector=pod_groups.MEMBER_LABEL_SELECTOR),
-                    PodView.from_dict,
-                    pod_groups.members,
-                    name="podgroup-pods",
-                    rng=self.rng,
-                ),
-            ]  # fmt: skip
-            self.pod_group_status = PodGroupStatusController(pod_groups, client)
+            self.object_informers += self._watch_pod_groups()
         # The two halves of upstream's scheduleOne, and the failure handler they share.
         failures = FailureHandler(
             client=client,
@@ -342,6 +330,27 @@ class Scheduler:
 
         return ProfileSet.build(config, self.registry, deps_for)
 
+    def _watch_pod_groups(self) -> list[Informer[Any]]:
+        """Coscheduling's informers, once: the PodGroups (the CRD may be absent: optional) and
+        the pods carrying the group label; and the PodGroup status controller, which runs while
+        this process schedules. Returns the informers to start."""
+        pod_groups = self.cluster_objects.pod_groups
+        pod_groups.connect(self.queue.move_all_to_active_or_backoff)
+        name, path, parse, store = pod_groups.group_informer_spec()
+        self.pod_group_status = PodGroupStatusController(pod_groups, self.client)
+        return [
+            Informer(self.client, ResourceWatch(path), parse, store, name=name, rng=self.rng,
+                     optional=True),
+            Informer(
+                self.client,
+                ResourceWatch("/api/v1/pods", label_selector=pod_groups.MEMBER_LABEL_SELECTOR),
+                PodView.from_dict,
+                pod_groups.members,
+                name="podgroup-pods",
+                rng=self.rng,
+            ),
+        ]  # fmt: skip
+
     # ----------------------------------------------------------------------------- lifecycle
 
     async def run(self, active: asyncio.Event | None = None) -> None:
@@ -364,6 +373,7 @@ class Scheduler:
             group.start_soon(self.pod_informer.run, name="informer-pods")
             for informer in self.object_informers:
                 group.start_soon(informer.run, name=f"informer-{informer.name}")
+            self._informers_started = True
             group.start_soon(self.recorder.run, name="event-recorder")
             group.start_soon(self.unparsable_pods.run, name="unparsable-pods")
             group.start_soon(self.queue.run, name="queue-flush")
@@ -376,6 +386,7 @@ class Scheduler:
                 extra={"nodes": len(self.node_informer.store), "profiles": self.profiles.names()},
             )
             group.start_soon(self._scheduling_loop, name="scheduling-loop")
+            self._loop_started = True  # from here a reload starts the controller itself
             if self.pod_group_status is not None:
                 group.start_soon(self.pod_group_status.run, name="podgroup-status")
 
@@ -533,6 +544,8 @@ class Scheduler:
         self.profiles = profiles
         self._pending_profiles = None
         config = profiles.config
+        if self.pod_group_status is None and _enables(config, "Coscheduling"):
+            self._start_watching_pod_groups()
         self.queue.set_backoff(config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds)
         extenders = self._extender_sets.get(profiles.config.extenders)
         if extenders is not None:  # always built by build_profiles
@@ -553,6 +566,21 @@ class Scheduler:
             "profiles swapped",
             extra={"profiles": profiles.names(), "dropped": len(dropped), "added": added},
         )
+
+    def _start_watching_pod_groups(self) -> None:
+        """A reload enabled Coscheduling for the first time: start its informers now (and the
+        status controller, if this process schedules already; else run() starts it). Until the
+        informers have listed, the plugin finds no PodGroup, and Permit refuses a labelled pod
+        ("PodGroup not found") rather than place it alone; the PodGroups' arrival requeues it.
+        They keep running if a later reload disables the plugin again."""
+        informers = self._watch_pod_groups()
+        self.object_informers += informers
+        if self._group is None or not self._informers_started:
+            return  # run() starts them with the others
+        for informer in informers:
+            self._group.start_soon(informer.run, name=f"informer-{informer.name}")
+        if self._loop_started and self.pod_group_status is not None:
+            self._group.start_soon(self.pod_group_status.run, name="podgroup-status")
 
     def _prune_retired(self) -> None:
         """Forget replaced frameworks once no pod waits on Permit in them any more."""

@@ -183,6 +183,15 @@ def desired_status(group: PodGroupView, pods: list[PodView]) -> dict[str, Any] |
     return changed or None
 
 
+def merge_patch(change: dict[str, Any]) -> dict[str, Any]:
+    """`change` as the JSON merge patch upstream sends: controller-runtime's client.MergeFrom
+    diffs the JSON of the old and new PodGroup, and every status field is `omitempty`
+    (apis/scheduling/v1alpha1/types.go), so a field whose new value is zero or "" is absent
+    from the new JSON and patched to null: removed, not written as 0. (A count that falls to 0,
+    such as `running` once every member succeeded, then shows no value in `kubectl get pg`.)"""
+    return {name: value if value else None for name, value in change.items()}
+
+
 def _occupied_by(pod: PodView) -> str:
     """fillOccupiedObj: the pod's owners as sorted "namespace/name", comma-joined."""
     refs = sorted(f"{pod.namespace}/{owner.name}" for owner in pod.owner_references)
@@ -228,7 +237,10 @@ class PodGroupStatusController:
             return
         path = f"{API_PATH}/namespaces/{namespace}/podgroups/{name}/status"
         status, body = await self._client.request(
-            "PATCH", path, body={"status": change}, content_type="application/merge-patch+json"
+            "PATCH",
+            path,
+            body={"status": merge_patch(change)},
+            content_type="application/merge-patch+json",
         )
         if status >= 300:
             log.warning(

@@ -72,6 +72,21 @@ system:volume-scheduler:
 - {apiGroups: [""], resources: [persistentvolumeclaims], verbs: [get, list, patch, update, watch]}
 """)
 
+# scheduler-plugins' own grant to its scheduler (kubernetes-sigs/scheduler-plugins
+# manifests/install/charts/as-a-second-scheduler/templates/rbac.yaml, scheduler-plugins-scheduler;
+# its controller's role grants the same in this group), the rule aiosched:coscheduling must stay
+# within; the role's other rules are system:kube-scheduler's above.
+SCHEDULER_PLUGINS_ROLE = yaml.safe_load("""
+- {apiGroups: [scheduling.x-k8s.io],
+   resources: [podgroups, elasticquotas, podgroups/status, elasticquotas/status],
+   verbs: [get, list, watch, create, delete, update, patch]}
+""")
+# What Coscheduling's requests need of it (scheduler/listers/pod_groups.py).
+COSCHEDULING_RULES = yaml.safe_load("""
+- {apiGroups: [scheduling.x-k8s.io], resources: [podgroups], verbs: [get, list, watch]}
+- {apiGroups: [scheduling.x-k8s.io], resources: [podgroups/status], verbs: [patch, update]}
+""")
+
 # Gang scheduling's rules (scheduling.k8s.io/v1beta1, v1.37). Upstream's system:kube-scheduler
 # rule for PodGroups and Workloads was not found in the sources read (policy.go and the
 # bootstrap testdata available predate it), so aiosched:kube-scheduler grants the minimal rules
@@ -114,6 +129,12 @@ AIOSCHED_REQUESTS = [
     ("list", "scheduling.k8s.io", "workloads", "", "", ""),
     ("watch", "scheduling.k8s.io", "workloads", "", "", ""),
     ("patch", "scheduling.k8s.io", "podgroups", "status", "*", "pg"),
+    # Coscheduling (scheduler-plugins' PodGroup CRD): pod_groups.py's informer and the
+    # PodGroup status controller's merge patch
+    ("list", "scheduling.x-k8s.io", "podgroups", "", "", ""),
+    ("watch", "scheduling.x-k8s.io", "podgroups", "", "", ""),
+    ("get", "scheduling.x-k8s.io", "podgroups", "", "*", "pg"),
+    ("patch", "scheduling.x-k8s.io", "podgroups", "status", "*", "pg"),
     ("create", "coordination.k8s.io", "leases", "", NAMESPACE, ""),  # leaderelection.py
     ("get", "coordination.k8s.io", "leases", "", NAMESPACE, LEASE),
     ("update", "coordination.k8s.io", "leases", "", NAMESPACE, LEASE),
@@ -137,6 +158,10 @@ NOT_GRANTED = [
     ("create", "scheduling.k8s.io", "workloads", "", "*", ""),
     ("delete", "scheduling.k8s.io", "podgroups", "", "*", "pg"),
     ("update", "scheduling.k8s.io", "workloads", "status", "*", "w"),
+    ("create", "scheduling.x-k8s.io", "podgroups", "", "*", ""),
+    ("update", "scheduling.x-k8s.io", "podgroups", "", "*", "pg"),
+    ("delete", "scheduling.x-k8s.io", "podgroups", "", "*", "pg"),
+    ("list", "scheduling.x-k8s.io", "elasticquotas", "", "", ""),
 ]
 
 
@@ -205,10 +230,12 @@ def test_the_kinds_and_their_namespace(objects: list[dict[str, Any]]) -> None:
     kinds = sorted((o["kind"], o["metadata"]["name"]) for o in objects)
 
     assert kinds == [
+        ("ClusterRole", "aiosched:coscheduling"),
         ("ClusterRole", "aiosched:kube-scheduler"),
         ("ClusterRole", "aiosched:metrics-reader"),
         ("ClusterRole", "aiosched:volume-scheduler"),
         ("ClusterRole", "aiosched:what-if"),
+        ("ClusterRoleBinding", "aiosched:coscheduling"),
         ("ClusterRoleBinding", "aiosched:kube-scheduler"),
         ("ClusterRoleBinding", "aiosched:volume-scheduler"),
         ("ConfigMap", "aiosched-config"),  # no hash suffix: updated in place, reloaded
@@ -376,11 +403,6 @@ def test_the_leader_election_role_names_the_configured_lease_and_configmap(
 def test_cluster_roles_grant_nothing_upstream_s_do_not(
     objects: list[dict[str, Any]], ours: str, upstream: str
 ) -> None:
-    def grants(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
-        return {(group, resource, verb, name)
-                for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]
-                for verb in rule["verbs"] for name in rule.get("resourceNames", [""])}
-
     ours_granted = grants(one(objects, "ClusterRole", ours)["rules"])
     upstream_granted = grants(UPSTREAM_ROLES[upstream])
     if upstream == "system:kube-scheduler":
@@ -394,13 +416,32 @@ def test_cluster_roles_grant_nothing_upstream_s_do_not(
             if g[0] != "extensions" and g[1] != "leases"} == set()
 
 
+def grants(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
+    return {(group, resource, verb, name)
+            for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]
+            for verb in rule["verbs"] for name in rule.get("resourceNames", [""])}
+
+
+def test_the_coscheduling_role_is_what_it_needs_within_scheduler_plugins_grant(
+    objects: list[dict[str, Any]]
+) -> None:
+    ours = grants(one(objects, "ClusterRole", "aiosched:coscheduling")["rules"])
+
+    assert ours == grants(COSCHEDULING_RULES)
+    assert ours <= grants(SCHEDULER_PLUGINS_ROLE)
+    # and the mirrored system: roles grant nothing in its group
+    for name in ("aiosched:kube-scheduler", "aiosched:volume-scheduler"):
+        rules = one(objects, "ClusterRole", name)["rules"]
+        assert not any(g[0] == "scheduling.x-k8s.io" for g in grants(rules))
+
+
 def test_every_binding_names_a_role_of_the_manifests_and_the_service_account(
     objects: list[dict[str, Any]]
 ) -> None:
     account = one(objects, "ServiceAccount")["metadata"]
     bindings = [o for o in objects if o["kind"] in ("ClusterRoleBinding", "RoleBinding")]
 
-    assert len(bindings) == 3
+    assert len(bindings) == 4
     for binding in bindings:
         ref = binding["roleRef"]
         role = one(objects, ref["kind"], ref["name"])
@@ -429,7 +470,7 @@ def test_dry_run_server_apply_succeeds_and_creates_nothing(tmp_path: Path) -> No
         out = kubectl("apply", "--dry-run=server", "-k", str(MANIFESTS))
 
         lines = out.strip().splitlines()
-        assert len(lines) == 11
+        assert len(lines) == 13
         assert all(line.endswith(" created (server dry run)") for line in lines), out
         assert our_objects(kubectl) == []
 
@@ -448,9 +489,11 @@ def test_apply_creates_what_kubectl_gets_back_and_a_second_apply_changes_nothing
         created = kubectl("apply", "-k", str(MANIFESTS))
         again = kubectl("apply", "-k", str(MANIFESTS))
 
-        assert created.count(" created") == 11
-        assert again.count(" unchanged") == 11, again
+        assert created.count(" created") == 13
+        assert again.count(" unchanged") == 13, again
         assert our_objects(kubectl) == sorted([
+            "clusterrole.rbac.authorization.k8s.io/aiosched:coscheduling",
+            "clusterrolebinding.rbac.authorization.k8s.io/aiosched:coscheduling",
             "clusterrole.rbac.authorization.k8s.io/aiosched:kube-scheduler",
             "clusterrole.rbac.authorization.k8s.io/aiosched:metrics-reader",
             "clusterrole.rbac.authorization.k8s.io/aiosched:volume-scheduler",

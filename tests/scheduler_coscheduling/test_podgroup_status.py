@@ -62,3 +62,19 @@ async def test_controller_patches_the_status_subresource() -> None:
     assert client.requests[-1][2] == {"status": {"phase": "Scheduling", "occupiedBy": "ns/job"}}
     await controller.reconcile("ns", "missing")  # deleted meanwhile: nothing written
     assert len(client.requests) == 1
+
+
+async def test_a_count_that_falls_to_zero_is_removed_as_controller_runtime_patches_it() -> None:
+    # Every member succeeded: running falls from 2 to 0. Upstream's client.MergeFrom diffs the
+    # JSON of old and new, where `running: 0` is omitted (omitempty): the patch sets it null.
+    objects = PodGroupObjects()
+    client = RecordingClient()
+    controller = PodGroupStatusController(objects, client)
+    objects.add(
+        pod_group("pg", "ns", 2, status={"phase": "Running", "running": 2}),
+        *_pods("Succeeded", "Succeeded"),
+    )
+    await controller.reconcile("ns", "pg")
+    assert client.requests[-1][2] == {
+        "status": {"phase": "Finished", "running": None, "succeeded": 2}
+    }
