@@ -184,3 +184,57 @@ def test_two_gangs_where_one_fits_at_a_time_run_one_after_the_other(
     _delete_pods(kubectl, first)
     wait_until(lambda: len(_bound(kubectl, second)) == 4, timeout=15, what="the second gang bound")
     _delete_pods(kubectl, second)
+
+
+# -- topology-aware placement (TopologyAwareWorkloadScheduling) ------------------------------
+
+TOPOLOGY_SCHEDULER = "topology-scheduler"
+TOPOLOGY_CONFIG = CONFIG.replace("default-scheduler", TOPOLOGY_SCHEDULER)
+TOPOLOGY_GATES = GATES + ",TopologyAwareWorkloadScheduling=true"
+ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.fixture(scope="module")
+def topology_scheduler(
+    cluster: tuple[Kubectl, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A second scheduler on the same cluster, with the gate on, for its own schedulerName."""
+    kubectl, _ = cluster
+    workdir: Path = tmp_path_factory.mktemp("gang-topology")
+    (workdir / "kubeconfig").write_text(kubectl.kubeconfig.read_text())
+    scheduler = start_scheduler(workdir, TOPOLOGY_CONFIG, "--feature-gates", TOPOLOGY_GATES)
+    with stopping(scheduler):
+        yield scheduler.url
+
+
+def test_a_topology_constrained_gang_lands_in_one_zone(
+    cluster: tuple[Kubectl, str], topology_scheduler: str
+) -> None:
+    kubectl, _ = cluster
+    # Zone a takes two 3-CPU members, zone b three: only zone b holds the gang of three, which
+    # the unlabelled nodes the earlier tests left (and zone a) would otherwise share.
+    kubectl.apply(
+        "".join(node_manifest(f"za{i}", "4", labels=f", {ZONE}: a") for i in range(2))
+        + "".join(node_manifest(f"zb{i}", "4", labels=f", {ZONE}: b") for i in range(3))
+    )
+    wait_nodes_cached(topology_scheduler, 5)
+    names = [f"ring-{i}" for i in range(3)]
+    group = """
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: ring}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+  schedulingConstraints: {topology: [{key: topology.kubernetes.io/zone}]}
+---"""
+    extra = f"  schedulingGroup: {{podGroupName: ring}}\n  schedulerName: {TOPOLOGY_SCHEDULER}"
+    kubectl.apply(group + "".join(pod_manifest(name, "3", extra) for name in names))
+    wait_until(lambda: len(_bound(kubectl, names)) == 3, timeout=15, what="the gang bound")
+    assert sorted(_bound(kubectl, names).values()) == ["zb0", "zb1", "zb2"]
+    condition = wait_until(
+        lambda: (c := _group_condition(kubectl, "ring")) and c["status"] == "True" and c,
+        timeout=5,
+        what="PodGroupInitiallyScheduled=True",
+    )
+    assert condition["reason"] == "Scheduled"
+    _delete_pods(kubectl, names)
