@@ -46,6 +46,7 @@ from scheduler.cache.cache import Cache
 from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import AttemptDetails, FitError, StartIndex, schedule_pod
 from scheduler.cycle.instrumentation import Instrumentation
+from scheduler.cycle.podgroup_explain import PlacementTried, group_summary
 from scheduler.cycle.podgroup_placement import (
     Placement,
     PlacementScope,
@@ -142,6 +143,11 @@ class PodGroupCycle:
         self._status_writer = status_writer
         self._metrics = metrics
         self._scope = PlacementScope(snapshot)
+        # What explain reports of the current cycle: the last PlacementFeasible verdict, the
+        # placements tried and the one chosen (TopologyAwareWorkloadScheduling).
+        self._verdict: Status | None = None
+        self._placements: list[PlacementTried] = []
+        self._chosen: str | None = None
 
     def group_of(self, pod: PodView) -> PodGroupView | None:
         """The gang `pod` belongs to, when it is to be scheduled by a group cycle."""
@@ -171,6 +177,7 @@ class PodGroupCycle:
         start = self._clock()
         self._cache.update_snapshot(self._snapshot)
         group_trace = self._instrumentation.begin_group(group, profile.name, len(members))
+        self._verdict, self._placements, self._chosen = None, [], None
         if topology_aware_enabled(profile.framework.feature_gates):
             status, outcomes = await self._run_placement_algorithm(
                 group, members, profile, group_trace
@@ -179,6 +186,7 @@ class PodGroupCycle:
             status, outcomes = await self._run_algorithm(group, members, profile, group_trace)
         if self._metrics is not None:
             self._metrics.pod_group_algorithm(self._clock() - start)
+        self._explain(group, status, members, outcomes)
         if status.is_success:
             placed = self._submit_feasible(group, outcomes)
             result = "scheduled"
@@ -210,6 +218,7 @@ class PodGroupCycle:
             if feasible_of is None:
                 return Status.OK  # no PlacementFeasible plugin: nothing to enforce
             result: Status = feasible_of(group, scheduled, remaining)
+            self._verdict = result  # the last PlacementFeasible verdict, for explain
             return result
 
         state = self._workloads.states.get(group.namespace, group.name)
@@ -251,6 +260,30 @@ class PodGroupCycle:
             status = Status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
         return status, outcomes
 
+    def _explain(
+        self,
+        group: PodGroupView,
+        status: Status,
+        members: Sequence[QueuedPodInfo],
+        outcomes: Sequence[MemberOutcome],
+    ) -> None:
+        """Keep the cycle for `aiosched explain` of its members (podgroup_explain.py)."""
+        store = self._instrumentation.explain
+        if not store.enabled:
+            return
+        summary = group_summary(
+            group,
+            status,
+            self._verdict,
+            members,
+            outcomes,
+            scheduled=status.is_success,
+            max_names=store.max_names_per_group,
+            placements=self._placements,
+            chosen=self._chosen,
+        )
+        store.record_group(group.namespace, group.name, [m.pod.name for m in members], summary)
+
     async def _run_placement_algorithm(
         self,
         group: PodGroupView,
@@ -274,35 +307,42 @@ class PodGroupCycle:
         order = [p for p in placements if p is not nominated]
         if nominated is not None:
             order.insert(0, nominated)
-        first: tuple[Status, list[MemberOutcome]] | None = None
-        feasible: list[tuple[Placement, Status, list[MemberOutcome]]] = []
+        first: tuple[Status, list[MemberOutcome], Status | None] | None = None
+        feasible: list[tuple[Placement, Status, list[MemberOutcome], Status | None]] = []
         for index, placement in enumerate(order):
             status, outcomes = await self._evaluate_placement(
                 group, members, profile, group_trace, placement, attempts
             )
+            self._placements.append(
+                PlacementTried(
+                    placement.name, len(placement.nodes), status, sum(o.placed for o in outcomes)
+                )
+            )
             if status.code == Code.ERROR:
                 return status, outcomes
             if first is None:
-                first = (status, outcomes)
+                first = (status, outcomes, self._verdict)
             if status.is_success:
-                feasible.append((placement, status, outcomes))
+                feasible.append((placement, status, outcomes, self._verdict))
                 if index == 0 and placement is nominated:
                     break  # the nominated placement fits: the others are not tried
         if not feasible:
             assert first is not None
+            self._verdict = first[2]
             message = placements_failed_message(len(placements), first[0].message)
             return Status(Code.UNSCHEDULABLE, message), first[1]
         chosen = feasible[0]
         if len(feasible) > 1:
             base = state.scheduled_pods_count(self._cache.is_assumed_pod)
             scores = pods_count_scores(
-                base, [sum(o.placed for o in outcomes) for _, _, outcomes in feasible]
+                base, [sum(o.placed for o in outcomes) for _, _, outcomes, _ in feasible]
             )
             top = max(scores)
             chosen = self._rng.choice(
                 [result for result, score in zip(feasible, scores, strict=True) if score == top]
             )
-        placement, status, outcomes = chosen
+        placement, status, outcomes, self._verdict = chosen
+        self._chosen = placement.name
         log.info(
             "Chose a placement for the pod group",
             extra={"podGroup": group.key, "placement": placement.name},

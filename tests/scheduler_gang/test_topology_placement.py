@@ -12,6 +12,7 @@ from typing import Any, cast
 
 import pytest
 
+from observability.explain import ExplainStore, render_text
 from profiles.api import load_config_text
 from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
@@ -141,7 +142,7 @@ def test_placements_failed_message_is_upstreams() -> None:
 # -- the PodGroup cycle ---------------------------------------------------------------------
 
 
-def _scheduler(gates: dict[str, bool]) -> Scheduler:
+def _scheduler(gates: dict[str, bool], explain: ExplainStore | None = None) -> Scheduler:
     registry = in_tree_registry()
     config = load_config_text(GANG_CONFIG, registry_for_config(registry))
     return Scheduler(
@@ -149,6 +150,7 @@ def _scheduler(gates: dict[str, bool]) -> Scheduler:
         config,
         registry,
         SchedulerOptions(seed=3, feature_gates=gates),
+        explain=explain,
     )
 
 
@@ -182,10 +184,12 @@ async def _one_cycle(
     gates: dict[str, bool] = TAS_GATES,
     topology_key: str = ZONE,
     nominated: str = "",
+    explain: ExplainStore | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """One group cycle of `members` 3-CPU pods on nodes {name: (zone, cpu)}: where each member
-    is assumed, and each failed member's message."""
-    scheduler = _scheduler(gates)
+    is assumed, and each failed member's message (not recorded when `explain` is given: the
+    real failure handler then records each member's attempt for explain)."""
+    scheduler = _scheduler(gates, explain)
     assert scheduler.podgroups is not None
     for name, (zone, cpu) in zones.items():
         scheduler.cache.add_node(
@@ -202,9 +206,12 @@ async def _one_cycle(
         workloads.states.pod_added(pod)
     for pod in pods:
         scheduler.queue.add(pod)
+    for pod in pods:  # the informer's view: a failed member is requeued, not taken as deleted
+        scheduler.pod_informer.store[pod.key] = pod
     recorder = _Failures()
-    cycle: Any = scheduler.podgroups
-    cycle._failures = recorder
+    if explain is None:
+        cycle: Any = scheduler.podgroups
+        cycle._failures = recorder
     failures = recorder.messages
     pinfo = scheduler.queue.try_pop()
     assert pinfo is not None
@@ -288,3 +295,57 @@ def test_an_unconstrained_gang_under_the_gate_uses_one_placement_of_every_node()
     assert failures["m0"] == placements_failed_message(
         1, "minCount (6) cannot be satisfied: 5 scheduled, 0 remaining"
     )
+
+
+# -- explain for a group ----------------------------------------------------------------------
+
+
+def test_explain_of_a_member_says_where_each_fitted_who_blocked_and_the_verdict() -> None:
+    store = ExplainStore()
+    asyncio.run(_one_cycle(TWO_ZONES, 4, 4, explain=store))
+    data = store.get("default", "m0")
+    assert data is not None
+    group = data["podGroup"]
+    first = "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
+    assert group["name"] == "gang" and group["minCount"] == 4
+    assert group["result"] == "unschedulable"
+    assert group["message"] == placements_failed_message(2, first)
+    assert group["placementFeasible"] == {"code": "Unschedulable", "message": first}
+    assert group["topologyKey"] == ZONE
+    assert [(p["name"], p["nodes"], p["feasible"], p["placed"]) for p in group["placements"]] == [
+        ("a", 2, False, 2),
+        ("b", 3, False, 3),
+    ]
+    assert group["members"] == [
+        {"pod": "m0", "result": "fitted", "node": "a-0"},
+        {"pod": "m1", "result": "fitted", "node": "a-1"},
+        {
+            "pod": "m2",
+            "result": "unschedulable",
+            "message": "0/2 nodes are available: 2 Insufficient cpu.",
+        },
+        {"pod": "m3", "result": "notTried"},
+    ]
+    blocking = group["blockingMember"]
+    assert blocking["pod"] == "m2"
+    assert [(g["plugin"], g["reason"], g["count"]) for g in blocking["filterVerdicts"]] == [
+        ("NodeResourcesFit", "Insufficient cpu", 2)
+    ]
+    # The member's own fields are unchanged; the text names the blocking member.
+    assert data["result"] == "unschedulable" and data["pod"]["name"] == "m0"
+    text = render_text(data)
+    assert "Blocking the quorum: m2: 0/2 nodes are available: 2 Insufficient cpu." in text
+    assert f"PlacementFeasible: Unschedulable: {first}" in text
+
+
+def test_explain_of_a_placed_member_names_the_chosen_placement() -> None:
+    store = ExplainStore()
+    asyncio.run(_one_cycle(TWO_ZONES, 3, 3, explain=store))
+    # First-attempt successes are kept lazily per profile; the group section comes with them.
+    data = store.get("default", "m1")
+    assert data is not None
+    group = data["podGroup"]
+    assert group["result"] == "scheduled" and group["placement"] == "b"
+    assert group["placementFeasible"]["code"] == "Success"
+    assert {m["result"] for m in group["members"]} == {"scheduled"}
+    assert "blockingMember" not in group
