@@ -8,6 +8,8 @@ Every node takes one 3-CPU member (4 CPUs each), so "n nodes" means "n members f
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 from processes import (
     Kubectl,
+    aiosched,
     node_manifest,
     pod_manifest,
     start_cluster,
@@ -237,4 +240,47 @@ spec:
         what="PodGroupInitiallyScheduled=True",
     )
     assert condition["reason"] == "Scheduled"
+    _delete_pods(kubectl, names)
+
+
+def test_aiosched_explain_of_a_member_says_which_member_blocks_the_quorum(
+    cluster: tuple[Kubectl, str], topology_scheduler: str
+) -> None:
+    kubectl, _ = cluster
+    names = [f"wide-{i}" for i in range(4)]
+    wait_until(lambda: not _pods(kubectl, [f"ring-{i}" for i in range(3)]), timeout=10,
+               what="the previous test's pods gone")
+    # No zone holds four 3-CPU members (the previous test's zones: a two, b three).
+    group = """
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: wide}
+spec:
+  schedulingPolicy: {gang: {minCount: 4}}
+  schedulingConstraints: {topology: [{key: topology.kubernetes.io/zone}]}
+---"""
+    extra = f"  schedulingGroup: {{podGroupName: wide}}\n  schedulerName: {TOPOLOGY_SCHEDULER}"
+    kubectl.apply(group + "".join(pod_manifest(name, "3", extra) for name in names))
+    wait_until(
+        lambda: all((c := _pod_condition(p)) is not None and c["status"] == "False"
+                    for p in _pods(kubectl, names).values()) and len(_pods(kubectl, names)) == 4,
+        timeout=10,
+        what="every member refused",
+    )
+    address = topology_scheduler.removeprefix("http://")
+    command = [*aiosched(), "explain", "default/wide-0", "--http-address", address,
+               "--insecure-http"]  # fmt: skip
+    result = subprocess.run([*command, "-o", "json"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    section = json.loads(result.stdout)["podGroup"]
+    assert section["name"] == "wide" and section["result"] == "unschedulable"
+    assert section["message"].startswith(
+        "0/2 placements are available, first placement status: minCount (4) cannot be satisfied"
+    )
+    assert section["placementFeasible"]["code"] == "Unschedulable"
+    blocking = section["blockingMember"]
+    assert blocking["message"] == "0/2 nodes are available: 2 Insufficient cpu."
+    assert [g["plugin"] for g in blocking["filterVerdicts"]] == ["NodeResourcesFit"]
+    text = subprocess.run(command, capture_output=True, text=True, timeout=30).stdout
+    assert f"Blocking the quorum: {blocking['pod']}:" in text
     _delete_pods(kubectl, names)
