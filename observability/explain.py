@@ -280,6 +280,10 @@ class ExplainStore:
         self._clock = clock
         self._by_uid: OrderedDict[str, Explanation] = OrderedDict()
         self._uid_by_key: dict[tuple[str, str], str] = {}
+        # The last PodGroup cycle of each group ("namespace/name" → JSON-ready summary), and
+        # the group of each member it tried: explain adds it to a member's answer (podGroup).
+        self._groups: OrderedDict[str, Mapping[str, Any]] = OrderedDict()
+        self._group_by_pod: dict[tuple[str, str], str] = {}
 
     @property
     def enabled(self) -> bool:
@@ -398,8 +402,26 @@ class ExplainStore:
         if self._uid_by_key.get(key) == explanation.uid:
             del self._uid_by_key[key]
 
+    def record_group(
+        self, namespace: str, group: str, members: Sequence[str], summary: Mapping[str, Any]
+    ) -> None:
+        """Keep `summary` as the last PodGroup cycle of `group` (JSON-ready; the scheduler
+        builds it), answered with each of `members` (pod names in `namespace`)."""
+        if self.max_pods <= 0:
+            return
+        key = f"{namespace}/{group}"
+        self._groups[key] = summary
+        self._groups.move_to_end(key)
+        for member in members:
+            self._group_by_pod[(namespace, member)] = key
+        while len(self._groups) > self.max_pods:
+            evicted, _ = self._groups.popitem(last=False)
+            for pod in [p for p, g in self._group_by_pod.items() if g == evicted]:
+                del self._group_by_pod[pod]
+
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
-        """The pod's last attempt as JSON-ready data, or None if nothing is kept for it."""
+        """The pod's last attempt as JSON-ready data, or None if nothing is kept for it; a
+        gang member's answer carries its group's last cycle under ``podGroup``."""
         uid = self._uid_by_key.get((namespace, name))
         explanation = self._by_uid.get(uid) if uid is not None else None
         recent = self._recent_by_key.get((namespace, name))
@@ -407,7 +429,14 @@ class ExplainStore:
             explanation is None or recent.timestamp >= explanation.timestamp
         ):
             explanation = self._explain_recent(recent)
-        return explanation.to_dict() if explanation is not None else None
+        if explanation is None:
+            return None
+        data = explanation.to_dict()
+        group_key = self._group_by_pod.get((namespace, name))
+        group = self._groups.get(group_key) if group_key is not None else None
+        if group is not None:
+            data["podGroup"] = dict(group)
+        return data
 
     def _explain_recent(self, entry: _RecentAttempt) -> Explanation:
         verdicts, scores, totals = entry.details.resolve(self.top_k)
@@ -481,6 +510,10 @@ def render_text(data: Mapping[str, Any]) -> str:
                     lines.append(f"    {d['count']} node(s): {_names(d['nodes'], d['count'])}")
                     lines += [f"      - {_detail_text(detail)}" for detail in d["details"]]
 
+    group = data.get("podGroup")
+    if group:
+        lines += ["", *_group_text(group)]
+
     top = data.get("topNodes") or []
     if top:
         plugins = sorted({plugin for scored in top for plugin in scored["plugins"]})
@@ -491,6 +524,46 @@ def render_text(data: Mapping[str, Any]) -> str:
         ]
         lines += _table(("NODE", "TOTAL", *plugins), rows)
     return "\n".join(lines) + "\n"
+
+
+def _group_text(group: Mapping[str, Any]) -> list[str]:
+    """The ``podGroup`` section: the group's last cycle, member by member."""
+    verdict = group.get("placementFeasible") or {}
+    lines = [
+        f"Pod group: {group['namespace']}/{group['name']} (minCount {group.get('minCount')}), "
+        f"last cycle {group['result']}",
+    ]
+    if group.get("message"):
+        lines.append(f"  Message:  {group['message']}")
+    if verdict:
+        lines.append(f"  PlacementFeasible: {verdict['code']}: {verdict.get('message', '')}")
+    if group.get("placement"):
+        lines.append(f"  Placement: {group['placement']}")
+    placements = group.get("placements") or []
+    if placements:
+        rows = [
+            (p["name"] or "(all nodes)", str(p["nodes"]), "yes" if p["feasible"] else "no",
+             str(p["placed"]), p.get("message", ""))
+            for p in placements
+        ]  # fmt: skip
+        lines += ["  Placements tried:", *("  " + line for line in _table(
+            ("PLACEMENT", "NODES", "FEASIBLE", "PLACED", "STATUS"), rows))]  # fmt: skip
+    members = group.get("members") or []
+    if members:
+        member_rows = [
+            (m["pod"], m["result"], m.get("node") or "-", m.get("message", "")) for m in members
+        ]
+        lines += ["  Members:", *("  " + line for line in _table(
+            ("POD", "RESULT", "NODE", "MESSAGE"), member_rows))]  # fmt: skip
+    blocking = group.get("blockingMember")
+    if blocking:
+        lines.append(f"  Blocking the quorum: {blocking['pod']}: {blocking['message']}")
+        for g in blocking.get("filterVerdicts") or []:
+            lines.append(
+                f"    {g['plugin']}: {g['reason']} ({g['count']} node(s): "
+                f"{_names(g['nodes'], g['count'])})"
+            )
+    return lines
 
 
 def _detail_text(detail: Mapping[str, str]) -> str:

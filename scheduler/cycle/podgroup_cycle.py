@@ -27,8 +27,9 @@ back and assumes them again for binding; with one snapshot and no event in betwe
 the same placement, so here the members of a feasible group stay assumed. Permit runs for each
 member as it is placed (upstream runs it when binding starts), so a plugin's Permit rejection
 counts the member as not scheduled. No PodGroupPostFilter (workload-aware preemption,
-WorkloadAwarePreemption) and no placement generation (TopologyAwareWorkloadScheduling) are
-implemented; both gates are refused on.
+WorkloadAwarePreemption) is implemented; that gate is refused on. With
+TopologyAwareWorkloadScheduling on, the cycle runs upstream's placement algorithm instead of the
+default one (podgroup_placement.py).
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ from scheduler.cache.cache import Cache
 from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import AttemptDetails, FitError, StartIndex, schedule_pod
 from scheduler.cycle.instrumentation import Instrumentation
+from scheduler.cycle.podgroup_explain import PlacementTried, group_summary
+from scheduler.cycle.podgroup_placement import (
+    Placement,
+    PlacementScope,
+    generate_placements,
+    nominated_placement,
+    placements_failed_message,
+    pods_count_scores,
+    scheduled_member_nodes,
+    topology_aware_enabled,
+)
 from scheduler.cycle.podgroup_status import PodGroupStatusWriter
 from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile
 from scheduler.cycle.scheduling_cycle import (
@@ -78,9 +90,7 @@ class PlacementFeasiblePlugin(Protocol):
     """What the cycle asks of GangScheduling (upstream's framework.PlacementFeasiblePlugin);
     the cycle imports no plugin, so it finds the method on the profile's plugin by name."""
 
-    def placement_feasible(
-        self, group: PodGroupView, scheduled: int, remaining: int
-    ) -> Status: ...
+    def placement_feasible(self, group: PodGroupView, scheduled: int, remaining: int) -> Status: ...
 
 
 @dataclass(slots=True)
@@ -93,6 +103,8 @@ class MemberOutcome:
     failure: Status | None = None
     fit: FitError | None = None
     permit: Status | None = None
+    # Whether the member is assumed now (a placement's evaluation rolls it back).
+    held: bool = False
 
     @property
     def placed(self) -> bool:
@@ -130,6 +142,12 @@ class PodGroupCycle:
         self._workloads = workloads
         self._status_writer = status_writer
         self._metrics = metrics
+        self._scope = PlacementScope(snapshot)
+        # What explain reports of the current cycle: the last PlacementFeasible verdict, the
+        # placements tried and the one chosen (TopologyAwareWorkloadScheduling).
+        self._verdict: Status | None = None
+        self._placements: list[PlacementTried] = []
+        self._chosen: str | None = None
 
     def group_of(self, pod: PodView) -> PodGroupView | None:
         """The gang `pod` belongs to, when it is to be scheduled by a group cycle."""
@@ -159,9 +177,16 @@ class PodGroupCycle:
         start = self._clock()
         self._cache.update_snapshot(self._snapshot)
         group_trace = self._instrumentation.begin_group(group, profile.name, len(members))
-        status, outcomes = await self._run_algorithm(group, members, profile, group_trace)
+        self._verdict, self._placements, self._chosen = None, [], None
+        if topology_aware_enabled(profile.framework.feature_gates):
+            status, outcomes = await self._run_placement_algorithm(
+                group, members, profile, group_trace
+            )
+        else:
+            status, outcomes = await self._run_algorithm(group, members, profile, group_trace)
         if self._metrics is not None:
             self._metrics.pod_group_algorithm(self._clock() - start)
+        self._explain(group, status, members, outcomes)
         if status.is_success:
             placed = self._submit_feasible(group, outcomes)
             result = "scheduled"
@@ -180,9 +205,12 @@ class PodGroupCycle:
         members: Sequence[QueuedPodInfo],
         profile: SchedulingProfile,
         group_trace: GroupSpan | NoopGroupSpan | None,
+        attempts: dict[str, Attempt] | None = None,
     ) -> tuple[Status, list[MemberOutcome]]:
         """podGroupSchedulingDefaultAlgorithm: the group's status and each tried member's
-        outcome (members after an early stop are not tried)."""
+        outcome (members after an early stop are not tried). `attempts`, when given, carries
+        each member's attempt from one placement to the next (one attempt per member and
+        group cycle, whatever the number of placements tried)."""
         plugin = profile.framework.plugins.get(GANG_SCHEDULING_PLUGIN)
         feasible_of = getattr(plugin, "placement_feasible", None)
 
@@ -190,6 +218,7 @@ class PodGroupCycle:
             if feasible_of is None:
                 return Status.OK  # no PlacementFeasible plugin: nothing to enforce
             result: Status = feasible_of(group, scheduled, remaining)
+            self._verdict = result  # the last PlacementFeasible verdict, for explain
             return result
 
         state = self._workloads.states.get(group.namespace, group.name)
@@ -204,7 +233,10 @@ class PodGroupCycle:
             return Status(Code.UNSCHEDULABLE, *status.reasons), outcomes
         any_scheduled = False
         for pinfo in members:
-            outcome = await self._place_member(pinfo, profile, group_trace)
+            previous = attempts.get(pinfo.uid) if attempts is not None else None
+            outcome = await self._place_member(pinfo, profile, group_trace, previous)
+            if attempts is not None:
+                attempts.setdefault(pinfo.uid, outcome.attempt)
             outcomes.append(outcome)
             failure = outcome.failure
             if failure is not None and not failure.is_rejected:
@@ -227,6 +259,142 @@ class PodGroupCycle:
         if status.is_success and not any_scheduled:
             status = Status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
         return status, outcomes
+
+    def _explain(
+        self,
+        group: PodGroupView,
+        status: Status,
+        members: Sequence[QueuedPodInfo],
+        outcomes: Sequence[MemberOutcome],
+    ) -> None:
+        """Keep the cycle for `aiosched explain` of its members (podgroup_explain.py)."""
+        store = self._instrumentation.explain
+        if not store.enabled:
+            return
+        summary = group_summary(
+            group,
+            status,
+            self._verdict,
+            members,
+            outcomes,
+            scheduled=status.is_success,
+            max_names=store.max_names_per_group,
+            placements=self._placements,
+            chosen=self._chosen,
+        )
+        store.record_group(group.namespace, group.name, [m.pod.name for m in members], summary)
+
+    async def _run_placement_algorithm(
+        self,
+        group: PodGroupView,
+        members: Sequence[QueuedPodInfo],
+        profile: SchedulingProfile,
+        group_trace: GroupSpan | NoopGroupSpan | None,
+    ) -> tuple[Status, list[MemberOutcome]]:
+        """podGroupSchedulingPlacementAlgorithm (podgroup_placement.py): the default algorithm
+        once per placement, each rolled back, then the chosen placement's members assumed
+        again (upstream assumes them for binding the same way)."""
+        state = self._workloads.states.get(group.namespace, group.name)
+        all_nodes = list(self._snapshot.list())
+        scheduled = scheduled_member_nodes(state, self._assumed_pod)
+        placements, status = generate_placements(group, all_nodes, scheduled)
+        if not status.is_success:
+            return status, []
+        attempts: dict[str, Attempt] = {}
+        nominated = nominated_placement(
+            placements, (pinfo.pod.nominated_node_name for pinfo in members)
+        )
+        order = [p for p in placements if p is not nominated]
+        if nominated is not None:
+            order.insert(0, nominated)
+        first: tuple[Status, list[MemberOutcome], Status | None] | None = None
+        feasible: list[tuple[Placement, Status, list[MemberOutcome], Status | None]] = []
+        for index, placement in enumerate(order):
+            status, outcomes = await self._evaluate_placement(
+                group, members, profile, group_trace, placement, attempts
+            )
+            self._placements.append(
+                PlacementTried(
+                    placement.name, len(placement.nodes), status, sum(o.placed for o in outcomes)
+                )
+            )
+            if status.code == Code.ERROR:
+                return status, outcomes
+            if first is None:
+                first = (status, outcomes, self._verdict)
+            if status.is_success:
+                feasible.append((placement, status, outcomes, self._verdict))
+                if index == 0 and placement is nominated:
+                    break  # the nominated placement fits: the others are not tried
+        if not feasible:
+            assert first is not None
+            self._verdict = first[2]
+            message = placements_failed_message(len(placements), first[0].message)
+            return Status(Code.UNSCHEDULABLE, message), first[1]
+        chosen = feasible[0]
+        if len(feasible) > 1:
+            base = state.scheduled_pods_count(self._cache.is_assumed_pod)
+            scores = pods_count_scores(
+                base, [sum(o.placed for o in outcomes) for _, _, outcomes, _ in feasible]
+            )
+            top = max(scores)
+            chosen = self._rng.choice(
+                [result for result, score in zip(feasible, scores, strict=True) if score == top]
+            )
+        placement, status, outcomes, self._verdict = chosen
+        self._chosen = placement.name
+        log.info(
+            "Chose a placement for the pod group",
+            extra={"podGroup": group.key, "placement": placement.name},
+        )
+        self._cache.update_snapshot(self._snapshot)
+        for outcome in outcomes:
+            if outcome.placed:
+                self._reassume(outcome)
+        return status, outcomes
+
+    async def _evaluate_placement(
+        self,
+        group: PodGroupView,
+        members: Sequence[QueuedPodInfo],
+        profile: SchedulingProfile,
+        group_trace: GroupSpan | NoopGroupSpan | None,
+        placement: Placement,
+        attempts: dict[str, Attempt],
+    ) -> tuple[Status, list[MemberOutcome]]:
+        """The default algorithm on `placement`'s nodes only; nothing stays assumed after."""
+        self._scope.assume(placement)
+        try:
+            status, outcomes = await self._run_algorithm(
+                group, members, profile, group_trace, attempts
+            )
+        finally:
+            self._scope.forget()
+        for outcome in outcomes:
+            if outcome.held:
+                self._roll_back(outcome)
+        self._cache.update_snapshot(self._snapshot)
+        return status, outcomes
+
+    def _reassume(self, outcome: MemberOutcome) -> None:
+        """Assume a member of the chosen placement again on the node it was given there:
+        assume → Reserve → Permit with the state it was evaluated with."""
+        attempt = outcome.attempt
+        fwk = attempt.profile.framework
+        assumed, host = attempt.assumed, attempt.result.suggested_host
+        self._cache.assume_pod(assumed)
+        status = fwk.run_reserve_plugins_reserve(attempt.state, assumed, host)
+        if status.is_success:
+            status = fwk.run_permit_plugins(attempt.state, assumed, host)
+            if status.is_success or status.is_wait:
+                outcome.permit = status
+                outcome.held = True
+                return
+        self._roll_back(outcome)
+        outcome.failure = status
+
+    def _assumed_pod(self, uid: str) -> PodView | None:
+        return self._cache.get_pod(uid) if self._cache.is_assumed_pod(uid) else None
 
     # -- members -------------------------------------------------------------------------
 
@@ -257,22 +425,30 @@ class PodGroupCycle:
         pinfo: QueuedPodInfo,
         profile: SchedulingProfile,
         group_trace: GroupSpan | NoopGroupSpan | None,
+        previous: Attempt | None = None,
     ) -> MemberOutcome:
         """The algorithm for one member, on the snapshot with the members assumed so far;
-        on success assume → Reserve → Permit."""
-        self._stats.attempts += 1
-        state = CycleState()
-        state.record_plugin_metrics = self._rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        on success assume → Reserve → Permit. `previous`: the member's attempt in an earlier
+        placement of this cycle, whose trace and start this evaluation continues (with a
+        fresh CycleState, as upstream's per-placement podSchedulingContext)."""
         fwk = profile.framework
-        trace = self._instrumentation.begin_attempt(
-            pinfo, profile.name, state, fwk.now, group=group_trace
-        )
-        attempt = Attempt(
-            profile, state, trace, self._clock(), self._queue.scheduling_cycle, AttemptDetails()
-        )
+        state = CycleState()
+        if previous is None:
+            self._stats.attempts += 1
+            state.record_plugin_metrics = self._rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+            trace = self._instrumentation.begin_attempt(
+                pinfo, profile.name, state, fwk.now, group=group_trace
+            )
+            start, cycle = self._clock(), self._queue.scheduling_cycle
+        else:
+            trace, start, cycle = previous.trace, previous.start, previous.cycle
+            state.record_plugin_metrics = previous.state.record_plugin_metrics
+            state.tracer = previous.state.tracer
+        attempt = Attempt(profile, state, trace, start, cycle, AttemptDetails())
         outcome = MemberOutcome(pinfo, attempt)
-        # Members assumed earlier in this cycle are in the cache: bring them into the snapshot.
-        self._cache.update_snapshot(self._snapshot)
+        # Members assumed earlier in this cycle are in the cache: bring them into the snapshot
+        # (keeping it restricted to the placement being evaluated, if any).
+        self._scope.refresh(self._cache.update_snapshot)
         try:
             result = await schedule_pod(
                 fwk,
@@ -303,6 +479,7 @@ class PodGroupCycle:
             status = fwk.run_permit_plugins(state, assumed, host)
             if status.is_success or status.is_wait:
                 outcome.permit = status
+                outcome.held = True
                 return outcome
             if status.is_rejected:
                 # A member its Permit rejects did not fit (upstream wraps it in a FitError).
@@ -322,6 +499,7 @@ class PodGroupCycle:
             waiting.reject("", "pod group is unschedulable")  # stops its timers; nobody waits
         fwk.run_reserve_plugins_unreserve(attempt.state, assumed, host)
         forget_assumed(self._cache, assumed)
+        outcome.held = False
 
     # -- outcomes --------------------------------------------------------------------------
 
@@ -361,7 +539,7 @@ class PodGroupCycle:
         """The group is unschedulable or failed with an error: nothing stays assumed, so a
         group that does not fit holds no room against another."""
         for outcome in outcomes:
-            if outcome.placed:
+            if outcome.held:
                 self._roll_back(outcome)
         errored = not status.is_rejected
         tried = {outcome.pinfo.uid for outcome in outcomes}

@@ -8,6 +8,8 @@ Every node takes one 3-CPU member (4 CPUs each), so "n nodes" means "n members f
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 from processes import (
     Kubectl,
+    aiosched,
     node_manifest,
     pod_manifest,
     start_cluster,
@@ -184,3 +187,100 @@ def test_two_gangs_where_one_fits_at_a_time_run_one_after_the_other(
     _delete_pods(kubectl, first)
     wait_until(lambda: len(_bound(kubectl, second)) == 4, timeout=15, what="the second gang bound")
     _delete_pods(kubectl, second)
+
+
+# -- topology-aware placement (TopologyAwareWorkloadScheduling) ------------------------------
+
+TOPOLOGY_SCHEDULER = "topology-scheduler"
+TOPOLOGY_CONFIG = CONFIG.replace("default-scheduler", TOPOLOGY_SCHEDULER)
+TOPOLOGY_GATES = GATES + ",TopologyAwareWorkloadScheduling=true"
+ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.fixture(scope="module")
+def topology_scheduler(
+    cluster: tuple[Kubectl, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A second scheduler on the same cluster, with the gate on, for its own schedulerName."""
+    kubectl, _ = cluster
+    workdir: Path = tmp_path_factory.mktemp("gang-topology")
+    (workdir / "kubeconfig").write_text(kubectl.kubeconfig.read_text())
+    scheduler = start_scheduler(workdir, TOPOLOGY_CONFIG, "--feature-gates", TOPOLOGY_GATES)
+    with stopping(scheduler):
+        yield scheduler.url
+
+
+def test_a_topology_constrained_gang_lands_in_one_zone(
+    cluster: tuple[Kubectl, str], topology_scheduler: str
+) -> None:
+    kubectl, _ = cluster
+    # Zone a takes two 3-CPU members, zone b three: only zone b holds the gang of three, which
+    # the unlabelled nodes the earlier tests left (and zone a) would otherwise share.
+    kubectl.apply(
+        "".join(node_manifest(f"za{i}", "4", labels=f", {ZONE}: a") for i in range(2))
+        + "".join(node_manifest(f"zb{i}", "4", labels=f", {ZONE}: b") for i in range(3))
+    )
+    wait_nodes_cached(topology_scheduler, 5)
+    names = [f"ring-{i}" for i in range(3)]
+    group = """
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: ring}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+  schedulingConstraints: {topology: [{key: topology.kubernetes.io/zone}]}
+---"""
+    extra = f"  schedulingGroup: {{podGroupName: ring}}\n  schedulerName: {TOPOLOGY_SCHEDULER}"
+    kubectl.apply(group + "".join(pod_manifest(name, "3", extra) for name in names))
+    wait_until(lambda: len(_bound(kubectl, names)) == 3, timeout=15, what="the gang bound")
+    assert sorted(_bound(kubectl, names).values()) == ["zb0", "zb1", "zb2"]
+    condition = wait_until(
+        lambda: (c := _group_condition(kubectl, "ring")) and c["status"] == "True" and c,
+        timeout=5,
+        what="PodGroupInitiallyScheduled=True",
+    )
+    assert condition["reason"] == "Scheduled"
+    _delete_pods(kubectl, names)
+
+
+def test_aiosched_explain_of_a_member_says_which_member_blocks_the_quorum(
+    cluster: tuple[Kubectl, str], topology_scheduler: str
+) -> None:
+    kubectl, _ = cluster
+    names = [f"wide-{i}" for i in range(4)]
+    wait_until(lambda: not _pods(kubectl, [f"ring-{i}" for i in range(3)]), timeout=10,
+               what="the previous test's pods gone")
+    # No zone holds four 3-CPU members (the previous test's zones: a two, b three).
+    group = """
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: wide}
+spec:
+  schedulingPolicy: {gang: {minCount: 4}}
+  schedulingConstraints: {topology: [{key: topology.kubernetes.io/zone}]}
+---"""
+    extra = f"  schedulingGroup: {{podGroupName: wide}}\n  schedulerName: {TOPOLOGY_SCHEDULER}"
+    kubectl.apply(group + "".join(pod_manifest(name, "3", extra) for name in names))
+    wait_until(
+        lambda: all((c := _pod_condition(p)) is not None and c["status"] == "False"
+                    for p in _pods(kubectl, names).values()) and len(_pods(kubectl, names)) == 4,
+        timeout=10,
+        what="every member refused",
+    )
+    address = topology_scheduler.removeprefix("http://")
+    command = [*aiosched(), "explain", "default/wide-0", "--http-address", address,
+               "--insecure-http"]  # fmt: skip
+    result = subprocess.run([*command, "-o", "json"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    section = json.loads(result.stdout)["podGroup"]
+    assert section["name"] == "wide" and section["result"] == "unschedulable"
+    assert section["message"].startswith(
+        "0/2 placements are available, first placement status: minCount (4) cannot be satisfied"
+    )
+    assert section["placementFeasible"]["code"] == "Unschedulable"
+    blocking = section["blockingMember"]
+    assert blocking["message"] == "0/2 nodes are available: 2 Insufficient cpu."
+    assert [g["plugin"] for g in blocking["filterVerdicts"]] == ["NodeResourcesFit"]
+    text = subprocess.run(command, capture_output=True, text=True, timeout=30).stdout
+    assert f"Blocking the quorum: {blocking['pod']}:" in text
+    _delete_pods(kubectl, names)

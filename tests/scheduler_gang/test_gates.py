@@ -1,5 +1,6 @@
 """The workload-aware scheduling feature gates: upstream's defaults at v1.36 (all alpha, off),
-GangScheduling needing GenericWorkload, and the two aiosched honours only off."""
+GangScheduling needing GenericWorkload, TopologyAwareWorkloadScheduling honoured both ways and
+WorkloadAwarePreemption only off."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 import pytest
 
 from scheduler.app.commands.upstream_flags import FEATURE_GATES, feature_gates
+from scheduler.cycle.podgroup_placement import topology_aware_enabled
 from scheduler.plugins.gangscheduling.features import gang_scheduling_enabled
 
 
@@ -44,8 +46,16 @@ def test_gang_scheduling_needs_generic_workload(flag: str, enabled: bool) -> Non
     assert gang_scheduling_enabled(feature_gates(flag)) is enabled
 
 
-@pytest.mark.parametrize("gate", ["TopologyAwareWorkloadScheduling", "WorkloadAwarePreemption"])
+@pytest.mark.parametrize("gate", ["WorkloadAwarePreemption"])
 def test_unimplemented_gates_are_refused_on(gate: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match=f"feature gate {gate}=true is not"):
         feature_gates(f"{gate}=true")
     assert feature_gates(f"{gate}=false")[gate] is False
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_topology_aware_workload_scheduling_is_honoured_both_ways(value: bool) -> None:
+    gates = feature_gates(f"TopologyAwareWorkloadScheduling={str(value).lower()}")
+    assert gates["TopologyAwareWorkloadScheduling"] is value
+    assert topology_aware_enabled(gates) is value
+    assert topology_aware_enabled({}) is False  # upstream's default at v1.37 (alpha)

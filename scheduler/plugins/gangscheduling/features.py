@@ -6,9 +6,11 @@ pod.spec.schedulingGroup) alpha since v1.35 and beta since v1.37, still off by d
 GangScheduling alpha since v1.35, TopologyAwareWorkloadScheduling and WorkloadAwarePreemption
 alpha since v1.36, all off (scheduler/listers/workload_objects.py says where each default was
 read). GangScheduling needs GenericWorkload, WorkloadAwarePreemption needs GangScheduling
-(the gates' dependency table). aiosched honours GenericWorkload and GangScheduling both ways;
-the other two only off (see `unsupported_gate_value`), so that aiosched never silently decides
-differently from kube-scheduler with the same flags.
+(the gates' dependency table). aiosched honours GenericWorkload, GangScheduling and
+TopologyAwareWorkloadScheduling (placement of a group within one topology domain:
+scheduler/cycle/podgroup_placement.py) both ways; WorkloadAwarePreemption only off (see
+`unsupported_gate_value`), so that aiosched never silently decides differently from
+kube-scheduler with the same flags.
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ __all__ = [
 ]
 
 _NOT_IMPLEMENTED = {
-    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: "topology-aware placement of pod groups",
     WORKLOAD_AWARE_PREEMPTION: "preemption on behalf of a whole pod group",
 }
 
@@ -49,4 +50,3 @@ def unsupported_gate_value(name: str, value: bool) -> str | None:
         f"feature gate {name}=true is not supported by aiosched: it does not implement {what} "
         f"yet (kube-scheduler v1.37: alpha, off by default)"
     )
-
