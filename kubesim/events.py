@@ -54,15 +54,16 @@ TAINT_EVICTION_CONTROLLER = "taint-eviction-controller"
 KUBELET = "kubelet"
 
 
-def reference(obj: Obj, field_path: str = "") -> dict[str, Any]:
-    """reference.GetReference: the ObjectReference an event's involvedObject holds."""
+def reference(obj: Obj, kind: str, api_version: str, field_path: str = "") -> dict[str, Any]:
+    """reference.GetReference: the ObjectReference an event's involvedObject holds (kind and
+    apiVersion from the scheme, i.e. the caller, not the object)."""
     meta = obj.get("metadata") or {}
     ref: dict[str, Any] = {
-        "kind": obj.get("kind", ""),
+        "kind": kind,
         "namespace": meta.get("namespace", ""),
         "name": meta.get("name", ""),
         "uid": meta.get("uid", ""),
-        "apiVersion": obj.get("apiVersion", ""),
+        "apiVersion": api_version,
         "resourceVersion": meta.get("resourceVersion", ""),
     }
     if field_path:
