@@ -31,6 +31,7 @@ from kubesim import (
     views,
 )
 from kubesim.dryrun import DryRunStore
+from kubesim.events import EventRecorder
 from kubesim.meta import Clock, Obj, generate_name, new_uid, rfc3339
 from kubesim.resources import RESOURCES, ResourceType
 from kubesim.store import Store
@@ -109,6 +110,8 @@ class Api:
         self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
         self._max_snapshots = list_snapshots
         self._snapshot_ttl = snapshot_ttl
+        # what the in-process controllers and kubelets write their core/v1 Events through
+        self.events = EventRecorder(store, clock, self.rng)
 
     def dry_run(self) -> Api:
         """The same API over a store that computes writes without applying them."""

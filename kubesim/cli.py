@@ -13,6 +13,7 @@ from apimachinery.eventloop import run_event_loop
 from kubesim.cluster import Cluster, ClusterConfig, RemoteBindRefused
 from kubesim.controllers.options import ControllerOptions
 from kubesim.dra import DRIVER_NAME, MODEL_LABEL, DraOptions
+from kubesim.events import DEFAULT_EVENT_TTL
 from kubesim.nodes import NodeTemplate
 from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
@@ -65,6 +66,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bookmark-interval", type=float, default=60.0, help="seconds between watch bookmarks"
+    )
+    parser.add_argument(
+        "--event-ttl",
+        type=float,
+        default=DEFAULT_EVENT_TTL,
+        help="seconds an Event is kept after its last write, as kube-apiserver's --event-ttl "
+        "(default 3600; 0: kept forever)",
     )
     add_storage_arguments(parser)
     add_controller_arguments(parser)
@@ -273,6 +281,7 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
         controllers=controller_options_from_args(args),
         dra=dra_options_from_args(args),
         stopped_nodes=args.stopped_nodes,
+        event_ttl=args.event_ttl,
     )
 
 

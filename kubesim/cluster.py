@@ -22,6 +22,7 @@ from kubesim.api import Api
 from kubesim.controllers.options import ControllerOptions
 from kubesim.controllers.setup import add_node_routes, build_manager
 from kubesim.dra import DraOptions, SimulatedDriver
+from kubesim.events import DEFAULT_EVENT_TTL, EventTTL
 from kubesim.meta import Clock, Obj, new_uid, rfc3339
 from kubesim.nodes import NodeSimulator, NodeTemplate
 from kubesim.server import ServerOptions, build_app
@@ -72,6 +73,8 @@ class ClusterConfig:
     dra: DraOptions = field(default_factory=DraOptions)
     # nodes whose simulated kubelet starts stopped (POST /kubesim/nodes/{name}/start wakes it)
     stopped_nodes: tuple[str, ...] = ()
+    # kube-apiserver --event-ttl: seconds an Event is kept after its last write; 0: forever
+    event_ttl: float = DEFAULT_EVENT_TTL
 
 
 def _exposure(host: str, use_tls: bool) -> str:
@@ -120,7 +123,11 @@ class Cluster:
             config.heartbeat_interval,
             config.controllers.job_duration,
             config.stopped_nodes,
+            # the kubelets' container events come with the controllers: without them kubesim is
+            # scheduler_perf's bare API server (the bench), whose store holds no such events
+            events=config.controllers.enabled,
         )
+        self.event_ttl = EventTTL(self.store, config.event_ttl)
         self.storage = StorageControllers(self.api, config.storage)
         self.dra = SimulatedDriver(self.api, config.dra)
         self.controllers = build_manager(self.api, config.controllers)
@@ -193,6 +200,7 @@ class Cluster:
     async def start_controllers(self) -> None:
         """The in-process controllers: simulated kubelets first, then storage, which so finds
         the initial nodes stored and writes their CSINodes in a few large commits."""
+        self.event_ttl.start()
         await self.simulator.start(self.config.nodes)
         await self.storage.start()
         await self.dra.start()
@@ -204,6 +212,7 @@ class Cluster:
         await self.storage.stop()
         await self.dra.stop()
         await self.simulator.stop()
+        await self.event_ttl.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim import resize
+from kubesim import events, resize
 from kubesim.api import Api
 from kubesim.background import BackgroundTasks
 from kubesim.meta import Obj, new_uid, parse_rfc3339, rfc3339
@@ -144,8 +144,11 @@ class NodeSimulator:
         heartbeat_interval: float = 10.0,
         job_duration: float = 5.0,
         stopped_nodes: tuple[str, ...] = (),
+        events: bool = True,
     ) -> None:
         self.api = api
+        # whether the kubelets write their container events (Pulled, Created, Started, Killing)
+        self.events = events
         # a Job's pod ends Succeeded after this long (or JOB_DURATION_ANNOTATION's seconds)
         self.job_duration = job_duration
         # nodes whose kubelet is down: no lease renewal, no pod started or finished
@@ -431,7 +434,32 @@ class NodeSimulator:
                 for c in containers
             ],
         }
-        await self.store.put(PODS, {**pod, "status": new_status}, pod)
+        started = [
+            change
+            for c in containers
+            for change in self._container_events(pod, node_name, c, [
+                # image_manager.go EnsureImageExists (the image is always present here), then
+                # kuberuntime_container.go startContainer
+                ("Pulled", f'Container image "{c.get("image", "")}" already present on machine '
+                           "and can be accessed by the pod"),
+                ("Created", f"Created container: {c.get('name', '')}"),
+                ("Started", f"Started container {c.get('name', '')}"),
+            ])
+        ]
+        await self.store.commit([(PODS, {**pod, "status": new_status}, pod), *started])
+
+    def _container_events(self, pod: Obj, node_name: str, container: dict[str, Any],
+                          reasons: list[tuple[str, str]]) -> list[tuple[str, Obj, None]]:
+        """The kubelet's Normal events about one container (its recorder's source is
+        {kubelet, <node>}; the reference names the container by fieldPath), as store changes
+        committed with the pod status they accompany."""
+        if not self.events:
+            return []
+        ref = events.reference(pod, "Pod", "v1",
+                               f"spec.containers{{{container.get('name', '')}}}")
+        source = events.Source(events.KUBELET, node_name)
+        return [self.api.events.make(source, ref, events.NORMAL, reason, message)
+                for reason, message in reasons]
 
     def _claims_prepared(self, pod: Obj) -> bool:
         """Whether the kubelet could prepare every ResourceClaim of the pod: each exists (a
@@ -586,7 +614,18 @@ class NodeSimulator:
             return
         if pod["metadata"].get("finalizers"):
             return
-        await self.store.delete(PODS, pod)
+        # kuberuntime_container.go killContainer: "Stopping container <name>" for each running one
+        node_name = str((pod.get("spec") or {}).get("nodeName") or "")
+        running = {s.get("name") for s in (pod.get("status") or {}).get("containerStatuses") or []
+                   if isinstance(s, dict) and "running" in (s.get("state") or {})}
+        killing = [
+            change
+            for c in (pod.get("spec") or {}).get("containers") or []
+            if c.get("name") in running
+            for change in self._container_events(
+                pod, node_name, c, [("Killing", f"Stopping container {c.get('name', '')}")])
+        ]
+        await self.store.commit([(PODS, None, pod), *killing])
 
 
     # ---- Jobs' pods (KWOK's pod-complete stage) -----------------------------------------------

@@ -351,8 +351,11 @@ def _event_row(event: JSON, now: datetime) -> Row:
     involved: JSON = event.get("involvedObject") or {}
     kind = str(involved.get("kind") or "").lower()
     target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    # printers.go formatEventSource: source, else the reporting controller and instance (core/v1
+    # names the former reportingComponent, events.k8s.io/v1 reportingController)
     source: JSON = event.get("source") or {}
-    component = source.get("component") or event.get("reportingController") or ""
+    component = (source.get("component") or event.get("reportingComponent")
+                 or event.get("reportingController") or "")
     instance = source.get("host") or event.get("reportingInstance") or ""
     return [
         last_seen,

@@ -8,7 +8,7 @@ from typing import Any
 
 from apimachinery.errors import MalformedObject
 from apimachinery.labels import LabelSelector
-from kubesim import errors
+from kubesim import errors, events
 from kubesim.api import Api
 from kubesim.meta import Obj, parse_rfc3339
 from kubesim.patch import copy_json
@@ -253,14 +253,17 @@ async def create(api: Api, key: str, obj: Obj) -> Obj | None:
         raise
 
 
-async def delete(api: Api, key: str, obj: Obj, options: dict[str, Any] | None = None) -> None:
-    """Delete with a uid precondition, so a newer object of the same name is never hit."""
+async def delete(api: Api, key: str, obj: Obj, options: dict[str, Any] | None = None) -> bool:
+    """Delete with a uid precondition, so a newer object of the same name is never hit; False
+    if it was gone already (or replaced)."""
     body = {**(options or {}), "preconditions": {"uid": uid(obj)}}
     try:
         await api.delete(resource(key), meta(obj).get("namespace", ""), name(obj), body)
     except errors.ApiError as exc:
         if exc.code not in (404, 409):
             raise
+        return False
+    return True
 
 
 async def write_status(api: Api, key: str, obj: Obj, new_status: dict[str, Any]) -> None:
@@ -291,3 +294,35 @@ async def write_meta(api: Api, key: str, obj: Obj, changes: dict[str, Any]) -> O
         if exc.code in (404, 409):
             return None
         raise
+
+
+# ---- events (client-go tools/record, as each kube-controller-manager controller records) ------
+async def record(api: Api, component: str, obj: Obj, kind: str, api_version: str,
+                 event_type: str, reason: str, message: str) -> None:
+    """One core/v1 Event about `obj` from the controller named `component`."""
+    await api.events.record(events.Source(component), events.reference(obj, kind, api_version),
+                            event_type, reason, message)
+
+
+async def create_pod(api: Api, component: str, owner: Obj, kind: str, api_version: str,
+                     pod: Obj) -> Obj | None:
+    """RealPodControl.CreatePods (pkg/controller/controller_utils.go): the pod, then the
+    owner's SuccessfulCreate "Created pod: <name>" (FailedCreate "Error creating: <error>")."""
+    try:
+        created = await create(api, PODS, pod)
+    except errors.ApiError as exc:
+        await record(api, component, owner, kind, api_version, events.WARNING, "FailedCreate",
+                     f"Error creating: {exc.message}")
+        raise
+    if created is not None:
+        await record(api, component, owner, kind, api_version, events.NORMAL, "SuccessfulCreate",
+                     f"Created pod: {name(created)}")
+    return created
+
+
+async def delete_pod(api: Api, component: str, owner: Obj, kind: str, api_version: str,
+                     pod: Obj) -> None:
+    """RealPodControl.DeletePod: the owner's SuccessfulDelete "Deleted pod: <name>"."""
+    if await delete(api, PODS, pod):
+        await record(api, component, owner, kind, api_version, events.NORMAL,
+                     "SuccessfulDelete", f"Deleted pod: {name(pod)}")

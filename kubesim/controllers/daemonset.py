@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubesim import events
 from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.deployment import template_hash
@@ -195,10 +196,10 @@ class DaemonSetController:
                 continue
             if not keep:
                 for pod in here:
-                    await c.delete(self.api, c.PODS, pod)
+                    await self._delete_pod(ds, pod)
                 continue
             for extra in sorted(here, key=lambda p: p["metadata"].get("creationTimestamp", ""))[1:]:
-                await c.delete(self.api, c.PODS, extra)
+                await self._delete_pod(ds, extra)
             if here:
                 pod = here[0]
                 if not c.ready(pod):
@@ -207,7 +208,7 @@ class DaemonSetController:
                     outdated.append(pod)
         for pods_elsewhere in by_node.values():  # pods for nodes that are gone
             for pod in pods_elsewhere:
-                await c.delete(self.api, c.PODS, pod)
+                await self._delete_pod(ds, pod)
         if (spec.get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate":
             # rollingUpdate: replace outdated pods, unavailable ones first, within maxUnavailable
             outdated.sort(key=c.ready)
@@ -215,7 +216,7 @@ class DaemonSetController:
             for pod in outdated:
                 if c.ready(pod) and budget <= 0:
                     break
-                await c.delete(self.api, c.PODS, pod)
+                await self._delete_pod(ds, pod)
                 if c.ready(pod):
                     budget -= 1
         await self._write_status(ds, desired, revision_hash)
@@ -231,7 +232,10 @@ class DaemonSetController:
                                   extra_labels={REVISION_HASH: revision_hash})
         pod["spec"]["tolerations"] = copy_json(pod_spec["tolerations"])
         pod["spec"]["affinity"] = node_name_affinity(pod["spec"].get("affinity"), node)
-        await c.create(self.api, c.PODS, pod)
+        await c.create_pod(self.api, events.DAEMONSET_CONTROLLER, ds, "DaemonSet", "apps/v1", pod)
+
+    async def _delete_pod(self, ds: Obj, pod: Obj) -> None:
+        await c.delete_pod(self.api, events.DAEMONSET_CONTROLLER, ds, "DaemonSet", "apps/v1", pod)
 
     async def _ensure_revision(self, ds: Obj, revision_hash: str, template: dict[str, Any]
                                ) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from kubesim import events
 from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.manager import Due, Key
@@ -200,6 +201,9 @@ class DeploymentController:
             await c.write_status(self.api, DEPLOYMENTS, d,
                                  {**c.status(d), "collisionCount": collisions + 1})
             return None
+        if rs_spec["replicas"] > 0:  # getNewReplicaSet (sync.go)
+            await self._event(d, f"Scaled up replica set {c.name(created)} from 0 to "
+                              f"{rs_spec['replicas']}")
         await self._set_revision(d, revision)
         return created
 
@@ -253,11 +257,20 @@ class DeploymentController:
         if _replicas(current) == replicas and annotations == current["metadata"].get(
                 "annotations"):
             return
+        old_replicas = _replicas(current)
         await self.api.update(c.resource(REPLICASETS), current["metadata"].get("namespace", ""),
                               c.name(current), {
                                   **current,
                                   "metadata": {**current["metadata"], "annotations": annotations},
                                   "spec": {**c.spec(current), "replicas": replicas}})
+        if old_replicas != replicas:  # scaleReplicaSet (sync.go)
+            direction = "up" if old_replicas < replicas else "down"
+            await self._event(d, f"Scaled {direction} replica set {c.name(current)} from "
+                              f"{old_replicas} to {replicas}")
+
+    async def _event(self, d: dict[str, Any], message: str) -> None:
+        await c.record(self.api, events.DEPLOYMENT_CONTROLLER, d, "Deployment", "apps/v1",
+                       events.NORMAL, "ScalingReplicaSet", message)
 
     async def _rolling(self, d: dict[str, Any], new_rs: dict[str, Any] | None,
                        old_sets: list[dict[str, Any]]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubesim import events
 from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.job_workload import ensure_pod_group
@@ -113,7 +114,23 @@ class JobController:
             if not new_status[key]:
                 new_status.pop(key)
         await c.write_status(self.api, JOBS, job, new_status)
+        if not _finished(job):
+            await self._record_finished(job, conditions)
         return []
+
+    async def _record_finished(self, job: Obj, conditions: list[dict[str, Any]]) -> None:
+        """recordJobFinished (job_controller.go): "Completed" when the Job completes, else a
+        Warning with the Failed condition's reason and message."""
+        for condition in conditions:
+            if condition.get("status") != "True":
+                continue
+            if condition.get("type") == "Complete":
+                await c.record(self.api, events.JOB_CONTROLLER, job, "Job", "batch/v1",
+                               events.NORMAL, "Completed", "Job completed")
+            elif condition.get("type") == "Failed":
+                await c.record(self.api, events.JOB_CONTROLLER, job, "Job", "batch/v1",
+                               events.WARNING, str(condition.get("reason") or ""),
+                               str(condition.get("message") or ""))
 
     async def _ensure_selector(self, job: Obj) -> Obj:
         """generateSelector (pkg/registry/batch/job/strategy.go), done at first sync: the uid is
@@ -140,9 +157,9 @@ class JobController:
                 pod = c.pod_from_template(job, ref, f"{c.name(job)}-", generate=True)
                 if pod_group is not None:
                     pod["spec"]["schedulingGroup"] = {"podGroupName": pod_group}
-                await c.create(self.api, c.PODS, pod)
+                await c.create_pod(self.api, events.JOB_CONTROLLER, job, "Job", "batch/v1", pod)
         elif len(running) > wanted:
             newest_first = sorted(running, key=lambda p: p["metadata"].get("creationTimestamp",
                                                                            ""), reverse=True)
             for pod in newest_first[:len(running) - wanted]:
-                await c.delete(self.api, c.PODS, pod)
+                await c.delete_pod(self.api, events.JOB_CONTROLLER, job, "Job", "batch/v1", pod)

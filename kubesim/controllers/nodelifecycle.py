@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubesim import events
 from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.manager import Due, Key
@@ -142,3 +143,9 @@ class NodeLifecycleController:
             status = {**(node.get("status") or {}), "conditions": conditions}
             await self.api.store.put(c.NODES, {**node, "metadata": dict(node["metadata"]),
                                                "status": status}, node)
+            # RecordNodeStatusChange (pkg/controller/util/node): about the Node, in "default"
+            name = node["metadata"]["name"]
+            ref = {"kind": "Node", "name": name, "uid": c.uid(node), "apiVersion": "v1"}
+            await self.api.events.record(events.Source(events.NODE_CONTROLLER), ref,
+                                         events.NORMAL, "NodeNotReady",
+                                         f"Node {name} status is now: NodeNotReady")

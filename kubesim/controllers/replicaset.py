@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from kubesim import events
 from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.manager import Due, Key
@@ -27,6 +28,9 @@ class ReplicaSetController:
         self.kind = "ReplicaSet" if key == "apps/replicasets" else "ReplicationController"
         self.api_version = "apps/v1" if self.kind == "ReplicaSet" else "v1"
         self.name = self.kind
+        # the EventSource of upstream's recorder (NewReplicaSetController / NewReplicationManager)
+        self.component = (events.REPLICASET_CONTROLLER if self.kind == "ReplicaSet"
+                          else events.REPLICATION_CONTROLLER)
         self.watches: tuple[str, ...] = (key, c.PODS)
         self.owned_only: tuple[str, ...] = (c.PODS,)
 
@@ -85,10 +89,12 @@ class ReplicaSetController:
             prefix = f"{c.name(owner)}-"
             for _ in range(min(-diff, BURST_REPLICAS)):
                 pod = c.pod_from_template(owner, ref, prefix, generate=True)
-                await c.create(self.api, c.PODS, pod)
+                await c.create_pod(self.api, self.component, owner, self.kind,
+                                   self.api_version, pod)
         elif diff > 0:
             for pod in pods_to_delete(live, min(diff, BURST_REPLICAS)):
-                await c.delete(self.api, c.PODS, pod)
+                await c.delete_pod(self.api, self.component, owner, self.kind,
+                                   self.api_version, pod)
 
     async def _update_status(self, owner: dict[str, Any], pods: list[dict[str, Any]]
                              ) -> Iterable[Due]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubesim import errors, events
 from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.deployment import template_hash
@@ -69,7 +70,7 @@ class StatefulSetController:
         for ordinal in range(replicas):
             member: Obj | None = pods.get(ordinal)
             if member is not None and c.terminal(member) and not c.deleting(member):
-                await c.delete(self.api, c.PODS, member)  # a failed/succeeded one is recreated
+                await self._delete(sts, member)  # a failed/succeeded one is recreated
                 member = None
                 if not parallel:
                     break
@@ -87,7 +88,7 @@ class StatefulSetController:
         for ordinal in condemned:
             condemned_pod = pods[ordinal]
             if not c.deleting(condemned_pod):
-                await c.delete(self.api, c.PODS, condemned_pod)
+                await self._delete(sts, condemned_pod)
             if not parallel:
                 break  # one at a time, from the highest ordinal
         await self._write_status(sts, replicas, revision)
@@ -108,23 +109,45 @@ class StatefulSetController:
             if not isinstance(template, dict):
                 raise c.Malformed("volumeClaimTemplates holds a non-object")
             claim_name = f"{(template.get('metadata') or {}).get('name')}-{set_name}-{ordinal}"
-            await self._ensure_claim(sts, template, claim_name)
+            if await self._ensure_claim(sts, template, claim_name):
+                await self._event(sts, "SuccessfulCreate", f"create Claim {claim_name} Pod "
+                                  f"{pod_name} in StatefulSet {set_name} success")
             volume_name = (template.get("metadata") or {}).get("name")
             volumes = [v for v in volumes if v.get("name") != volume_name]
             volumes.append({"name": volume_name,
                             "persistentVolumeClaim": {"claimName": claim_name}})
         if volumes:
             pod_spec["volumes"] = volumes
-        await c.create(self.api, c.PODS, pod)
+        try:
+            created = await c.create(self.api, c.PODS, pod)
+        except errors.ApiError as exc:
+            await self._event(sts, "FailedCreate", f"create Pod {pod_name} in StatefulSet "
+                              f"{set_name} failed error: {exc.message}", events.WARNING)
+            raise
+        if created is not None:
+            await self._event(sts, "SuccessfulCreate",
+                              f"create Pod {pod_name} in StatefulSet {set_name} successful")
 
-    async def _ensure_claim(self, sts: Obj, template: dict[str, Any], claim_name: str) -> None:
+    async def _delete(self, sts: Obj, pod: Obj) -> None:
+        if await c.delete(self.api, c.PODS, pod):
+            await self._event(sts, "SuccessfulDelete",
+                              f"delete Pod {c.name(pod)} in StatefulSet {c.name(sts)} successful")
+
+    async def _event(self, sts: Obj, reason: str, message: str,
+                     event_type: str = events.NORMAL) -> None:
+        """StatefulPodControl.recordPodEvent / recordClaimEvent (stateful_pod_control.go)."""
+        await c.record(self.api, events.STATEFULSET_CONTROLLER, sts, "StatefulSet", "apps/v1",
+                       event_type, reason, message)
+
+    async def _ensure_claim(self, sts: Obj, template: dict[str, Any], claim_name: str) -> bool:
+        """Whether the claim was created now."""
         namespace = sts["metadata"].get("namespace", "")
         if self.api.store.get(PVCS, namespace, claim_name) is not None:
-            return  # claims outlive their pods (whenScaled/whenDeleted: Retain by default)
+            return False  # claims outlive their pods (whenScaled/whenDeleted: Retain by default)
         template_meta = template.get("metadata") or {}
         labels = {**(template_meta.get("labels") or {}),
                   **(c.selector_of(sts).get("matchLabels") or {})}
-        await c.create(self.api, PVCS, {
+        return None is not await c.create(self.api, PVCS, {
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
             "metadata": {"name": claim_name, "namespace": namespace, "labels": labels,

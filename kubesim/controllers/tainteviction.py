@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubesim import events
 from kubesim.api import Api
 from kubesim.controllers import common as c
 from kubesim.controllers.manager import Due, Key
@@ -93,6 +94,11 @@ class TaintEvictionController:
             return []
         if delay > 0:
             return [(f"pod {namespace}", name, delay)]
+        # deletePodHandler: emitPodDeletionEvent first, about a reference without a uid
+        ref = {"apiVersion": "v1", "kind": "Pod", "name": name, "namespace": namespace}
+        await self.api.events.record(events.Source(events.TAINT_EVICTION_CONTROLLER), ref,
+                                     events.NORMAL, "TaintManagerEviction",
+                                     f"Marking for deletion Pod {namespace}/{name}")
         await self._mark_disruption(pod, now)
         await c.delete(self.api, c.PODS, pod)
         return []

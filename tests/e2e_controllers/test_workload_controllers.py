@@ -143,6 +143,55 @@ def test_deployment_rollout_undo_and_scale(cluster: Cluster) -> None:
     assert k("get", "rs", original).split()[5:9] == [original, "3", "3", "3"]
 
 
+def wide_events(kubectl: Kubectl) -> list[dict[str, str]]:
+    """`kubectl get events -o wide` as rows of {column: text}, cut at the header's offsets
+    (SOURCE and MESSAGE hold spaces)."""
+    header, *lines = kubectl("get", "events", "-o", "wide").splitlines()
+    names = ["LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE",
+             "FIRST SEEN", "COUNT", "NAME"]
+    starts = [0]
+    for name in names[1:]:
+        starts.append(header.index(name, starts[-1] + 1))
+    return [{name: line[start:end].strip() for name, start, end in
+             zip(names, starts, [*starts[1:], None], strict=True)} for line in lines]
+
+
+def test_get_events_wide_shows_each_component_as_source(cluster: Cluster) -> None:
+    """A Deployment rolled out and its pods scheduled and started: every event names who wrote
+    it in SOURCE, as on a real cluster (the scheduler's events.k8s.io/v1 ones by their
+    reportingController and instance, the core/v1 ones by source component and host)."""
+    k = cluster.kubectl
+    k("create", "deployment", "shown", "--image=nginx", "--replicas=2")
+    assert "successfully rolled out" in k("rollout", "status", "deployment/shown",
+                                          "--timeout=30s")
+    (rs,) = [r["metadata"]["name"] for r in k.json("rs", "-l", "app=shown")["items"]]
+    pod_names = [p["metadata"]["name"] for p in pods(k, "app=shown")]
+
+    def rows() -> list[dict[str, str]]:
+        found = [r for r in wide_events(k) if r["OBJECT"] in (
+            "deployment/shown", f"replicaset/{rs}", *(f"pod/{p}" for p in pod_names))]
+        return found if sum(r["REASON"] == "Started" for r in found) == 2 else []
+
+    by_reason: dict[str, list[dict[str, str]]] = {}
+    for row in wait_until(rows, what="the pods' Started events"):
+        by_reason.setdefault(row["REASON"], []).append(row)
+    (scaled,) = by_reason["ScalingReplicaSet"]
+    assert scaled["SOURCE"] == "deployment-controller"
+    assert scaled["MESSAGE"] == f"Scaled up replica set {rs} from 0 to 2"
+    assert {r["SOURCE"] for r in by_reason["SuccessfulCreate"]} == {"replicaset-controller"}
+    assert sorted(r["MESSAGE"] for r in by_reason["SuccessfulCreate"]) == sorted(
+        f"Created pod: {p}" for p in pod_names)
+    for row in by_reason["Scheduled"]:
+        assert row["SOURCE"].startswith("default-scheduler, default-scheduler-"), row
+    for reason in ("Pulled", "Created", "Started"):
+        for row in by_reason[reason]:
+            assert row["SOURCE"].startswith("kubelet, node-"), row
+            assert row["SUBOBJECT"] == "spec.containers{nginx}"
+    described = k("describe", "deployment", "shown")
+    assert "ScalingReplicaSet" in described and "deployment-controller" in described
+    k("delete", "deployment", "shown")
+
+
 def test_daemonset_one_pod_per_node(cluster: Cluster) -> None:
     k = cluster.kubectl
     k.apply(DAEMONSET)

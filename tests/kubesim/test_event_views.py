@@ -6,12 +6,15 @@ Field correspondences are upstream's pkg/apis/events/v1/conversion.go.
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 import orjson
 import pytest
 
 from kubesim import views
+from kubesim.events import EventRecorder, Source
+from kubesim.store import Store
 
 Kube = Any  # the `kube` fixture (tests/kubesim/conftest.py)
 CORE = "/api/v1/namespaces/default/events"
@@ -248,3 +251,27 @@ async def test_namespace_deletion_removes_events_once(kube: Kube) -> None:
     assert status == 200
     _, listed = await kube.call("GET", "/api/v1/events")
     assert all(e["metadata"]["namespace"] != "gone" for e in listed["items"])
+
+
+def test_a_kubesim_controller_event_read_through_events_v1() -> None:
+    """What kubesim's in-process core/v1 recorder writes, as events.k8s.io/v1 readers see it:
+    reportingComponent becomes reportingController, source and the timestamps the deprecated*
+    fields (Convert_core_Event_To_v1_Event)."""
+    recorder = EventRecorder(Store(), lambda: 1_767_225_600.0, random.Random(0))
+    _, core, _ = recorder.make(Source("kubelet", "node-1"),
+                               {**POD_REF, "fieldPath": "spec.containers{main}"}, "Normal",
+                               "Started", "Started container main")
+    v1 = views.core_to_events_v1(core)
+    assert v1["reportingController"] == "kubelet"
+    assert v1["reportingInstance"] == "node-1"
+    assert v1["deprecatedSource"] == {"component": "kubelet", "host": "node-1"}
+    assert v1["deprecatedFirstTimestamp"] == v1["deprecatedLastTimestamp"] == (
+        "2026-01-01T00:00:00Z")
+    assert v1["deprecatedCount"] == 1
+    assert v1["note"] == "Started container main"
+    assert v1["regarding"]["fieldPath"] == "spec.containers{main}"
+    back = views.events_v1_to_core(v1)
+    assert {k: back[k] for k in ("source", "reportingComponent", "reportingInstance", "count",
+                                 "firstTimestamp", "message")} == {
+        k: core[k] for k in ("source", "reportingComponent", "reportingInstance", "count",
+                             "firstTimestamp", "message")}

@@ -242,6 +242,18 @@ def test_node_rows(obj: dict[str, Any], cells: list[Any]) -> None:
           "First Seen", "Count", "Name"],
          ["10s", "Normal", "Scheduled", "pod/web", "", "aiosched, aiosched-1", "assigned",
           "10s", 1, "web.2"]),
+        # the scheduler's events.k8s.io/v1 event read through core/v1: no source, the
+        # reporting controller is core/v1's reportingComponent (kubectl get events -o wide)
+        ("events", "",
+         {"apiVersion": "v1", "metadata": {"name": "web.3"}, "type": "Normal",
+          "reason": "Scheduled", "involvedObject": {"kind": "Pod", "name": "web"},
+          "message": "assigned", "eventTime": ago(10), "source": {},
+          "reportingComponent": "default-scheduler",
+          "reportingInstance": "default-scheduler-host1"},
+         ["Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message",
+          "First Seen", "Count", "Name"],
+         ["10s", "Normal", "Scheduled", "pod/web", "",
+          "default-scheduler, default-scheduler-host1", "assigned", "10s", 1, "web.3"]),
     ],
 )
 def test_other_rows(plural: str, group: str, obj: dict[str, Any], columns: list[str],
