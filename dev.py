@@ -6,16 +6,25 @@
     python3 dev.py test [ARGS...]  install into .venv (with the dev extra), then ruff, mypy,
                                    lint-imports, pytest
     python3 dev.py bench [ARGS...] install into .venv, then `aiosched bench ARGS...`
+    python3 dev.py traces [--port P] [--grpc-port G]
+                                   a local trace UI without Docker: Arize Phoenix, the OTLP
+                                   backend the tests use, on 127.0.0.1:6006 (UI and OTLP/HTTP)
+                                   and :4317 (OTLP/gRPC); prints how to point aiosched at it
 
 The virtualenv lives in .venv beside this file; it is reinstalled when pyproject.toml changes.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 import venv
 from pathlib import Path
 
@@ -61,7 +70,106 @@ def ensure_otlp_backend() -> None:
     stamp.write_text(OTLP_BACKEND)
 
 
+def _port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def traces(argv: list[str]) -> int:
+    """Run Phoenix in the foreground until Ctrl-C, and say how to send it aiosched's traces.
+
+    A dev.py command rather than an `aiosched` one: Phoenix lives in a virtualenv of its own
+    (.venv-otlp-backend; its OpenTelemetry pins would clash with aiosched's), which dev.py
+    already installs and pins for the tests, and a scheduler's image should not carry a trace
+    UI. Its traces stay in .venv-otlp-backend/phoenix-data between runs."""
+    parser = argparse.ArgumentParser(prog="python3 dev.py traces", description=traces.__doc__)
+    parser.add_argument("--port", type=int, default=6006, help="UI and OTLP/HTTP (default 6006)")
+    parser.add_argument("--grpc-port", type=int, default=4317, help="OTLP/gRPC (default 4317)")
+    args = parser.parse_args(argv)
+    for flag, port in (("--port", args.port), ("--grpc-port", args.grpc_port)):
+        if not _port_is_free(port):
+            message = f"dev.py traces: port {port} is in use; pick another with {flag}"
+            print(message, file=sys.stderr)
+            return 1
+    ensure_otlp_backend()
+    # a `kill` stops Phoenix too: SystemExit runs the `finally` below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    data = OTLP_BACKEND_VENV / "phoenix-data"
+    data.mkdir(exist_ok=True)
+    env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
+    env.update(  # Phoenix's settings; no OTEL_*: it must not trace itself
+        PHOENIX_HOST="127.0.0.1",
+        PHOENIX_PORT=str(args.port),
+        PHOENIX_GRPC_PORT=str(args.grpc_port),
+        PHOENIX_WORKING_DIR=str(data),
+        PHOENIX_TELEMETRY_ENABLED="false",
+    )
+    log = OTLP_BACKEND_VENV / "phoenix.log"
+    ui = f"http://127.0.0.1:{args.port}"
+    grpc = f"http://127.0.0.1:{args.grpc_port}"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(OTLP_BACKEND_VENV / BIN.name / "phoenix"), "serve"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        if not _wait_healthy(proc, f"{ui}/healthz"):
+            print(f"dev.py traces: Phoenix did not start; its log ({log}):", file=sys.stderr)
+            print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
+            return 1
+        print(
+            f"""
+Phoenix, a trace UI, is running (Ctrl-C stops it; its log: {log}).
+
+  UI:         {ui}   (project "default"; find a pod with the span filter
+              attributes["k8s.pod.name"] == "NAME")
+  OTLP/HTTP:  {ui}   (/v1/traces is appended)
+  OTLP/gRPC:  {grpc}
+
+Point aiosched at it, in another shell:
+  python3 dev.py run --embedded --insecure-http --otel-endpoint {ui}
+  aiosched run [FLAGS] --otel-endpoint {ui}
+  aiosched run [FLAGS] --otel-protocol grpc --otel-endpoint {grpc}
+or with the standard variables (the flags win over them):
+  export OTEL_EXPORTER_OTLP_ENDPOINT={ui}
+  export OTEL_EXPORTER_OTLP_PROTOCOL=grpc OTEL_EXPORTER_OTLP_ENDPOINT={grpc}
+""",
+            flush=True,
+        )
+        return proc.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], url: str, timeout: float = 120.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.3)
+    return False
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "traces":
+        return traces(argv[1:])
     if not argv or argv[0] not in {"run", "test", "bench"}:
         print(__doc__, file=sys.stderr)
         return 2

@@ -45,9 +45,10 @@ Attributes (semantic conventions where they exist):
 ``aiosched.attempt`` (link)    the linked attempt's number (links of the pod span)
 =============================  ==============================================================
 
-Configuration comes from the standard OTEL_* variables; explicit arguments win. With no endpoint
-configured :func:`setup_tracing` returns :data:`NOOP_TRACING`, whose methods return shared no-op
-objects and allocate nothing.
+Configuration comes from the standard OTEL_* variables (OTEL_TRACES_EXPORTER: otlp over
+http/protobuf or grpc, console, none); explicit arguments win. With no exporter or endpoint
+configured :func:`setup_tracing` returns :data:`NOOP_TRACING`, whose methods return shared
+no-op objects and allocate nothing.
 
 The package is split by reason to change: :mod:`~observability.tracing.config` (the OTEL_*
 variables and --otel-* flags), :mod:`~observability.tracing.otel` (the recording spans),
@@ -63,10 +64,14 @@ from observability.tracing.config import (
     DEFAULT_PROTOCOL,
     DEFAULT_SAMPLER,
     DEFAULT_SERVICE_NAME,
+    EXPORTERS,
+    PROTOCOLS,
     TRACES_PATH,
     TracingConfig,
     TracingConfigError,
+    TracingOff,
     build_sampler,
+    resolve_tracing,
     resolve_tracing_config,
 )
 from observability.tracing.noop import (
@@ -108,6 +113,7 @@ __all__ = [
     "DEFAULT_PROTOCOL",
     "DEFAULT_SAMPLER",
     "DEFAULT_SERVICE_NAME",
+    "EXPORTERS",
     "GROUP_SPAN_NAME",
     "MAX_LINKED_ATTEMPTS",
     "NOOP_ATTEMPT",
@@ -116,6 +122,7 @@ __all__ = [
     "NOOP_POINT",
     "NOOP_TRACING",
     "POD_SPAN_NAME",
+    "PROTOCOLS",
     "TRACES_PATH",
     "AnyAttemptSpan",
     "AnyPodSpan",
@@ -133,7 +140,9 @@ __all__ = [
     "Tracing",
     "TracingConfig",
     "TracingConfigError",
+    "TracingOff",
     "build_sampler",
+    "resolve_tracing",
     "resolve_tracing_config",
     "setup_tracing",
     "tracing_with_processor",

@@ -1,16 +1,22 @@
-"""From resolved settings (config.py) to a Tracing: the exporter, resource, sampler and batch
-processor, or NOOP_TRACING when no endpoint is configured, and the log line saying which.
+"""From resolved settings (config.py) to a Tracing: the exporters (OTLP over HTTP or gRPC, the
+console), resource, sampler and batch processors, or NOOP_TRACING when tracing is off, and the
+log line saying which.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
 
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace import SpanProcessor, SynchronousMultiSpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    ConsoleSpanExporter,
+    SpanExporter,
+)
 from opentelemetry.sdk.trace.sampling import (
     ALWAYS_ON,
     ParentBased,
@@ -21,9 +27,9 @@ from opentelemetry.version import __version__ as _otel_version
 from observability.tracing.config import (
     DEFAULT_SERVICE_NAME,
     TracingConfig,
-    _env,
+    TracingOff,
     build_sampler,
-    resolve_tracing_config,
+    resolve_tracing,
 )
 from observability.tracing.noop import NOOP_TRACING
 from observability.tracing.otel import OtelTracing, Tracing
@@ -31,17 +37,63 @@ from observability.tracing.otel import OtelTracing, Tracing
 log = logging.getLogger("observability.tracing")  # one logger name for the package
 
 
-def _build_exporter(config: TracingConfig) -> SpanExporter:
-    if config.protocol == "grpc":  # pragma: no cover - optional package, not installed here
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # type: ignore[import-not-found,unused-ignore]
-            OTLPSpanExporter as GrpcExporter,
+def _otlp_exporter(config: TracingConfig) -> SpanExporter:
+    """The OTLP exporter of ``config.protocol``, every setting passed explicitly."""
+    from observability.otlp_export import FastGrpcOTLPSpanExporter, FastOTLPSpanExporter
+
+    if config.protocol == "grpc":
+        import grpc
+
+        credentials = None
+        if not config.insecure and config.certificate_file:
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_read(config.certificate_file),
+                private_key=_read(config.client_key_file),
+                certificate_chain=_read(config.client_certificate_file),
+            )
+        return FastGrpcOTLPSpanExporter(
+            endpoint=config.endpoint,
+            insecure=config.insecure,
+            credentials=credentials,
+            headers=dict(config.headers),
+            timeout=config.timeout_seconds,
+            compression=grpc.Compression.Gzip
+            if config.compression == "gzip"
+            else grpc.Compression.NoCompression,
         )
+    from opentelemetry.exporter.otlp.proto.http import Compression
 
-        grpc: SpanExporter = GrpcExporter(endpoint=config.endpoint, headers=dict(config.headers))
-        return grpc
-    from observability.otlp_export import FastOTLPSpanExporter
+    return FastOTLPSpanExporter(
+        endpoint=config.endpoint,
+        certificate_file=config.certificate_file,
+        client_key_file=config.client_key_file,
+        client_certificate_file=config.client_certificate_file,
+        headers=dict(config.headers) or None,
+        timeout=config.timeout_seconds,
+        compression=Compression.Gzip if config.compression == "gzip" else Compression.NoCompression,
+    )
 
-    return FastOTLPSpanExporter(endpoint=config.endpoint, headers=dict(config.headers) or None)
+
+def _read(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _exporters(config: TracingConfig) -> list[SpanExporter]:
+    """One exporter per name of OTEL_TRACES_EXPORTER, each taking compact attempts."""
+    from observability.otlp_export import ExpandingExporter
+
+    exporters: list[SpanExporter] = []
+    for name in config.exporters:
+        if name == "otlp":
+            exporters.append(_otlp_exporter(config))
+        elif name == "console":
+            # sys.stdout as it is now (the SDK's default argument is the one at import time)
+            console = ConsoleSpanExporter(service_name=config.service_name, out=sys.stdout)
+            exporters.append(ExpandingExporter(console))
+    return exporters
 
 
 def _resource(service_name: str, extra: Mapping[str, str]) -> Resource:
@@ -85,52 +137,55 @@ def setup_tracing(
     sampler: str | None = None,
     sampler_arg: str | float | None = None,
     environ: Mapping[str, str] = os.environ,
+    exporter: str | None = None,
 ) -> Tracing:
     """Tracing as configured (arguments over OTEL_* variables); :data:`NOOP_TRACING` when off.
 
-    Raises :class:`TracingConfigError` for values it cannot honour (unknown sampler, grpc without
-    its exporter package, malformed headers).
+    Raises :class:`TracingConfigError` for values it cannot honour (unknown exporter, protocol
+    or sampler, malformed headers, a missing certificate file...), naming the flag or variable.
     """
-    config = resolve_tracing_config(service_name, endpoint, protocol, sampler, sampler_arg, environ)
-    if config is None or config.sampler == "always_off":
-        log.info("Tracing is off", extra={"reason": _off_reason(config, endpoint, environ)})
+    config = resolve_tracing(
+        service_name, endpoint, protocol, sampler, sampler_arg, environ, exporter
+    )
+    if isinstance(config, TracingOff) or config.sampler == "always_off":
+        reason = config.reason if isinstance(config, TracingOff) else f"sampler {config.sampler}"
+        log.info("Tracing is off", extra={"reason": reason})
         return NOOP_TRACING
     log.info("Tracing is on", extra=_describe(config))
-    exporter = _build_exporter(config)
-    return tracing_with_processor(
+    processors = [
         BatchSpanProcessor(
             exporter,
             max_queue_size=config.max_queue_size,
             max_export_batch_size=config.max_export_batch_size,
-        ),
+            schedule_delay_millis=config.schedule_delay_millis,
+            export_timeout_millis=config.export_timeout_millis,
+        )
+        for exporter in _exporters(config)
+    ]
+    processor: SpanProcessor
+    if len(processors) == 1:
+        processor = processors[0]
+    else:
+        processor = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
+        for each in processors:
+            processor.add_span_processor(each)
+    return tracing_with_processor(
+        processor,
         build_sampler(config.sampler, config.sampler_arg),
         config.service_name,
         config.resource_attributes,
-        compact_points=getattr(exporter, "takes_compact_points", False),
+        compact_points=True,  # every exporter of _exporters takes them
     )
 
 
 def _describe(config: TracingConfig) -> dict[str, str | float]:
     """The start-up line's keys: where traces go and which share of pods is traced."""
-    described: dict[str, str | float] = {
-        "endpoint": config.endpoint,
-        "protocol": config.protocol,
-        "sampler": config.sampler,
-    }
+    described: dict[str, str | float] = {"exporters": ",".join(config.exporters)}
+    if "otlp" in config.exporters:
+        described["endpoint"] = config.endpoint
+        described["protocol"] = config.protocol
+    described["sampler"] = config.sampler
     if config.sampler.endswith("traceidratio"):
         described["samplerRatio"] = 1.0 if config.sampler_arg is None else config.sampler_arg
     described["serviceName"] = config.service_name
     return described
-
-
-def _off_reason(
-    config: TracingConfig | None, endpoint: str | None, environ: Mapping[str, str]
-) -> str:
-    if config is not None:
-        return f"sampler {config.sampler}"
-    if endpoint is None and _env(environ, "OTEL_SDK_DISABLED") == "true":
-        return "OTEL_SDK_DISABLED=true"
-    exporter = _env(environ, "OTEL_TRACES_EXPORTER")
-    if endpoint is None and exporter is not None and exporter.lower() == "none":
-        return "OTEL_TRACES_EXPORTER=none"
-    return "no OTLP endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT or --otel-endpoint"

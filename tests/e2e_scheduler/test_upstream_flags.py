@@ -197,7 +197,9 @@ def test_removed_flags_and_startup_errors_are_one_line(tmp_path: Path) -> None:
         ),
         ("--otel-endpoint", "http://127.0.0.1:4318", "--otel-protocol", "http/json"): (
             1,
-            "aiosched run: unsupported OTLP protocol 'http/json': supported are http/protobuf",
+            "aiosched run: --otel-protocol http/json: the OpenTelemetry Python SDK has no "
+            "OTLP/JSON exporter; supported: grpc (OTLP/gRPC, usually port 4317) and "
+            "http/protobuf (OTLP/HTTP, usually port 4318)",
         ),
     }
     running = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -299,25 +298,160 @@ def test_resolve_sampler(
 
 
 @pytest.mark.parametrize(
-    ("environ", "fragment"),
+    ("kwargs", "environ", "message"),
     [
-        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "opentelemetry-exporter-otlp-proto-grpc"),
-        ({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "unsupported OTLP protocol"),
-        ({"OTEL_TRACES_SAMPLER": "jaeger_remote"}, "unsupported sampler"),
-        ({"OTEL_TRACES_SAMPLER_ARG": "abc"}, "not a number"),
-        ({"OTEL_TRACES_SAMPLER_ARG": "1.5"}, "outside [0, 1]"),
-        ({"OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, "expected key=value"),
-        ({"OTEL_BSP_MAX_QUEUE_SIZE": "lots"}, "OTEL_BSP_MAX_QUEUE_SIZE: not an integer"),
-        ({"OTEL_BSP_MAX_QUEUE_SIZE": "0"}, "must be positive"),
         (
+            {},
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+            "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: the OpenTelemetry Python SDK has no OTLP/JSON "
+            "exporter; supported: grpc (OTLP/gRPC, usually port 4317) and http/protobuf "
+            "(OTLP/HTTP, usually port 4318)",
+        ),
+        (
+            {"protocol": "http/json"},
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+            "--otel-protocol http/json: the OpenTelemetry Python SDK has no OTLP/JSON exporter; "
+            "supported: grpc (OTLP/gRPC, usually port 4317) and http/protobuf (OTLP/HTTP, "
+            "usually port 4318)",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "thrift"},
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=thrift: unsupported OTLP protocol; supported: "
+            "grpc (OTLP/gRPC, usually port 4317) and http/protobuf (OTLP/HTTP, usually port 4318)",
+        ),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "jaeger_remote"},
+            "OTEL_TRACES_SAMPLER=jaeger_remote: unsupported sampler 'jaeger_remote'; supported: "
+            "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, "
+            "parentbased_traceidratio",
+        ),
+        (
+            {"sampler": "ratio"},
+            {},
+            "--otel-sampler ratio: unsupported sampler 'ratio'; supported: always_on, "
+            "always_off, traceidratio, parentbased_always_on, parentbased_always_off, "
+            "parentbased_traceidratio",
+        ),
+        ({}, {"OTEL_TRACES_SAMPLER_ARG": "abc"}, "OTEL_TRACES_SAMPLER_ARG=abc: not a number"),
+        ({}, {"OTEL_TRACES_SAMPLER_ARG": "1.5"}, "OTEL_TRACES_SAMPLER_ARG=1.5: outside [0, 1]"),
+        ({"sampler_arg": "2"}, {}, "--otel-sampler-arg 2: outside [0, 1]"),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_HEADERS": "novalue"},
+            "OTEL_EXPORTER_OTLP_HEADERS=novalue: expected key=value, got 'novalue'",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "a=1,=2"},
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS=a=1,=2: expected key=value, got '=2'",
+        ),
+        (
+            {},
+            {"OTEL_BSP_MAX_QUEUE_SIZE": "lots"},
+            "OTEL_BSP_MAX_QUEUE_SIZE=lots: not an integer",
+        ),
+        ({}, {"OTEL_BSP_MAX_QUEUE_SIZE": "0"}, "OTEL_BSP_MAX_QUEUE_SIZE=0: must be positive"),
+        (
+            {},
             {"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "200"},
             "OTEL_BSP_MAX_EXPORT_BATCH_SIZE (200) must not exceed OTEL_BSP_MAX_QUEUE_SIZE (100)",
         ),
+        (
+            {},
+            {"OTEL_TRACES_EXPORTER": "zipkin"},
+            "OTEL_TRACES_EXPORTER=zipkin: unsupported traces exporter 'zipkin'; supported: "
+            "otlp, console, none (a comma-separated list)",
+        ),
+        (
+            {"exporter": "otlp,jaeger"},
+            {},
+            "--otel-exporter otlp,jaeger: unsupported traces exporter 'jaeger'; supported: "
+            "otlp, console, none (a comma-separated list)",
+        ),
+        (
+            {},
+            {"OTEL_TRACES_EXPORTER": "console,none"},
+            "OTEL_TRACES_EXPORTER=console,none: none turns tracing off; it takes no other exporter",
+        ),
+        (
+            {"exporter": ","},
+            {},
+            "--otel-exporter ,: no exporter named; supported: otlp, console, none",
+        ),
+        (
+            {"exporter": "console", "endpoint": "http://c:4318"},
+            {},
+            "--otel-endpoint http://c:4318 is an OTLP endpoint, but --otel-exporter console has "
+            "no otlp exporter",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"},
+            "OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318: not a URL; expected one like "
+            "http://HOST:4318",
+        ),
+        (
+            {"endpoint": "collector"},
+            {},
+            "--otel-endpoint collector: not a URL; expected one like http://HOST:4318",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "ftp://c:21/x"},
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=ftp://c:21/x: expected an http:// or https:// "
+            "URL with a host",
+        ),
+        (
+            {"endpoint": "http://c:port"},
+            {},
+            "--otel-endpoint http://c:port: the port is not a number",
+        ),
+        (
+            {},
+            {
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "c:4317",
+                "OTEL_EXPORTER_OTLP_INSECURE": "yes",
+            },
+            "OTEL_EXPORTER_OTLP_INSECURE=yes: expected true or false",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_TIMEOUT": "10s"},
+            "OTEL_EXPORTER_OTLP_TIMEOUT=10s: not an integer",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "-1"},
+            "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT=-1: must be positive",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_COMPRESSION": "brotli"},
+            "OTEL_EXPORTER_OTLP_COMPRESSION=brotli: unsupported compression; supported: gzip, none",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_CERTIFICATE": "/no/such/ca.pem"},
+            "OTEL_EXPORTER_OTLP_CERTIFICATE=/no/such/ca.pem: no such file",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "/no/such/key.pem"},
+            "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY=/no/such/key.pem: no such file",
+        ),
+        ({}, {"OTEL_BSP_SCHEDULE_DELAY": "soon"}, "OTEL_BSP_SCHEDULE_DELAY=soon: not an integer"),
     ],
 )
-def test_bad_settings_give_clear_errors(environ: dict[str, str], fragment: str) -> None:
-    with pytest.raises(TracingConfigError, match=re.escape(fragment)):
-        resolve_tracing_config(environ={**BASE, **environ})
+def test_bad_settings_give_errors_naming_what_was_set(
+    kwargs: dict[str, str], environ: dict[str, str], message: str
+) -> None:
+    """Each error names the flag or variable the user set, and its value."""
+    with pytest.raises(TracingConfigError) as error:
+        resolve_tracing_config(environ={**BASE, **environ}, **kwargs)  # type: ignore[arg-type]
+    assert str(error.value) == message
 
 
 @pytest.mark.parametrize(
@@ -356,7 +490,15 @@ def test_setup_tracing_off_is_the_noop(environ: dict[str, str]) -> None:
 
 
 def start_up_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, dict[str, Any]]]:
-    keys = ("endpoint", "protocol", "sampler", "samplerRatio", "serviceName", "reason")
+    keys = (
+        "exporters",
+        "endpoint",
+        "protocol",
+        "sampler",
+        "samplerRatio",
+        "serviceName",
+        "reason",
+    )
     return [
         (r.getMessage(), {k: getattr(r, k) for k in keys if hasattr(r, k)})
         for r in caplog.records
@@ -400,6 +542,7 @@ def start_up_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, dict[str
             {},
             "Tracing is on",
             {
+                "exporters": "otlp",
                 "endpoint": "http://127.0.0.1:9/v1/traces",
                 "protocol": "http/protobuf",
                 "sampler": "parentbased_always_on",
@@ -412,6 +555,7 @@ def start_up_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, dict[str
             {"endpoint": "http://127.0.0.1:9", "service_name": "sched-a"},
             "Tracing is on",
             {
+                "exporters": "otlp",
                 "endpoint": "http://127.0.0.1:9/v1/traces",
                 "protocol": "http/protobuf",
                 "sampler": "parentbased_traceidratio",
@@ -425,6 +569,7 @@ def start_up_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, dict[str
             {"endpoint": "http://127.0.0.1:9/custom"},
             "Tracing is on",
             {
+                "exporters": "otlp",
                 "endpoint": "http://127.0.0.1:9/custom",
                 "protocol": "http/protobuf",
                 "sampler": "traceidratio",
@@ -432,6 +577,47 @@ def start_up_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, dict[str
                 "serviceName": "aiosched",
             },
             id="ratio defaults to 1",
+        ),
+        pytest.param(
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+                "OTEL_TRACES_EXPORTER": "console",
+            },
+            {},
+            "Tracing is on",
+            {
+                "exporters": "console",
+                "sampler": "parentbased_always_on",
+                "serviceName": "aiosched",
+            },
+            id="console only: no endpoint",
+        ),
+        pytest.param(
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_TRACES_EXPORTER": "console"},
+            {"endpoint": "http://127.0.0.1:9"},
+            "Tracing is on",
+            {
+                "exporters": "otlp,console",
+                "endpoint": "http://127.0.0.1:9",
+                "protocol": "grpc",
+                "sampler": "parentbased_always_on",
+                "serviceName": "aiosched",
+            },
+            id="the endpoint flag adds otlp to the variable's console",
+        ),
+        pytest.param(
+            BASE,
+            {"exporter": "none"},
+            "Tracing is off",
+            {"reason": "--otel-exporter none"},
+            id="exporter flag none",
+        ),
+        pytest.param(
+            {"OTEL_SDK_DISABLED": "TRUE", "OTEL_TRACES_EXPORTER": "console"},
+            {},
+            "Tracing is off",
+            {"reason": "OTEL_SDK_DISABLED=true"},
+            id="SDK disabled, case-insensitively",
         ),
     ],
 )
@@ -497,3 +683,185 @@ def test_pod_spans_carry_what_the_sampler_adds(
     assert (pod.attributes or {}).get("sampled.by") == attribute
     assert pod.context is not None
     assert (pod.context.trace_state.to_header() or None) == trace_state
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "environ", "exporters", "endpoint", "protocol"),
+    [
+        pytest.param({}, BASE, ("otlp",), TRACES, "http/protobuf", id="endpoint: otlp"),
+        pytest.param(
+            {},
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/prefix/"},
+            ("otlp",),
+            "http://c:4318/prefix/v1/traces",
+            "http/protobuf",
+            id="http base: /v1/traces appended to its path",
+        ),
+        pytest.param(
+            {},
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+            ("otlp",),
+            "http://c:4317",
+            "grpc",
+            id="grpc base: as-is",
+        ),
+        pytest.param(
+            {},
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://t:4317",
+            },
+            ("otlp",),
+            "http://t:4317",
+            "grpc",
+            id="traces variables win over the general ones",
+        ),
+        pytest.param(
+            {"protocol": "GRPC", "endpoint": "http://f:4317"},
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", **BASE},
+            ("otlp",),
+            "http://f:4317",
+            "grpc",
+            id="flags win over variables",
+        ),
+        pytest.param(
+            {},
+            {"OTEL_TRACES_EXPORTER": "otlp"},
+            ("otlp",),
+            "http://localhost:4318/v1/traces",
+            "http/protobuf",
+            id="otlp asked for, no endpoint: the specification's default",
+        ),
+        pytest.param(
+            {"exporter": "otlp", "protocol": "grpc"},
+            {},
+            ("otlp",),
+            "http://localhost:4317",
+            "grpc",
+            id="otlp flag, grpc: the specification's default",
+        ),
+        pytest.param(
+            {},
+            {"OTEL_TRACES_EXPORTER": " Console ,console"},
+            ("console",),
+            "",
+            "http/protobuf",
+            id="console, each name once, any case",
+        ),
+        pytest.param(
+            {},
+            {**BASE, "OTEL_TRACES_EXPORTER": "console"},
+            ("console",),
+            "",
+            "http/protobuf",
+            id="the exporter variable decides, not the endpoint",
+        ),
+        pytest.param(
+            {},
+            {**BASE, "OTEL_TRACES_EXPORTER": "console,otlp"},
+            ("console", "otlp"),
+            TRACES,
+            "http/protobuf",
+            id="both",
+        ),
+        pytest.param(
+            {"endpoint": "http://f:4318"},
+            {"OTEL_TRACES_EXPORTER": "none", "OTEL_SDK_DISABLED": "true"},
+            ("otlp",),
+            "http://f:4318/v1/traces",
+            "http/protobuf",
+            id="the endpoint flag wins over the variables that turn tracing off",
+        ),
+        pytest.param(
+            {"exporter": "console"},
+            {**BASE, "OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+            ("console",),
+            "",
+            "http/protobuf",
+            id="the exporter flag wins; otlp's settings are not read without otlp",
+        ),
+    ],
+)
+def test_resolve_exporters_endpoint_and_protocol(
+    kwargs: dict[str, str],
+    environ: dict[str, str],
+    exporters: tuple[str, ...],
+    endpoint: str,
+    protocol: str,
+) -> None:
+    config = resolve_tracing_config(environ=environ, **kwargs)  # type: ignore[arg-type]
+    assert config is not None
+    assert (config.exporters, config.endpoint, config.protocol) == (exporters, endpoint, protocol)
+
+
+@pytest.mark.parametrize(
+    ("environ", "insecure"),
+    [
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317"}, True),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:4317"}, False),
+        # the insecure variables apply only to an endpoint without a scheme (the specification)
+        (
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:4317",
+                "OTEL_EXPORTER_OTLP_INSECURE": "true",
+            },
+            False,
+        ),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "c:4317"}, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "c:4317", "OTEL_EXPORTER_OTLP_INSECURE": "TRUE"}, True),
+        (
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "c:4317",
+                "OTEL_EXPORTER_OTLP_INSECURE": "true",
+                "OTEL_EXPORTER_OTLP_TRACES_INSECURE": "false",
+            },
+            False,
+        ),
+    ],
+)
+def test_grpc_transport_security(environ: dict[str, str], insecure: bool) -> None:
+    config = resolve_tracing_config(environ={"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", **environ})
+    assert config is not None and config.insecure is insecure
+
+
+def test_otlp_exporter_settings(tmp_path: Any) -> None:
+    """Timeouts are milliseconds (the specification; the Python SDK reads seconds), the traces
+    variables win, every file is checked, gRPC metadata keys are lower case."""
+    ca, key, cert = (tmp_path / name for name in ("ca.pem", "key.pem", "cert.pem"))
+    for path in (ca, key, cert):
+        path.write_text("-")
+    environ = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:4317",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "2500",
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "1500",
+        "OTEL_EXPORTER_OTLP_COMPRESSION": "GZIP",
+        "OTEL_EXPORTER_OTLP_HEADERS": "X-Tenant=blue,Api-Key=a%20b",
+        "OTEL_EXPORTER_OTLP_CERTIFICATE": str(ca),
+        "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": str(key),
+        "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": str(cert),
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+        "OTEL_BSP_EXPORT_TIMEOUT": "2000",
+    }
+    config = resolve_tracing_config(environ=environ)
+    assert config is not None
+    assert config.timeout_seconds == 1.5
+    assert config.compression == "gzip"
+    assert dict(config.headers) == {"x-tenant": "blue", "api-key": "a b"}
+    assert (config.certificate_file, config.client_key_file, config.client_certificate_file) == (
+        str(ca),
+        str(key),
+        str(cert),
+    )
+    assert (config.schedule_delay_millis, config.export_timeout_millis) == (100, 2000)
+    assert config.insecure is False
+    defaults = resolve_tracing_config(environ=BASE)
+    assert defaults is not None
+    assert (defaults.timeout_seconds, defaults.compression, defaults.certificate_file) == (
+        10.0,
+        "none",
+        None,
+    )
+    assert (defaults.schedule_delay_millis, defaults.export_timeout_millis) == (5000, 30000)

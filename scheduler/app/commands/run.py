@@ -48,6 +48,7 @@ from scheduler.app.commands.run_flags import (
     DEFAULT_SECURE_PORT,
     LEADER_ELECT_FLAGS,
     comma_separated,
+    tracing_overrides,
 )
 
 # re-exported: cli.py calls run.add_arguments (the flags are defined in run_flags.py), and
@@ -221,14 +222,8 @@ async def _run(args: argparse.Namespace) -> int:
     from scheduler.app import gc_tuning
 
     setup_logging(args.log_format, args.verbosity)
-    tracing_overrides = {
-        "endpoint": args.otel_endpoint,
-        "protocol": args.otel_protocol,
-        "service_name": args.otel_service_name,
-        "sampler": args.otel_sampler,
-        "sampler_arg": args.otel_sampler_arg,
-    }
-    resolve_tracing_config(**tracing_overrides)  # fail now, not after connecting
+    overrides_of_tracing = tracing_overrides(args)
+    resolve_tracing_config(**overrides_of_tracing)  # fail now, not after connecting
     http_host, http_port = listen_address(args)
     ssl_context = serving_context(args, http_host)
     kubeconfig: str | None = args.kubeconfig
@@ -253,7 +248,7 @@ async def _run(args: argparse.Namespace) -> int:
             explain_every_attempt=args.explain_every_attempt,
             explain_recent_attempts=args.explain_recent_attempts,
             tune_gc=True,
-            tracing_overrides=tracing_overrides,
+            tracing_overrides=overrides_of_tracing,
             config_overrides=overrides,
             ssl_context=ssl_context,
             pod_max_in_unschedulable_seconds=(

@@ -8,6 +8,7 @@ removals (upstream_flags.py). `aiosched run --help` prints them in the order add
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from scheduler.app.commands.upstream_flags import (
     FEATURE_GATES,
@@ -342,14 +343,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "upstream v1.35: a pod signed like the previous one reuses that cycle's ranking)",
     )
     parser.add_argument("--seed", type=int, help="seed tie-breaking randomness (reproducible runs)")
-    tracing = parser.add_argument_group("tracing (default: the OTEL_* environment variables)")
-    tracing.add_argument(
-        "--otel-endpoint", metavar="URL", help="OTLP endpoint (traces off if unset)"
+    tracing = parser.add_argument_group(
+        "tracing (each flag wins over its OTEL_* environment variables)"
     )
-    tracing.add_argument("--otel-protocol", metavar="PROTO", help="http/protobuf")
-    tracing.add_argument("--otel-service-name", metavar="NAME")
-    tracing.add_argument("--otel-sampler", metavar="SAMPLER", help="e.g. parentbased_traceidratio")
-    tracing.add_argument("--otel-sampler-arg", metavar="ARG")
+    tracing.add_argument(
+        "--otel-exporter",
+        metavar="LIST",
+        help="otlp, console or none, comma-separated (OTEL_TRACES_EXPORTER; default: otlp when "
+        "an OTLP endpoint is set, else tracing is off)",
+    )
+    tracing.add_argument(
+        "--otel-endpoint",
+        metavar="URL",
+        help="OTLP endpoint; turns the otlp exporter on (OTEL_EXPORTER_OTLP_ENDPOINT; "
+        "http/protobuf: /v1/traces is appended to a URL without a path)",
+    )
+    tracing.add_argument(
+        "--otel-protocol",
+        metavar="PROTO",
+        help="http/protobuf (default, port 4318) or grpc (port 4317) "
+        "(OTEL_EXPORTER_OTLP_PROTOCOL)",
+    )
+    tracing.add_argument("--otel-service-name", metavar="NAME", help="(OTEL_SERVICE_NAME)")
+    tracing.add_argument(
+        "--otel-sampler",
+        metavar="SAMPLER",
+        help="e.g. parentbased_traceidratio (OTEL_TRACES_SAMPLER)",
+    )
+    tracing.add_argument("--otel-sampler-arg", metavar="ARG", help="(OTEL_TRACES_SAMPLER_ARG)")
+
+
+def tracing_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The tracing flags as observability.tracing.setup_tracing's keyword arguments."""
+    return {
+        "exporter": args.otel_exporter,
+        "endpoint": args.otel_endpoint,
+        "protocol": args.otel_protocol,
+        "service_name": args.otel_service_name,
+        "sampler": args.otel_sampler,
+        "sampler_arg": args.otel_sampler_arg,
+    }
 
 
 def _non_negative_int(text: str) -> int:
