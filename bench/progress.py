@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
+from bench.workloads import Workload
+
 RATE_WINDOW = 5.0  # seconds of history behind "current rate"
 TTY_INTERVAL = 0.5  # a terminal's line is redrawn this often
 LINE_INTERVAL = 5.0  # elsewhere, one line this often
@@ -146,6 +148,8 @@ class Observed(Protocol):
     """What the watcher reads of a running workload (bench.runner.WorkloadRun)."""
 
     @property
+    def workload(self) -> Workload: ...
+    @property
     def phase(self) -> str: ...
     @property
     def measuring(self) -> bool: ...
@@ -229,8 +233,15 @@ class RunWatcher:
         )
 
 
-async def watch(run: Observed, watcher: RunWatcher, reporter: ProgressReporter) -> None:
-    """Report `run`'s progress until cancelled."""
+def watcher_for(workload: Workload, clock: Callable[[], float] = time.monotonic) -> RunWatcher:
+    dra = workload.dra
+    steady = dra.steady_seconds if dra is not None and dra.steady_seconds else None
+    return RunWatcher(workload.name, workload.init_nodes, steady, clock)
+
+
+async def watch(run: Observed, reporter: ProgressReporter) -> None:
+    """Report `run`'s progress until cancelled (run_workloads's `watch`, beside each run)."""
+    watcher = watcher_for(run.workload, reporter.clock)
     try:
         while True:
             reporter.show(watcher.snapshot(run))
