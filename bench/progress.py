@@ -56,14 +56,14 @@ def _duration(seconds: float) -> str:
 
 def format_progress(s: Snapshot) -> str:
     """One line: workload, stage and phase, counts, rate, time left, elapsed."""
-    stage = "measuring" if s.measuring else "setup"
-    parts = [f"{s.workload} [{_duration(s.elapsed)}] {stage}: {s.phase}"]
+    stage = "" if s.measuring else "setup: "  # the measuring phase says "measuring"
+    parts = [f"{s.workload} [{_duration(s.elapsed)}] {stage}{s.phase}"]
     if s.unit:
-        verb = "bound" if s.unit == "pods" else "created"
         count = f"{s.done}/{s.total}" if s.total is not None else f"{s.done}"
-        count += f" {s.unit} {verb}"
-        if s.created is not None and s.unit == "pods":
-            count += f" ({s.created} created)"
+        if s.unit == "pods":
+            count += " pods bound" + (f", {s.created} created" if s.created is not None else "")
+        else:
+            count += f" {s.unit} created"
         parts.append(count)
     if s.rate is not None:
         parts.append(f"{s.rate:.0f} {s.unit or 'items'}/s")
@@ -213,12 +213,14 @@ class RunWatcher:
             total = run.expected or None
         rate = self._rate(counter, now, done)
         remaining = None
-        steady = run.measuring and self.steady_seconds
-        if steady and self._measure_started is not None:
+        if run.measuring and self.steady_seconds and self._measure_started is not None:
+            # a steady state runs for its duration, however many pods it binds
             total = None
-            remaining = max(0.0, (self.steady_seconds or 0.0) - (now - self._measure_started))
+            remaining = max(0.0, self.steady_seconds - (now - self._measure_started))
+        elif total is not None and done >= total:  # that count is complete: nothing to estimate
+            rate = None
         elif total is not None and rate:
-            remaining = max(0, total - done) / rate
+            remaining = (total - done) / rate
         return Snapshot(
             self.name,
             run.phase,
