@@ -246,7 +246,11 @@ async def watch(run: Observed, reporter: ProgressReporter) -> None:
     watcher = watcher_for(run.workload, reporter.clock)
     try:
         while True:
-            reporter.show(watcher.snapshot(run))
+            try:
+                reporter.show(watcher.snapshot(run))
+            except Exception as exc:  # a display's failure must not end a measurement
+                reporter.log(f"{run.workload.name}: progress stopped: {exc!r}")
+                return
             await asyncio.sleep(POLL_INTERVAL)
     finally:
         reporter.finish()

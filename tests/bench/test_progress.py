@@ -196,3 +196,25 @@ def test_quiet_shows_no_progress_but_the_log() -> None:
     reporter.log("W: ok")
     reporter.finish()
     assert out.getvalue() == "W: ok\n"
+
+
+def test_a_failing_display_stops_itself_not_the_run() -> None:
+    import asyncio
+
+    from bench.progress import watch
+
+    class Broken:
+        workload = WORKLOADS["SchedulingBasic/Smoke"]
+        phase, measuring, nodes_created, created, expected = "x", False, 0, 0, 0
+
+        @property
+        def tracker(self) -> FakeTracker | None:
+            raise RuntimeError("boom")
+
+    out = io.StringIO()
+
+    async def main() -> None:
+        await asyncio.wait_for(watch(Broken(), ProgressReporter(out)), 5)
+
+    asyncio.run(main())  # returns instead of raising into the run's task group
+    assert "progress stopped" in out.getvalue() and "boom" in out.getvalue()
