@@ -8,20 +8,36 @@ create request to the pod being seen bound, and the scheduler's peak RSS (VmHWM)
     aiosched bench SchedulingBasic/5000Nodes_10000Pods --json results.json
     aiosched bench SchedulingBasic/ --scheduler-arg=--v=0     (every SchedulingBasic workload)
     aiosched bench SchedulingBasic/500Nodes --otlp-sink        (with every pod traced)
+    aiosched bench SchedulingBasic/500Nodes --plot run.svg     (throughput and latency CDF)
+
+Two schedulers side by side: run the other with --scheduler-command and --json, then aiosched
+with --compare that file and --plot; or plot saved results alone with --compare and --plot.
+
+Progress goes to stderr while each workload runs (one redrawn line on a terminal, a line every
+few seconds otherwise; --quiet turns it off), after one line that calibrates the machine (a
+fixed pure-Python task's time, also stored in the JSON: compare pods/s across machines by
+pods/s * calibration seconds).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from apimachinery.eventloop import run_event_loop
+from bench.calibrate import calibrate
+from bench.plot import check_plot_path, write_plot
+from bench.progress import ProgressReporter, watch
 from bench.results import format_table, write_json
-from bench.runner import RunOptions, run_workloads
+from bench.runner import RunOptions, WorkloadRun, run_workloads
 from bench.workloads import WORKLOADS, UnknownWorkload, resolve
 
 
@@ -89,6 +105,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "{port}\"; its CPU and peak RSS are measured as aiosched's are",
     )
     parser.add_argument(
+        "--label",
+        metavar="NAME",
+        help="the scheduler's name in the JSON (`scheduler`) and the plot's legend (default: "
+        "aiosched, or the program of --scheduler-command)",
+    )
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.svg",
+        help="write an SVG of each workload's throughput over time and latency distribution "
+        "(CDF), with the --compare results on the same axes",
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="results of another run (its --json, e.g. of another scheduler with "
+        "--scheduler-command) to draw beside this run's in --plot (repeat); with no WORKLOAD, "
+        "plot only these",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr while the workloads run",
+    )
+    parser.add_argument(
         "--scheduler-profile",
         type=Path,
         metavar="PATH",
@@ -113,18 +158,56 @@ def _list_workloads() -> str:
     return "\n".join(lines)
 
 
+def scheduler_label(args: argparse.Namespace) -> str:
+    """--label, else the program --scheduler-command runs (kube-scheduler), else aiosched."""
+    if args.label:
+        return str(args.label)
+    command = shlex.split(args.scheduler_command or "")
+    return os.path.basename(command[0]) if command else "aiosched"
+
+
+def load_results(paths: list[Path]) -> list[dict[str, Any]]:
+    """The result objects of --json files, in order; ValueError says which file is wrong."""
+    results: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            doc = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise ValueError(f"--compare {path}: {exc}") from exc
+        if not isinstance(doc, list) or not all(isinstance(r, dict) for r in doc):
+            raise ValueError(f"--compare {path}: not the results `aiosched bench --json` writes")
+        results.extend(doc)
+    return results
+
+
+def _error(message: str) -> int:
+    print(f"aiosched bench: {message}", file=sys.stderr)
+    return 2
+
+
 def main(args: argparse.Namespace) -> int:
     if args.list:
         print(_list_workloads())
         return 0
+    try:
+        compared = load_results(args.compare)
+        if args.plot is not None:
+            check_plot_path(args.plot)
+            if not args.workloads and compared:  # saved results only
+                write_plot(args.plot, compared)
+                print(f"aiosched bench: plot written to {args.plot}", file=sys.stderr)
+                return 0
+    except (ValueError, OSError) as exc:
+        return _error(str(exc))
     if not args.workloads:
-        print("aiosched bench: name at least one workload (see --list)", file=sys.stderr)
-        return 2
+        return _error("name at least one workload (see --list)")
     try:
         chosen = resolve(args.workloads)
     except UnknownWorkload as exc:
-        print(f"aiosched bench: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
+    calibration = calibrate()
+    print(f"aiosched bench: {calibration.describe()}", file=sys.stderr, flush=True)
+    reporter = ProgressReporter(sys.stderr, enabled=not args.quiet)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="aiosched-bench-"))
     options = RunOptions(
         workdir=workdir,
@@ -136,10 +219,20 @@ def main(args: argparse.Namespace) -> int:
         kubeconfig=args.kubeconfig,
         scheduler_command=tuple(shlex.split(args.scheduler_command or "")),
     )
-    results = run_event_loop(run_workloads(chosen, options))
+
+    async def watch_run(run: WorkloadRun) -> None:
+        await watch(run, reporter)
+
+    results = run_event_loop(run_workloads(chosen, options, log=reporter.log, watch=watch_run))
+    label = scheduler_label(args)
+    for result in results:
+        result.scheduler, result.machine = label, calibration.to_json()
     print(format_table(results))
     if args.json:
         write_json(args.json, results)
+    if args.plot is not None:
+        write_plot(args.plot, [*(r.to_json() for r in results), *compared])
+        print(f"aiosched bench: plot written to {args.plot}", file=sys.stderr)
     all_ok = all(r.ok for r in results)
     if all_ok and args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -149,6 +242,10 @@ def main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    cli = argparse.ArgumentParser(prog="aiosched bench", description=__doc__)
+    cli = argparse.ArgumentParser(
+        prog="aiosched bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(cli)
     sys.exit(main(cli.parse_args()))

@@ -43,6 +43,12 @@ class BenchResult:
     # API server counted them (measured phase plus a second for late events).
     scheduler_requests_per_pod: dict[str, float] | None = None
     error: str | None = None
+    # which scheduler ran: "aiosched", or a name for --scheduler-command's (bench/cli.py)
+    scheduler: str = "aiosched"
+    # the latencies at every percent, 0 to 100 (bench.stats.quantiles): a CDF for plots
+    latency_quantiles: list[float] = field(default_factory=list)
+    # bench.calibrate.Calibration.to_json() of the machine that ran it
+    machine: dict[str, object] | None = None
 
     @property
     def steady_seconds(self) -> float | None:
@@ -87,6 +93,7 @@ class BenchResult:
         flat = self.flatness()
         return {
             "workload": w.name,
+            "scheduler": self.scheduler,
             "pods_per_second": self.throughput.to_json() if self.throughput else None,
             "latency_seconds": self.latency.to_json() if self.latency else None,
             "peak_rss_bytes": self.peak_rss_bytes,
@@ -110,6 +117,8 @@ class BenchResult:
             ),
             "spans_exported": self.spans_exported,
             "flatness": flat.to_json() if flat is not None else None,
+            "latency_quantiles_seconds": [round(q, 6) for q in self.latency_quantiles],
+            "machine": self.machine,
             "error": self.error,
         }
 
@@ -122,11 +131,19 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f}"
+
+
+def _mib(value: float | None) -> str:
+    return "-" if value is None else f"{value / 2**20:.0f}"
+
+
 def _cpu_per_pod(result: BenchResult) -> str:
     """The scheduler's CPU per measured pod while measuring, in ms."""
     if result.scheduler_cpu_seconds is None or not result.scheduled:
         return "-"
-    return f"{result.scheduler_cpu_seconds / result.scheduled * 1000:.2f} ms"
+    return f"{result.scheduler_cpu_seconds / result.scheduled * 1000:.2f}"
 
 
 def _pods_cell(result: BenchResult) -> str:
@@ -136,10 +153,8 @@ def _pods_cell(result: BenchResult) -> str:
     return f"{result.scheduled}/{result.workload.measure_pods}"
 
 
-def _bytes(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value / 1024:.1f} KiB" if value >= 1024 else f"{value:.0f} B"
+def _kib(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1024:.1f}"
 
 
 def _verdict(flat: Flatness | None) -> str:
@@ -148,32 +163,41 @@ def _verdict(flat: Flatness | None) -> str:
     return "yes" if flat.flat else "NO"
 
 
+def _render(rows: list[tuple[str, ...]], left: tuple[int, ...], indent: str = "") -> list[str]:
+    """Rows as aligned columns: those in `left` left-aligned, the numbers right-aligned."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.ljust(width) if i in left else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append(indent + "  ".join(cells).rstrip())
+    return lines
+
+
 def format_segments(result: BenchResult) -> str:
     """One line per segment of the measured pods (empty without two or more)."""
     flat = result.flatness()
     if flat is None or len(flat.segments) < 2:
         return ""
-    rows: list[tuple[str, ...]] = [("pods", "seconds", "CPU/pod", "avg/s", "p50/s", "RSS")]
+    rows: list[tuple[str, ...]] = [
+        ("pods", "time", "CPU/pod", "avg", "p50", "RSS"),
+        ("", "s", "ms", "pods/s", "pods/s", "MiB"),  # the units
+    ]
     for seg in flat.segments:
         t = seg.throughput
         rows.append(
             (
                 f"{seg.first_pod}-{seg.last_pod}" + (" drain" if seg.drain else ""),
                 f"{seg.seconds:.1f}",
-                "-" if seg.cpu_per_pod_ms is None else f"{seg.cpu_per_pod_ms:.2f} ms",
+                _num(seg.cpu_per_pod_ms, 2),
                 _num(t.average if t else None),
                 _num(t.p50 if t else None),
-                "-" if seg.rss_bytes is None else f"{seg.rss_bytes / 2**20:.0f} MiB",
+                _mib(seg.rss_bytes),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [f"{result.workload.name}: segments"]
-    for row in rows:
-        cells = [
-            cell.ljust(width) if i == 0 else cell.rjust(width)
-            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  " + "  ".join(cells).rstrip())
+    lines = [f"{result.workload.name}: segments", *_render(rows, (0,), "  ")]
     ratio = [
         f"CPU/pod last/first {flat.cpu_ratio:.2f}" if flat.cpu_ratio is not None else "",
         f"p50/average {flat.p50_ratio:.2f}" if flat.p50_ratio is not None else "",
@@ -185,27 +209,34 @@ def format_segments(result: BenchResult) -> str:
     return "\n".join(lines)
 
 
+# The table's columns, and the unit of each (its second header line).
+TABLE_HEADER = (
+    ("workload", ""),
+    ("pods", "bound"),
+    ("avg", "pods/s"),
+    ("p50", "pods/s"),
+    ("p90", "pods/s"),
+    ("p99", "pods/s"),
+    ("lat p50", "ms"),
+    ("lat p90", "ms"),
+    ("lat p99", "ms"),
+    ("time", "s"),
+    ("peak RSS", "MiB"),
+    ("CPU/pod", "ms"),
+    ("RSS/pod", "KiB"),
+    ("flat", ""),
+    ("status", ""),
+)
+
+
 def format_table(results: list[BenchResult]) -> str:
-    header = (
-        "workload",
-        "pods",
-        "avg/s",
-        "p50/s",
-        "p90/s",
-        "p99/s",
-        "lat p50",
-        "lat p90",
-        "lat p99",
-        "peak RSS",
-        "CPU/pod",
-        "RSS/pod",
-        "flat",
-        "status",
-    )
-    rows: list[tuple[str, ...]] = [header]
+    """The results as columns under a header line and a line of units; then the segments."""
+    rows: list[tuple[str, ...]] = [
+        tuple(name for name, _ in TABLE_HEADER),
+        tuple(unit for _, unit in TABLE_HEADER),
+    ]
     for r in results:
         t, lat = r.throughput, r.latency
-        rss = "-" if r.peak_rss_bytes is None else f"{r.peak_rss_bytes / 2**20:.0f} MiB"
         rows.append(
             (
                 r.workload.name,
@@ -214,24 +245,17 @@ def format_table(results: list[BenchResult]) -> str:
                 _num(t.p50 if t else None),
                 _num(t.p90 if t else None),
                 _num(t.p99 if t else None),
-                _num(lat.p50 if lat else None, 3),
-                _num(lat.p90 if lat else None, 3),
-                _num(lat.p99 if lat else None, 3),
-                rss,
+                _ms(lat.p50 if lat else None),
+                _ms(lat.p90 if lat else None),
+                _ms(lat.p99 if lat else None),
+                _num(r.duration_seconds if r.scheduled else None),
+                _mib(r.peak_rss_bytes),
                 _cpu_per_pod(r),
-                _bytes(r.rss_per_pod_bytes),
+                _kib(r.rss_per_pod_bytes),
                 _verdict(r.flatness()),
                 "ok" if r.ok else f"FAILED: {r.error or 'incomplete'}",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = []
-    for row in rows:
-        last = len(row) - 1
-        cells = [
-            cell.ljust(width) if i in (0, last) else cell.rjust(width)
-            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
+    lines = _render(rows, (0, len(TABLE_HEADER) - 1))
     segments = [text for text in (format_segments(r) for r in results) if text]
     return "\n".join([*lines, *("\n" + text for text in segments)])

@@ -16,9 +16,10 @@ import contextlib
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import anyio
@@ -35,6 +36,7 @@ from bench.stats import (
     ThroughputSampler,
     histogram_summary,
     parse_histogram,
+    quantiles,
     subtract_buckets,
     summarize_latencies,
     summarize_throughput,
@@ -129,6 +131,9 @@ class WorkloadRun:
             )
         self.tracker: PodTracker | None = None  # of the pod phase under way
         self.created = 0  # pods created in that phase
+        self.expected = 0  # pods that phase creates (bench/progress.py reads these counters)
+        self.nodes_created = 0
+        self.measuring = False
         self.phase = "not started"
         self._measure_started = 0.0  # when the first measured pod was created
 
@@ -290,6 +295,7 @@ class WorkloadRun:
                 before = await self._scrape_metrics(probe)
                 requests_before = await self._api_requests(api)
                 self.phase = f"measuring {w.measure_pods} pods"
+                self.measuring = True
                 cpu_before = self.scheduler.cpu_seconds()
                 if w.dra is not None and w.dra.steady_seconds:
                     await self._schedule_steadily(api, w.measure_pods, w.dra.steady_seconds)
@@ -435,7 +441,7 @@ class WorkloadRun:
         """One createPods op of a createPodSets: `count` init pods in `namespace`, waited for."""
         w = self.workload
         tracker = PodTracker(api, namespace, self.clock)
-        self.tracker, self.created = tracker, 0
+        self.tracker, self.created, self.expected = tracker, 0, count
         path = f"/api/v1/namespaces/{namespace}/pods"
 
         async def create(index: int) -> None:
@@ -503,6 +509,7 @@ class WorkloadRun:
         async def create(index: int) -> None:
             body = orjson.dumps(wl.node_manifest(self.workload, index))
             await api.create("/api/v1/nodes", body)
+            self.nodes_created += 1
             csi_node = wl.csi_node_manifest(self.workload, index)
             if csi_node is not None:
                 path = "/apis/storage.k8s.io/v1/csinodes"
@@ -533,7 +540,7 @@ class WorkloadRun:
         w = self.workload
         namespace = w.measure_namespace if measure else w.init_namespace
         tracker = PodTracker(api, namespace, self.clock)
-        self.tracker, self.created = tracker, 0
+        self.tracker, self.created, self.expected = tracker, 0, count
         sampler = ThroughputSampler()
         created_at: dict[str, float] = {}
         path = f"/api/v1/namespaces/{namespace}/pods"
@@ -582,7 +589,7 @@ class WorkloadRun:
         namespace = w.measure_namespace
         bound: asyncio.Queue[str] = asyncio.Queue()
         tracker = PodTracker(api, namespace, self.clock, on_bound=bound.put_nowait)
-        self.tracker, self.created = tracker, 0
+        self.tracker, self.created, self.expected = tracker, 0, count
         sampler = ThroughputSampler()
         created_at: dict[str, float] = {}
         path = f"/api/v1/namespaces/{namespace}/pods"
@@ -641,9 +648,11 @@ class WorkloadRun:
         if r.throughput is None and r.duration_seconds > 0:
             # shorter than two samples (upstream then reports nothing): the overall rate
             r.throughput = summarize_throughput([r.scheduled / r.duration_seconds])
-        r.latency = summarize_latencies(
+        latencies = sorted(
             max(0.0, at - created_at[name]) for name, at in bound.items() if name in created_at
         )
+        r.latency = summarize_latencies(latencies)
+        r.latency_quantiles = quantiles(latencies)
 
     async def _sample(self, tracker: PodTracker, sampler: ThroughputSampler) -> None:
         next_tick = self.clock() + 1.0
@@ -745,12 +754,23 @@ def _describe(exc: BaseException) -> str:
 
 
 async def run_workloads(
-    workloads: list[wl.Workload], options: RunOptions, log: Log = _stderr
+    workloads: list[wl.Workload],
+    options: RunOptions,
+    log: Log = _stderr,
+    watch: Callable[[WorkloadRun], Coroutine[Any, Any, None]] | None = None,
 ) -> list[BenchResult]:
+    """Run the workloads one after the other; `watch(run)` runs beside each (progress)."""
     results = []
     for workload in workloads:
         log(f"{workload.name}: starting (logs in {options.workdir / workdir_name(workload)})")
-        result = await WorkloadRun(workload, options, log=log).run()
+        run = WorkloadRun(workload, options, log=log)
+        if watch is None:
+            result = await run.run()
+        else:
+            async with anyio.create_task_group() as watching:
+                watching.start_soon(watch, run, name="progress")
+                result = await run.run()
+                watching.cancel_scope.cancel()
         results.append(result)
         status = "ok" if result.ok else f"FAILED: {result.error or 'incomplete'}"
         log(f"{workload.name}: {status}")

@@ -75,6 +75,17 @@ def summarize_latencies(latencies: Iterable[float]) -> LatencySummary | None:
     return LatencySummary(*(nearest_rank(ordered, p) for p in PERCENTILES))
 
 
+QUANTILE_POINTS = 101  # every percent, 0 to 100: a latency CDF in the JSON (bench/plot.py)
+
+
+def quantiles(sorted_values: Sequence[float], points: int = QUANTILE_POINTS) -> list[float]:
+    """The values at 0, 100/(points-1), ..., 100 percent by nearest rank (the 0th: the least);
+    empty for no values."""
+    if not sorted_values or points < 2:
+        return []
+    return [nearest_rank(sorted_values, i * 100 / (points - 1)) for i in range(points)]
+
+
 class ThroughputSampler:
     """Turns (time, pods scheduled so far) observations, one per tick, into pods/s samples.
 

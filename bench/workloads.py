@@ -59,6 +59,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.suggest import unknown_workload_message
+
 # scheduler_perf names a createPods op's namespace after the op's index in the workload template
 # unless the op names one ("namespace-%d" in scheduler_perf.go): namespace-1 and namespace-2 for
 # createNodes, createPods, createPods. The affinity shapes create "sched-0" and "sched-1"
@@ -1141,8 +1143,7 @@ def resolve(names: list[str]) -> list[Workload]:
         else:
             matched = [WORKLOADS[name]] if name in WORKLOADS else []
         if not matched:
-            known = ", ".join(WORKLOADS)
-            raise UnknownWorkload(f"unknown workload {name!r} (known: {known})")
+            raise UnknownWorkload(unknown_workload_message(name, WORKLOADS))
         chosen.extend(matched)
     return chosen
 

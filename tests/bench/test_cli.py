@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from bench import cli
+from bench.calibrate import Calibration
 from bench.processes import aiosched_command
-from bench.runner import scheduler_config
+from bench.results import BenchResult, write_json
+from bench.runner import RunOptions, scheduler_config
+from bench.stats import quantiles, summarize_throughput
+from bench.workloads import WORKLOADS
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -50,6 +58,112 @@ def test_bad_workload_arguments_exit_2(
 ) -> None:
     assert cli.main(_parse(argv)) == 2
     assert message in capsys.readouterr().err
+
+
+def test_unknown_workload_gets_did_you_mean_not_every_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(_parse(["SchedulingBasic/Smok"])) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("aiosched bench: unknown workload 'SchedulingBasic/Smok'\n")
+    assert "Did you mean this?\n\tSchedulingBasic/Smoke\n" in err
+    assert "--list" in err and "SchedulingPodAffinity" not in err
+
+
+def _fake_calibration() -> Calibration:
+    return Calibration(0.5, "3.11.7", "cpython", "x86_64", 2)
+
+
+def _fake_results(bound: int) -> list[BenchResult]:
+    run = BenchResult(workload=WORKLOADS["SchedulingBasic/Smoke"], scheduled=bound)
+    run.throughput_samples = [400.0, 420.0]
+    run.throughput = summarize_throughput(run.throughput_samples)
+    run.latency_quantiles = quantiles([0.01 * (i + 1) for i in range(bound)])
+    return [run]
+
+
+@pytest.fixture
+def no_processes(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """cli.main with the workloads' processes and the calibration faked; the calls recorded."""
+    calls: list[dict[str, Any]] = []
+
+    async def run_workloads(
+        chosen: list[Any], options: RunOptions, log: Any = None, watch: Any = None
+    ) -> list[BenchResult]:
+        calls.append({"chosen": chosen, "options": options, "log": log, "watch": watch})
+        return _fake_results(200)
+
+    monkeypatch.setattr(cli, "run_workloads", run_workloads)
+    monkeypatch.setattr(cli, "calibrate", _fake_calibration)
+    return calls
+
+
+def test_a_run_prints_calibration_and_units_and_stores_both(
+    tmp_path: Path, no_processes: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.json"
+    argv = ["SchedulingBasic/Smoke", "--json", str(out), "--workdir", str(tmp_path / "w")]
+    assert cli.main(_parse(argv)) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("aiosched bench: machine calibration: 0.500 s")
+    header, units = captured.out.splitlines()[:2]
+    assert header.split()[:3] == ["workload", "pods", "avg"]
+    assert units.split()[:2] == ["bound", "pods/s"]
+    (doc,) = orjson.loads(out.read_bytes())
+    assert doc["machine"]["seconds"] == 0.5
+    assert doc["scheduler"] == "aiosched"
+    assert len(doc["latency_quantiles_seconds"]) == 101
+    assert no_processes[0]["watch"] is not None  # progress beside each run
+
+
+def test_plot_of_another_scheduler_beside_this_run(
+    tmp_path: Path, no_processes: list[dict[str, Any]]
+) -> None:
+    """The other scheduler's run (--scheduler-command, its name as its label), then aiosched's
+    with --compare: one plot, both on the same axes."""
+    other = tmp_path / "kube-scheduler.json"
+    argv = ["SchedulingBasic/Smoke", "--json", str(other), "--workdir", str(tmp_path / "w")]
+    argv += ["--scheduler-command", "/usr/local/bin/kube-scheduler --config {config}", "-q"]
+    assert cli.main(_parse(argv)) == 0
+    assert orjson.loads(other.read_bytes())[0]["scheduler"] == "kube-scheduler"
+    plot = tmp_path / "compare.svg"
+    argv = ["SchedulingBasic/Smoke", "--compare", str(other), "--plot", str(plot)]
+    assert cli.main(_parse([*argv, "--workdir", str(tmp_path / "w")])) == 0
+    root = ET.fromstring(plot.read_text())
+    titles = [p.findtext(f"{SVG}title") for p in root.iter(f"{SVG}polyline")]
+    assert titles == ["aiosched", "kube-scheduler"] * 2
+
+
+def test_saved_results_plot_without_a_run(
+    tmp_path: Path, no_processes: list[dict[str, Any]]
+) -> None:
+    saved = tmp_path / "a.json"
+    write_json(saved, _fake_results(100))
+    plot = tmp_path / "saved.svg"
+    assert cli.main(_parse(["--compare", str(saved), "--plot", str(plot)])) == 0
+    assert not no_processes  # nothing ran
+    assert ET.fromstring(plot.read_text()).tag == f"{SVG}svg"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["SchedulingBasic/Smoke", "--plot", "out.png"], "--plot writes SVG"),
+        (["SchedulingBasic/Smoke", "--compare", "missing.json"], "--compare missing.json"),
+    ],
+)
+def test_plot_and_compare_mistakes_fail_before_running(
+    argv: list[str],
+    message: str,
+    no_processes: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(_parse(argv)) == 2
+    assert message in capsys.readouterr().err
+    assert not no_processes
 
 
 def test_scheduler_args_are_collected_in_order() -> None:

@@ -364,7 +364,7 @@ def test_a_steady_state_is_ok_once_a_pod_was_scheduled() -> None:
     assert result.ok and result.measured_pods == 308 and result.steady_seconds == 2.0
     assert result.to_json()["pods"] == 308
     assert result.to_json()["steady_state_seconds"] == 2.0
-    assert "308 in 2s" in format_table([result]).splitlines()[1]
+    assert "308 in 2s" in format_table([result]).splitlines()[2]
     assert not BenchResult(w).ok  # upstream: "no pod at all got scheduled"
     other = BenchResult(WORKLOADS["SchedulingWithResourceClaimTemplate/fast"], scheduled=10)
     assert other.ok and other.to_json()["steady_state_seconds"] is None

@@ -58,39 +58,44 @@ def test_table_shows_one_row_per_workload() -> None:
     failed = BenchResult(workload=WORKLOADS["SchedulingBasic/Smoke"], error="timed out")
     lines = format_table([_finished(), failed]).splitlines()
     assert lines[0].split()[:2] == ["workload", "pods"]
-    assert lines[1].split() == [
+    assert lines[2].split() == [
         "SchedulingBasic/500Nodes",
         "1000/1000",
         "312.5",
         "300.0",
         "350.0",
         "360.0",
-        "0.010",
-        "0.020",
-        "0.050",
-        "150",
-        "MiB",
+        "10.0",  # ms
+        "20.0",
+        "50.0",
+        "3.2",  # s
+        "150",  # MiB
         "-",  # no CPU reading
-        "102.4",  # 150 MiB over 500 init + 1000 measured pods
-        "KiB",
+        "102.4",  # KiB: 150 MiB over 500 init + 1000 measured pods
         "-",  # no checkpoints: flatness cannot be told
         "ok",
     ]
-    assert lines[2].startswith("SchedulingBasic/Smoke") and lines[2].endswith("FAILED: timed out")
+    assert lines[3].startswith("SchedulingBasic/Smoke") and lines[3].endswith("FAILED: timed out")
+
+
+def test_table_headers_carry_units() -> None:
+    """A second header line gives each number column's unit, aligned over the column."""
+    header, units, row = format_table([_finished()]).splitlines()
+    names = ["avg", "p50", "p90", "p99", "lat p50", "lat p90", "lat p99", "time", "peak RSS"]
+    names += ["CPU/pod", "RSS/pod"]
+    expected = ["pods/s"] * 4 + ["ms"] * 3 + ["s", "MiB", "ms", "KiB"]
+    for name, unit in zip(names, expected, strict=True):
+        end = header.index(name) + len(name)  # number columns are right-aligned
+        assert units[end - len(unit) : end] == unit, name
+    assert units[: len("SchedulingBasic/500Nodes")].strip() == ""
+    assert row.startswith("SchedulingBasic/500Nodes")
 
 
 def test_table_shows_scheduler_cpu_per_pod_and_json_the_requests() -> None:
     run = _finished()
     run.scheduler_cpu_seconds = 0.9
     run.scheduler_requests_per_pod = {"POST events": 0.5, "POST pods/binding": 1.0}
-    assert format_table([run]).splitlines()[1].split()[-6:] == [
-        "0.90",
-        "ms",
-        "102.4",
-        "KiB",
-        "-",
-        "ok",
-    ]
+    assert format_table([run]).splitlines()[2].split()[-4:] == ["0.90", "102.4", "-", "ok"]
     assert run.to_json()["scheduler_requests_per_pod"] == {
         "POST events": 0.5,
         "POST pods/binding": 1.0,
@@ -132,7 +137,7 @@ def test_json_and_table_report_segments_rss_per_pod_and_the_verdict() -> None:
     assert flat["cpu_per_pod_last_over_first"] == pytest.approx(1.1)
     assert flat["flat"] is True
     table = format_table([run])
-    assert table.splitlines()[1].split()[-2:] == ["yes", "ok"]
+    assert table.splitlines()[2].split()[-2:] == ["yes", "ok"]
     assert "SchedulingBasic/5000Nodes_100000Pods: segments" in table
     assert "90000-100000" in table and "flat (CPU/pod last/first 1.10" in table
 
@@ -140,4 +145,4 @@ def test_json_and_table_report_segments_rss_per_pod_and_the_verdict() -> None:
 def test_a_cliff_is_not_flat() -> None:
     run = _measured_100k([1.0] * 7 + [5.0] * 3, [500.0])
     assert run.to_json()["flatness"]["flat"] is False
-    assert format_table([run]).splitlines()[1].split()[-2:] == ["NO", "ok"]
+    assert format_table([run]).splitlines()[2].split()[-2:] == ["NO", "ok"]

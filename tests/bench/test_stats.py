@@ -366,3 +366,14 @@ def test_sampler_notes_the_pods_bound_at_each_sample() -> None:
         sampler.observe(float(second), scheduled)
     assert sampler.samples == [5.0, 10.0, 10.0]
     assert sampler.scheduled_at == [10, 30, 30]
+
+
+def test_quantiles_are_every_percent_by_nearest_rank() -> None:
+    from bench.stats import quantiles
+
+    values = [float(v) for v in range(1, 201)]  # 1..200
+    q = quantiles(values)
+    assert len(q) == 101
+    assert (q[0], q[50], q[99], q[100]) == (1.0, 100.0, 198.0, 200.0)
+    assert q == sorted(q)
+    assert quantiles([]) == []

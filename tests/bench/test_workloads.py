@@ -369,10 +369,21 @@ def test_resolve_keeps_order_and_expands_prefixes(names: list[str], expected: li
     assert [w.name for w in resolve(names)] == expected
 
 
-@pytest.mark.parametrize("name", ["SchedulingBasic/50Nodes", "Nope/", "SchedulingBasic"])
-def test_resolve_names_the_unknown_workload(name: str) -> None:
-    with pytest.raises(UnknownWorkload, match="SchedulingBasic/500Nodes"):
+@pytest.mark.parametrize(
+    ("name", "guide"),
+    [
+        ("SchedulingBasic/50Nodes", "\tSchedulingBasic/500Nodes\n"),
+        ("Nope/", "Run 'aiosched bench --list'"),  # nothing close: where the names are
+        ("SchedulingBasic", "\tSchedulingBasic/\n"),
+    ],
+)
+def test_resolve_names_the_unknown_workload(name: str, guide: str) -> None:
+    """The unknown name, and the way to a known one (the close names, or --list), rather than
+    every name (tests/bench/test_suggest.py has the message's shape)."""
+    with pytest.raises(UnknownWorkload) as raised:
         resolve([name])
+    assert f"unknown workload {name!r}" in str(raised.value)
+    assert guide in str(raised.value)
 
 
 def test_basic_node_is_upstreams_default_node_unchanged() -> None:
