@@ -560,7 +560,12 @@ def test_aiosched_schedules_under_the_service_account_s_token(tmp_path: Path) ->
             events = kubectl.json("events.events.k8s.io", "--field-selector",
                                   "regarding.name=second")
             assert lease["spec"]["holderIdentity"]
-            assert [e["reason"] for e in events["items"]] == ["Scheduled"]
+            # the scheduler's event, written under its token (the kubelet's follow it)
+            assert [
+                e["reason"]
+                for e in events["items"]
+                if e.get("reportingController") == "aiosched"
+            ] == ["Scheduled"]
             assert "nodeName" not in kubectl.json("pod", "ignored")["spec"]  # not its name
         log = (tmp_path / "scheduler.log").read_text()
         assert "forbidden" not in log.lower(), log

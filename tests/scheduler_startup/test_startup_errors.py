@@ -158,10 +158,12 @@ def test_serving_certificate_errors(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("protocol", "expected"),
     [
-        ("http/json", "unsupported OTLP protocol 'http/json': supported are http/protobuf"),
-        ("grpc", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs the opentelemetry-exporter-otlp-proto"),
+        ("http/json", "--otel-protocol http/json: the OpenTelemetry Python SDK has no OTLP/JSON "
+                      "exporter; supported: grpc (OTLP/gRPC, usually port 4317) and "
+                      "http/protobuf (OTLP/HTTP, usually port 4318)"),
+        ("bogus", "--otel-protocol bogus: unsupported OTLP protocol; supported: grpc"),
     ],
-)
+)  # fmt: skip
 def test_unsupported_otlp_protocol(protocol: str, expected: str) -> None:
     with pytest.raises(TracingConfigError) as error:
         resolve_tracing_config(endpoint="http://127.0.0.1:4318", protocol=protocol, environ={})
