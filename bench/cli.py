@@ -102,7 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "like a shell's, with {kubeconfig}, {config} (the bench's KubeSchedulerConfiguration: "
         "qps/burst 5000, no leader election) and {port} (a free port for its endpoints) filled "
         'in, e.g. "kube-scheduler --kubeconfig {kubeconfig} --config {config} --secure-port '
-        "{port}\"; its CPU and peak RSS are measured as aiosched's are",
+        '{port}" ({feature_gates}: the gates the workload turns on, e.g. for GangScheduling/); its '
+        "CPU and peak RSS are measured as aiosched's are",
     )
     parser.add_argument(
         "--label",
@@ -149,6 +150,8 @@ def _list_workloads() -> str:
         extra = ""
         if w.dra is not None and w.dra.init_claims:
             extra += f", {w.dra.init_claims} claims allocated"
+        if w.gang is not None:
+            extra += f", {w.gang.pod_groups} gangs of {w.gang.pods_per_group}"
         if w.dra is not None and w.dra.steady_seconds:
             extra += f", kept pending for {w.dra.steady_seconds:g}s"
         lines.append(

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from bench.gang import GangPlacement
 from bench.stats import (
     Checkpoint,
     Flatness,
@@ -42,6 +43,7 @@ class BenchResult:
     # The scheduler's API requests per measured pod, by "VERB resource[/subresource]", as the
     # API server counted them (measured phase plus a second for late events).
     scheduler_requests_per_pod: dict[str, float] | None = None
+    gangs: GangPlacement | None = None  # a gang workload's groups placed (else None)
     error: str | None = None
     # which scheduler ran: "aiosched", or a name for --scheduler-command's (bench/cli.py)
     scheduler: str = "aiosched"
@@ -119,6 +121,7 @@ class BenchResult:
             "flatness": flat.to_json() if flat is not None else None,
             "latency_quantiles_seconds": [round(q, 6) for q in self.latency_quantiles],
             "machine": self.machine,
+            "gangs": self.gangs.to_json() if self.gangs is not None else None,
             "error": self.error,
         }
 
@@ -258,4 +261,39 @@ def format_table(results: list[BenchResult]) -> str:
         )
     lines = _render(rows, (0, len(TABLE_HEADER) - 1))
     segments = [text for text in (format_segments(r) for r in results) if text]
-    return "\n".join([*lines, *("\n" + text for text in segments)])
+    gangs = format_gangs(results)
+    return "\n".join(
+        [*lines, *("\n" + text for text in segments), *(["\n" + gangs] if gangs else [])]
+    )
+
+
+def format_gangs(results: list[BenchResult]) -> str:
+    """One line per gang workload: groups placed, groups/s and time to full placement."""
+    rows: list[tuple[str, ...]] = [
+        ("gang workload", "groups", "groups/s", "place p50", "place p90", "place p99")
+    ]
+    for r in results:
+        g = r.gangs
+        if g is None:
+            continue
+        t = g.time_to_placement
+        rows.append(
+            (
+                r.workload.name,
+                f"{g.placed}/{g.groups}",
+                _num(g.groups_per_second, 2),
+                _num(t.p50 if t else None, 3),
+                _num(t.p90 if t else None, 3),
+                _num(t.p99 if t else None, 3),
+            )
+        )
+    if len(rows) < 2:
+        return ""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(width) if i == 0 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    )

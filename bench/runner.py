@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 import orjson
 
-from bench import dra
+from bench import dra, gang
 from bench import workloads as wl
 from bench.kubeapi import ApiError, Endpoint, KubeApi, bulk, read_kubeconfig, wait_http_ok
 from bench.processes import ManagedProcess, aiosched_command, free_port
@@ -69,8 +69,9 @@ class RunOptions:
     # An existing cluster to run against instead of starting `aiosched cluster`.
     kubeconfig: Path | None = None
     # Another scheduler to start instead of `aiosched run`: its argv, where {kubeconfig},
-    # {config} and {port} stand for the cluster's kubeconfig, the scheduler configuration the
-    # bench writes, and a free port for its endpoints.
+    # {config}, {port} and {feature_gates} stand for the cluster's kubeconfig, the scheduler
+    # configuration the bench writes, a free port for its endpoints and the workload's feature
+    # gates (NAME=true,...; empty for most workloads).
     scheduler_command: tuple[str, ...] = ()
 
 
@@ -167,6 +168,8 @@ class WorkloadRun:
                 "kubeconfig": str(self.kubeconfig),
                 "config": str(config),
                 "port": str(self.metrics_port),
+                # the gates the workload turns on, as `--feature-gates` takes them
+                "feature_gates": ",".join(f"{g}=true" for g in self.workload.feature_gates),
             }
             return [arg.format(**values) for arg in self.options.scheduler_command]
         argv = [
@@ -179,7 +182,8 @@ class WorkloadRun:
             "--insecure-http",  # the bench scrapes /metrics on loopback, without a token
             "--config",
             str(config),
-            *self.options.scheduler_args,
+            *feature_gates_args(self.workload),
+            *self.options.scheduler_args,  # after the workload's: a repeated flag wins
         ]
         if self.options.otlp_sink:
             argv += ["--otel-endpoint", self.sink_url]
@@ -266,6 +270,9 @@ class WorkloadRun:
                 if w.dra is not None:
                     self.phase = "creating the DRA driver's slices, classes and claims"
                     await dra.create_dra_objects(api, w, self.options.setup_concurrency)
+                if w.gang is not None:
+                    self.phase = f"creating {w.gang.pod_groups} PodGroups"
+                    await gang.create_pod_groups(api, w, self.options.setup_concurrency)
                 self.log(f"{w.name}: cluster up with {w.init_nodes} nodes")
                 if self.sink is not None:
                     self.phase = "starting the OTLP sink"
@@ -547,11 +554,11 @@ class WorkloadRun:
         volume = w.measure_volume if measure else w.init_volume
 
         async def create(index: int) -> None:
-            name = wl.pod_name(index)
             if volume is not None:
                 await self._create_bound_volume(api, volume, index, namespace)
-            body = orjson.dumps(wl.pod_manifest(w, index, measured=measure))
-            created_at[name] = self.clock()
+            pod = wl.pod_manifest(w, index, measured=measure)
+            body = orjson.dumps(pod)
+            created_at[pod["metadata"]["name"]] = self.clock()
             await api.create(path, body)
             self.created += 1
 
@@ -653,6 +660,8 @@ class WorkloadRun:
         )
         r.latency = summarize_latencies(latencies)
         r.latency_quantiles = quantiles(latencies)
+        if self.workload.gang is not None:
+            r.gangs = gang.measure_gangs(self.workload, created_at, bound, first_created)
 
     async def _sample(self, tracker: PodTracker, sampler: ThroughputSampler) -> None:
         next_tick = self.clock() + 1.0
@@ -711,6 +720,13 @@ class WorkloadRun:
                 return await resp.text() if resp.status == 200 else None
         except aiohttp.ClientError:
             return None
+
+
+def feature_gates_args(workload: wl.Workload) -> list[str]:
+    """`--feature-gates` turning on the workload's gates (none: no flag)."""
+    if not workload.feature_gates:
+        return []
+    return ["--feature-gates", ",".join(f"{gate}=true" for gate in workload.feature_gates)]
 
 
 def _always() -> bool:

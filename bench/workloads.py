@@ -37,6 +37,10 @@ Sources, all under kubernetes/kubernetes test/integration/scheduler_perf/:
   (device taints, partitionable devices, binding conditions, extended resources, consumable
   capacity) are not ported.
 
+- podgroup/gangscheduling/performance-config.yaml (issue 25): GangScheduling, one PodGroup per
+  gang (templates/podgroup.yaml: gang policy, minCount = pods per group) and its members
+  (templates/gang-pod.yaml); the createPodGroups op is in bench/gang.py.
+
 Upstream's `_QueueingHintsEnabled` variants run the same parameters under a feature gate we do
 not have, so they are not ported. The DRA tests' twins are skipped alike; aiosched has no
 SchedulerQueueingHints gate and always runs queueing hints, so the twins' floors (higher for
@@ -294,6 +298,17 @@ class DraSetup:
 
 
 @dataclass(frozen=True, slots=True)
+class GangSetup:
+    """A podgroup/ test's createPodGroups op: `pod_groups` PodGroups gang-<i>, each with a gang
+    policy of minCount `pods_per_group`; the measured pods are their members, pod i naming
+    gang-<i // pods_per_group> (createPods countParam $initPodGroups, countMultiplierParam
+    $podsPerGroup)."""
+
+    pod_groups: int
+    pods_per_group: int
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     """One test case: nodes, pods scheduled before measuring, pods measured."""
 
@@ -341,6 +356,11 @@ class Workload:
     # the dra/ shapes' ops (createResourceDriver, DeviceClasses, claim templates, init claims
     # with allocResourceClaims, steady-state pods); None for every other shape
     dra: DraSetup | None = None
+    # the podgroup/ shapes' createPodGroups op; None for every other shape
+    gang: GangSetup | None = None
+    # the test's featureGates turned on, plus those aiosched needs for the same behaviour;
+    # given to `aiosched run --feature-gates`
+    feature_gates: tuple[str, ...] = ()
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -1052,6 +1072,67 @@ DRA_WORKLOADS: tuple[Workload, ...] = (
     _dra_case(_FIRST_AVAILABLE, "fast", with_dra=1, without_dra=1, max_claims=10),
 )
 
+# ---- the gang shapes (issue 25) -----------------------------------------------------------
+# podgroup/gangscheduling/performance-config.yaml, the newest version the search index stores
+# (no thresholds there): createNodes (node-default.yaml), createNamespaces gang-ns (1),
+# createPodGroups then createPods with collectMetrics, both in gang-ns-0. Its featureGates:
+# GenericWorkload. aiosched also needs GangScheduling (alpha, off by default here) and the
+# plugin enabled in the profile, where upstream's v1.36+ default plugins include it. The
+# _CompositePodGroupEnabled cases need gates aiosched does not have (CompositePodGroup), so
+# they are not ported.
+
+GANG_CONFIG = "podgroup/gangscheduling/performance-config.yaml"
+GANG_NAMESPACE = "gang-ns-0"
+GANG_FEATURE_GATES = ("GenericWorkload", "GangScheduling")
+GANG_PROFILES = (
+    "profiles:\n"
+    "- schedulerName: default-scheduler\n"
+    "  plugins:\n"
+    "    multiPoint:\n"
+    "      enabled:\n"
+    "      - name: GangScheduling\n"
+)
+# templates/gang-pod.yaml: 100m CPU and 100Mi, no limits, no ports; its spec.schedulingGroup is
+# added per pod (gang_pod_manifest)
+GANG_POD = PodTemplate(
+    "podgroup/gangscheduling/templates/gang-pod.yaml",
+    requests={"cpu": "100m", "memory": "100Mi"},
+    with_limits=False,
+    ports=[],
+)
+_GANG = Workload(
+    "GangScheduling",
+    0,
+    0,
+    0,
+    node_template=NODE,
+    measure_pod_template=GANG_POD,
+    init_namespace=GANG_NAMESPACE,
+    measure_namespace=GANG_NAMESPACE,
+    source=GANG_CONFIG,
+    scheduler_profiles=GANG_PROFILES,
+    feature_gates=GANG_FEATURE_GATES,
+    description="gangs: one PodGroup (minCount = its size) per group of pods",
+)
+
+
+def _gangs(name: str, nodes: int, groups: int, per_group: int) -> Workload:
+    """One case with upstream's params (initNodes, initPodGroups, podsPerGroup)."""
+    return _case(_GANG, name, nodes, groups * per_group, gang=GangSetup(groups, per_group))
+
+
+GANG_WORKLOADS: tuple[Workload, ...] = (
+    _gangs("10Nodes_3Gangs", 10, 3, 3),
+    _gangs("100Nodes_10Gangs", 100, 10, 3),
+    _gangs("5000Nodes_1000Gangs_3000Pods", 5000, 1000, 3),
+    _gangs("5000Nodes_2000Gangs_6000Pods", 5000, 2000, 3),
+    _gangs("5000Nodes_3000Gangs_9000Pods", 5000, 3000, 3),
+    _gangs("5000Nodes_3Gangs_3000Pods_1000PerGroup", 5000, 3, 1000),
+    _gangs("5000Nodes_6Gangs_6000Pods_1000PerGroup", 5000, 6, 1000),
+    _gangs("5000Nodes_9Gangs_9000Pods_1000PerGroup", 5000, 9, 1000),
+    _gangs("5000Nodes_10Gangs_50000Pods_5000PerGroup", 5000, 10, 5000),
+)
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
@@ -1126,6 +1207,7 @@ WORKLOADS: dict[str, Workload] = {
         _PREEMPTION_PVS.case("1000Nodes", 1000, 4000, 1000),
         *NEW_WORKLOADS,
         *DRA_WORKLOADS,
+        *GANG_WORKLOADS,
     )
 }
 
@@ -1251,6 +1333,8 @@ def pod_manifest(workload: Workload, index: int, *, measured: bool) -> dict[str,
     matched) in that phase's namespace, and its claim when the phase gives pods volumes."""
     template = workload.measure_pod_template if measured else workload.init_pod_template
     namespace = workload.measure_namespace if measured else workload.init_namespace
+    if measured and workload.gang is not None:
+        return gang_pod_manifest(workload, index)
     pod = template_manifest(template, pod_name(index), namespace)
     if measured and workload.signature_batch_size:
         # scheduler_perf's podTemplateWithParams.GetPodTemplate (executor.go)
@@ -1468,3 +1552,42 @@ def resource_slice_manifest(driver: str, node: str, devices: int) -> dict[str, A
             ],
         },
     }
+
+
+# ---- the gang objects (podgroup/gangscheduling/templates/) -----------------------------------
+SCHEDULING_V1BETA1 = "scheduling.k8s.io/v1beta1"
+
+
+def pod_group_name(index: int) -> str:
+    return f"gang-{index}"
+
+
+def pod_group_manifest(workload: Workload, index: int) -> dict[str, Any]:
+    """templates/podgroup.yaml: gang-<index>, a gang policy of minCount podsPerGroup."""
+    assert workload.gang is not None
+    return {
+        "apiVersion": SCHEDULING_V1BETA1,
+        "kind": "PodGroup",
+        "metadata": {"name": pod_group_name(index), "namespace": workload.measure_namespace},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": workload.gang.pods_per_group}}},
+    }
+
+
+def gang_member_group(workload: Workload, index: int) -> str:
+    """The PodGroup measured pod `index` names: gang-<index / podsPerGroup> (DivideInt)."""
+    assert workload.gang is not None
+    return pod_group_name(index // workload.gang.pods_per_group)
+
+
+def gang_pod_name(index: int) -> str:
+    return f"test-gang-scheduling-{index}"
+
+
+def gang_pod_manifest(workload: Workload, index: int) -> dict[str, Any]:
+    """templates/gang-pod.yaml: test-gang-scheduling-<index>, naming its group in
+    spec.schedulingGroup.podGroupName."""
+    pod = template_manifest(
+        workload.measure_pod_template, gang_pod_name(index), workload.measure_namespace
+    )
+    pod["spec"]["schedulingGroup"] = {"podGroupName": gang_member_group(workload, index)}
+    return pod
