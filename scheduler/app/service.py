@@ -236,8 +236,11 @@ class SchedulerService:
         if not serving_note:
             serving_note = "TLS" if self.ssl_context is not None else "plain HTTP"
             serving_note += ", bearer tokens checked" if http_guard else ", no authentication"
-        print(f"aiosched: serving /metrics and /healthz on {server.url} ({serving_note})",
-              flush=True)
+        print(
+            f"aiosched: serving {', '.join(self.served_paths())} on {server.url} "
+            f"({serving_note})",
+            flush=True,
+        )
         try:
             async with anyio.create_task_group() as group:
                 if config.leader_election.leader_elect:
@@ -287,11 +290,27 @@ class SchedulerService:
             client,
             config.leader_election,
             on_started_leading=on_started_leading,
-            on_stopped_leading=lambda: log.warning("stopped leading"),
+            on_stopped_leading=self._stopped_leading,
             on_new_leader=lambda leader: log.info("new leader elected", extra={"leader": leader}),
         )
         log.info("waiting to acquire the lease", extra={"lease": self.elector.describe()})
         await self.elector.run()
+
+    def _stopped_leading(self) -> None:
+        """A stop that was asked for is routine; only a lost lease deserves a warning (as
+        kube-scheduler's OnStoppedLeading: "Requested to terminate, exiting" at info, else
+        "Leaderelection lost")."""
+        if self.elector is not None and self.elector.lost:
+            log.warning("stopped leading: the lease was lost", extra=self._lease_keys())
+        else:
+            log.info("stopped leading: shutting down", extra=self._lease_keys())
+
+    def _lease_keys(self) -> dict[str, str]:
+        return {} if self.elector is None else {"lease": self.elector.describe()}
+
+    def served_paths(self) -> tuple[str, ...]:
+        """The endpoints the start-up line names."""
+        return ("/metrics", "/healthz", "/livez", "/readyz", "/debug")
 
     def _leading(self) -> tuple[bool, str]:
         if self.elector is None:
