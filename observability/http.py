@@ -1,4 +1,5 @@
-"""The scheduler's HTTP endpoints: /metrics, /healthz, /readyz, /livez and /debug/… routes.
+"""The scheduler's HTTP endpoints: /metrics, /healthz, /readyz, /livez and /debug/… routes
+(and whatever else the server's owner routes, such as the scheduler's z-pages).
 
 Health endpoints answer like upstream's k8s.io/apiserver healthz handlers: ``ok`` when every check
 passes, ``?verbose`` lists ``[+]name ok`` lines, a failure answers 500 listing every check with
@@ -14,7 +15,7 @@ import asyncio
 import math
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -326,6 +327,7 @@ class ObservabilityServer:
         ssl_context: ssl.SSLContext | None = None,
         guard: RequestGuard | None = None,
         debug_post_routes: Mapping[str, Handler] | None = None,
+        routes: Iterable[tuple[str, str, Handler]] = (),
     ) -> None:
         self.host = host
         self.requested_port = port
@@ -334,6 +336,9 @@ class ObservabilityServer:
         self._app = self._build_app(metrics, health, ready, live, debug_routes or {}, guard)
         for path, handler in (debug_post_routes or {}).items():
             self._app.router.add_post(path, handler)
+        # (method, path, handler); method "*" takes every method (the handler answers them)
+        for method, path, handler in routes:
+            self._app.router.add_route(method, path, handler)
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
 

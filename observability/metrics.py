@@ -4,9 +4,13 @@ Facts (names, label sets, bucket layouts) follow upstream pkg/scheduler/metrics/
 Every instance owns its own CollectorRegistry, so tests and several schedulers in one process never
 share state. Counters and histograms are :mod:`observability.fast_metrics` families: lock-free
 plain arithmetic, only ever touched from the event-loop thread, with the same exposition as
-prometheus_client's ``Counter`` / ``Histogram`` (``*_created`` series included). Gauges are
+prometheus_client's ``Counter`` / ``Histogram``. Gauges are
 prometheus_client's. Hot-path methods look their label child up in a plain dict (one hash lookup)
 instead of going through prometheus_client's locked ``labels()`` on every call.
+
+/metrics leaves out the ``*_created`` series prometheus_client adds to counters and histograms:
+upstream's component-base metrics (client_golang's text format) never write them, so dashboards
+and recording rules written against kube-scheduler see the same series here.
 """
 
 from __future__ import annotations
@@ -522,8 +526,28 @@ class SchedulerMetrics:
 
     def exposition(self) -> bytes:
         """The registry in Prometheus text format (see :data:`EXPOSITION_CONTENT_TYPE`)."""
-        return generate_latest(self.registry)
+        return generate_latest(_WithoutCreatedSeries(self.registry))
 
     def resources_exposition(self) -> bytes:
         """/metrics/resources in Prometheus text format, computed now from the pod source."""
         return self.pod_resources.exposition()
+
+
+class _WithoutCreatedSeries:
+    """A registry view without prometheus_client's ``*_created`` samples, which upstream's
+    client_golang exposition never has. Per registry, not through prometheus_client's
+    process-wide ``disable_created_metrics()``, so embedders' own metrics keep their setting."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterable[Any]:
+        for family in self._registry.collect():
+            if family.type in _WITH_CREATED:
+                created = family.name + "_created"
+                family.samples = [s for s in family.samples if s.name != created]
+            yield family
+
+
+#: The metric types prometheus_client gives a ``_created`` sample.
+_WITH_CREATED: Final = frozenset({"counter", "histogram", "summary", "gaugehistogram"})

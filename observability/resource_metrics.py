@@ -9,11 +9,11 @@ and units are upstream's; ``priority`` is empty for a pod without spec.priority.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Final
-
-from prometheus_client.utils import floatToGoString
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +52,39 @@ def resource_unit(resource: str) -> str:
 
 
 def _value(amount: float) -> str:
-    """A sample value as prometheus_client writes it (e.g. "0.25", "1.073741824e+09")."""
-    text: str = floatToGoString(amount)  # type: ignore[no-untyped-call]
-    return text
+    """A sample value as upstream writes it: client_golang's text format
+    (prometheus/common expfmt writeFloat) is Go's strconv.FormatFloat(f, 'g', -1, 64), so
+    1000 cores is "1000", 0.25 is "0.25" and 1Gi is "1.073741824e+09"."""
+    return go_float(amount)
+
+
+def go_float(value: float) -> str:
+    """Go's strconv.FormatFloat(value, 'g', -1, 64): the shortest digits that read back as
+    `value` (Python's repr finds the same ones), in %e form when the decimal exponent is below
+    -4 or at least 6 (Go's precision for the shortest form), else in %f form."""
+    if value == 1:
+        return "1"  # writeFloat's shortcuts for 1, 0 and -1 agree with FormatFloat
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    shortest = Decimal(repr(abs(value))).normalize()
+    _, digit_tuple, exponent = shortest.as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, digit_tuple))
+    point = len(digits) + exponent  # where the decimal point falls in `digits`
+    exponent10 = point - 1
+    if exponent10 < -4 or exponent10 >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exponent10 < 0 else '+'}{abs(exponent10):02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return f"{sign}{digits}{'0' * (point - len(digits))}"
+    return f"{sign}{digits[:point]}.{digits[point:]}"
 
 
 def _escape(value: str) -> str:

@@ -13,6 +13,7 @@ is logged and counted as result="restart_required", not as a success.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import ssl
 from collections.abc import Callable, Mapping
@@ -28,6 +29,7 @@ from observability.http import (
     explain_routes,
     what_if_routes,
 )
+from observability.logs import V
 from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing, setup_tracing
 from profiles.api import load_config
@@ -44,6 +46,7 @@ from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
 from scheduler.cycle.what_if import WhatIf
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.registry import Registry
+from scheduler.server import zpages
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,8 @@ class SchedulerService:
         ssl_context: ssl.SSLContext | None = None,
         pod_max_in_unschedulable_seconds: float = 300.0,
         feature_gates: Mapping[str, bool] | None = None,
+        flags: Mapping[str, str] | None = None,
+        set_verbosity: Callable[[int], None] | None = None,
     ) -> None:
         # Process-wide collector settings: for the `aiosched run` process, not embedders.
         self.tune_gc = tune_gc
@@ -85,6 +90,12 @@ class SchedulerService:
         self.pod_max_in_unschedulable_seconds = pod_max_in_unschedulable_seconds
         # --feature-gates as given over their defaults (restart-only, as upstream's).
         self.feature_gates = dict(feature_gates or {})
+        # /flagz: the command line's flags as given or defaulted (`aiosched run` passes them)
+        self.flags = dict(flags or {})
+        # /debug/flags/v: how a PUT level takes effect (the root logger's level by default)
+        self.set_verbosity = set_verbosity if set_verbosity is not None else _set_root_verbosity
+        # /configz: the configuration in effect, replaced on every accepted reload
+        self.configz = zpages.Configz()
         self.http_host = http_host
         self.http_port = http_port
         self.seed = seed
@@ -141,6 +152,7 @@ class SchedulerService:
         self.last_reload_error = ""
         running = self.running_config
         self.restart_pending = () if running is None else restart_required(running, config)
+        self.configz.set(config if running is None else _in_effect(running, config))
         self.metrics.config_reload(True, restart_required=bool(self.restart_pending))
         if self.restart_pending:
             log.warning(
@@ -198,6 +210,7 @@ class SchedulerService:
         health ones (the secure port's delegated authentication and authorization);
         `serving_note` says how they are served, in the start-up line."""
         self.running_config = config
+        self.configz.set(config)
         self.tracing = setup_tracing(**self.tracing_overrides)  # type: ignore[arg-type]
         scheduler = Scheduler(
             client,
@@ -227,6 +240,7 @@ class SchedulerService:
             debug_post_routes=what_if_routes(
                 WhatIf(scheduler, self.registry, self.config_overrides).answer
             ),
+            routes=self.zpage_routes(config),
         )
         try:
             await server.start()
@@ -236,8 +250,11 @@ class SchedulerService:
         if not serving_note:
             serving_note = "TLS" if self.ssl_context is not None else "plain HTTP"
             serving_note += ", bearer tokens checked" if http_guard else ", no authentication"
-        print(f"aiosched: serving /metrics and /healthz on {server.url} ({serving_note})",
-              flush=True)
+        print(
+            f"aiosched: serving {', '.join(self.served_paths())} on {server.url} "
+            f"({serving_note})",
+            flush=True,
+        )
         try:
             async with anyio.create_task_group() as group:
                 if config.leader_election.leader_elect:
@@ -287,11 +304,54 @@ class SchedulerService:
             client,
             config.leader_election,
             on_started_leading=on_started_leading,
-            on_stopped_leading=lambda: log.warning("stopped leading"),
+            on_stopped_leading=self._stopped_leading,
             on_new_leader=lambda leader: log.info("new leader elected", extra={"leader": leader}),
         )
         log.info("waiting to acquire the lease", extra={"lease": self.elector.describe()})
         await self.elector.run()
+
+    def _stopped_leading(self) -> None:
+        """A stop that was asked for is routine; only a lost lease deserves a warning (as
+        kube-scheduler's OnStoppedLeading: "Requested to terminate, exiting" at info, else
+        "Leaderelection lost")."""
+        if self.elector is not None and self.elector.lost:
+            log.warning("stopped leading: the lease was lost", extra=self._lease_keys())
+        else:
+            log.info("stopped leading: shutting down", extra=self._lease_keys())
+
+    def _lease_keys(self) -> dict[str, str]:
+        return {} if self.elector is None else {"lease": self.elector.describe()}
+
+    def _gate(self, name: str) -> bool:
+        return self.feature_gates.get(name, zpages.ZPAGES_GATE_DEFAULTS.get(name, False))
+
+    def zpage_routes(self, config: ResolvedConfig) -> list[tuple[str, str, zpages.Handler]]:
+        """kube-scheduler's newEndpointsHandler: /configz always, /debug/flags/v with
+        enableProfiling, /flagz and /statusz behind their feature gates."""
+        routes: list[tuple[str, str, zpages.Handler]] = [
+            ("GET", zpages.CONFIGZ_PATH, self.configz.handle)
+        ]
+        if config.enable_profiling:
+            routes += [
+                ("*", path, handler)
+                for path, handler in zpages.verbosity_routes(self.set_verbosity).items()
+            ]
+        flagz = self._gate("ComponentFlagz")
+        if flagz:
+            routes.append(("GET", zpages.FLAGZ_PATH, zpages.Flagz(self.flags).handle))
+        if self._gate("ComponentStatusz"):
+            statusz = zpages.Statusz(zpages.listed_paths(flagz=flagz))
+            routes.append(("GET", zpages.STATUSZ_PATH, statusz.handle))
+        return routes
+
+    def served_paths(self) -> tuple[str, ...]:
+        """The endpoints the start-up line names."""
+        paths = ["/metrics", "/healthz", "/livez", "/readyz", "/configz"]
+        if self._gate("ComponentStatusz"):
+            paths.append("/statusz")
+        if self._gate("ComponentFlagz"):
+            paths.append("/flagz")
+        return (*paths, "/debug")
 
     def _leading(self) -> tuple[bool, str]:
         if self.elector is None:
@@ -310,3 +370,21 @@ class SchedulerService:
                 cache.node_count(), cache.pod_count(), cache.assumed_pod_count()
             )
             await asyncio.sleep(GAUGE_PERIOD_SECONDS)
+
+
+def _in_effect(running: ResolvedConfig, reloaded: ResolvedConfig) -> ResolvedConfig:
+    """The reloaded configuration with the fields only a restart applies at their running
+    values (profiles/fields.py), which is what the process now runs with."""
+    return dataclasses.replace(
+        reloaded,
+        leader_election=running.leader_election,
+        client_connection=running.client_connection,
+        delay_cache_until_active=running.delay_cache_until_active,
+        enable_profiling=running.enable_profiling,
+        enable_contention_profiling=running.enable_contention_profiling,
+    )
+
+
+def _set_root_verbosity(level: int) -> None:
+    """klog's -v at run time: the root logger's level, as setup_logging set it at start."""
+    logging.getLogger().setLevel(V(level))

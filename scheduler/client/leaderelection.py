@@ -250,6 +250,9 @@ class LeaderElector:
         self._reported_leader = ""
         self._leading = False
         self._running = False
+        # Whether leadership ended because a renewal failed (not a cancellation or the leading
+        # work returning): the one stop that is not the caller's own doing.
+        self._lost = False
 
     @classmethod
     def from_config(
@@ -291,6 +294,12 @@ class LeaderElector:
     def is_leader(self) -> bool:
         """True from acquiring the Lease until leadership is lost, released or cancelled."""
         return self._leading
+
+    @property
+    def lost(self) -> bool:
+        """True once leadership ended because the Lease could not be renewed; a stop that was
+        asked for (cancellation) or the leading work ending leaves it False."""
+        return self._lost
 
     @property
     def leader(self) -> str:
@@ -363,7 +372,7 @@ class LeaderElector:
                 if work is not None:
                     tasks.start_soon(_drive, work, name="leading")
                 await self._renew_until_lost()
-                lost = True
+                lost = self._lost = True
                 self._leading = False
                 log.info("failed to renew lease %s: leadership lost", self.describe())
                 tasks.cancel_scope.cancel()  # the leading work ends with the lease

@@ -22,7 +22,10 @@ from scheduler.api.requests import pod_limits, pod_requests
 
 log = logging.getLogger(__name__)
 
-_NANO = 1e-9
+#: Nano units per base unit. Dividing the exact integer by it rounds once, correctly, as
+#: upstream's Quantity.AsApproximateFloat64 gives 1000 for "1k" cores; multiplying by 1e-9
+#: rounded twice and showed 1000.0000000000001.
+_NANOS_PER_UNIT = 1_000_000_000
 
 
 def pod_amounts(spec: Mapping[str, Any], kind: str) -> dict[str, int]:
@@ -34,7 +37,7 @@ def pod_amounts(spec: Mapping[str, Any], kind: str) -> dict[str, int]:
 
 
 def _as_floats(amounts: Mapping[str, int]) -> dict[str, float]:
-    return {name: nanos * _NANO for name, nanos in amounts.items()}
+    return {name: nanos / _NANOS_PER_UNIT for name, nanos in amounts.items()}
 
 
 def pod_resources(pod: PodView) -> PodResources:

@@ -562,9 +562,17 @@ class Scheduler:
             ):
                 self.queue.add(pod)
                 added += 1
+        new_names = set(profiles.names())
+        # Each key says what it counts: profiles by name, pending pods by number.
         log.info(
             "profiles swapped",
-            extra={"profiles": profiles.names(), "dropped": len(dropped), "added": added},
+            extra={
+                "profiles": profiles.names(),
+                "profilesAdded": sorted(new_names - old_names),
+                "profilesRemoved": sorted(old_names - new_names),
+                "pendingPodsQueued": added,
+                "pendingPodsDropped": len(dropped),
+            },
         )
 
     def _start_watching_pod_groups(self) -> None:

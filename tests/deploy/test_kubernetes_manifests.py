@@ -547,7 +547,7 @@ def test_aiosched_schedules_under_the_service_account_s_token(tmp_path: Path) ->
              str(MANIFESTS / "config.yaml"), "--http-address", "127.0.0.1:0", "--insecure-http",
              "-v", "2"],
             tmp_path / "scheduler.log",
-            r"serving /metrics and /healthz on (https?://[\d.]+:\d+)",
+            r"serving /metrics, .+? on (https?://[\d.]+:\d+)",
         )
         with stopping(scheduler):
             kubectl = Kubectl(tmp_path)

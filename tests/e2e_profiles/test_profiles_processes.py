@@ -85,7 +85,7 @@ def start_scheduler(workdir: Path, config: Path) -> Process:
             "1",
         ],
         workdir / "scheduler.log",
-        r"serving /metrics and /healthz on (http://[\d.]+:\d+)",
+        r"serving /metrics, .+? on (http://[\d.]+:\d+)",
     )
 
 

@@ -99,7 +99,7 @@ def start_scheduler(workdir: Path, config: str, *extra: str) -> Process:
             *extra,
         ],
         workdir / "scheduler.log",
-        r"serving /metrics and /healthz on (http://[\d.]+:\d+)",
+        r"serving /metrics, .+? on (http://[\d.]+:\d+)",
     )
 
 

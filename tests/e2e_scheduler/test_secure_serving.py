@@ -62,7 +62,7 @@ def run_scheduler(tmp_path: Path, name: str, *extra: str) -> Any:
         [*aiosched(), "run", "--kubeconfig", str(tmp_path / "kubeconfig"), "--config",
          str(config), "--secure-port=0", *extra],
         tmp_path / f"{name}.log",
-        r"serving /metrics and /healthz on (https?://[\d.]+:\d+)",
+        r"serving /metrics, .+? on (https?://[\d.]+:\d+)",
     )
 
 

@@ -113,7 +113,7 @@ def test_config_kubeconfig_secure_port_tls_and_master(tmp_path: Path) -> None:
         first = start(
             [*aiosched(), "run", "--config", str(config), *serving],
             tmp_path / "first.log",
-            r"serving /metrics and /healthz on (https://[\d.]+:\d+) \(TLS, given certificate",
+            r"serving /metrics, .+? on (https://[\d.]+:\d+) \(TLS, given certificate",
         )
         with stopping(first):
             assert first.url == f"https://127.0.0.1:{port}"
@@ -149,7 +149,7 @@ def test_config_kubeconfig_secure_port_tls_and_master(tmp_path: Path) -> None:
             [*aiosched(), "run", "--config", str(plain), "--kubeconfig", str(wrong),
              "--master", cluster.url, "--secure-port=0", "--insecure-http"],
             tmp_path / "third.log",
-            r"serving /metrics and /healthz on (http://[\d.]+:\d+) \(plain HTTP",
+            r"serving /metrics, .+? on (http://[\d.]+:\d+) \(plain HTTP",
         )  # fmt: skip
         with stopping(third):
             kubectl.apply(pod_manifest("via-master", "1"))

@@ -223,3 +223,12 @@ def test_instances_do_not_share_state() -> None:
 )
 def test_plugin_metrics_sampled_at_ten_percent(draw: float, sampled: bool) -> None:
     assert SchedulerMetrics.sample_plugin_metrics(lambda: draw) is sampled
+
+
+def test_no_created_series() -> None:
+    """kube-scheduler's /metrics (client_golang) has no ``*_created`` series; prometheus_client
+    adds one to every counter and histogram unless told not to."""
+    text = exercised().exposition().decode()
+    assert "_created" not in text
+    assert "scheduler_schedule_attempts_total{" in text
+    assert "scheduler_scheduling_attempt_duration_seconds_bucket{" in text

@@ -62,4 +62,4 @@ def test_scheduler_and_metrics_agree(raw: dict[str, Any]) -> None:
     assert view.requests.milli_cpu == nanos_to_milli(exact.get("cpu", 0))
     assert view.requests.memory == nanos_to_value(exact.get("memory", 0))
     metric = pod_resources(view).requests
-    assert metric == {name: nanos * 1e-9 for name, nanos in exact.items()}
+    assert metric == {name: nanos / 10**9 for name, nanos in exact.items()}

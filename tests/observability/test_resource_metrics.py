@@ -207,3 +207,32 @@ def test_label_values_are_escaped() -> None:
     text = metrics.resources_exposition().decode()
     [sample] = [s for f in text_string_to_metric_families(text) for s in f.samples]
     assert (sample.labels["scheduler"], sample.labels["unit"], sample.value) == (odd, "", 2)
+
+
+@pytest.mark.parametrize(
+    ("requests", "text"),
+    [
+        ({"cpu": "1k"}, "1000"),
+        ({"cpu": "1000"}, "1000"),
+        ({"cpu": "100m"}, "0.1"),
+        ({"cpu": "3"}, "3"),
+        ({"cpu": "1"}, "1"),
+        ({"cpu": "1100m"}, "1.1"),
+        ({"memory": "1Gi"}, "1.073741824e+09"),
+        ({"memory": "1M"}, "1e+06"),
+        ({"memory": "999999"}, "999999"),
+        ({"cpu": "1n"}, "1e-09"),
+    ],
+)
+def test_values_are_written_as_upstream_writes_them(requests: dict[str, str], text: str) -> None:
+    """Quantity.AsApproximateFloat64 of "1k" cores is 1000, not 1000.0000000000001 (nanos
+    times 1e-9 rounded twice), written as client_golang writes it: Go's
+    strconv.FormatFloat(v, 'g', -1, 64), not prometheus_client's "1000.0"."""
+    metrics = SchedulerMetrics()
+    pods = [pod("p", node="n1", requests=requests)]
+    metrics.pod_resources.set_source(PodResourcesSource(lambda: pods))
+    exposition = metrics.resources_exposition().decode()
+    request = next(
+        line for line in exposition.splitlines() if line.startswith("kube_pod_resource_request{")
+    )
+    assert request.endswith(f"}} {text}")

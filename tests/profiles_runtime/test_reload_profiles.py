@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
+import pytest
 from generation_plugins import Journal, generation_registry
 from harness import Harness, running_scheduler
 from test_reload_under_load import create_pod
@@ -36,7 +38,7 @@ async def pod_uid(h: Harness, name: str) -> str:
 
 
 async def test_new_scheduler_name_picks_up_pending_pods_while_the_loop_is_idle(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(config("default-scheduler"))
@@ -47,9 +49,16 @@ async def test_new_scheduler_name_picks_up_pending_pods_while_the_loop_is_idle(
         await asyncio.sleep(0.5)
         assert (await h.api.get_pod("early"))["spec"].get("nodeName") is None
         path.write_text(config("default-scheduler", "late"))
-        assert await service_for(h, path).reload()
-        # Nothing else happens in the cluster: the reload alone must start the new profile.
-        assert await h.wait_bound("early", timeout=3) == "node-0"
+        with caplog.at_level(logging.INFO, logger="scheduler.cycle.scheduler"):
+            assert await service_for(h, path).reload()
+            # Nothing else happens in the cluster: the reload alone must start the new profile.
+            assert await h.wait_bound("early", timeout=3) == "node-0"
+        # The swap's log says what each number counts: profiles by name, pending pods by number.
+        [swapped] = [r for r in caplog.records if r.getMessage() == "profiles swapped"]
+        assert swapped.profilesAdded == ["late"]
+        assert swapped.profilesRemoved == []
+        assert swapped.pendingPodsQueued == 1
+        assert swapped.pendingPodsDropped == 0
 
 
 async def test_pods_of_a_removed_scheduler_name_leave_the_queue_untouched(

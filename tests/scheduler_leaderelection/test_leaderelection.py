@@ -358,6 +358,7 @@ async def test_hanging_request_is_bounded_by_renew_deadline(lease_store: Any) ->
 
     assert events == ["started", "stopped"]
     assert not elector.is_leader
+    assert elector.lost  # a failed renewal: the one stop the service warns about
 
 
 async def test_shutdown_with_a_hanging_api_is_bounded(lease_store: Any) -> None:
@@ -372,6 +373,7 @@ async def test_shutdown_with_a_hanging_api_is_bounded(lease_store: Any) -> None:
 
     assert task.cancelled()
     assert events == ["started", "stopped"]
+    assert not elector.lost  # asked to stop: a normal stop, logged at info by the service
     assert lease_store.spec()["holderIdentity"] == ME  # the release could not get through
 
 

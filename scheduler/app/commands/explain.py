@@ -93,6 +93,39 @@ async def _fetch(args: argparse.Namespace, namespace: str, name: str) -> tuple[i
             return response.status, {"error": body.decode("utf-8", "replace")}
 
 
+#: OpenSSL's reasons when a TLS client hello is answered in plain HTTP (an HTTP 400 page is
+#: not a TLS record): WRONG_VERSION_NUMBER, or on OpenSSL 3.2+ the record layer's complaints.
+_PLAIN_HTTP_REASONS = frozenset(
+    {"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG", "HTTP_REQUEST"}
+)
+
+
+def _unreachable_hint(exc: BaseException, insecure_http: bool) -> str:
+    """What to change when the request never got an answer: the scheme (a plain-HTTP port
+    asked over TLS, or the reverse) or the certificate check."""
+    # aiohttp's connector errors subclass ssl.SSLError but carry OpenSSL's reason in os_error
+    tls_error = getattr(exc, "os_error", None)
+    if not isinstance(tls_error, ssl.SSLError):
+        tls_error = exc
+    if isinstance(tls_error, ssl.SSLError):
+        if getattr(tls_error, "reason", None) in _PLAIN_HTTP_REASONS:
+            return (
+                " (the port answers plain HTTP: an `aiosched run --insecure-http` is asked "
+                "with --insecure-http)"
+            )
+        return (
+            " (pass --certificate-authority, or --insecure-skip-tls-verify for the "
+            "self-signed certificate aiosched generates)"
+        )
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return ""  # nothing listens there: no flag of ours changes that
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+        if insecure_http:
+            return " (the port may serve TLS: drop --insecure-http)"
+        return " (an `aiosched run --insecure-http` is asked with --insecure-http)"
+    return ""
+
+
 def main(args: argparse.Namespace) -> int:
     namespace, sep, name = args.pod.partition("/")
     if not sep:
@@ -100,12 +133,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         status, body = asyncio.run(_fetch(args, namespace, name))
     except (aiohttp.ClientError, OSError) as exc:
-        hint = ""
-        if isinstance(exc, aiohttp.ClientConnectorCertificateError | ssl.SSLError):
-            hint = " (pass --certificate-authority, or --insecure-skip-tls-verify for the "
-            hint += "self-signed certificate aiosched generates)"
-        elif isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
-            hint = " (an `aiosched run --insecure-http` is asked with --insecure-http)"
+        hint = _unreachable_hint(exc, args.insecure_http)
         print(f"aiosched explain: cannot reach {args.http_address}: {exc}{hint}", file=sys.stderr)
         return 1
     if status in (401, 403):

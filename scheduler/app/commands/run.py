@@ -62,6 +62,7 @@ from scheduler.client.kubeconfig import KubeconfigError
 from scheduler.client.rest import ClientSettings, KubeClient
 from scheduler.server.certificate import self_signed_context
 from scheduler.server.delegated_auth import DelegatedAuth
+from scheduler.server.zpages import flag_values
 
 log = logging.getLogger("aiosched")
 
@@ -211,6 +212,13 @@ async def delegated_auth(
     return DelegatedAuth(reviewers[0], reviewers[1])
 
 
+def command_line_flags(args: argparse.Namespace) -> dict[str, str]:
+    """/flagz's flags: every flag of `aiosched run`, as given or defaulted."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    return flag_values(parser, args)
+
+
 def _embedded_cluster_factory() -> Any:
     for entry in entry_points(group="aiosched.embedded"):
         return entry.load()
@@ -255,6 +263,7 @@ async def _run(args: argparse.Namespace) -> int:
                 args.pod_max_in_unschedulable_pods_duration or DEFAULT_POD_MAX_IN_UNSCHEDULABLE
             ),
             feature_gates=args.feature_gates,
+            flags=command_line_flags(args),
         )
         config = service.load_initial_config()
         if args.embedded:

@@ -18,6 +18,7 @@ from typing import Any
 from profiles.duration import parse_duration
 from scheduler.plugins.dynamicresources.features import DRA_GATE_DEFAULTS, unsupported_gate_value
 from scheduler.plugins.gangscheduling import features as workload_features
+from scheduler.server.zpages import ZPAGES_GATE_DEFAULTS
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -47,9 +48,11 @@ def go_duration(text: str) -> float:
 #: (pkg/features/kube_features.go: OpportunisticBatching beta and on since v1.35; the DRA gates
 #: at v1.36, except those aiosched honours only off: scheduler/plugins/dynamicresources/
 #: features.py says which and refuses the other value; the workload-aware scheduling gates at
-#: v1.37: scheduler/plugins/gangscheduling/features.py).
+#: v1.37: scheduler/plugins/gangscheduling/features.py; component-base/zpages/features:
+#: ComponentStatusz and ComponentFlagz, beta and on since v1.36).
 FEATURE_GATES: dict[str, bool] = {
     "OpportunisticBatching": True,
+    **ZPAGES_GATE_DEFAULTS,
     **DRA_GATE_DEFAULTS,
     **workload_features.WORKLOAD_GATE_DEFAULTS,
 }
