@@ -18,7 +18,6 @@ from scheduler.plugins.dynamicresources.args import (
     decode_dynamic_resources_args,
 )
 from scheduler.plugins.dynamicresources.features import Features
-from scheduler.plugins.gangscheduling.features import WORKLOAD_GATE_DEFAULTS
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
@@ -113,9 +112,10 @@ def test_check_config_rejects_bad_args(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_feature_gate_defaults() -> None:
-    # The workload-aware scheduling gates are held by tests/scheduler_gang/test_gates.py.
-    others = {"OpportunisticBatching", *WORKLOAD_GATE_DEFAULTS}
-    dra = {name: value for name, value in FEATURE_GATES.items() if name not in others}
+    # Only the DRA gates (the workload-aware ones: tests/scheduler_gang/test_gates.py).
+    dra = {
+        name: value for name, value in FEATURE_GATES.items() if name.startswith(("DRA", "Dynamic"))
+    }
     assert dra == {
         "DynamicResourceAllocation": True,
         "DRAAdminAccess": True,
