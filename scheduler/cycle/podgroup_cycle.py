@@ -600,6 +600,7 @@ class GroupAwarePodEvents:
         self, handler: PodEventSink, workloads: WorkloadObjects, queue: SchedulingQueue
     ) -> None:
         self._handler = handler
+        self._workloads = workloads
         self._states = workloads.states
         self._queue = queue
 
@@ -622,12 +623,29 @@ class GroupAwarePodEvents:
 
     def _wake_group(self, pod: PodView) -> None:
         group, namespace = pod.scheduling_group, pod.namespace
+        if group is None or self._held_by_pre_enqueue(namespace, group):
+            return
         self._queue.move_all_to_active_or_backoff(
             UNSCHEDULED_POD_ADD,
             None,
             pod,
             pre_check=lambda p: p.scheduling_group == group and p.namespace == namespace,
         )
+
+
+    def _held_by_pre_enqueue(self, namespace: str, group_name: str) -> bool:
+        """Whether GangScheduling's PreEnqueue would hold every member of the group anyway
+        (no PodGroup yet, or fewer pods than its minCount): then waking them only parks them
+        again, and each member of a 1000-member gang would wake all the others before it
+        (O(members²) hints; the PodGroup's own add event and the member that completes the
+        quorum wake them)."""
+        pod_group = self._workloads.pod_group(namespace, group_name)
+        if pod_group is None:
+            return True
+        if pod_group.min_count is None:
+            return False
+        state = self._states.get(namespace, group_name)
+        return state.all_pods_count() < pod_group.min_count
 
 
 class PodEventSink(Protocol):
