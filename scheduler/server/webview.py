@@ -185,7 +185,7 @@ function render(s) {
       el("td", {}, "#" + p.attempt + " ", el("span", {class: "dim"}, ago(p.timestamp, now))),
       el("td", {class: "reason"}, el("div", {class: "bad"}, p.message),
         ...(p.filterVerdicts || []).map(v => el("div", {class: "dim"},
-          v.count + " node(s): " + v.plugin + ": " + v.reason)))))),
+          v.count + " node(s): " + v.plugin + ": " + v.reason))))),
     "no pending pod has failed an attempt", "pending-table"));
   fill("attempts", table(["when", "pod", "result", "time per extension point", "trace"],
     (s.attempts || []).map(a => {
@@ -214,7 +214,7 @@ function render(s) {
     groups.map(g => el("tr", {}, el("td", {}, g.namespace + "/" + g.name),
       el("td", {class: "dim"}, g.kind + (g.phase ? " (" + g.phase + ")" : "")),
       el("td", {}, g.scheduled + " / " + g.members), el("td", {}, g.need ?? "-"),
-      el("td", {class: g.quorum ? "ok" : "bad"}, g.quorum ? "reached" : "waiting")))),
+      el("td", {class: g.quorum ? "ok" : "bad"}, g.quorum ? "reached" : "waiting"))),
     "no gangs", "gangs-table"));
 }
 
