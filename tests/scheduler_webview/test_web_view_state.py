@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import web
 from tracing_harness import traced_scheduler
 
 from observability.http import ObservabilityServer
 from observability.recent_attempts import RecentAttempts, point_durations
 from observability.spans import ExtensionPoint
+from scheduler.app.cli import build_parser
 from scheduler.app.web_view import WebViewState, gangs
 from scheduler.cycle.scheduler import Scheduler
 from scheduler.server.webview import PAGE, STATE_PATH, VIEW_PATH, web_view_routes
@@ -171,3 +174,21 @@ async def test_routes_sit_behind_the_guard_like_debug_explain() -> None:
         async with session.get(server.url + STATE_PATH, headers=good) as response:
             assert response.status == 200 and await response.json() == {"queue": {"active": 1}}
     assert seen == [VIEW_PATH, STATE_PATH, VIEW_PATH, STATE_PATH]
+
+
+def test_trace_ui_url_flag_needs_its_placeholder(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def parse(*argv: str) -> Any:
+        parser, _ = build_parser()
+        return parser.parse_args(["run", *argv])
+
+    monkeypatch.delenv("AIOSCHED_TRACE_UI_URL", raising=False)
+    assert parse().trace_ui_url is None
+    assert parse("--trace-ui-url", TRACE_UI).trace_ui_url == TRACE_UI
+    with pytest.raises(SystemExit):
+        parse("--trace-ui-url", "http://localhost:16686/trace/")
+    assert "has no {trace_id} placeholder" in capsys.readouterr().err
+    phoenix = "http://127.0.0.1:6006/redirects/traces/{trace_id}"
+    monkeypatch.setenv("AIOSCHED_TRACE_UI_URL", phoenix)
+    assert parse().trace_ui_url == phoenix
