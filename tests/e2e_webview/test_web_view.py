@@ -13,15 +13,19 @@ import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 from processes import (
     Kubectl,
+    aiosched,
     http_get,
     pod_manifest,
+    start,
     start_cluster,
     start_scheduler,
     stopping,
@@ -73,6 +77,12 @@ def state(url: str) -> dict[str, Any]:
     return data
 
 
+def settled(seen: dict[str, Any]) -> dict[str, Any] | None:
+    """The state once web-1 and web-2 are bound and huge has failed an attempt."""
+    bound = {a["pod"]["name"] for a in seen["attempts"] if a["result"] == "scheduled"}
+    return seen if seen["pending"] and bound == {"web-1", "web-2"} else None
+
+
 def artifacts_dir() -> Path:
     return Path(os.environ.get("AIOSCHED_TEST_ARTIFACTS") or REPO / ".artifacts")
 
@@ -98,15 +108,7 @@ def test_the_web_view_shows_nodes_queue_pending_pods_and_attempts(tmp_path: Path
                 + pod_manifest("web-2", "1")
                 + pod_manifest("huge", "640")
             )
-            seen = wait_until(
-                lambda: (
-                    (s := state(url))["pending"]
-                    and {a["pod"]["name"] for a in s["attempts"] if a["result"] == "scheduled"}
-                    == {"web-1", "web-2"}
-                    and s
-                ),
-                what="two pods bound and one pending",
-            )
+            seen = wait_until(lambda: settled(state(url)), what="two pods bound and one pending")
             dom = chromium(tmp_path / "profile", "--dump-dom", url + "/debug/view")
             (tmp_path / "web-view.html").write_text(dom)
             screenshot = tmp_path / "web-view.png"
@@ -144,3 +146,62 @@ def test_the_web_view_shows_nodes_queue_pending_pods_and_attempts(tmp_path: Path
     kept = artifacts_dir()
     kept.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(screenshot, kept / "web-view.png")
+
+
+def https_get(url: str, token: str | None = None) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(url, headers=headers)
+    unverified = ssl._create_unverified_context()  # the scheduler's self-signed certificate
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=unverified) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_on_the_secure_port_the_web_view_wants_what_debug_wants(tmp_path: Path) -> None:
+    """deploy/kubernetes's aiosched:metrics-reader (get on /debug/*) reads the page and its
+    state; no token is 401, a token without that role 403, as for /debug/explain."""
+    cluster = start_cluster(tmp_path)
+    with stopping(cluster):
+        kubectl = Kubectl(tmp_path)
+        kubectl("apply", "-f", str(REPO / "deploy" / "kubernetes" / "rbac.yaml"))
+        tokens = {}
+        for account in ("reader", "nobody"):
+            kubectl("create", "serviceaccount", account)
+            tokens[account] = kubectl("create", "token", account).strip()
+        kubectl(
+            "create",
+            "clusterrolebinding",
+            "reader-aiosched",
+            "--clusterrole=aiosched:metrics-reader",
+            "--serviceaccount=default:reader",
+        )
+        config = tmp_path / "config.yaml"
+        config.write_text(CONFIG)
+        scheduler = start(
+            [
+                *aiosched(),
+                "run",
+                "--kubeconfig",
+                str(tmp_path / "kubeconfig"),
+                "--config",
+                str(config),
+                "--secure-port=0",
+            ],
+            tmp_path / "secure.log",
+            r"serving /metrics, .+? on (https://[\d.]+:\d+)",
+        )
+        with stopping(scheduler):
+            for path in ("/debug/view", "/debug/view/state"):
+                url = scheduler.url + path
+                assert https_get(url)[0] == 401
+                assert https_get(url, tokens["nobody"])[0] == 403
+                status, body = https_get(url, tokens["reader"])
+                assert status == 200, body
+            assert json.loads(body)["queue"] == {
+                "active": 0,
+                "backoff": 0,
+                "unschedulable": 0,
+                "gated": 0,
+            }
