@@ -438,6 +438,18 @@ class ExplainStore:
             data["podGroup"] = dict(group)
         return data
 
+    def latest_failures(self, limit: int, keep: Callable[[str], bool]) -> list[Explanation]:
+        """Up to `limit` pods' last attempts that failed, newest first, among those whose uid
+        `keep` accepts (the web view: pods still pending). Walks from the newest entry and
+        stops at `limit` accepted ones."""
+        found: list[Explanation] = []
+        for explanation in reversed(self._by_uid.values()):
+            if len(found) >= limit:
+                break
+            if explanation.result != "scheduled" and keep(explanation.uid):
+                found.append(explanation)
+        return found
+
     def _explain_recent(self, entry: _RecentAttempt) -> Explanation:
         verdicts, scores, totals = entry.details.resolve(self.top_k)
         return build_explanation(

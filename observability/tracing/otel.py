@@ -395,6 +395,7 @@ class AttemptSpan:
         "_span_id",
         "_start_ns",
         "log",
+        "trace_id",
     )
 
     def __init__(
@@ -415,6 +416,8 @@ class AttemptSpan:
         self.log = AttemptLog()
         self._start_ns = start_ns if start_ns is not None else time.time_ns()
         self._ended = False
+        # The trace the attempt was exported in, once it ended (0 before): the web view's link.
+        self.trace_id = 0
 
     recording: Final = True
 
@@ -486,6 +489,7 @@ class AttemptSpan:
                 attributes["aiosched.failure_message"] = message
             status = Status(StatusCode.ERROR, message or result)
             parent, trace_id, links = None, self._sink.new_trace_id(), (Link(pod),)
+        self.trace_id = trace_id
         context = SpanContext(trace_id, self._span_id, False, pod.trace_flags, pod.trace_state)
         if parent is None or (group is not None and result != "scheduled"):
             self._pod.failed_attempt(context, attributes.get("aiosched.attempt", 0))

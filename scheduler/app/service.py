@@ -31,6 +31,7 @@ from observability.http import (
 )
 from observability.logs import V
 from observability.metrics import SchedulerMetrics
+from observability.recent_attempts import RecentAttempts
 from observability.tracing import NOOP_TRACING, Tracing, setup_tracing
 from profiles.api import load_config
 from profiles.config import ConfigOverrides, ResolvedConfig
@@ -39,6 +40,7 @@ from profiles.fields import caveats, restart_required
 from profiles.reload import ConfigWatcher
 from scheduler.app import gc_tuning
 from scheduler.app.startup import listen_error
+from scheduler.app.web_view import WebViewState
 from scheduler.client.leaderelection import LeaderElector
 from scheduler.client.rest import KubeClient
 from scheduler.cycle.profile_set import full_registry, registry_for_config
@@ -47,6 +49,7 @@ from scheduler.cycle.what_if import WhatIf
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.registry import Registry
 from scheduler.server import zpages
+from scheduler.server.webview import web_view_routes
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,7 @@ class SchedulerService:
         feature_gates: Mapping[str, bool] | None = None,
         flags: Mapping[str, str] | None = None,
         set_verbosity: Callable[[int], None] | None = None,
+        trace_ui_url: str | None = None,
     ) -> None:
         # Process-wide collector settings: for the `aiosched run` process, not embedders.
         self.tune_gc = tune_gc
@@ -104,6 +108,9 @@ class SchedulerService:
         self.metrics = SchedulerMetrics()
         # Pending pods' last attempts, and each profile's last N first-attempt successes.
         self.explain = ExplainStore(recent_per_profile=explain_recent_attempts)
+        # The web view's recent attempts, and where it links their traces ({trace_id}).
+        self.attempts = RecentAttempts()
+        self.trace_ui_url = trace_ui_url
         self.tracing: Tracing = NOOP_TRACING
         self.scheduler: Scheduler | None = None
         self.last_reload_error = ""
@@ -227,14 +234,18 @@ class SchedulerService:
             explain=self.explain,
             explain_every_attempt=self.explain_every_attempt,
         )
+        scheduler.instrumentation.attempts = self.attempts
         self.scheduler = scheduler
+        web_view = WebViewState(
+            lambda: self.scheduler, self.explain, self.attempts, self.trace_ui_url
+        )
         server = ObservabilityServer(
             self.http_host,
             self.http_port,
             metrics=self.metrics,
             health=self.health_checks(),
             ready=self.readiness_checks(),
-            debug_routes=explain_routes(self.explain),
+            debug_routes=explain_routes(self.explain) | web_view_routes(web_view),
             ssl_context=self.ssl_context,
             guard=http_guard,
             debug_post_routes=what_if_routes(

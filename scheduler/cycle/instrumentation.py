@@ -23,6 +23,7 @@ import numpy as np
 
 from observability.explain import ExplainStore, FilterDetails, ResolvedDetails
 from observability.logs import V, pod_keys
+from observability.recent_attempts import RecentAttempts
 from observability.spans import PointAnnotation
 from observability.tracing import (
     NOOP_TRACING,
@@ -270,8 +271,11 @@ class Instrumentation:
         *,
         explain_every_attempt: bool = False,
         trace_empty_points: bool = True,
+        attempts: RecentAttempts | None = None,
     ) -> None:
         self.tracing = tracing
+        # The last attempts for the web view (a deque append per attempt ended).
+        self.attempts = attempts if attempts is not None else RecentAttempts(0)
         self.explain = explain if explain is not None else ExplainStore(max_pods=0)
         self.explain_every_attempt = explain_every_attempt
         self.trace_empty_points = trace_empty_points
@@ -418,6 +422,10 @@ class Instrumentation:
             )
         if trace is not None:
             trace.span.end("scheduled", node=host)
+        self.attempts.record(
+            pod.namespace, pod.name, profile=profile, attempt=pinfo.attempts,
+            result="scheduled", detail=host, span=trace.span if trace is not None else None,
+        )  # fmt: skip
         if self.tracing.enabled:
             pod_span = self._pod_spans.pop(pod.uid, None)
             if pod_span is not None:
@@ -458,6 +466,10 @@ class Instrumentation:
             if evaluated is not None:
                 trace.span.set(evaluated_nodes=evaluated, feasible_nodes=0)
             trace.span.end(result, message)
+        self.attempts.record(
+            pod.namespace, pod.name, profile=profile, attempt=pinfo.attempts,
+            result=result, detail=message, span=trace.span if trace is not None else None,
+        )  # fmt: skip
         if self.explain.enabled:
             verdicts = None
             details = None

@@ -85,6 +85,10 @@ class PodGroupStates:
             state = self._states[key] = PodGroupState()
         return state
 
+    def find(self, namespace: str, name: str) -> PodGroupState | None:
+        """The group's state if a pod names it, without creating one (readers: the web view)."""
+        return self._states.get(f"{namespace}/{name}")
+
     def of(self, pod: PodView) -> PodGroupState | None:
         if pod.scheduling_group is None:
             return None

@@ -264,6 +264,7 @@ async def _run(args: argparse.Namespace) -> int:
             ),
             feature_gates=args.feature_gates,
             flags=command_line_flags(args),
+            trace_ui_url=args.trace_ui_url,
         )
         config = service.load_initial_config()
         if args.embedded:

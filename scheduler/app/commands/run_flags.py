@@ -8,6 +8,7 @@ removals (upstream_flags.py). `aiosched run --help` prints them in the order add
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from scheduler.app.commands.upstream_flags import (
@@ -371,6 +372,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="e.g. parentbased_traceidratio (OTEL_TRACES_SAMPLER)",
     )
     tracing.add_argument("--otel-sampler-arg", metavar="ARG", help="(OTEL_TRACES_SAMPLER_ARG)")
+    tracing.add_argument(
+        "--trace-ui-url",
+        metavar="URL",
+        type=_trace_ui_url,
+        default=os.environ.get("AIOSCHED_TRACE_UI_URL") or None,
+        help="a trace UI's page for one trace, with {trace_id} where the 32-hex-digit id goes "
+        "(e.g. Jaeger's http://localhost:16686/trace/{trace_id}): the web view (/debug/view) "
+        "links traced attempts there (AIOSCHED_TRACE_UI_URL)",
+    )
+
+
+def _trace_ui_url(value: str) -> str:
+    if "{trace_id}" not in value:
+        raise argparse.ArgumentTypeError(f"{value!r} has no {{trace_id}} placeholder")
+    return value
 
 
 def tracing_overrides(args: argparse.Namespace) -> dict[str, Any]:
