@@ -15,7 +15,6 @@ from typing import Any
 
 from scheduler.api.fields import (
     EMPTY,
-    as_bool,
     as_int,
     as_list,
     as_mapping,
@@ -38,6 +37,7 @@ from scheduler.api.values import (
     PreferredSchedulingTerm,
     Resource,
     Toleration,
+    parse_owner_references,
 )
 from scheduler.api.workload import pod_scheduling_group
 
@@ -206,7 +206,7 @@ def _outside_spec(
         "resource_version": as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
         "labels": as_str_map(meta.get("labels"), "metadata.labels"),
         "annotations": as_str_map(meta.get("annotations"), "metadata.annotations"),
-        "owner_references": _owner_references(meta.get("ownerReferences")),
+        "owner_references": parse_owner_references(meta.get("ownerReferences")),
         "creation_timestamp": as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         "deletion_timestamp": _optional_str(
             meta.get("deletionTimestamp"), "metadata.deletionTimestamp"
@@ -371,25 +371,6 @@ def _node_affinity(
             continue
         preferred.append(PreferredSchedulingTerm(weight, NodeSelector((term,))))
     return required, tuple(preferred)
-
-
-def _owner_references(value: Any) -> tuple[OwnerReference, ...]:
-    if not value:
-        return ()
-    result: list[OwnerReference] = []
-    for index, item in enumerate(as_list(value, "metadata.ownerReferences")):
-        path = f"metadata.ownerReferences[{index}]"
-        item = as_mapping(item, path)
-        result.append(
-            OwnerReference(
-                api_version=as_str(item.get("apiVersion"), f"{path}.apiVersion"),
-                kind=as_str(item.get("kind"), f"{path}.kind"),
-                name=as_str(item.get("name"), f"{path}.name"),
-                uid=as_str(item.get("uid"), f"{path}.uid"),
-                controller=as_bool(item.get("controller"), f"{path}.controller"),
-            )
-        )
-    return tuple(result)
 
 
 def _scheduling_gates(value: Any) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from scheduler.api.fields import (
     as_str_map,
 )
 from scheduler.api.selectors import NodeSelector
-from scheduler.api.values import OwnerReference
+from scheduler.api.values import OwnerReference, parse_owner_references
 
 RESOURCE_GROUP = "resource.k8s.io"
 # resourceapi.DeviceAllocationMode
@@ -574,23 +574,6 @@ def _reserved_for(raw: Any, path: str) -> tuple[ConsumerRef, ...]:
     return tuple(result)
 
 
-def _owner_references(raw: Any) -> tuple[OwnerReference, ...]:
-    result = []
-    for i, item in enumerate(as_list(raw, "metadata.ownerReferences")):
-        path = f"metadata.ownerReferences[{i}]"
-        item = as_mapping(item, path)
-        result.append(
-            OwnerReference(
-                api_version=as_str(item.get("apiVersion"), f"{path}.apiVersion"),
-                kind=as_str(item.get("kind"), f"{path}.kind"),
-                name=as_str(item.get("name"), f"{path}.name"),
-                uid=as_str(item.get("uid"), f"{path}.uid"),
-                controller=as_bool(item.get("controller"), f"{path}.controller"),
-            )
-        )
-    return tuple(result)
-
-
 @dataclass(frozen=True, slots=True)
 class ResourceClaimView:
     namespace: str
@@ -629,7 +612,7 @@ class ResourceClaimView:
             uid=as_str(meta.get("uid"), "metadata.uid"),
             resource_version=as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
             annotations=as_str_map(meta.get("annotations"), "metadata.annotations"),
-            owner_references=_owner_references(meta.get("ownerReferences")),
+            owner_references=parse_owner_references(meta.get("ownerReferences")),
             deleting=meta.get("deletionTimestamp") is not None,
             requests=tuple(
                 _request(r, f"spec.devices.requests[{i}]")

@@ -9,7 +9,9 @@ Plugins import them from scheduler.api.objects.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from scheduler.api.fields import as_bool, as_list, as_mapping, as_str
 from scheduler.api.selectors import NodeSelector
 
 
@@ -150,3 +152,23 @@ class OwnerReference:
     name: str
     uid: str
     controller: bool
+
+
+def parse_owner_references(value: Any) -> tuple[OwnerReference, ...]:
+    """metadata.ownerReferences (MalformedObject names the entry that is wrong)."""
+    if not value:
+        return ()
+    result: list[OwnerReference] = []
+    for index, item in enumerate(as_list(value, "metadata.ownerReferences")):
+        path = f"metadata.ownerReferences[{index}]"
+        item = as_mapping(item, path)
+        result.append(
+            OwnerReference(
+                api_version=as_str(item.get("apiVersion"), f"{path}.apiVersion"),
+                kind=as_str(item.get("kind"), f"{path}.kind"),
+                name=as_str(item.get("name"), f"{path}.name"),
+                uid=as_str(item.get("uid"), f"{path}.uid"),
+                controller=as_bool(item.get("controller"), f"{path}.controller"),
+            )
+        )
+    return tuple(result)
