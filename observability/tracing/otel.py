@@ -543,20 +543,9 @@ class OtelTracing:
             "k8s.pod.uid": uid,
             "aiosched.pod": pod_key,
         }
-        sink = self._sink
-        trace_id = sink.new_trace_id()
-        trace_state = None
-        if not self._samples_every_root:
-            sampling = self._sampler.should_sample(
-                None, trace_id, POD_SPAN_NAME, SpanKind.INTERNAL, attributes
-            )
-            # RECORD_ONLY spans are never exported by the SDK's processors: they are dropped.
-            if sampling.decision is not Decision.RECORD_AND_SAMPLE:
-                return NOOP_POD
-            if sampling.attributes:
-                attributes.update(sampling.attributes)
-            trace_state = sampling.trace_state
-        context = SpanContext(trace_id, sink.new_span_id(), False, _SAMPLED_FLAGS, trace_state)
+        context = self._sampled_root(POD_SPAN_NAME, attributes)
+        if context is None:
+            return NOOP_POD
         start = start_ns if start_ns is not None else time.time_ns()
         handle = PodSpan(self, context, attributes, start, uid, namespace, name)
         self._open_pods[uid] = handle
@@ -594,18 +583,30 @@ class OtelTracing:
             "aiosched.profile": profile,
             "aiosched.pods": members,
         }
+        context = self._sampled_root(GROUP_SPAN_NAME, attributes)
+        if context is None:
+            return NOOP_GROUP
+        return GroupSpan(self._sink, context, attributes)
+
+    def _sampled_root(
+        self, span_name: str, attributes: dict[str, AttributeValue]
+    ) -> SpanContext | None:
+        """A new root span's context, or None when the sampler drops it (RECORD_ONLY spans are
+        never exported by the SDK's processors, so they are dropped too). The sampler's
+        attributes join `attributes`."""
         sink = self._sink
         trace_id = sink.new_trace_id()
         trace_state = None
         if not self._samples_every_root:
             sampling = self._sampler.should_sample(
-                None, trace_id, GROUP_SPAN_NAME, SpanKind.INTERNAL, attributes
+                None, trace_id, span_name, SpanKind.INTERNAL, attributes
             )
             if sampling.decision is not Decision.RECORD_AND_SAMPLE:
-                return NOOP_GROUP
+                return None
+            if sampling.attributes:
+                attributes.update(sampling.attributes)
             trace_state = sampling.trace_state
-        context = SpanContext(trace_id, sink.new_span_id(), False, _SAMPLED_FLAGS, trace_state)
-        return GroupSpan(sink, context, attributes)
+        return SpanContext(trace_id, sink.new_span_id(), False, _SAMPLED_FLAGS, trace_state)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self.provider.force_flush(timeout_millis)
