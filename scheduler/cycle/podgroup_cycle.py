@@ -634,18 +634,13 @@ class GroupAwarePodEvents:
 
 
     def _held_by_pre_enqueue(self, namespace: str, group_name: str) -> bool:
-        """Whether GangScheduling's PreEnqueue would hold every member of the group anyway
-        (no PodGroup yet, or fewer pods than its minCount): then waking them only parks them
-        again, and each member of a 1000-member gang would wake all the others before it
+        """Whether GangScheduling's PreEnqueue would hold every member of the group anyway (no
+        PodGroup yet, or fewer pods than its minCount): then waking them only parks them again,
+        and each member of a 1000-member gang would wake all the others before it
         (O(members²) hints; the PodGroup's own add event and the member that completes the
         quorum wake them)."""
         pod_group = self._workloads.pod_group(namespace, group_name)
-        if pod_group is None:
-            return True
-        if pod_group.min_count is None:
-            return False
-        state = self._states.get(namespace, group_name)
-        return state.all_pods_count() < pod_group.min_count
+        return pod_group is None or self._workloads.short_of_min_count(pod_group)
 
 
 class PodEventSink(Protocol):

@@ -149,6 +149,13 @@ class WorkloadObjects:
     def pod_group(self, namespace: str, name: str) -> PodGroupView | None:
         return self.pod_groups.get(f"{namespace}/{name}")
 
+    def short_of_min_count(self, group: PodGroupView) -> bool:
+        """A gang whose pods known so far are fewer than its minCount: GangScheduling's
+        PreEnqueue holds its members, and waking them would only park them again."""
+        if group.min_count is None:
+            return False  # only gangs are held
+        return self.states.get(group.namespace, group.name).all_pods_count() < group.min_count
+
     def add(self, *objects: Any) -> None:
         """For tests: add PodGroupViews / WorkloadViews to their stores."""
         for obj in objects:

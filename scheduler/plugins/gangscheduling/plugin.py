@@ -88,10 +88,7 @@ class GangScheduling:
         if group is None:
             # The pod is unschedulable until its PodGroup object is created.
             return Status.unresolvable(msg_waiting_for_pod_group(group_name))
-        if group.min_count is None:
-            return Status.OK  # only gangs are held
-        state = self._workloads.states.get(pod.namespace, group_name)
-        if state.all_pods_count() < group.min_count:
+        if self._workloads.short_of_min_count(group):
             return Status.unresolvable(MSG_WAITING_FOR_MIN_COUNT_IN_QUEUE)
         return Status.OK
 
