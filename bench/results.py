@@ -205,8 +205,11 @@ def format_segments(result: BenchResult) -> str:
         f"CPU/pod last/first {flat.cpu_ratio:.2f}" if flat.cpu_ratio is not None else "",
         f"p50/average {flat.p50_ratio:.2f}" if flat.p50_ratio is not None else "",
     ]
-    verdict = {None: "cannot tell", True: "flat", False: "NOT flat"}[flat.flat]
-    lines.append(f"  {verdict} ({', '.join(r for r in ratio if r)}; within 20 % is flat)")
+    if flat.flat is None:
+        lines.append(f"  cannot tell: {flat.undecided_reason}")
+    else:
+        verdict = "flat" if flat.flat else "NOT flat"
+        lines.append(f"  {verdict} ({', '.join(r for r in ratio if r)}; within 20 % is flat)")
     if flat.drain is not None:
         lines.append("  (the drain segment, bound after the last pod was created, is not judged)")
     return "\n".join(lines)

@@ -196,6 +196,17 @@ class Flatness:
     bound_while_creating: int | None = None  # None: not known, every pod is judged
 
     @property
+    def undecided_reason(self) -> str:
+        """Why `flat` is None ("" when it is not): what the verdict lacked."""
+        if self.flat is not None:
+            return ""
+        if len(self.judged) < 2:
+            return "fewer than two segments of pods bound while measured pods were created"
+        if self.cpu_ratio is None:
+            return "no CPU readings of the scheduler"
+        return "no per-second throughput samples (measuring took under a second)"
+
+    @property
     def judged(self) -> tuple[Segment, ...]:
         return tuple(segment for segment in self.segments if not segment.drain)
 

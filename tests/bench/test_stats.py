@@ -276,8 +276,14 @@ def test_verdict_cannot_be_told_without_cpu_or_with_one_segment() -> None:
     no_cpu = [Checkpoint(0.0, 0, None), Checkpoint(1.0, 100, None), Checkpoint(2.0, 200, None)]
     result = judge_flatness(no_cpu, [100.0, 100.0], [100, 200], 100)
     assert result.flat is None and result.segments[0].cpu_per_pod_ms is None
+    assert result.undecided_reason == "no CPU readings of the scheduler"
     one = [Checkpoint(0.0, 0, 0.0), Checkpoint(1.0, 100, 1.0)]
     assert judge_flatness(one, [100.0], [100], 100).flat is None
+    assert judge_flatness(one, [100.0], [100], 100).undecided_reason.startswith("fewer than two")
+    # Two segments in under a second: no per-second sample to compare the p50 with.
+    fast = [Checkpoint(0.0, 0, 0.0), Checkpoint(0.4, 200, 0.2)]
+    quick = judge_flatness(fast, [], [], 100)
+    assert quick.flat is None and quick.undecided_reason.startswith("no per-second throughput")
     assert judge_flatness([Checkpoint(0.0, 0, 0.0)], [], [], 100).segments == ()
 
 
