@@ -381,6 +381,7 @@ class WhatIf:
                 registry_for_config(self._registry),
                 source="candidate configuration",
                 overrides=self._overrides,
+                feature_gates=self._scheduler.options.feature_gates,
             )
             return self._build(config)
         except (ConfigInvalidError, FrameworkError, ExtenderConfigError) as exc:

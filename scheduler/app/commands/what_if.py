@@ -120,7 +120,8 @@ def load_pod(path: str, replicas: int | None = None) -> dict[str, Any]:
             raise UsageError(f"{path}: --replicas copies one Pod, found {len(pods)}")
         pods = [_copy_named(pods[0], i) for i in range(replicas)]
     elif len(items) == 1 and pods:
-        return pods[0]  # one Pod: the single-pod what-if
+        single: dict[str, Any] = pods[0]  # one Pod: the single-pod what-if
+        return single
     if not pods:
         raise UsageError(f"{path}: no Pod manifest")
     return {"apiVersion": "v1", "kind": "List", "items": [*groups, *pods]}
