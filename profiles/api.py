@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from profiles.config import ConfigOverrides, ConfigSpec, ResolvedConfig, ResolvedProfile
@@ -16,18 +17,25 @@ from profiles.validate import validate_config
 
 
 def load_config(
-    path: str | Path | None, registry: PluginRegistry, overrides: ConfigOverrides = ()
+    path: str | Path | None,
+    registry: PluginRegistry,
+    overrides: ConfigOverrides = (),
+    *,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> ResolvedConfig:
     """Load a KubeSchedulerConfiguration file; None gives upstream's defaults. ``overrides``
-    (command-line flags) are written over the file before defaults and validation."""
+    (command-line flags) are written over the file before defaults and validation;
+    ``feature_gates`` (`--feature-gates`) decide the feature-gated default plugins."""
     if path is None:
-        return resolve_config(ConfigSpec(), registry, overrides)
+        return resolve_config(ConfigSpec(), registry, overrides, feature_gates=feature_gates)
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigInvalidError([ConfigError(source, "", f"cannot read file: {exc}")]) from exc
-    return load_config_text(text, registry, source=source, overrides=overrides)
+    return load_config_text(
+        text, registry, source=source, overrides=overrides, feature_gates=feature_gates
+    )
 
 
 def load_config_text(
@@ -35,18 +43,26 @@ def load_config_text(
     registry: PluginRegistry,
     source: str = "<string>",
     overrides: ConfigOverrides = (),
+    *,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> ResolvedConfig:
-    return resolve_config(parse_text(text, source), registry, overrides)
+    return resolve_config(
+        parse_text(text, source), registry, overrides, feature_gates=feature_gates
+    )
 
 
 def resolve_config(
-    spec: ConfigSpec, registry: PluginRegistry, overrides: ConfigOverrides = ()
+    spec: ConfigSpec,
+    registry: PluginRegistry,
+    overrides: ConfigOverrides = (),
+    *,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> ResolvedConfig:
     sink = ErrorSink(spec.source)
     spec = apply_overrides(spec, overrides)
     for path, message in refusals(spec):  # values aiosched cannot honour (profiles/fields.py)
         sink.add(path, message)
-    spec = apply_defaults(spec)
+    spec = apply_defaults(spec, feature_gates)
     leader_election = default_leader_election(spec)
     client_connection = default_client_connection(spec)
     validate_config(spec, leader_election, client_connection, sink)

@@ -6,6 +6,7 @@ RecommendedDefaultLeaderElectionConfiguration.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from profiles.config import (
@@ -50,11 +51,36 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
 )
-DEFAULT_PLUGIN_NAMES = frozenset(p.name for p in DEFAULT_MULTI_POINT)
+# applyFeatureGates: plugins the default profile gains when their feature gate is on. Upstream
+# appends GangScheduling to the default MultiPoint when the GangScheduling gate is on (which
+# needs GenericWorkload); the v1.35 integration tests of test/integration/scheduler/gang
+# (gang_test.go) run gangs with a default configuration and only the gates set. The topology
+# placement plugins it appends with TopologyAwareWorkloadScheduling (TopologyPlacementGenerator,
+# PodGroupPodsCount) are not configurable plugins here: the PodGroup cycle runs their behaviour
+# built in whenever that gate is on (scheduler/cycle/podgroup_placement.py).
+GANG_SCHEDULING = "GangScheduling"
+GENERIC_WORKLOAD = "GenericWorkload"
+FEATURE_GATED_PLUGINS: tuple[tuple[tuple[str, ...], PluginRef], ...] = (
+    ((GENERIC_WORKLOAD, GANG_SCHEDULING), PluginRef(GANG_SCHEDULING)),
+)
+DEFAULT_PLUGIN_NAMES = frozenset(
+    [p.name for p in DEFAULT_MULTI_POINT] + [p.name for _, p in FEATURE_GATED_PLUGINS]
+)
 
 
-def default_plugins() -> Plugins:
-    return Plugins(frozen_mapping({"multiPoint": PluginSet(enabled=DEFAULT_MULTI_POINT)}))
+def default_multi_point(feature_gates: Mapping[str, bool] | None = None) -> tuple[PluginRef, ...]:
+    """getDefaultPlugins' MultiPoint for these gates (`--feature-gates`; absent gates are off,
+    as the workload gates are by default)."""
+    gates = feature_gates or {}
+    extra = tuple(
+        plugin for needs, plugin in FEATURE_GATED_PLUGINS if all(gates.get(g) for g in needs)
+    )
+    return DEFAULT_MULTI_POINT + extra
+
+
+def default_plugins(feature_gates: Mapping[str, bool] | None = None) -> Plugins:
+    enabled = default_multi_point(feature_gates)
+    return Plugins(frozen_mapping({"multiPoint": PluginSet(enabled=enabled)}))
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
@@ -87,13 +113,18 @@ def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
     return Plugins(frozen_mapping({k: v for k, v in merged.items() if v.enabled or v.disabled}))
 
 
-def default_profiles(profiles: tuple[ProfileSpec, ...]) -> tuple[ProfileSpec, ...]:
+def default_profiles(
+    profiles: tuple[ProfileSpec, ...], feature_gates: Mapping[str, bool] | None = None
+) -> tuple[ProfileSpec, ...]:
     """No profile -> one empty; a single unnamed profile -> default-scheduler; plugins merged."""
     if not profiles:
         profiles = (ProfileSpec(),)
     if len(profiles) == 1 and profiles[0].scheduler_name is None:
         profiles = (replace(profiles[0], scheduler_name=DEFAULT_SCHEDULER_NAME),)
-    return tuple(replace(p, plugins=merge_plugins(default_plugins(), p.plugins)) for p in profiles)
+    return tuple(
+        replace(p, plugins=merge_plugins(default_plugins(feature_gates), p.plugins))
+        for p in profiles
+    )
 
 
 def default_leader_election(spec: ConfigSpec) -> LeaderElection:
@@ -121,8 +152,9 @@ def default_client_connection(spec: ConfigSpec) -> ClientConnection:
     )
 
 
-def apply_defaults(spec: ConfigSpec) -> ConfigSpec:
-    """SetDefaults_KubeSchedulerConfiguration for the fields that stay in ConfigSpec."""
+def apply_defaults(spec: ConfigSpec, feature_gates: Mapping[str, bool] | None = None) -> ConfigSpec:
+    """SetDefaults_KubeSchedulerConfiguration for the fields that stay in ConfigSpec;
+    `feature_gates` (`--feature-gates`) decide the feature-gated default plugins."""
     enable_profiling = True if spec.enable_profiling is None else spec.enable_profiling
     contention = spec.enable_contention_profiling
     if contention is None and enable_profiling:
@@ -145,7 +177,7 @@ def apply_defaults(spec: ConfigSpec) -> ConfigSpec:
             if spec.pod_max_backoff_seconds is None
             else spec.pod_max_backoff_seconds
         ),
-        profiles=default_profiles(spec.profiles),
+        profiles=default_profiles(spec.profiles, feature_gates),
         enable_profiling=enable_profiling,
         enable_contention_profiling=bool(contention),
     )

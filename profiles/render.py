@@ -161,12 +161,13 @@ def check_config_main(
     registry: PluginRegistry,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> int:
     """Print the resolved config and return 0, or print every error to ``err`` and return 1."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        cfg = load_config(path, registry)
+        cfg = load_config(path, registry, feature_gates=feature_gates)
     except ConfigInvalidError as exc:
         err.write(f"{path}: invalid KubeSchedulerConfiguration ({len(exc.errors)} errors)\n")
         for e in exc.errors:

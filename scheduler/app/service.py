@@ -124,7 +124,10 @@ class SchedulerService:
     def load_config(self) -> ResolvedConfig:
         """Load and validate the config file (all defaults without one), flags applied."""
         return load_config(
-            self.config_path, registry_for_config(self.registry), self.config_overrides
+            self.config_path,
+            registry_for_config(self.registry),
+            self.config_overrides,
+            feature_gates=self.feature_gates,
         )
 
     def load_initial_config(self) -> ResolvedConfig:

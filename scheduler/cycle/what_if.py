@@ -54,8 +54,17 @@ from scheduler.cycle.instrumentation import (
     attempt_explanation_parts,
     plugin_filter_details,
 )
-from scheduler.cycle.profile_set import ProfileSet, registry_for_config
+from scheduler.cycle.podgroup_cycle import GANG_SCHEDULING_PLUGIN, MemberOutcome
+from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile, registry_for_config
 from scheduler.cycle.scheduler import with_ignored_resources
+from scheduler.cycle.what_if_group import (
+    GroupEvaluation,
+    GroupEvaluator,
+    cluster_members,
+    group_request,
+    group_section,
+    is_group_manifest,
+)
 from scheduler.extenders import ExtenderConfigError, ignored_resources
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.interface import CycleState
@@ -71,6 +80,19 @@ TOP_NODES = 10
 NEEDS_PREEMPTION_NOTE = (
     "no node fits: the pod would need preemption (PostFilter), which what-if does not run"
 )
+GROUP_NEEDS_PREEMPTION_NOTE = (
+    "the quorum cannot be placed: the group would need preemption, which what-if does not run"
+)
+GROUP_NOT_RUN_NOTE = "members were filtered and scored only: Reserve and Permit were not run"
+
+
+def _focus_member(evaluation: GroupEvaluation) -> MemberOutcome | None:
+    """The member a group answer explains: the first that did not fit (it keeps the quorum
+    out of reach, explain's blockingMember), else the first tried."""
+    for outcome in evaluation.outcomes:
+        if outcome.failure is not None and outcome.failure.is_rejected:
+            return outcome
+    return evaluation.outcomes[0] if evaluation.outcomes else None
 
 
 def pod_from_manifest(obj: Any) -> PodView:
@@ -138,22 +160,13 @@ class WhatIf:
         scheduler_name: str | None = None,
         config_text: str | None = None,
     ) -> dict[str, Any]:
-        """The explain-format answer for `pod_manifest`, plus a ``whatIf`` section."""
+        """The explain-format answer for `pod_manifest`, plus a ``whatIf`` section; a
+        `kind: List` of a PodGroup and its Pods gets the group's answer (what_if_group.py)."""
         started = self._timer()
+        if is_group_manifest(pod_manifest):
+            return self._answer_group(pod_manifest, scheduler_name, config_text, started)
         pod = pod_from_manifest(pod_manifest)
-        if config_text is not None:
-            profiles, source = self._candidate_profiles(config_text), "candidate"
-        else:
-            profiles, source = self._live_profiles(), "live"
-        name = scheduler_name or pod.scheduler_name or DEFAULT_SCHEDULER_NAME
-        profile = profiles.get(name)
-        if profile is None:
-            known = ", ".join(profiles.names())
-            raise BadRequest(
-                f"no profile for schedulerName {name!r} in the {source} configuration "
-                f"(profiles: {known})",
-                status=404,
-            )
+        profiles, source, profile = self._profile_for(pod, scheduler_name, config_text)
         cache = self._scheduler.cache
         cache.update_snapshot(self._snapshot)
         details = AttemptDetails()
@@ -180,6 +193,42 @@ class WhatIf:
             outcome, message = "unschedulable", str(exc)
         except SchedulingError as exc:
             outcome, message = "error", str(exc)
+        explanation = self._explanation(pod, profile, state, details, result, outcome, message)
+        notes = [NEEDS_PREEMPTION_NOTE] if outcome == "unschedulable" else []
+        explanation["whatIf"] = self._what_if_section(
+            profiles, source, outcome == "unschedulable", notes, started
+        )
+        return explanation
+
+    def _profile_for(
+        self, pod: PodView, scheduler_name: str | None, config_text: str | None
+    ) -> tuple[ProfileSet, str, SchedulingProfile]:
+        if config_text is not None:
+            profiles, source = self._candidate_profiles(config_text), "candidate"
+        else:
+            profiles, source = self._live_profiles(), "live"
+        name = scheduler_name or pod.scheduler_name or DEFAULT_SCHEDULER_NAME
+        profile = profiles.get(name)
+        if profile is None:
+            known = ", ".join(profiles.names())
+            raise BadRequest(
+                f"no profile for schedulerName {name!r} in the {source} configuration "
+                f"(profiles: {known})",
+                status=404,
+            )
+        return profiles, source, profile
+
+    def _explanation(
+        self,
+        pod: PodView,
+        profile: SchedulingProfile,
+        state: CycleState,
+        details: AttemptDetails,
+        result: ScheduleResult | None,
+        outcome: str,
+        message: str,
+    ) -> dict[str, Any]:
+        """Explain's answer for one (hypothetical) attempt of `pod`."""
         host = result.suggested_host if result is not None else None
         absent: list[str] = []
         if outcome == "unschedulable" and details.diagnosis is not None:
@@ -199,7 +248,7 @@ class WhatIf:
             evaluated, feasible = result.evaluated_nodes, result.feasible_nodes
         elif details.diagnosis is not None:
             evaluated, feasible = len(details.diagnosis.node_to_status.statuses), 0
-        explanation = build_explanation(
+        return build_explanation(
             pod.uid,
             pod.namespace,
             pod.name,
@@ -217,18 +266,103 @@ class WhatIf:
             top_k=TOP_NODES,
             filter_details=filter_details,
         ).to_dict()
-        notes = [NEEDS_PREEMPTION_NOTE] if outcome == "unschedulable" else []
+
+    def _what_if_section(
+        self,
+        profiles: ProfileSet,
+        source: str,
+        needs_preemption: bool,
+        notes: list[str],
+        started: float,
+    ) -> dict[str, Any]:
         extenders = len(profiles.config.extenders)
         if extenders:
             notes.append(f"the {extenders} configured extender(s) were not asked")
-        explanation["whatIf"] = {
+        return {
             "configuration": source,
             "profiles": profiles.names(),
             "snapshotNodes": len(self._snapshot.node_info_list),
-            "needsPreemption": outcome == "unschedulable",
+            "needsPreemption": needs_preemption,
             "note": "; ".join(notes),
             "seconds": round(self._timer() - started, 6),
         }
+
+    def _answer_group(
+        self,
+        manifest: Any,
+        scheduler_name: str | None,
+        config_text: str | None,
+        started: float,
+    ) -> dict[str, Any]:
+        """A gang's answer: explain's format for the member that matters (the one blocking
+        the quorum, else the first placed) with the whole group under ``podGroup``."""
+        scheduler = self._scheduler
+        workloads = scheduler.cluster_objects.workloads
+        request = group_request(manifest, workloads)
+        group = request.group
+        profiles, source, profile = self._profile_for(request.pods[0], scheduler_name, config_text)
+        cache = scheduler.cache
+        cache.update_snapshot(self._snapshot)
+
+        def assumed_node(uid: str) -> str | None:
+            if not cache.is_assumed_pod(uid):
+                return None
+            pod = cache.get_pod(uid)
+            return pod.node_name if pod is not None else None
+
+        in_cluster = cluster_members(workloads.states, group, assumed_node)
+        evaluation = GroupEvaluator(
+            profile,
+            self._snapshot,
+            scheduler.start_index.value,
+            profile.framework.feature_gates,
+        ).evaluate(group, request.pods, len(in_cluster), in_cluster)
+        section = group_section(evaluation, group)
+        placeable = evaluation.status.is_success
+        focus = _focus_member(evaluation)
+        if focus is None:  # stopped before any member was tried
+            pod = evaluation.members[0].pod
+            explanation = self._explanation(
+                pod, profile, CycleState(), AttemptDetails(), None, "unschedulable", ""
+            )
+        else:
+            attempt = focus.attempt
+            result = None if focus.failure is not None else attempt.result
+            explanation = self._explanation(
+                focus.pinfo.pod,
+                profile,
+                attempt.state,
+                attempt.details,
+                result,
+                "schedulable" if focus.failure is None else "unschedulable",
+                "",
+            )
+        outcome = (
+            "schedulable"
+            if placeable
+            else ("unschedulable" if evaluation.status.is_rejected else "error")
+        )
+        explanation["result"] = outcome
+        explanation["message"] = evaluation.status.message
+        explanation["podGroup"] = section
+        notes = [GROUP_NOT_RUN_NOTE]
+        if outcome == "unschedulable":
+            notes.insert(0, GROUP_NEEDS_PREEMPTION_NOTE)
+        if GANG_SCHEDULING_PLUGIN not in profile.framework.plugins:
+            notes.append(
+                f"profile {profile.name!r} has no GangScheduling plugin: the scheduler would "
+                "not hold these pods to minCount (it needs --feature-gates "
+                "GenericWorkload=true,GangScheduling=true)"
+            )
+        what_if = self._what_if_section(
+            profiles, source, outcome == "unschedulable", notes, started
+        )
+        what_if["podGroup"] = {
+            "source": request.source,
+            "members": len(request.pods),
+            "scheduledInCluster": len(in_cluster),
+        }
+        explanation["whatIf"] = what_if
         return explanation
 
     # ---------------------------------------------------------------------- frameworks
@@ -247,6 +381,7 @@ class WhatIf:
                 registry_for_config(self._registry),
                 source="candidate configuration",
                 overrides=self._overrides,
+                feature_gates=self._scheduler.options.feature_gates,
             )
             return self._build(config)
         except (ConfigInvalidError, FrameworkError, ExtenderConfigError) as exc:
@@ -255,9 +390,7 @@ class WhatIf:
     def _build(self, config: ResolvedConfig) -> ProfileSet:
         """Frameworks for `config` as a reload builds them, wired to this engine only."""
         scheduler = self._scheduler
-        config = with_ignored_resources(
-            config, ignored_resources(config.extenders), self._registry
-        )
+        config = with_ignored_resources(config, ignored_resources(config.extenders), self._registry)
         snapshot = self._snapshot
         rng = random.Random()
 
@@ -272,6 +405,8 @@ class WhatIf:
                 pod_lister=lambda namespace, name: scheduler.pod_informer.store.get(
                     f"{namespace}/{name}"
                 ),
+                # The gates the loop's frameworks see (TopologyAwareWorkloadScheduling, DRA).
+                feature_gates=scheduler.options.feature_gates,
             )
 
         return ProfileSet.build(config, self._registry, deps_for)

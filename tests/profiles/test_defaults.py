@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from profiles_testkit import in_tree_registry
 
@@ -192,3 +194,50 @@ def test_profile_percentage_falls_back_to_global() -> None:
         in_tree_registry(),
     )
     assert [p.percentage_of_nodes_to_score for p in cfg.profiles] == [30, 70]
+
+
+GANG_GATES = {"GenericWorkload": True, "GangScheduling": True}
+
+
+@pytest.mark.parametrize(
+    ("gates", "body", "expected"),
+    [
+        # applyFeatureGates: the gate on appends GangScheduling to the default MultiPoint.
+        (GANG_GATES, "", 1),
+        ({}, "", 0),
+        # GangScheduling needs GenericWorkload (the gates' dependency): without it, no plugin.
+        ({"GangScheduling": True}, "", 0),
+        # Enabled by the user as well: replaced in place, once.
+        (GANG_GATES, "  plugins:\n    multiPoint:\n      enabled: [{name: GangScheduling}]\n", 1),
+        # Disabled by the user: gone, as any default plugin.
+        (GANG_GATES, "  plugins:\n    multiPoint:\n      disabled: [{name: GangScheduling}]\n", 0),
+    ],
+)
+def test_gang_scheduling_is_a_default_plugin_when_its_gate_is_on(
+    gates: dict[str, bool], body: str, expected: int
+) -> None:
+    from scheduler.cycle.profile_set import registry_for_config
+
+    text = HEADER + "profiles:\n- schedulerName: default-scheduler\n" + body
+    cfg = load_config_text(text, registry_for_config(), feature_gates=gates)
+    names = cfg.profiles[0].plugin_names()
+    assert names.count("GangScheduling") == expected
+    assert cfg.profiles[0].names_at("preEnqueue").count("GangScheduling") == expected
+    if expected:  # appended after upstream's default list
+        assert cfg.profiles[0].names_at("preEnqueue")[-1] == "GangScheduling"
+
+
+def test_check_config_shows_gang_scheduling_with_the_gates(tmp_path: Path) -> None:
+    import io
+
+    from profiles.render import check_config_main
+    from scheduler.cycle.profile_set import registry_for_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text(HEADER)
+    out = io.StringIO()
+    assert check_config_main(path, registry_for_config(), out=out, feature_gates=GANG_GATES) == 0
+    assert "GangScheduling" in out.getvalue()
+    out = io.StringIO()
+    assert check_config_main(path, registry_for_config(), out=out) == 0
+    assert "GangScheduling" not in out.getvalue()

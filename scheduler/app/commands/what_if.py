@@ -9,6 +9,13 @@ evaluates with a KubeSchedulerConfiguration that is not live (to try a profile c
 reloading it). When no node fits, the answer says that the pod would need preemption: what-if
 does not run PostFilter (preemption) or extenders. Authentication and TLS options are those of
 `aiosched explain`; the token must be allowed to POST /debug/what-if.
+
+For a gang, give a scheduling.k8s.io/v1beta1 PodGroup and its member Pods (several YAML
+documents, or a `kind: List`), or Pods naming a PodGroup the cluster has, or one Pod with
+--replicas N (N copies named NAME-0 ... NAME-(N-1)). The scheduler runs the PodGroup cycle's
+algorithm (GangScheduling's PlacementFeasible; topology placements when
+TopologyAwareWorkloadScheduling is on) and answers whether minCount members can be placed,
+which member would go where, and which member blocks the quorum and why.
 """
 
 from __future__ import annotations
@@ -36,7 +43,20 @@ class UsageError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pod", metavar="POD.yaml", help="the Pod manifest, or - to read stdin")
+    parser.add_argument(
+        "pod",
+        metavar="POD.yaml",
+        help="the Pod manifest, or - to read stdin; for a gang: a PodGroup and its Pods "
+        "(several documents or a List), or Pods naming a PodGroup the cluster has",
+    )
+    parser.add_argument(
+        "--replicas",
+        type=_replicas,
+        metavar="N",
+        help="ask about N copies of the one Pod in POD.yaml (named NAME-0 ... NAME-(N-1)) as a "
+        "gang; the Pod names its PodGroup in spec.schedulingGroup.podGroupName, or POD.yaml "
+        "also holds the PodGroup",
+    )
     parser.add_argument(
         "--scheduler-name",
         metavar="NAME",
@@ -61,24 +81,60 @@ def _read(path: str, what: str) -> str:
         raise UsageError(f"cannot read {what} {path}: {exc}") from None
 
 
-def load_pod(path: str) -> dict[str, Any]:
-    """The manifest in `path`: one YAML or JSON document of kind Pod."""
+def _replicas(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError("must be between 1 and 1000")
+    return value
+
+
+def _documents(path: str) -> list[Any]:
     try:
         documents = [d for d in yaml.safe_load_all(_read(path, "pod manifest")) if d is not None]
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "unreadable"
         raise UsageError(f"{path}: invalid YAML: {first}") from None
-    if len(documents) != 1:
-        raise UsageError(f"{path}: expected one Pod manifest, found {len(documents)} documents")
-    pod = documents[0]
-    if not isinstance(pod, dict) or pod.get("kind") != "Pod":
-        kind = pod.get("kind") if isinstance(pod, dict) else type(pod).__name__
-        raise UsageError(f"{path}: expected kind Pod, got {kind!r}")
-    return pod
+    items: list[Any] = []
+    for document in documents:
+        if isinstance(document, dict) and document.get("kind") == "List":
+            items.extend(document.get("items") or [])
+        else:
+            items.append(document)
+    return items
+
+
+def load_pod(path: str, replicas: int | None = None) -> dict[str, Any]:
+    """The manifest in `path`: one Pod, or for a gang a `kind: List` of a PodGroup and Pods."""
+    items = _documents(path)
+    for item in items:
+        if not isinstance(item, dict) or item.get("kind") not in ("Pod", "PodGroup"):
+            kind = item.get("kind") if isinstance(item, dict) else type(item).__name__
+            raise UsageError(f"{path}: expected kind Pod or PodGroup, got {kind!r}")
+    pods = [item for item in items if item["kind"] == "Pod"]
+    groups = [item for item in items if item["kind"] == "PodGroup"]
+    if replicas is not None:
+        if len(pods) != 1:
+            raise UsageError(f"{path}: --replicas copies one Pod, found {len(pods)}")
+        pods = [_copy_named(pods[0], i) for i in range(replicas)]
+    elif len(items) == 1 and pods:
+        single: dict[str, Any] = pods[0]  # one Pod: the single-pod what-if
+        return single
+    if not pods:
+        raise UsageError(f"{path}: no Pod manifest")
+    return {"apiVersion": "v1", "kind": "List", "items": [*groups, *pods]}
+
+
+def _copy_named(pod: dict[str, Any], index: int) -> dict[str, Any]:
+    meta = dict(pod.get("metadata") or {})
+    meta["name"] = f"{meta.get('name', 'pod')}-{index}"
+    return {**pod, "metadata": meta}
 
 
 def request_body(args: argparse.Namespace) -> dict[str, Any]:
-    body: dict[str, Any] = {"pod": load_pod(args.pod)}
+    body: dict[str, Any] = {"pod": load_pod(args.pod, args.replicas)}
     if args.scheduler_name:
         body["schedulerName"] = args.scheduler_name
     if args.config:
