@@ -93,6 +93,11 @@ PAGE: Final = """<!doctype html>
   .dim { color:var(--dim); }
   .bad { color:var(--bad); }
   .ok { color:#047857; }
+  .devs { display:flex; flex-wrap:wrap; gap:2px; margin-top:4px; }
+  .devs i { display:block; width:10px; height:10px; border:1px solid var(--dev);
+            border-radius:2px; }
+  .devs i.allocated { background:var(--dev); }
+  .devs i.shared { border-radius:50%; }
   .points { display:flex; height:14px; min-width:160px; border-radius:3px; overflow:hidden; }
   .points i { display:block; height:100%; }
   .empty { color:var(--dim); font-style:italic; }
@@ -174,8 +179,16 @@ function render(s) {
     box.append(bar("cpu", n.requested.cpu, n.allocatable.cpu, "var(--cpu)", cpu),
       bar("mem", n.requested.memory, n.allocatable.memory, "var(--mem)", bytes),
       bar("pods", n.requested.pods, n.allocatable.pods, "var(--pods)", String));
-    if (n.devices) box.append(bar("devices", n.devices.allocated, n.devices.total,
-      "var(--dev)", String));
+    if (n.devices) {
+      box.append(bar("devices", n.devices.allocated, n.devices.total, "var(--dev)", String));
+      // one mark per device: filled when allocated, round when its slice is not this node's
+      // alone (allNodes, a node selector, per-device selection)
+      box.append(el("div", {class: "devs"}, ...(n.devices.list || []).map(d => el("i", {
+        class: "dev" + (d.allocated ? " allocated" : "") + (d.shared ? " shared" : ""),
+        "data-device": d.driver + "/" + d.pool + "/" + d.name,
+        title: d.driver + "/" + d.pool + "/" + d.name + (d.allocated ? " (allocated)" : "")
+          + (d.shared ? " · shared with other nodes" : "")}))));
+    }
     return box;
   }));
   if (!nodes.length) fill("nodes", el("p", {class: "empty"}, "no nodes"));
@@ -197,7 +210,7 @@ function render(s) {
           + (POINT_COLORS[p.point] || "#9ca3af")})));
       const detail = points.length ? el("div", {}, strip, el("div", {class: "dim"},
         points.map(p => p.point + " " + p.ms.toFixed(2)).join(" · ") + " ms"))
-        : el("span", {class: "dim"}, "not traced");
+        : el("span", {class: "dim"}, "no timings");
       const link = a.traceUrl ? el("a", {href: a.traceUrl, target: "_blank",
         rel: "noopener"}, "trace") : (a.traceId ? el("span", {class: "dim"}, a.traceId) : "");
       return el("tr", {}, el("td", {class: "dim"}, ago(a.timestamp, now)),
