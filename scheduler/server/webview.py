@@ -212,7 +212,8 @@ function render(s) {
         points.map(p => p.point + " " + p.ms.toFixed(2)).join(" · ") + " ms"))
         : el("span", {class: "dim"}, "no timings");
       const link = a.traceUrl ? el("a", {href: a.traceUrl, target: "_blank",
-        rel: "noopener"}, "trace") : (a.traceId ? el("span", {class: "dim"}, a.traceId) : "");
+        rel: "noopener"}, "trace") : (a.traceId ? el("span", {class: "dim"}, a.traceId)
+        : el("span", {class: "dim"}, "not traced"));
       return el("tr", {}, el("td", {class: "dim"}, ago(a.timestamp, now)),
         el("td", {}, podName(a.pod), el("span", {class: "dim"}, " #" + a.attempt)),
         el("td", {class: a.result === "scheduled" ? "ok" : "bad"},
