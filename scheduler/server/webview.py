@@ -3,10 +3,12 @@
 Operators want to see the scheduler's cluster as a picture, as kube-scheduler-simulator's web
 view shows a simulated one, but of the scheduler that runs their cluster. The page is a single
 document with inline CSS and vanilla JavaScript: no build step, nothing fetched from elsewhere
-(its Content-Security-Policy allows only itself), so it works air-gapped and behind
-``kubectl proxy``. It draws nodes as boxes filled by their pods' requests (and DRA devices),
-the queue sizes, pending pods with their last explain, recent attempts with their time per
-extension point, gangs and their quorum, and links to the configured trace UI.
+(its Content-Security-Policy allows only itself), so it works air-gapped and behind a proxy:
+``aiosched view`` (scheduler.app.commands.view) forwards a browser's requests with the user's
+bearer token, which a browser cannot send. It draws nodes as boxes filled by their pods'
+requests (and DRA devices), the queue sizes, pending pods with their last explain, recent
+attempts with their time per extension point, gangs and their quorum, and links to the
+configured trace UI.
 
 The JSON comes from a callable the service hands over (scheduler.app.web_view builds it:
 only the app layer sees the scheduler). Both routes are /debug routes, so the secure port's
