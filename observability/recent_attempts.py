@@ -1,17 +1,19 @@
-"""The last scheduling attempts, for the web view: who, when, the outcome, and, for attempts
-that were traced, the time spent at each extension point and the trace they were exported in.
+"""The last scheduling attempts, for the web view: who, when, the outcome, the time spent at
+each extension point and, for attempts that were traced, the trace they were exported in.
 
 Recording is one deque append of references the attempt already holds (the hot path pays no
-more); the per-extension-point timings are read out of the attempt's span log
-(:class:`observability.spans.AttemptLog`) only when someone asks (:meth:`RecentAttempts.items`).
-Untraced attempts have no timings: nothing times extension points per attempt without a tracer.
+more). The per-extension-point timings are summed only when someone asks
+(:meth:`RecentAttempts.items`): a traced attempt's from its span log
+(:class:`observability.spans.AttemptLog`), an untraced one's from the flat
+``[point, seconds, ...]`` list the framework runtime filled with the durations it measured for
+``scheduler_framework_extension_point_duration_seconds`` (CycleState.point_seconds).
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from observability.spans import ExtensionPoint
@@ -36,6 +38,7 @@ class _Attempt(NamedTuple):
     result: str  # scheduled / unschedulable / error
     detail: str  # the node when scheduled, else the message
     span: TracedAttempt | None
+    point_seconds: Sequence[str | float] | None  # untraced: [point, seconds, ...]
 
 
 class RecentAttempts:
@@ -59,11 +62,15 @@ class RecentAttempts:
         result: str,
         detail: str,
         span: TracedAttempt | None = None,
+        point_seconds: Sequence[str | float] | None = None,
     ) -> None:
         if self.enabled:
             self._ring.append(
-                _Attempt(self._clock(), namespace, name, profile, attempt, result, detail, span)
-            )
+                _Attempt(
+                    self._clock(), namespace, name, profile, attempt, result, detail, span,
+                    point_seconds,
+                )
+            )  # fmt: skip
 
     def items(self, limit: int) -> list[dict[str, Any]]:
         """The last `limit` attempts, newest first, JSON-ready."""
@@ -84,6 +91,8 @@ class RecentAttempts:
                 item["extensionPoints"] = point_durations(entry.span.log.entries)
                 if entry.span.trace_id:
                     item["traceId"] = format(entry.span.trace_id, "032x")
+            elif entry.point_seconds:
+                item["extensionPoints"] = measured_point_durations(entry.point_seconds)
             out.append(item)
         return out
 
@@ -103,4 +112,16 @@ def point_durations(entries: list[Any]) -> list[dict[str, Any]]:
         else:
             continue  # a plugin's own timing or an annotation
         totals[point] = totals.get(point, 0.0) + seconds
+    return [{"point": point, "ms": round(seconds * 1000.0, 3)} for point, seconds in totals.items()]
+
+
+def measured_point_durations(point_seconds: Sequence[str | float]) -> list[dict[str, Any]]:
+    """Milliseconds per extension point, in the order they ended, from the runtime's flat
+    ``[point, seconds, point, seconds, ...]`` list (a point run twice is summed)."""
+    totals: dict[str, float] = {}
+    flat = list(point_seconds)  # a binding task may still be appending
+    for index in range(0, len(flat) - 1, 2):
+        point, seconds = flat[index], flat[index + 1]
+        if isinstance(point, str) and not isinstance(seconds, str):
+            totals[point] = totals.get(point, 0.0) + seconds
     return [{"point": point, "ms": round(seconds * 1000.0, 3)} for point, seconds in totals.items()]

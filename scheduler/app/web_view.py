@@ -3,21 +3,25 @@
 The page and its routes are scheduler.server.webview's; this module reads the scheduler's
 cache, queue, listers, explain store and recent attempts, which only the app layer may see
 together. Nothing is computed until the page asks (every ~2 s while it is open), and each
-answer costs O(nodes + devices in ResourceSlices + the capped lists): every list is cut at a
-fixed size and says how many it left out.
+answer costs O(nodes + devices in ResourceSlices + the capped lists), plus O(nodes shown x
+ResourceSlices for all nodes or a node selector) to place those slices' devices on the boxes:
+every list is cut at a fixed size and says how many it left out.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from observability.explain import ExplainStore, Explanation
 from observability.recent_attempts import RecentAttempts
+from scheduler.api.node import NodeView
+from scheduler.api.resource import DeviceView, ResourceSliceView
 from scheduler.api.values import Resource
 from scheduler.cycle.scheduler import Scheduler
+from scheduler.plugins.dynamicresources.features import Features
+from scheduler.plugins.dynamicresources.pools import NodeSelectionError, SliceIndex, node_matches
 
 MAX_NODES: Final = 500
 MAX_PENDING: Final = 50
@@ -25,6 +29,8 @@ MAX_ATTEMPTS: Final = 30
 MAX_GROUPS: Final = 50
 #: Filter verdict groups shown per pending pod (the largest first).
 MAX_VERDICTS: Final = 4
+#: DRA devices drawn one by one per node box (all are counted).
+MAX_DEVICES: Final = 64
 
 
 class WebViewState:
@@ -118,10 +124,10 @@ def _amounts(resource: Resource) -> dict[str, int]:
 
 def nodes(scheduler: Scheduler) -> tuple[list[dict[str, Any]], int]:
     """Each node (by name, up to MAX_NODES) with its allocatable and the requests of the pods
-    the cache has on it, bound and assumed; its DRA devices when ResourceSlices name it."""
+    the cache has on it, bound and assumed; the DRA devices it can reach, when there are."""
     views = sorted(scheduler.node_informer.store.values(), key=lambda node: node.name)
     shown = views[:MAX_NODES]
-    devices = _devices_per_node({node.name for node in shown}, scheduler)
+    devices = devices_per_node(shown, scheduler)
     out = []
     for node in shown:
         info = scheduler.cache.get_node_info(node.name)
@@ -134,29 +140,75 @@ def nodes(scheduler: Scheduler) -> tuple[list[dict[str, Any]], int]:
             "allocatable": _amounts(info.allocatable if info is not None else node.allocatable),
             "requested": requested,
         }
-        total, allocated = devices.get(node.name, (0, 0))
-        if total:
-            entry["devices"] = {"allocated": allocated, "total": total}
+        reachable = devices.get(node.name)
+        if reachable is not None:
+            entry["devices"] = reachable
         out.append(entry)
     return out, len(views) - len(shown)
 
 
-def _devices_per_node(names: set[str], scheduler: Scheduler) -> dict[str, tuple[int, int]]:
-    """(total, allocated) devices of the ResourceSlices published for one node (slices for
-    all nodes or a node selector are not drawn on any box)."""
+def devices_per_node(shown: Sequence[NodeView], scheduler: Scheduler) -> dict[str, dict[str, Any]]:
+    """The DRA devices each node can reach, as the DynamicResources plugin gathers them for
+    it (pools.SliceIndex.gather: slices naming the node, for all nodes, with a matching node
+    selector or, under DRAPartitionableDevices, with a device whose own selection matches; the
+    newest generation of each pool), each marked allocated or not and shared (its slice is not
+    bound to this node by name, so other boxes show it too).
+
+    Computed per request for the nodes shown: O(nodes x slices that select nodes otherwise
+    than by name), fine for a page polled every 2 s and capped at MAX_NODES boxes; the plugin
+    itself indexes the same way once per cycle."""
     resources = scheduler.cluster_objects.resources
-    slices = [s for s in resources.slices.by_key.values() if s.node_name in names]
+    slices = list(resources.slices.by_key.values())
     if not slices:
         return {}
+    partitionable = Features.from_gates(scheduler.options.feature_gates).partitionable_devices
+    index = SliceIndex(slices, partitionable)
     allocated = resources.tracker.allocated_devices()
-    totals: Counter[str] = Counter()
-    used: Counter[str] = Counter()
-    for resource_slice in slices:
-        totals[resource_slice.node_name] += len(resource_slice.devices)
-        for device in resource_slice.devices:
-            if (resource_slice.driver, resource_slice.pool_name, device.name) in allocated:
-                used[resource_slice.node_name] += 1
-    return {name: (totals[name], used[name]) for name in totals}
+    out: dict[str, dict[str, Any]] = {}
+    for node in shown:
+        try:
+            reachable = [s for pool in index.gather(node) for s in pool.slices]
+        except NodeSelectionError:  # the plugin rejects the node; its own slices still show
+            reachable = list(index.by_node.get(node.name, ()))
+        total = used = 0
+        drawn: list[dict[str, Any]] = []
+        for resource_slice in reachable:
+            per_device = _selects_per_device(resource_slice)
+            for device in resource_slice.devices:
+                if per_device and not _device_reaches(node, device):
+                    continue
+                taken = (resource_slice.driver, resource_slice.pool_name, device.name) in allocated
+                total += 1
+                used += taken
+                if len(drawn) < MAX_DEVICES:
+                    drawn.append(
+                        {
+                            "name": device.name,
+                            "driver": resource_slice.driver,
+                            "pool": resource_slice.pool_name,
+                            "allocated": taken,
+                            "shared": not (resource_slice.node_name or device.node_name),
+                        }
+                    )
+        if total:
+            out[node.name] = {"allocated": used, "total": total, "list": drawn}
+    return out
+
+
+def _selects_per_device(resource_slice: ResourceSliceView) -> bool:
+    """perDeviceNodeSelection without a slice-level selection (as pools.SliceIndex.gather)."""
+    return resource_slice.per_device_node_selection and not (
+        resource_slice.node_name
+        or resource_slice.all_nodes
+        or resource_slice.node_selector is not None
+    )
+
+
+def _device_reaches(node: NodeView, device: DeviceView) -> bool:
+    try:
+        return node_matches(node, device.node_name, device.all_nodes, device.node_selector)
+    except NodeSelectionError:
+        return False
 
 
 def gangs(scheduler: Scheduler) -> list[dict[str, Any]]:

@@ -4,6 +4,8 @@ One :class:`Instrumentation` per Scheduler. The loop calls it at fixed points of
 (begin, scheduled, bound, failed) and when a pod goes away; everything here reuses what the
 attempt computed anyway. With tracing off nothing is allocated per attempt for spans and the
 runtime is never handed a tracer; the explain store only groups statuses that already exist.
+While the web view keeps recent attempts, an untraced attempt gets one small list in which the
+runtime keeps the extension-point durations it measures for its metrics anyway.
 
 Extension points reach the trace through :class:`AttemptTrace`, a CycleTracer the loop writes
 into the attempt's CycleState: the binding task and the PostFilter task get the same CycleState,
@@ -281,6 +283,9 @@ class Instrumentation:
         self.trace_empty_points = trace_empty_points
         self._clock = clock  # the queue's clock: initial_attempt_timestamp is in its units
         self._pod_spans: dict[str, AnyPodSpan] = {}
+        # Untraced attempts' extension-point timings (CycleState.point_seconds) by pod UID,
+        # from begin_attempt until the attempt ends, when the web view keeps attempts.
+        self._point_seconds: dict[str, list[str | float]] = {}
 
     @property
     def tracing_enabled(self) -> bool:
@@ -305,6 +310,8 @@ class Instrumentation:
         if log.isEnabledFor(V(3)):
             log.log(V(3), "Attempting to schedule pod", extra=pod_keys(pod.key, profile))
         if not self.tracing.enabled:
+            if self.attempts.enabled:
+                self._keep_point_seconds(pod.uid, state)
             return None
         pod_span = self._pod_spans.get(pod.uid)
         if pod_span is None:
@@ -314,6 +321,8 @@ class Instrumentation:
             self._pod_spans[pod.uid] = pod_span
         attempt = self.tracing.attempt(pod_span, profile, pinfo.attempts, group=group)
         if not isinstance(attempt, AttemptSpan):
+            if self.attempts.enabled:
+                self._keep_point_seconds(pod.uid, state)
             return None  # the pod's trace is not sampled
         trace = AttemptTrace(
             attempt, framework_clock, state.record_plugin_metrics, self.trace_empty_points
@@ -321,6 +330,15 @@ class Instrumentation:
         state.tracer = trace
         state.record_plugin_metrics = True  # time every plugin; metrics still sampled
         return trace
+
+    def _keep_point_seconds(self, uid: str, state: CycleState) -> None:
+        """Have the runtime keep this untraced attempt's extension-point durations (those it
+        measures for scheduler_framework_extension_point_duration_seconds anyway): one small
+        list per attempt, two appends per extension point. A traced attempt's come from its
+        span log instead."""
+        kept: list[str | float] = []
+        state.point_seconds = kept
+        self._point_seconds[uid] = kept
 
     def begin_group(
         self, group: PodGroupView, profile: str, members: int
@@ -425,6 +443,7 @@ class Instrumentation:
         self.attempts.record(
             pod.namespace, pod.name, profile=profile, attempt=pinfo.attempts,
             result="scheduled", detail=host, span=trace.span if trace is not None else None,
+            point_seconds=self._point_seconds.pop(pod.uid, None),
         )  # fmt: skip
         if self.tracing.enabled:
             pod_span = self._pod_spans.pop(pod.uid, None)
@@ -469,6 +488,7 @@ class Instrumentation:
         self.attempts.record(
             pod.namespace, pod.name, profile=profile, attempt=pinfo.attempts,
             result=result, detail=message, span=trace.span if trace is not None else None,
+            point_seconds=self._point_seconds.pop(pod.uid, None),
         )  # fmt: skip
         if self.explain.enabled:
             verdicts = None
@@ -505,6 +525,7 @@ class Instrumentation:
             pod_span = self._pod_spans.pop(uid, None)
             if pod_span is not None:
                 pod_span.end(outcome)
+        self._point_seconds.pop(uid, None)
         self.explain.forget(uid)
 
     def open_pod_spans(self) -> int:

@@ -58,6 +58,7 @@ class CycleState:
 
     __slots__ = (
         "_data",
+        "point_seconds",
         "record_plugin_metrics",
         "skip_filter_plugins",
         "skip_score_plugins",
@@ -70,6 +71,11 @@ class CycleState:
         # The attempt's tracer (runtime.CycleTracer) when the attempt is traced; an attribute,
         # not a key, because the runtime looks it up for every plugin call.
         self.tracer: Any = None
+        # [point, seconds, point, seconds, ...]: each extension point's duration as the runtime
+        # measured it for scheduler_framework_extension_point_duration_seconds, kept for the
+        # web view's recent attempts; None (nothing recorded) unless the attempt asks for it.
+        # Clones (preemption's dry runs) record nothing.
+        self.point_seconds: list[str | float] | None = None
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
 

@@ -3,10 +3,12 @@
 Operators want to see the scheduler's cluster as a picture, as kube-scheduler-simulator's web
 view shows a simulated one, but of the scheduler that runs their cluster. The page is a single
 document with inline CSS and vanilla JavaScript: no build step, nothing fetched from elsewhere
-(its Content-Security-Policy allows only itself), so it works air-gapped and behind
-``kubectl proxy``. It draws nodes as boxes filled by their pods' requests (and DRA devices),
-the queue sizes, pending pods with their last explain, recent attempts with their time per
-extension point, gangs and their quorum, and links to the configured trace UI.
+(its Content-Security-Policy allows only itself), so it works air-gapped and behind a proxy:
+``aiosched view`` (scheduler.app.commands.view) forwards a browser's requests with the user's
+bearer token, which a browser cannot send. It draws nodes as boxes filled by their pods'
+requests (and DRA devices), the queue sizes, pending pods with their last explain, recent
+attempts with their time per extension point, gangs and their quorum, and links to the
+configured trace UI.
 
 The JSON comes from a callable the service hands over (scheduler.app.web_view builds it:
 only the app layer sees the scheduler). Both routes are /debug routes, so the secure port's
@@ -93,6 +95,11 @@ PAGE: Final = """<!doctype html>
   .dim { color:var(--dim); }
   .bad { color:var(--bad); }
   .ok { color:#047857; }
+  .devs { display:flex; flex-wrap:wrap; gap:2px; margin-top:4px; }
+  .devs i { display:block; width:10px; height:10px; border:1px solid var(--dev);
+            border-radius:2px; }
+  .devs i.allocated { background:var(--dev); }
+  .devs i.shared { border-radius:50%; }
   .points { display:flex; height:14px; min-width:160px; border-radius:3px; overflow:hidden; }
   .points i { display:block; height:100%; }
   .empty { color:var(--dim); font-style:italic; }
@@ -174,8 +181,16 @@ function render(s) {
     box.append(bar("cpu", n.requested.cpu, n.allocatable.cpu, "var(--cpu)", cpu),
       bar("mem", n.requested.memory, n.allocatable.memory, "var(--mem)", bytes),
       bar("pods", n.requested.pods, n.allocatable.pods, "var(--pods)", String));
-    if (n.devices) box.append(bar("devices", n.devices.allocated, n.devices.total,
-      "var(--dev)", String));
+    if (n.devices) {
+      box.append(bar("devices", n.devices.allocated, n.devices.total, "var(--dev)", String));
+      // one mark per device: filled when allocated, round when its slice is not this node's
+      // alone (allNodes, a node selector, per-device selection)
+      box.append(el("div", {class: "devs"}, ...(n.devices.list || []).map(d => el("i", {
+        class: "dev" + (d.allocated ? " allocated" : "") + (d.shared ? " shared" : ""),
+        "data-device": d.driver + "/" + d.pool + "/" + d.name,
+        title: d.driver + "/" + d.pool + "/" + d.name + (d.allocated ? " (allocated)" : "")
+          + (d.shared ? " · shared with other nodes" : "")}))));
+    }
     return box;
   }));
   if (!nodes.length) fill("nodes", el("p", {class: "empty"}, "no nodes"));
@@ -197,9 +212,10 @@ function render(s) {
           + (POINT_COLORS[p.point] || "#9ca3af")})));
       const detail = points.length ? el("div", {}, strip, el("div", {class: "dim"},
         points.map(p => p.point + " " + p.ms.toFixed(2)).join(" · ") + " ms"))
-        : el("span", {class: "dim"}, "not traced");
+        : el("span", {class: "dim"}, "no timings");
       const link = a.traceUrl ? el("a", {href: a.traceUrl, target: "_blank",
-        rel: "noopener"}, "trace") : (a.traceId ? el("span", {class: "dim"}, a.traceId) : "");
+        rel: "noopener"}, "trace") : (a.traceId ? el("span", {class: "dim"}, a.traceId)
+        : el("span", {class: "dim"}, "not traced"));
       return el("tr", {}, el("td", {class: "dim"}, ago(a.timestamp, now)),
         el("td", {}, podName(a.pod), el("span", {class: "dim"}, " #" + a.attempt)),
         el("td", {class: a.result === "scheduled" ? "ok" : "bad"},

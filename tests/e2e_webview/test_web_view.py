@@ -16,10 +16,13 @@ import shutil
 import ssl
 import subprocess
 import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from processes import (
     Kubectl,
     aiosched,
@@ -159,10 +162,21 @@ def https_get(url: str, token: str | None = None) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
-def test_on_the_secure_port_the_web_view_wants_what_debug_wants(tmp_path: Path) -> None:
-    """deploy/kubernetes's aiosched:metrics-reader (get on /debug/*) reads the page and its
-    state; no token is 401, a token without that role 403, as for /debug/explain."""
-    cluster = start_cluster(tmp_path)
+@dataclass
+class SecureScheduler:
+    """`aiosched cluster --nodes 2` with deploy/kubernetes's RBAC, service account tokens
+    "reader" (aiosched:metrics-reader) and "nobody", and `aiosched run` on its secure port."""
+
+    workdir: Path
+    kubectl: Kubectl
+    tokens: dict[str, str]
+    url: str
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureScheduler]:
+    tmp_path = tmp_path_factory.mktemp("secure")
+    cluster = start_cluster(tmp_path, 0, 2)
     with stopping(cluster):
         kubectl = Kubectl(tmp_path)
         kubectl("apply", "-f", str(REPO / "deploy" / "kubernetes" / "rbac.yaml"))
@@ -193,15 +207,133 @@ def test_on_the_secure_port_the_web_view_wants_what_debug_wants(tmp_path: Path) 
             r"serving /metrics, .+? on (https://[\d.]+:\d+)",
         )
         with stopping(scheduler):
-            for path in ("/debug/view", "/debug/view/state"):
-                url = scheduler.url + path
-                assert https_get(url)[0] == 401
-                assert https_get(url, tokens["nobody"])[0] == 403
-                status, body = https_get(url, tokens["reader"])
-                assert status == 200, body
-            assert json.loads(body)["queue"] == {
-                "active": 0,
-                "backoff": 0,
-                "unschedulable": 0,
-                "gated": 0,
-            }
+            yield SecureScheduler(tmp_path, kubectl, tokens, scheduler.url)
+
+
+def test_on_the_secure_port_the_web_view_wants_what_debug_wants(secure: SecureScheduler) -> None:
+    """deploy/kubernetes's aiosched:metrics-reader (get on /debug/*) reads the page and its
+    state; no token is 401, a token without that role 403, as for /debug/explain."""
+    tokens = secure.tokens
+    for path in ("/debug/view", "/debug/view/state"):
+        url = secure.url + path
+        assert https_get(url)[0] == 401
+        assert https_get(url, tokens["nobody"])[0] == 403
+        status, body = https_get(url, tokens["reader"])
+        assert status == 200, body
+    assert json.loads(body)["queue"] == {
+        "active": 0,
+        "backoff": 0,
+        "unschedulable": 0,
+        "gated": 0,
+    }
+
+
+#: A network-attached device pool every node reaches (allNodes), one of its devices claimed.
+DRA_OBJECTS = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: net.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "net.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: fabric}
+spec:
+  driver: net.example.com
+  pool: {name: fabric, generation: 1, resourceSliceCount: 1}
+  allNodes: true
+  devices: [{name: nic-0}, {name: nic-1}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: nic}
+spec:
+  devices:
+    requests:
+    - name: nic
+      exactly: {deviceClassName: net.example.com}
+---"""
+
+
+def reader_kubeconfig(secure: SecureScheduler) -> Path:
+    """The cluster's kubeconfig with the reader service account's token as its user."""
+    doc = yaml.safe_load((secure.workdir / "kubeconfig").read_text())
+    for user in doc["users"]:
+        user["user"] = {"token": secure.tokens["reader"]}
+    path = secure.workdir / "reader-kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)")
+def test_aiosched_view_opens_the_secure_port_in_a_browser(
+    secure: SecureScheduler, tmp_path: Path
+) -> None:
+    """`aiosched view` forwards the browser's requests with the kubeconfig user's token (the
+    scheduler reviews it each time); the page shows untraced attempts' extension-point
+    timings and the allNodes slice's devices on every node, the claimed one allocated."""
+    secure.kubectl.apply(
+        DRA_OBJECTS
+        + pod_manifest("dra-pod", "100m", "  resourceClaims: [{name: nic, resourceClaimName: nic}]")
+        + pod_manifest("plain", "100m")
+    )
+    host_port = secure.url.removeprefix("https://")
+    proxy = start(
+        [
+            *aiosched(),
+            "view",
+            "--http-address",
+            host_port,
+            "--insecure-skip-tls-verify",
+            "--kubeconfig",
+            str(reader_kubeconfig(secure)),
+        ],
+        tmp_path / "view.log",
+        r"open (http://127\.0\.0\.1:\d+)/debug/view",
+    )
+    with stopping(proxy):
+
+        def ready() -> dict[str, Any] | None:
+            seen = state(proxy.url)
+            bound = {a["pod"]["name"] for a in seen["attempts"] if a["result"] == "scheduled"}
+            devices = [node.get("devices", {}).get("allocated") for node in seen["nodes"]]
+            return seen if {"dra-pod", "plain"} <= bound and devices == [1, 1] else None
+
+        seen = wait_until(ready, what="both pods bound, the claimed device allocated")
+        dom = chromium(tmp_path / "profile", "--dump-dom", proxy.url + "/debug/view")
+        (tmp_path / "web-view-secure.html").write_text(dom)
+        screenshot = tmp_path / "web-view-secure.png"
+        chromium(
+            tmp_path / "profile",
+            f"--screenshot={screenshot}",
+            "--window-size=1280,900",
+            proxy.url + "/debug/view",
+        )
+    log = (tmp_path / "view.log").read_text()
+    assert secure.tokens["reader"] not in log  # the token is never printed
+
+    text = html.unescape(re.sub(r"<[^>]+>", " ", dom))
+    # untraced attempts (no tracing configured) still show their extension-point timings
+    attempts = {a["pod"]["name"]: a for a in seen["attempts"]}
+    assert "traceId" not in attempts["plain"]
+    points = {p["point"] for p in attempts["plain"]["extensionPoints"]}
+    assert {"PreFilter", "Filter", "Bind"} <= points, points
+    assert re.search(r"PreFilter \d+\.\d\d · ", text), text
+    assert '<span class="dim">no timings</span>' not in dom
+    # the allNodes slice's devices on both node boxes, the claimed one allocated
+    for node in seen["nodes"]:
+        assert node["devices"]["total"] == 2
+    marks = re.findall(
+        r'<i class="dev([^"]*)" data-device="net\.example\.com/fabric/(nic-\d)"', dom
+    )
+    assert len(marks) == 4, marks
+    allocated = {name for classes, name in marks if "allocated" in classes}
+    assert len(allocated) == 1 and all("shared" in classes for classes, _ in marks)
+    assert re.search(r"devices 1/2", text)
+    data = screenshot.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+    kept = artifacts_dir()
+    kept.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(screenshot, kept / "web-view-secure.png")

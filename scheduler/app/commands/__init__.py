@@ -2,11 +2,12 @@
 
 from types import ModuleType
 
-from scheduler.app.commands import check_config, explain, run, what_if
+from scheduler.app.commands import check_config, explain, run, view, what_if
 
 COMMANDS: dict[str, ModuleType] = {
     "run": run,
     "check-config": check_config,
     "explain": explain,
     "what-if": what_if,
+    "view": view,
 }

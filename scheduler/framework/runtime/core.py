@@ -277,7 +277,13 @@ class FrameworkCore:
     ) -> None:
         """An extension point ended (``start`` from :meth:`now`): metrics, and the trace."""
         end = self._now()
-        self.observer.on_extension_point(point, status, end - start)
+        seconds = end - start
+        self.observer.on_extension_point(point, status, seconds)
+        if state is not None:
+            kept = state.point_seconds  # the web view's timings: the metric's own float, kept
+            if kept is not None:
+                kept.append(point)
+                kept.append(seconds)
         if self._trace_cycles and state is not None:
             tracer = self.cycle_tracer(state)
             if tracer is not None:
