@@ -28,8 +28,10 @@ DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
 
 # getDefaultPlugins() (v1.36: DynamicResources is GA and always in, before DefaultPreemption so
-# that PostFilter frees an idle claim before evicting a pod). Order matters: it is the order
-# plugins run in at every point they implement.
+# that PostFilter frees an idle claim before evicting a pod, with score weight 2 — upstream's
+# pkg/scheduler/apis/config/v1/AGENTS.md lists it so, as does v1.36.3's applyFeatureGates; the
+# older default_plugins.go stored for search has no weight, i.e. 1). Order matters: it is the
+# order plugins run in at every point they implement.
 DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
@@ -45,7 +47,7 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
-    PluginRef("DynamicResources"),
+    PluginRef("DynamicResources", 2),
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),

@@ -80,13 +80,13 @@ def test_merge_plugin_set(default: PluginSet, custom: PluginSet, expected: Plugi
 
 def test_default_plugin_list_matches_upstream() -> None:
     # default_plugins.go getDefaultPlugins (v1.31+: in-tree cloud volume limits removed; v1.34+:
-    # DynamicResources, GA, before DefaultPreemption).
+    # DynamicResources, GA, before DefaultPreemption; weight 2 as v1.36).
     assert [(p.name, p.weight) for p in DEFAULT_MULTI_POINT] == [
         ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None),
         ("NodeName", None), ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None),
         ("NodeResourcesFit", 1), ("VolumeRestrictions", None), ("NodeVolumeLimits", None),
         ("VolumeBinding", None), ("VolumeZone", None), ("PodTopologySpread", 2),
-        ("InterPodAffinity", 2), ("DynamicResources", None), ("DefaultPreemption", None),
+        ("InterPodAffinity", 2), ("DynamicResources", 2), ("DefaultPreemption", None),
         ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
     ]  # fmt: skip
 
@@ -127,7 +127,7 @@ def test_default_profile_with_full_registry() -> None:
     assert [tuple(w) for w in p.at("score")] == [
         ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
         ("VolumeBinding", 1), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
-        ("DynamicResources", 1), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
+        ("DynamicResources", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
     ]  # fmt: skip
     assert p.names_at("reserve") == ("VolumeBinding", "DynamicResources")
     assert p.names_at("preBind") == ("VolumeBinding", "DynamicResources")
