@@ -539,11 +539,17 @@ def render_text(data: Mapping[str, Any]) -> str:
 
 
 def _group_text(group: Mapping[str, Any]) -> list[str]:
-    """The ``podGroup`` section: the group's last cycle, member by member."""
+    """The ``podGroup`` section: the group's last cycle (or, in a what-if answer, the cycle that
+    was simulated), member by member."""
     verdict = group.get("placementFeasible") or {}
+    if "quorumPlaceable" in group:
+        outcome = "quorum placeable" if group["quorumPlaceable"] else "quorum not placeable"
+        heading = f"what-if: {outcome}"
+    else:
+        heading = f"last cycle {group['result']}"
     lines = [
         f"Pod group: {group['namespace']}/{group['name']} (minCount {group.get('minCount')}), "
-        f"last cycle {group['result']}",
+        f"{heading}",
     ]
     if group.get("message"):
         lines.append(f"  Message:  {group['message']}")
