@@ -7,8 +7,11 @@ buildCurrentNominatingInfos), types.go (podGroupPreemptor, resolvePreemptionPoli
 cluster domain and its victims: getCrossNodesVictims, NewPodVictim), util.go
 (MoreImportantVictim, GetPodPriority, FilterVictimsWithPDBViolation), executor.go
 (actuatePodGroupPreemption) and pkg/scheduler/util's PodGroupPriority, as of the newest
-v1beta1 sources read (kubernetes/kubernetes master after v1.37, where the PodGroup carries
-priority, disruptionMode and preemptionPolicy). What they specify:
+versions of them read (kubernetes/kubernetes master on scheduling.k8s.io/v1beta1, where the
+PodGroup carries priority, disruptionMode and preemptionPolicy; their tests:
+podgrouppreemption_test.go). Newer still, master moves victim generation and the "ongoing
+preemption" check behind a PreemptionManager; what it decides for a PodGroup is the same.
+What they specify:
 
 - The domain is the whole cluster. A victim is a unit: one pod, or every scheduled pod of a
   PodGroup whose disruptionMode is `all`. A pod's priority is its PodGroup's (spec.priority,
@@ -21,8 +24,9 @@ priority, disruptionMode and preemptionPolicy). What they specify:
 - Potential victims are those of lower priority, ordered most important first
   (MoreImportantVictim: priority, then group before pod, then more pods, then the earlier
   start, then the lower UID), PDB-violating ones first (a unit violates when any of its pods
-  would take a budget below zero). None: UnschedulableAndUnresolvable "No preemption victims
-  found for incoming preemptor".
+  would take a budget below zero). None: Unschedulable "No preemption victims found for
+  incoming preemptor" (the newest Preempt; an earlier selectVictimsOnDomain said
+  UnschedulableAndUnresolvable).
 - All of them are removed from the snapshot and the group's scheduling function runs once; if
   the gang still does not fit, that status is the answer. Otherwise each victim, in that
   order, is added back (PreFilter extensions' AddPod for every proposed assignment) and every
@@ -323,7 +327,7 @@ class PodGroupEvaluator:
         violating, non_violating = split_by_pdb_violation(victims, budgets_for)
         ordered = [(v, count) for v, count in violating] + [(v, 0) for v in non_violating]
         if not ordered:
-            return None, Status.unresolvable(NO_VICTIMS_FOUND)
+            return None, Status.unschedulable(NO_VICTIMS_FOUND)
 
         chosen, status, assignments = await self._select_victims(ordered, nodes, schedule_group)
         if not status.is_success:
