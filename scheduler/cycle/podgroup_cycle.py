@@ -351,10 +351,6 @@ class PodGroupCycle:
         nominations = None
         if outcome_status.is_success:
             nominations = result.nominations if result is not None else {}
-            log.info(
-                "Pod group waits on preemption",
-                extra={"podGroup": group.key, "message": outcome_status.message},
-            )
         if outcome_status.message:
             # A group waiting on preemption is retried after backoff or when a victim's
             # deletion wakes a member's rejector, not only by GangScheduling's events.
