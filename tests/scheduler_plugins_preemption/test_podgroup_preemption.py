@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from scheduler.api.objects import PodView
 from scheduler.api.workload import PodGroupView
@@ -551,3 +553,83 @@ def test_cluster_victims_group_an_all_mode_group_across_nodes() -> None:
         # A PodGroup not known (yet): the pod's own priority, still a group's member.
         (["orphan"], MID, True),
     ]
+
+
+# -- properties ------------------------------------------------------------------------------
+
+_cluster_pod = st.tuples(
+    st.integers(0, 3),  # node index
+    st.sampled_from([LOW, MID, HIGH]),  # priority (a group's when the pod has one)
+    st.sampled_from([None, "ga", "gs"]),  # ga: disruptionMode all; gs: single
+    st.integers(1, 2),  # size
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    capacities=st.lists(st.integers(0, 4), min_size=1, max_size=4),
+    existing=st.lists(_cluster_pod, max_size=10),
+    gang_priority=st.sampled_from([LOW, MID, HIGH]),
+    gang_sizes=st.lists(st.integers(1, 2), min_size=1, max_size=4),
+    quorum_cut=st.integers(0, 3),
+)
+def test_preemption_never_leaves_a_partial_group_nor_evicts_equal_or_higher_priority(
+    capacities: list[int],
+    existing: list[tuple[int, int, str | None, int]],
+    gang_priority: int,
+    gang_sizes: list[int],
+    quorum_cut: int,
+) -> None:
+    nodes = {f"node{i}": cap for i, cap in enumerate(capacities)}
+    group_priority = {"ga": LOW, "gs": MID}
+    pods = []
+    filled = dict.fromkeys(nodes, 0)
+    for i, (node, priority, group_name, size) in enumerate(existing):
+        node_name = f"node{node % len(capacities)}"
+        if filled[node_name] + size > nodes[node_name]:
+            continue  # the cluster starts within its capacities
+        filled[node_name] += size
+        pods.append(
+            pod(
+                f"x{i}",
+                f"x{i:02d}",
+                node_name,
+                priority=group_priority[group_name] if group_name else priority,
+                group=group_name,
+                labels={"size": str(size)},
+            )
+        )
+    groups = [group("ga", LOW, all_mode=True), group("gs", MID)]
+    h = setup(nodes, pods, groups)
+    before = {info.node_name: sorted(p.name for p in info.pods) for info in h.snapshot.list()}
+    members = [
+        pod(f"m{i}", f"m{i}", priority=gang_priority, labels={"size": str(size)})
+        for i, size in enumerate(gang_sizes)
+    ]
+    quorum = max(1, len(members) - quorum_cut)
+    result, status = preempt(h, group("gang", gang_priority), members, quorum)
+
+    after = {info.node_name: sorted(p.name for p in info.pods) for info in h.snapshot.list()}
+    assert after == before  # the snapshot is restored, whatever the outcome
+    event("preempted" if h.preemptions and h.preemptions[0].victims else status.code_name)
+    if not status.is_success:
+        assert result is None and h.preemptions == []
+        return
+    chosen = {p.name for preemption in h.preemptions for p in preemption.victims}
+    by_name = {p.name: p for p in pods}
+    # Never a victim of equal or higher priority (a pod in a group has its group's).
+    assert all(by_name[name].priority < gang_priority for name in chosen)
+    # A disruptionMode-all group goes whole or not at all.
+    all_mode = {p.name for p in pods if p.scheduling_group == "ga"}
+    assert not chosen & all_mode or all_mode <= chosen
+    # With the victims gone, the nominated members fit together, at least the quorum of them.
+    assert result is not None and len(result.nominations) >= quorum
+    used = {name: 0 for name in nodes}
+    for p in pods:
+        if p.name not in chosen:
+            used[p.node_name] += _size(p)
+    for member in members:
+        node = result.nominations.get(member.uid)
+        if node:
+            used[node] += _size(member)
+    assert all(used[name] <= cap for name, cap in nodes.items())
