@@ -11,7 +11,10 @@ reads of it:
     PodGroup.spec.schedulingConstraints: {topology: [{key: <node label key>}]} (at most one)
     PodGroup.spec.workloadRef:           {workloadName, templateName}  (v1alpha2:
                                          podGroupTemplateRef.workload.podGroupTemplateName)
-    PodGroup.spec.priority:              the group's priority (optional)
+    PodGroup.spec.priority:              the group's priority (optional; 0 when unset)
+    PodGroup.spec.disruptionMode:        {single: {}} | {all: {}}: whether preemption may
+                                         evict one member or only the whole group
+    PodGroup.spec.preemptionPolicy:      Never | PreemptLowerPriority (optional)
     PodGroup.status.conditions:          metav1.Condition, type PodGroupInitiallyScheduled
                                          (v1alpha2: PodGroupScheduled), reasons Unschedulable,
                                          SchedulerError; and DisruptionTarget
@@ -63,6 +66,10 @@ class PodGroupView:
     template_name: str = ""
     generation: int = 0
     priority: int | None = None
+    # spec.disruptionMode.all: workload-aware preemption evicts the group only as a whole.
+    disruption_mode_all: bool = False
+    # spec.preemptionPolicy ("Never" | "PreemptLowerPriority"); None when unset.
+    preemption_policy: str | None = None
 
     @property
     def key(self) -> str:
@@ -87,6 +94,8 @@ class PodGroupView:
         min_count = _gang_min_count(spec.get("schedulingPolicy"), "spec.schedulingPolicy")
         ref = as_mapping(spec.get("workloadRef"), "spec.workloadRef")
         priority = spec.get("priority")
+        disruption = as_mapping(spec.get("disruptionMode"), "spec.disruptionMode")
+        policy = spec.get("preemptionPolicy")
         return PodGroupView(
             raw=obj,
             uid=as_str(meta.get("uid"), "metadata.uid"),
@@ -101,6 +110,10 @@ class PodGroupView:
             template_name=as_str(ref.get("templateName"), "spec.workloadRef.templateName"),
             generation=as_int(meta.get("generation", 0), "metadata.generation"),
             priority=None if priority is None else as_int(priority, "spec.priority"),
+            disruption_mode_all=disruption.get("all") is not None,
+            preemption_policy=None
+            if policy is None
+            else as_str(policy, "spec.preemptionPolicy") or None,
         )
 
 

@@ -26,17 +26,29 @@ Differences from upstream, said where they are: upstream simulates the members, 
 back and assumes them again for binding; with one snapshot and no event in between that yields
 the same placement, so here the members of a feasible group stay assumed. Permit runs for each
 member as it is placed (upstream runs it when binding starts), so a plugin's Permit rejection
-counts the member as not scheduled. No PodGroupPostFilter (workload-aware preemption,
-WorkloadAwarePreemption) is implemented; that gate is refused on. With
-TopologyAwareWorkloadScheduling on, the cycle runs upstream's placement algorithm instead of the
-default one (podgroup_placement.py).
+counts the member as not scheduled. With TopologyAwareWorkloadScheduling on, the cycle runs
+upstream's placement algorithm instead of the default one (podgroup_placement.py).
+
+Workload-aware preemption (WorkloadAwarePreemption on; upstream's podGroupCycle and
+applyPodGroupPostFilterResult): when the group is Unschedulable, its members are rolled back and
+the profile's DefaultPreemption runs its PodGroupPostFilter
+(scheduler/plugins/defaultpreemption/podgroup.py) with the group's scheduling function, here
+`_simulate_group`: the default algorithm for each member on the snapshot as the preemption has
+changed it, each placed member added to its node (no Reserve, no Permit, nothing assumed in the
+cache), all of them removed again before it returns. An Error fails every member with it. A
+success means the group waits on preemption: every member is failed with the group's status and
+nominated to the node preemption found for it. Any non-empty message of the post filter is
+appended to the group's status (so the PodGroup condition and the members say why preemption
+did not help, e.g. "pod group preemption: No preemption victims found for incoming
+preemptor"). Without a DefaultPreemption plugin in the profile the message says so, as
+upstream's runWorkloadAwarePreemption does.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -69,7 +81,10 @@ from scheduler.cycle.scheduling_cycle import (
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource
 from scheduler.framework.interface import CycleState
 from scheduler.framework.status import Code, Status
-from scheduler.listers.workload_objects import WorkloadObjects
+from scheduler.listers.workload_objects import (
+    WorkloadObjects,
+    workload_aware_preemption_enabled,
+)
 from scheduler.queue.scheduling_queue import SchedulingQueue
 
 if TYPE_CHECKING:
@@ -84,6 +99,44 @@ log = logging.getLogger("scheduler.cycle.scheduler")
 GANG_SCHEDULING_PLUGIN = "GangScheduling"
 #: upstream's errPodGroupUnschedulable
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+#: The plugin whose PodGroupPostFilter the cycle runs (upstream runs only DefaultPreemption).
+DEFAULT_PREEMPTION_PLUGIN = "DefaultPreemption"
+#: upstream's runWorkloadAwarePreemption without a PodGroupPostFilter plugin
+NO_POD_GROUP_POST_FILTER = (
+    "default preemption plugin is not registered, workload aware preemption is disabled"
+)
+
+# (member with its node set, node, its CycleState): a proposed assignment of the simulation.
+ProposedAssignment = tuple[PodView, str, CycleState]
+
+
+class MutableNodes(Protocol):
+    """The snapshot as workload-aware preemption hands it to the group's scheduling function
+    (DefaultPreemption's SnapshotBackup)."""
+
+    def add_pod(self, pod: PodView, node_name: str) -> None: ...
+
+    def remove_pod(self, pod: PodView, node_name: str) -> None: ...
+
+
+class PodGroupPostFilterResult(Protocol):
+    """What the cycle reads of a PodGroupPostFilter result."""
+
+    @property
+    def nominations(self) -> Mapping[str, str]: ...
+
+
+class PodGroupPostFilterPlugin(Protocol):
+    """DefaultPreemption's PodGroupPostFilter, found on the profile's plugin by name."""
+
+    def pod_group_post_filter(
+        self,
+        group: PodGroupView,
+        members: Sequence[PodView],
+        schedule_group: Callable[
+            [MutableNodes], Awaitable[tuple[Status, list[ProposedAssignment]]]
+        ],
+    ) -> Awaitable[tuple[PodGroupPostFilterResult | None, Status]]: ...
 
 
 class PlacementFeasiblePlugin(Protocol):
@@ -186,14 +239,22 @@ class PodGroupCycle:
             status, outcomes = await self._run_algorithm(group, members, profile, group_trace)
         if self._metrics is not None:
             self._metrics.pod_group_algorithm(self._clock() - start)
+        nominations: Mapping[str, str] | None = None
+        if status.code == Code.UNSCHEDULABLE and workload_aware_preemption_enabled(
+            profile.framework.feature_gates
+        ):
+            status, nominations = await self._post_filter(group, status, members, outcomes, profile)
         self._explain(group, status, members, outcomes)
         if status.is_success:
             placed = self._submit_feasible(group, outcomes)
             result = "scheduled"
         else:
-            self._submit_failed(group, status, members, outcomes, profile)
+            self._submit_failed(group, status, members, outcomes, profile, nominations)
             placed = []
-            result = "unschedulable" if status.is_rejected else "error"
+            if not status.is_rejected:
+                result = "error"
+            else:
+                result = "unschedulable" if nominations is None else "waiting_on_preemption"
         if self._metrics is not None:
             self._metrics.pod_group_attempt(result, profile.name, self._clock() - start)
         self._instrumentation.end_group(group_trace, result, status.message, len(placed))
@@ -259,6 +320,119 @@ class PodGroupCycle:
         if status.is_success and not any_scheduled:
             status = Status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
         return status, outcomes
+
+    async def _post_filter(
+        self,
+        group: PodGroupView,
+        status: Status,
+        members: Sequence[QueuedPodInfo],
+        outcomes: Sequence[MemberOutcome],
+        profile: SchedulingProfile,
+    ) -> tuple[Status, Mapping[str, str] | None]:
+        """Workload-aware preemption for a group that did not fit: the group's status with the
+        post filter's message appended (or its error), and the members' nominations when the
+        group now waits on preemption (None otherwise)."""
+        for outcome in outcomes:
+            if outcome.held:
+                self._roll_back(outcome)
+        self._cache.update_snapshot(self._snapshot)
+        plugin = profile.framework.plugins.get(DEFAULT_PREEMPTION_PLUGIN)
+        post_filter = getattr(plugin, "pod_group_post_filter", None)
+        result: PodGroupPostFilterResult | None = None
+        if post_filter is None:
+            outcome_status = Status(Code.UNSCHEDULABLE, NO_POD_GROUP_POST_FILTER)
+        else:
+            typed: PodGroupPostFilterPlugin = plugin  # type: ignore[assignment]
+            result, outcome_status = await typed.pod_group_post_filter(
+                group, [pinfo.pod for pinfo in members], self._simulation(group, members, profile)
+            )
+        if outcome_status.code == Code.ERROR:
+            return outcome_status, None
+        nominations = None
+        if outcome_status.is_success:
+            nominations = result.nominations if result is not None else {}
+        if outcome_status.message:
+            # A group waiting on preemption is retried after backoff or when a victim's
+            # deletion wakes a member's rejector, not only by GangScheduling's events.
+            plugin_name = status.plugin if nominations is None else ""
+            status = Status(
+                status.code, *status.reasons, outcome_status.message, plugin=plugin_name
+            )
+        return status, nominations
+
+    def _simulation(
+        self, group: PodGroupView, members: Sequence[QueuedPodInfo], profile: SchedulingProfile
+    ) -> Callable[[MutableNodes], Awaitable[tuple[Status, list[ProposedAssignment]]]]:
+        """The group's scheduling function workload-aware preemption runs (upstream's
+        pgSchedulingFunc): podGroupSchedulingDefaultAlgorithm on the snapshot as the preemption
+        has changed it, nothing assumed in the cache (see the module docstring)."""
+        fwk = profile.framework
+        plugin = fwk.plugins.get(GANG_SCHEDULING_PLUGIN)
+        feasible_of = getattr(plugin, "placement_feasible", None)
+
+        def feasible(scheduled: int, remaining: int) -> Status:
+            if feasible_of is None:
+                return Status.OK
+            verdict: Status = feasible_of(group, scheduled, remaining)
+            return verdict
+
+        async def simulate(nodes: MutableNodes) -> tuple[Status, list[ProposedAssignment]]:
+            state = self._workloads.states.get(group.namespace, group.name)
+            scheduled = state.scheduled_pods_count(self._cache.is_assumed_pod)
+            remaining = len(members)
+            status = feasible(scheduled, remaining)
+            if status.code == Code.ERROR:
+                return _evaluation_error(status), []
+            if status.code == Code.UNSCHEDULABLE:
+                return Status(Code.UNSCHEDULABLE, *status.reasons), []
+            assignments: list[ProposedAssignment] = []
+            any_scheduled = False
+            try:
+                for pinfo in members:
+                    cycle_state = CycleState()
+                    try:
+                        result = await schedule_pod(
+                            fwk,
+                            cycle_state,
+                            pinfo.pod,
+                            self._snapshot,
+                            percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+                            next_start_index=self._start_index,
+                            rng=self._rng,
+                            cycle=self._queue.scheduling_cycle,
+                        )
+                    except FitError:
+                        placed = False
+                    except Exception as exc:
+                        status = Status.error(
+                            f"failed to schedule other pod from a pod group: {exc}"
+                        )
+                        break
+                    else:
+                        host = result.suggested_host
+                        assumed = pinfo.pod.with_node(host)
+                        nodes.add_pod(assumed, host)
+                        assignments.append((assumed, host, cycle_state))
+                        placed = True
+                    remaining -= 1
+                    scheduled += placed
+                    status = feasible(scheduled, remaining)
+                    if status.code == Code.ERROR:
+                        status = _evaluation_error(status)
+                        break
+                    if status.code == Code.UNSCHEDULABLE:
+                        break
+                    any_scheduled |= placed
+            finally:
+                for assumed, host, _ in reversed(assignments):
+                    nodes.remove_pod(assumed, host)
+            if status.is_wait:
+                status = Status(Code.UNSCHEDULABLE, *status.reasons)
+            if status.is_success and not any_scheduled:
+                status = Status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
+            return status, assignments
+
+        return simulate
 
     def _explain(
         self,
@@ -535,14 +709,35 @@ class PodGroupCycle:
         members: Sequence[QueuedPodInfo],
         outcomes: Sequence[MemberOutcome],
         profile: SchedulingProfile,
+        nominations: Mapping[str, str] | None = None,
     ) -> None:
         """The group is unschedulable or failed with an error: nothing stays assumed, so a
-        group that does not fit holds no room against another."""
+        group that does not fit holds no room against another. `nominations`: the group waits
+        on preemption; each member is nominated to its node (upstream's waitingOnPreemption)."""
         for outcome in outcomes:
             if outcome.held:
                 self._roll_back(outcome)
         errored = not status.is_rejected
         tried = {outcome.pinfo.uid for outcome in outcomes}
+        if nominations is not None and not errored:
+            for pinfo in members:
+                attempt = next((o.attempt for o in outcomes if o.pinfo is pinfo), None)
+                self._failures.fail(
+                    profile if attempt is None else attempt.profile,
+                    pinfo,
+                    status,
+                    self._queue.scheduling_cycle if attempt is None else attempt.cycle,
+                    self._clock() if attempt is None else attempt.start,
+                    nominated_node=nominations.get(pinfo.uid),
+                    trace=None if attempt is None else attempt.trace,
+                )
+            log.info(
+                "Pod group waits on preemption",
+                extra={"podGroup": group.key, "pods": len(members), "err": status.message},
+            )
+            if self._status_writer is not None:
+                self._status_writer.unschedulable(group, status.message, errored)
+            return
         for outcome in outcomes:
             failure = outcome.failure
             if errored:
@@ -631,7 +826,6 @@ class GroupAwarePodEvents:
             pod,
             pre_check=lambda p: p.scheduling_group == group and p.namespace == namespace,
         )
-
 
     def _held_by_pre_enqueue(self, namespace: str, group_name: str) -> bool:
         """Whether GangScheduling's PreEnqueue would hold every member of the group anyway (no

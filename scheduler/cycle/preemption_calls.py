@@ -51,26 +51,27 @@ class PreemptionCalls:
                 continue  # waiting on Permit: rejecting it frees its resources
             if victim.deletion_timestamp is not None:
                 continue  # already being deleted: no second call
-            if await self._disrupt(victim, profile):
+            if await self._disrupt(victim, profile, preemption.preemptor_type):
                 self._recorder.record(
                     victim,
                     "Normal",
                     "Preempted",
                     "Preempting",
-                    f"Preempted by pod {preemptor.uid} on node {preemption.node_name}",
+                    f"Preempted by {preemption.preemptor_type} "
+                    f"{preemption.preemptor_uid or preemptor.uid} on node {preemption.node_name}",
                     profile,
                 )
         for pod in preemption.nominations_to_clear:
             self._clear_nomination(pod)
             await self._patch_status(pod, {"nominatedNodeName": None})
 
-    async def _disrupt(self, victim: PodView, profile: str) -> bool:
+    async def _disrupt(self, victim: PodView, profile: str, preemptor_type: str) -> bool:
         """Condition then delete; whether the victim was deleted (or was already gone)."""
         condition = {
             "type": DISRUPTION_TARGET,
             "status": "True",
             "reason": PREEMPTION_REASON,
-            "message": f"{profile}: preempting to accommodate a higher priority pod",
+            "message": f"{profile}: preempting to accommodate a higher priority {preemptor_type}",
             "lastTransitionTime": format_time(self._wall_clock()),
         }
         if not await self._patch_status(victim, {"conditions": [condition]}):

@@ -165,6 +165,11 @@ class Preemption:
     victims: tuple[PodView, ...]
     # Lower-priority pods nominated to `node_name` whose nomination is cleared.
     nominations_to_clear: tuple[PodView, ...] = ()
+    # Who preempts, as the victims' event and condition name it (upstream's preemptor Type()
+    # and UID): "pod" (the preemptor pod) or "podgroup" (workload-aware preemption, whose
+    # `node_name` is "cluster").
+    preemptor_type: str = "pod"
+    preemptor_uid: str = ""
 
 
 @dataclass(slots=True)

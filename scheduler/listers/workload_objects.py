@@ -50,6 +50,19 @@ def gang_scheduling_enabled(gates: Mapping[str, bool] | None) -> bool:
     return values[GANG_SCHEDULING] and values[GENERIC_WORKLOAD]
 
 
+def workload_aware_preemption_enabled(gates: Mapping[str, bool] | None) -> bool:
+    """WorkloadAwarePreemption on, with the GangScheduling (and GenericWorkload) it depends on:
+    a gang whose PodGroup cycle fails runs DefaultPreemption's PodGroupPostFilter. The newest
+    upstream scheduler keys the group path on this gate alone (DefaultPreemption's
+    fts.EnableWorkloadAwarePreemption); the v1.37 docs fold its API fields (PodGroup
+    priority, disruptionMode, preemptionPolicy) into GenericWorkload, which the API server
+    serves."""
+    value = (gates or {}).get(WORKLOAD_AWARE_PREEMPTION)
+    if value is None:
+        value = WORKLOAD_GATE_DEFAULTS[WORKLOAD_AWARE_PREEMPTION]
+    return value and gang_scheduling_enabled(gates)
+
+
 class PodGroupState:
     """The pods of one group the scheduler knows: every non-terminal pod naming the group and
     which of them are bound."""

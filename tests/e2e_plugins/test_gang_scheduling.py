@@ -284,3 +284,101 @@ spec:
     text = subprocess.run(command, capture_output=True, text=True, timeout=30).stdout
     assert f"Blocking the quorum: {blocking['pod']}:" in text
     _delete_pods(kubectl, names)
+
+
+# -- workload-aware preemption (WorkloadAwarePreemption) --------------------------------------
+
+PREEMPTING_SCHEDULER = "preempting-scheduler"
+PREEMPTING_CONFIG = CONFIG.replace("default-scheduler", PREEMPTING_SCHEDULER)
+PREEMPTING_GATES = GATES + ",WorkloadAwarePreemption=true"
+
+
+@pytest.fixture(scope="module")
+def preempting_scheduler(
+    cluster: tuple[Kubectl, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A scheduler with WorkloadAwarePreemption on, for its own schedulerName."""
+    kubectl, _ = cluster
+    workdir: Path = tmp_path_factory.mktemp("gang-preemption")
+    (workdir / "kubeconfig").write_text(kubectl.kubeconfig.read_text())
+    scheduler = start_scheduler(workdir, PREEMPTING_CONFIG, "--feature-gates", PREEMPTING_GATES)
+    with stopping(scheduler):
+        yield scheduler.url
+
+
+def _preempting_pods(names: list[str], cpu: str, extra: str) -> str:
+    spec = f"  schedulerName: {PREEMPTING_SCHEDULER}\n  nodeSelector: {{wap: \"yes\"}}\n{extra}"
+    return "".join(pod_manifest(name, cpu, spec) for name in names)
+
+
+def _group_with_priority(name: str, min_count: int, priority: int) -> str:
+    return f"""
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {{name: {name}}}
+spec:
+  schedulingPolicy: {{gang: {{minCount: {min_count}}}}}
+  priority: {priority}
+---"""
+
+
+def test_a_higher_priority_gang_preempts_lower_priority_pods_and_binds_every_member(
+    cluster: tuple[Kubectl, str], preempting_scheduler: str
+) -> None:
+    kubectl, _ = cluster
+    kubectl.apply(
+        """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: wap-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: wap-high}
+value: 1000
+---"""
+        + "".join(node_manifest(f"wap-{i}", "4", labels=", wap: \"yes\"") for i in range(2))
+    )
+    wait_nodes_cached(preempting_scheduler, 2)
+    # Four 2-CPU low-priority pods fill both 4-CPU nodes.
+    low = [f"low-{i}" for i in range(4)]
+    kubectl.apply(_preempting_pods(low, "2", "  priorityClassName: wap-low"))
+    wait_until(lambda: len(_bound(kubectl, low)) == 4, timeout=10, what="the low pods bound")
+    # A gang of two 3-CPU members fits only once both pods on each node are gone.
+    members = [f"urgent-{i}" for i in range(2)]
+    extra = "  priorityClassName: wap-high\n  schedulingGroup: {podGroupName: urgent}"
+    kubectl.apply(_group_with_priority("urgent", 2, 1000) + _preempting_pods(members, "3", extra))
+    wait_until(lambda: len(_bound(kubectl, members)) == 2, timeout=15, what="the gang bound")
+    assert sorted(_bound(kubectl, members).values()) == ["wap-0", "wap-1"]
+    assert _pods(kubectl, low) == {}  # every victim deleted
+    events = kubectl.json("events")["items"]
+    preempted = {
+        e["involvedObject"]["name"]: e["message"] for e in events if e.get("reason") == "Preempted"
+    }
+    uid = kubectl.json("podgroups.scheduling.k8s.io", "urgent")["metadata"]["uid"]
+    assert preempted == dict.fromkeys(low, f"Preempted by podgroup {uid} on node cluster")
+
+
+def test_a_gang_below_everything_running_stays_pending_and_says_why(
+    cluster: tuple[Kubectl, str], preempting_scheduler: str
+) -> None:
+    kubectl, _ = cluster
+    # The previous test's gang holds 3 of the 4 CPUs of both nodes, at priority 1000.
+    members = [f"humble-{i}" for i in range(2)]
+    extra = "  schedulingGroup: {podGroupName: humble}"
+    kubectl.apply(_group_with_priority("humble", 2, 5) + _preempting_pods(members, "3", extra))
+    condition = wait_until(
+        lambda: (c := _group_condition(kubectl, "humble")) and c["status"] == "False" and c,
+        timeout=10,
+        what="the PodGroup condition",
+    )
+    assert condition["reason"] == "Unschedulable"
+    assert condition["message"] == (
+        "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, "
+        "pod group preemption: No preemption victims found for incoming preemptor"
+    )
+    time.sleep(0.5)
+    assert _bound(kubectl, members) == {}
+    assert len(_bound(kubectl, ["urgent-0", "urgent-1"])) == 2  # nobody was preempted
+    _delete_pods(kubectl, [*members, "urgent-0", "urgent-1"])

@@ -1,6 +1,6 @@
 """The workload-aware scheduling feature gates: upstream's defaults at v1.36 (all alpha, off),
-GangScheduling needing GenericWorkload, TopologyAwareWorkloadScheduling honoured both ways and
-WorkloadAwarePreemption only off."""
+GangScheduling needing GenericWorkload, TopologyAwareWorkloadScheduling and
+WorkloadAwarePreemption honoured both ways (the latter needing GangScheduling)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ import pytest
 
 from scheduler.app.commands.upstream_flags import FEATURE_GATES, feature_gates
 from scheduler.cycle.podgroup_placement import topology_aware_enabled
-from scheduler.plugins.gangscheduling.features import gang_scheduling_enabled
+from scheduler.plugins.gangscheduling.features import (
+    gang_scheduling_enabled,
+    unsupported_gate_value,
+    workload_aware_preemption_enabled,
+)
 
 
 def test_defaults_are_upstreams() -> None:
@@ -46,11 +50,29 @@ def test_gang_scheduling_needs_generic_workload(flag: str, enabled: bool) -> Non
     assert gang_scheduling_enabled(feature_gates(flag)) is enabled
 
 
-@pytest.mark.parametrize("gate", ["WorkloadAwarePreemption"])
-def test_unimplemented_gates_are_refused_on(gate: str) -> None:
-    with pytest.raises(argparse.ArgumentTypeError, match=f"feature gate {gate}=true is not"):
-        feature_gates(f"{gate}=true")
-    assert feature_gates(f"{gate}=false")[gate] is False
+@pytest.mark.parametrize("value", [True, False])
+def test_workload_aware_preemption_is_accepted_both_ways(value: bool) -> None:
+    gates = feature_gates(f"WorkloadAwarePreemption={str(value).lower()}")
+    assert gates["WorkloadAwarePreemption"] is value
+    assert unsupported_gate_value("WorkloadAwarePreemption", value) is None
+
+
+@pytest.mark.parametrize(
+    "flag, enabled",
+    [
+        ("WorkloadAwarePreemption=true", False),  # needs GangScheduling
+        ("GangScheduling=true,WorkloadAwarePreemption=true", False),  # and GenericWorkload
+        ("GenericWorkload=true,GangScheduling=true", False),  # off by default (alpha)
+        ("GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true", True),
+    ],
+)
+def test_workload_aware_preemption_needs_gang_scheduling(flag: str, enabled: bool) -> None:
+    assert workload_aware_preemption_enabled(feature_gates(flag)) is enabled
+
+
+def test_an_unknown_gate_is_still_refused() -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        feature_gates("NoSuchGate=true")
 
 
 @pytest.mark.parametrize("value", [True, False])

@@ -5,8 +5,10 @@ Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.g
 calculateNumCandidates, GetOffsetAndNumCandidates, CandidatesToVictimsMap, SelectVictimsOnNode,
 PodEligibleToPreemptOthers, isPreemptionAllowed). Runs synchronously inside the scheduling
 cycle on its snapshot; the chosen victims are deleted by the scheduler after the cycle
-(`Handle.start_preemption`). The workload-aware (pod group) paths and the async-preemption
-PreEnqueue gate of newer upstream are not part of this plugin.
+(`Handle.start_preemption`). The workload-aware path, PodGroupPostFilter, is in podgroup.py:
+the PodGroup cycle calls `pod_group_post_filter` when a gang does not fit and
+WorkloadAwarePreemption is on; a pod without a group never reaches it. The async-preemption
+PreEnqueue gate of newer upstream is not part of this plugin.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ from scheduler.plugins.defaultpreemption.evaluator import (
     ShortcutFunc,
     Victims,
 )
+from scheduler.plugins.defaultpreemption.podgroup import (
+    GroupPreemptionResult,
+    GroupSchedulingFunc,
+    PodGroupEvaluator,
+    pod_group_post_filter,
+)
 from scheduler.plugins.defaultpreemption.resource_shortcut import ResourceShortcut
 from scheduler.plugins.defaultpreemption.util import (
     BudgetLookup,
@@ -41,6 +49,7 @@ from scheduler.plugins.defaultpreemption.util import (
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
+    from scheduler.api.workload import PodGroupView
     from scheduler.cache.node_info import NodeInfo
 
 NAME = "DefaultPreemption"
@@ -99,6 +108,17 @@ class DefaultPreemption:
             state, pod, filtered, extenders
         )
         return _prefixed(result, status)
+
+    async def pod_group_post_filter(
+        self,
+        group: PodGroupView,
+        members: Sequence[PodView],
+        schedule_group: GroupSchedulingFunc,
+    ) -> tuple[GroupPreemptionResult | None, Status]:
+        """PodGroupPostFilter (podgroup.py): preempt on behalf of the gang `group`, whose
+        unscheduled `members` did not fit; `schedule_group` runs the group's algorithm."""
+        evaluator = PodGroupEvaluator(self.handle, NAME)
+        return await pod_group_post_filter(evaluator, group, members, schedule_group)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """None: this plugin never rejects a pod by itself (upstream registers events only for

@@ -6,11 +6,12 @@ pod.spec.schedulingGroup) alpha since v1.35 and beta since v1.37, still off by d
 GangScheduling alpha since v1.35, TopologyAwareWorkloadScheduling and WorkloadAwarePreemption
 alpha since v1.36, all off (scheduler/listers/workload_objects.py says where each default was
 read). GangScheduling needs GenericWorkload, WorkloadAwarePreemption needs GangScheduling
-(the gates' dependency table). aiosched honours GenericWorkload, GangScheduling and
-TopologyAwareWorkloadScheduling (placement of a group within one topology domain:
-scheduler/cycle/podgroup_placement.py) both ways; WorkloadAwarePreemption only off (see
-`unsupported_gate_value`), so that aiosched never silently decides differently from
-kube-scheduler with the same flags.
+(the gates' dependency table). aiosched honours all four both ways:
+TopologyAwareWorkloadScheduling places a group within one topology domain
+(scheduler/cycle/podgroup_placement.py), WorkloadAwarePreemption preempts on behalf of a whole
+gang whose PodGroup cycle failed (scheduler/plugins/defaultpreemption/podgroup.py). No gate is
+refused any more; `unsupported_gate_value` stays, the hook for a gate aiosched cannot honour, so
+that it never silently decides differently from kube-scheduler with the same flags.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from scheduler.listers.workload_objects import (
     WORKLOAD_AWARE_PREEMPTION,
     WORKLOAD_GATE_DEFAULTS,
     gang_scheduling_enabled,
+    workload_aware_preemption_enabled,
 )
 
 __all__ = [
@@ -34,11 +36,11 @@ __all__ = [
     "WORKLOAD_GATE_DEFAULTS",
     "gang_scheduling_enabled",
     "unsupported_gate_value",
+    "workload_aware_preemption_enabled",
 ]
 
-_NOT_IMPLEMENTED = {
-    WORKLOAD_AWARE_PREEMPTION: "preemption on behalf of a whole pod group",
-}
+# Gate → what aiosched would not implement under it (none at present).
+_NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 def unsupported_gate_value(name: str, value: bool) -> str | None:
