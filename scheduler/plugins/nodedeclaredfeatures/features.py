@@ -166,6 +166,28 @@ SCHEDULING_FEATURES: tuple[tuple[str, Callable[[Mapping[str, Any]], bool]], ...]
 )
 
 
+# Every feature above reads one of these fields; a spec with none of them needs no feature, which
+# keeps the common pod's cost to a few dictionary lookups.
+_POD_FIELDS = (
+    "hostUsers", "volumes", "resources", "defaultNetwork", "securityContext", "initContainers",
+    "ephemeralContainers",
+)  # fmt: skip
+_CONTAINER_FIELDS = ("securityContext", "restartPolicyRules", "volumeMounts")
+_NONE: frozenset[str] = frozenset()
+
+
+def _may_need_features(spec: Mapping[str, Any]) -> bool:
+    if any(field in spec for field in _POD_FIELDS):
+        return True
+    return any(
+        field in _mapping(container)
+        for container in _items(spec.get("containers"))
+        for field in _CONTAINER_FIELDS
+    )
+
+
 def infer_for_scheduling(spec: Mapping[str, Any]) -> frozenset[str]:
     """The features a node must declare to run a pod with this spec (InferForPodScheduling)."""
+    if not _may_need_features(spec):
+        return _NONE
     return frozenset(name for name, needs in SCHEDULING_FEATURES if needs(spec))
