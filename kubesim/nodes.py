@@ -34,6 +34,16 @@ HEARTBEAT_SLICES = 10  # renew a tenth of the leases at a time, so 5000 nodes ne
 JOB_DURATION_ANNOTATION = "kubesim.io/job-duration-seconds"
 
 
+def kubelet_declared_features(kubelet_version: str) -> tuple[str, ...]:
+    """status.declaredFeatures as a kubelet of this version with its default configuration
+    writes it (KEP-5328). The kubelet fills the field only with its NodeDeclaredFeatures gate on
+    (pkg/kubelet/kubelet.go NewMainKubelet); the gate is alpha and off by default in v1.35
+    (pkg/features/kube_features.go), so a v1.35 kubelet declares nothing and leaves the field
+    out. Later versions are not simulated yet: this answers () for them too, rather than a list
+    not read from upstream's registry at that version."""
+    return ()
+
+
 @dataclass(frozen=True, slots=True)
 class NodeTemplate:
     cpu: str = "4"
@@ -325,6 +335,9 @@ class NodeSimulator:
                 },
             )
             status.setdefault("phase", "Running")
+            declared = kubelet_declared_features(KUBELET_VERSION)
+            if declared:
+                status.setdefault("declaredFeatures", list(declared))
             await self.store.put(NODES, {**node, "status": status}, node)
             node = self.store.get(NODES, "", name) or node
         if self.store.get(LEASES, LEASE_NAMESPACE, name) is None:

@@ -53,29 +53,40 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
 )
-# applyFeatureGates: plugins the default profile gains when their feature gate is on. Upstream
-# appends GangScheduling to the default MultiPoint when the GangScheduling gate is on (which
-# needs GenericWorkload); the v1.35 integration tests of test/integration/scheduler/gang
-# (gang_test.go) run gangs with a default configuration and only the gates set. The topology
-# placement plugins it appends with TopologyAwareWorkloadScheduling (TopologyPlacementGenerator,
-# PodGroupPodsCount) are not configurable plugins here: the PodGroup cycle runs their behaviour
-# built in whenever that gate is on (scheduler/cycle/podgroup_placement.py).
+# applyFeatureGates: plugins the default profile gains when their feature gates are on.
+# NodeDeclaredFeatures first: upstream's applyFeatureGates appends it to the default MultiPoint
+# when the NodeDeclaredFeatures gate is on (pkg/scheduler/apis/config/v1/AGENTS.md: "Adds
+# NodeDeclaredFeatures to MultiPoint", before the GangScheduling append); the gate is beta and
+# on by default since v1.36 (GA, locked on, in v1.37). Upstream also appends GangScheduling to
+# the default MultiPoint when the GangScheduling gate is on (which needs GenericWorkload); the
+# v1.35 integration tests of test/integration/scheduler/gang (gang_test.go) run gangs with a
+# default configuration and only the gates set. The topology placement plugins it appends with
+# TopologyAwareWorkloadScheduling (TopologyPlacementGenerator, PodGroupPodsCount) are not
+# configurable plugins here: the PodGroup cycle runs their behaviour built in whenever that
+# gate is on (scheduler/cycle/podgroup_placement.py).
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
 GANG_SCHEDULING = "GangScheduling"
 GENERIC_WORKLOAD = "GenericWorkload"
 FEATURE_GATED_PLUGINS: tuple[tuple[tuple[str, ...], PluginRef], ...] = (
+    ((NODE_DECLARED_FEATURES,), PluginRef(NODE_DECLARED_FEATURES)),
     ((GENERIC_WORKLOAD, GANG_SCHEDULING), PluginRef(GANG_SCHEDULING)),
 )
+# Upstream's defaults of the gates above where a gate is on by default; the others are off.
+# scheduler/app/commands/upstream_flags.py's FEATURE_GATES passes every gate explicitly.
+GATES_ON_BY_DEFAULT = frozenset({NODE_DECLARED_FEATURES})
 DEFAULT_PLUGIN_NAMES = frozenset(
     [p.name for p in DEFAULT_MULTI_POINT] + [p.name for _, p in FEATURE_GATED_PLUGINS]
 )
 
 
 def default_multi_point(feature_gates: Mapping[str, bool] | None = None) -> tuple[PluginRef, ...]:
-    """getDefaultPlugins' MultiPoint for these gates (`--feature-gates`; absent gates are off,
-    as the workload gates are by default)."""
+    """getDefaultPlugins' MultiPoint for these gates (`--feature-gates`; an absent gate has
+    upstream's default: NodeDeclaredFeatures on, the workload gates off)."""
     gates = feature_gates or {}
     extra = tuple(
-        plugin for needs, plugin in FEATURE_GATED_PLUGINS if all(gates.get(g) for g in needs)
+        plugin
+        for needs, plugin in FEATURE_GATED_PLUGINS
+        if all(gates.get(g, g in GATES_ON_BY_DEFAULT) for g in needs)
     )
     return DEFAULT_MULTI_POINT + extra
 

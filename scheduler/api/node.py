@@ -25,6 +25,8 @@ class NodeView:
     images: tuple[ImageState, ...]
     # status.conditions by type → status ("True" / "False" / "Unknown")
     conditions: Mapping[str, str]
+    # status.declaredFeatures (KEP-5328): the features this node's kubelet declares
+    declared_features: frozenset[str] = frozenset()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NodeView):
@@ -66,6 +68,7 @@ def node_view_from_dict(obj: Mapping[str, Any]) -> NodeView:
         taints=_taints(spec.get("taints")),
         images=_images(status.get("images")),
         conditions=_conditions(status.get("conditions")),
+        declared_features=_declared_features(status.get("declaredFeatures")),
     )
 
 
@@ -98,6 +101,18 @@ def _images(value: Any) -> tuple[ImageState, ...]:
             as_str(name, f"{path}.names[{name_index}]")
         result.append(ImageState(tuple(names), as_int(item.get("sizeBytes"), f"{path}.sizeBytes")))
     return tuple(result)
+
+
+def _declared_features(value: Any) -> frozenset[str]:
+    if not value:
+        return _NO_FEATURES
+    names = as_list(value, "status.declaredFeatures")
+    for index, name in enumerate(names):
+        as_str(name, f"status.declaredFeatures[{index}]")
+    return frozenset(names)
+
+
+_NO_FEATURES: frozenset[str] = frozenset()
 
 
 def _conditions(value: Any) -> Mapping[str, str]:

@@ -29,6 +29,7 @@ class ActionType(IntFlag):
     UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
     # Any other update of the resource (e.g. a PVC's status).
     UPDATE_OTHER = 4096
+    UPDATE_NODE_DECLARED_FEATURE = 8192  # status.declaredFeatures (NodeDeclaredFeatures)
 
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
@@ -42,6 +43,7 @@ class ActionType(IntFlag):
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_POD_GENERATED_RESOURCE_CLAIM
         | UPDATE_OTHER
+        | UPDATE_NODE_DECLARED_FEATURE
     )
     ALL = ADD | DELETE | UPDATE
 

@@ -16,6 +16,7 @@ from scheduler.plugins import (
     imagelocality,
     interpodaffinity,
     nodeaffinity,
+    nodedeclaredfeatures,
     nodename,
     nodeports,
     nodevolumelimits,
@@ -60,6 +61,7 @@ def in_tree_registry() -> Registry:
         nodevolumelimits.PLUGIN_ENTRY,
         volumebinding.PLUGIN_ENTRY,
         volumezone.PLUGIN_ENTRY,
+        nodedeclaredfeatures.PLUGIN_ENTRY,
         # scheduler-plugins' Coscheduling: registered, in no default profile.
         coscheduling.PLUGIN_ENTRY,
     ):

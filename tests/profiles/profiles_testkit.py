@@ -94,5 +94,6 @@ def in_tree_registry(*missing: str) -> dict[str, FakeSpec]:
         spec("NodeResourcesBalancedAllocation", "preScore", "score"),
         spec("ImageLocality", "score"),
         spec("DefaultBinder", "bind"),
+        spec("NodeDeclaredFeatures", "preFilter", "filter"),
     ]  # fmt: skip
     return {s.name: s for s in specs if s.name not in missing}

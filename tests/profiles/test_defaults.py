@@ -118,10 +118,17 @@ def test_default_profile_with_full_registry() -> None:
     # Upstream's resolved default profile (what kube-scheduler logs with -v=2).
     assert p.names_at("preEnqueue") == ("SchedulingGates", "DynamicResources")
     assert p.names_at("queueSort") == ("PrioritySort",)
+    # NodeDeclaredFeatures: appended by applyFeatureGates, its gate on by default since v1.36.
+    assert p.names_at("preFilter") == (
+        "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
+        "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+        "DynamicResources", "NodeDeclaredFeatures",
+    )  # fmt: skip
     assert p.names_at("filter") == (
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
         "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
         "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources",
+        "NodeDeclaredFeatures",
     )  # fmt: skip
     assert p.names_at("postFilter") == ("DynamicResources", "DefaultPreemption")
     assert [tuple(w) for w in p.at("score")] == [
@@ -241,3 +248,35 @@ def test_check_config_shows_gang_scheduling_with_the_gates(tmp_path: Path) -> No
     out = io.StringIO()
     assert check_config_main(path, registry_for_config(), out=out) == 0
     assert "GangScheduling" not in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("gates", "expected"),
+    [
+        # applyFeatureGates: the gate (beta, on by default since v1.36) appends the plugin.
+        ({}, 1),
+        ({"NodeDeclaredFeatures": True}, 1),
+        ({"NodeDeclaredFeatures": False}, 0),
+    ],
+)
+def test_node_declared_features_is_a_default_plugin_when_its_gate_is_on(
+    gates: dict[str, bool], expected: int
+) -> None:
+    from scheduler.cycle.profile_set import registry_for_config
+
+    cfg = load_config_text(HEADER, registry_for_config(), feature_gates=gates)
+    profile = cfg.profiles[0]
+    assert profile.plugin_names().count("NodeDeclaredFeatures") == expected
+    assert profile.names_at("filter").count("NodeDeclaredFeatures") == expected
+    assert profile.notes == ()
+
+
+def test_default_multi_point_order_with_every_gate() -> None:
+    from profiles.defaults import default_multi_point
+
+    gates = {**GANG_GATES, "NodeDeclaredFeatures": True}
+    names = [p.name for p in default_multi_point(gates)]
+    # Upstream's applyFeatureGates: NodeDeclaredFeatures appended before GangScheduling.
+    assert names == [p.name for p in DEFAULT_MULTI_POINT] + [
+        "NodeDeclaredFeatures", "GangScheduling",
+    ]  # fmt: skip

@@ -18,6 +18,7 @@ from typing import Any
 from profiles.duration import parse_duration
 from scheduler.plugins.dynamicresources.features import DRA_GATE_DEFAULTS, unsupported_gate_value
 from scheduler.plugins.gangscheduling import features as workload_features
+from scheduler.plugins.nodedeclaredfeatures import GATE_DEFAULTS as NODE_DECLARED_FEATURES_GATE
 from scheduler.server.zpages import ZPAGES_GATE_DEFAULTS
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
@@ -49,12 +50,14 @@ def go_duration(text: str) -> float:
 #: at v1.36, except those aiosched honours only off: scheduler/plugins/dynamicresources/
 #: features.py says which and refuses the other value; the workload-aware scheduling gates at
 #: v1.37: scheduler/plugins/gangscheduling/features.py; component-base/zpages/features:
-#: ComponentStatusz and ComponentFlagz, beta and on since v1.36).
+#: ComponentStatusz and ComponentFlagz, beta and on since v1.36; NodeDeclaredFeatures, beta and
+#: on since v1.36: scheduler/plugins/nodedeclaredfeatures/plugin.py).
 FEATURE_GATES: dict[str, bool] = {
     "OpportunisticBatching": True,
     **ZPAGES_GATE_DEFAULTS,
     **DRA_GATE_DEFAULTS,
     **workload_features.WORKLOAD_GATE_DEFAULTS,
+    **NODE_DECLARED_FEATURES_GATE,
 }
 
 
