@@ -28,7 +28,7 @@ PODS = "pods"
 LEASES = "coordination.k8s.io/leases"
 CLAIMS = "resource.k8s.io/resourceclaims"
 LEASE_NAMESPACE = "kube-node-lease"
-KUBELET_VERSION = "v1.35.0-kubesim"
+KUBELET_VERSION = "v1.37.0-kubesim"
 HEARTBEAT_SLICES = 10  # renew a tenth of the leases at a time, so 5000 nodes never burst
 # on a Job's pod template: seconds the pod runs before it completes (default: --job-duration)
 JOB_DURATION_ANNOTATION = "kubesim.io/job-duration-seconds"

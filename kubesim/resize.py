@@ -1,12 +1,17 @@
 """In-place pod resize: the pods/resize subresource and what a kubelet does with a resize.
 
-kubesim serves v1.35, where InPlacePodVerticalScaling is GA. Upstream:
+kubesim serves v1.37, where InPlacePodVerticalScaling is GA (since v1.35) and
+InPlacePodLevelResourcesVerticalScaling beta and on (since v1.36; pkg/features/kube_features.go
+and the scheduler's versioned feature table). Upstream:
 - pkg/registry/core/pod/strategy.go ResizeStrategy.PrepareForUpdate (dropNonResizeUpdates):
   a write through pods/resize keeps the stored pod and takes only the containers' (and
-  sidecars') resources and resizePolicy from the request;
-- pkg/apis/core/validation ValidatePodResize: only cpu and memory may change, requests and
-  limits may not be removed, the QoS class may not change, non-sidecar init containers are
-  immutable;
+  sidecars') resources and resizePolicy from the request, and, with
+  InPlacePodLevelResourcesVerticalScaling on, the pod-level spec.resources too;
+- pkg/apis/core/validation ValidatePodResize: only cpu and memory may change (in containers and
+  at the pod level), requests and limits may not be removed, the QoS class may not change,
+  non-sidecar init containers are immutable; the resized pod is validated as any pod is, so
+  pod-level requests stay at least the containers' (the documented constraint of pod-level
+  resize, website tasks/configure-pod-container/resize-pod-resources.md);
 - pkg/kubelet (allocation manager, status manager): a resize the node can hold is allocated
   (containerStatuses[].allocatedResources), reported PodResizeInProgress while actuated, then
   status.containerStatuses[].resources shows it; one larger than the node's allocatable is
@@ -23,6 +28,7 @@ from typing import Any
 
 from apimachinery.quantity import parse_quantity_with_format
 from kubesim.validation_fields import Cause, forbidden, invalid
+from kubesim.validation_resources import validate_pod_level_resources
 
 Obj = dict[str, Any]
 
@@ -56,6 +62,12 @@ def resized_pod(old: Obj, new: Obj) -> Obj:
                     container[key] = copy.deepcopy(incoming[key])
                 else:
                     container.pop(key, None)
+    # InPlacePodLevelResourcesVerticalScaling (on since v1.36): the pod-level resources are the
+    # request's as well.
+    if "resources" in new_spec:  # type: ignore[operator]
+        spec["resources"] = copy.deepcopy(new_spec["resources"])  # type: ignore[index]
+    else:
+        spec.pop("resources", None)
     return result
 
 
@@ -168,8 +180,23 @@ def validate_pod_resize(new: Obj, old: Obj, request: Obj) -> list[Cause]:
                     new_list.pop(name, None)
                 if old_list != new_list:
                     mutable_only = False
+    # Pod-level resources (InPlacePodLevelResourcesVerticalScaling): the same rules as a
+    # container's.
+    old_pod_level, new_pod_level = old_spec.get("resources"), new_spec.get("resources")
+    causes += _removed(old_pod_level, new_pod_level, "spec")
+    for kind in ("requests", "limits"):
+        old_list = dict((old_pod_level or {}).get(kind) or {})
+        new_list = dict((new_pod_level or {}).get(kind) or {})
+        for name in _RESIZABLE:
+            old_list.pop(name, None)
+            new_list.pop(name, None)
+        if old_list != new_list:
+            mutable_only = False
     if not mutable_only:
         causes.append(forbidden("spec", "only cpu and memory resources are mutable"))
+    if not causes:
+        # validatePodMetadataAndSpec of the resized pod: its pod-level resources as at create
+        causes += validate_pod_level_resources(new_spec, "spec.resources")
     return causes
 
 

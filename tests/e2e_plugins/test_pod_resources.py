@@ -1,4 +1,4 @@
-"""Pod-level resources and in-place resize end to end: `aiosched cluster` (a v1.35 API server
+"""Pod-level resources and in-place resize end to end: `aiosched cluster` (a v1.37 API server
 and its simulated kubelet) and `aiosched run` as separate processes, driven with kubectl.
 
 One node of 2 CPU. A pod whose pod-level resources ask for 8 CPU (its container names none)

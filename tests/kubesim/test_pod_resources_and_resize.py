@@ -1,4 +1,4 @@
-"""kubesim as a v1.35 API server: pod-level resources, pods/resize and the kubelet's answer.
+"""kubesim as a v1.37 API server: pod-level resources, pods/resize and the kubelet's answer.
 
 Validation cases are ported from upstream's pkg/apis/core/validation/validation_test.go
 (TestValidatePodResources / the pod-level cases of TestValidatePodSpec, and TestValidatePodResize);
@@ -170,7 +170,8 @@ def test_pod_level_resources_validation(
 
 def test_version_is_the_one_served() -> None:
     info = version_info()
-    assert (info["major"], info["minor"]) == ("1", "35")
+    assert (info["major"], info["minor"]) == ("1", "37")
+    assert info["gitVersion"] == "v1.37.0-aiosched"
 
 
 async def test_pod_level_rejection_is_422_with_upstream_message(kube: Kube) -> None:
@@ -336,3 +337,65 @@ async def test_plain_update_may_not_change_resources(kube: Kube) -> None:
     await _running(kube, "r", "node-0", "1")
     status, _ = await kube.call("PATCH", f"{PODS}/r", _resize("2"), content_type=SMP)
     assert status == 422
+
+
+# In-place resize of pod-level resources: InPlacePodLevelResourcesVerticalScaling, beta and on
+# since v1.36 (pkg/registry/core/pod/strategy.go dropNonResizeUpdates keeps spec.resources).
+async def _running_pod_level(kube: Kube, name: str, pod_cpu: str) -> dict[str, Any]:
+    await kube.create_pod(
+        name,
+        containers=[container("c", {"cpu": "1", "memory": "100Mi"})],
+        nodeName="node-0",
+        resources={"requests": {"cpu": pod_cpu, "memory": "200Mi"}},
+    )
+    for _ in range(100):
+        _, body = await kube.call("GET", f"{PODS}/{name}")
+        if body["status"].get("phase") == "Running":
+            return body  # type: ignore[no-any-return]
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{name} never ran")
+
+
+async def test_pod_level_resize_is_served_and_counted_as_the_scheduler_counts_it(
+    kube: Kube,
+) -> None:
+    from scheduler.api.requests import scheduler_requests
+
+    before = await _running_pod_level(kube, "plr", "2")
+    assert scheduler_requests(before["spec"], before["status"])[0].milli_cpu == 2000
+    patch = {"spec": {"resources": {"requests": {"cpu": "3"}}}}
+    status, body = await kube.call("PATCH", f"{PODS}/plr/resize", patch, content_type=SMP)
+    assert status == 200, body
+    assert body["spec"]["resources"]["requests"] == {"cpu": "3", "memory": "200Mi"}
+    assert body["metadata"]["generation"] == before["metadata"].get("generation", 1) + 1
+    assert scheduler_requests(body["spec"], body["status"])[0].milli_cpu == 3000
+
+
+@pytest.mark.parametrize(
+    ("patch", "field", "message"),
+    [
+        (
+            {"spec": {"resources": {"requests": {"cpu": "500m"}}}},
+            "spec.resources.requests[cpu]",
+            'Invalid value: "500m": must be greater than or equal to aggregate container '
+            "requests of 1",
+        ),
+        (
+            {"spec": {"resources": {"requests": {"memory": None}}}},
+            "spec.resources.requests[memory]",
+            "Forbidden: resource removal is not supported",
+        ),
+        (
+            {"spec": {"resources": {"requests": {"hugepages-2Mi": "2Mi"}}}},
+            "spec",
+            "Forbidden: only cpu and memory resources are mutable",
+        ),
+    ],
+)
+async def test_pod_level_resize_validation(
+    kube: Kube, patch: dict[str, Any], field: str, message: str
+) -> None:
+    await _running_pod_level(kube, "plr", "2")
+    status, body = await kube.call("PATCH", f"{PODS}/plr/resize", patch, content_type=SMP)
+    assert status == 422, body
+    assert (field, message) in [(c["field"], c["message"]) for c in body["details"]["causes"]]
