@@ -18,9 +18,11 @@ from aiohttp import web
 
 from kubesim.resources import RESOURCES, ResourceType, by_group_version
 
-# The version whose behaviour kubesim serves: pod-level resources (beta, on since v1.34),
-# in-place pod resize through pods/resize (GA in v1.35) and its kubelet conditions.
-GIT_VERSION = "v1.35.0-aiosched"
+# The version whose behaviour kubesim serves (v1.37, the newest release): pod-level resources
+# (beta, on since v1.34), in-place pod resize through pods/resize (GA since v1.35) with its
+# kubelet conditions, and in-place resize of pod-level resources (InPlacePodLevelResources-
+# VerticalScaling, beta and on since v1.36): kubesim/resize.py.
+GIT_VERSION = "v1.37.0-aiosched"
 AGGREGATED_V2_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 # Subresource -> (group, version, kind, verbs) of what it answers, as upstream's discovery says.
@@ -263,7 +265,7 @@ def _not_found(path: str) -> web.Response:
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
-        "message": f'the server could not find the requested resource (get {path})',
+        "message": f"the server could not find the requested resource (get {path})",
         "reason": "NotFound",
         "details": {},
         "code": 404,

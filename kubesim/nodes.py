@@ -28,7 +28,7 @@ PODS = "pods"
 LEASES = "coordination.k8s.io/leases"
 CLAIMS = "resource.k8s.io/resourceclaims"
 LEASE_NAMESPACE = "kube-node-lease"
-KUBELET_VERSION = "v1.35.0-kubesim"
+KUBELET_VERSION = "v1.37.0-kubesim"
 HEARTBEAT_SLICES = 10  # renew a tenth of the leases at a time, so 5000 nodes never burst
 # on a Job's pod template: seconds the pod runs before it completes (default: --job-duration)
 JOB_DURATION_ANNOTATION = "kubesim.io/job-duration-seconds"
@@ -446,6 +446,9 @@ class NodeSimulator:
                 }
                 for c in containers
             ],
+            # InPlacePodLevelResourcesVerticalScaling (on since v1.36): the pod-level allocation
+            # and what the pod cgroup holds
+            **resize.pod_level_status(pod.get("spec") or {}),
         }
         started = [
             change
@@ -613,12 +616,19 @@ class NodeSimulator:
         for key in ("containerStatuses", "initContainerStatuses"):
             if key in status:
                 allocated[key] = with_allocation(status[key], actuate=False)
+        # the pod level (InPlacePodLevelResourcesVerticalScaling): allocatedResources now,
+        # status.resources once the pod cgroup is resized
+        pod_level = resize.pod_level_status(pod.get("spec") or {})
+        if "allocatedResources" in pod_level:
+            allocated["allocatedResources"] = pod_level["allocatedResources"]
         stored = await self.store.put(PODS, {**pod, "status": allocated}, pod)
         # ... then actuated: status.containerStatuses[].resources shows it, the condition goes.
         actuated = {**allocated, "conditions": conditions}
         for key in ("containerStatuses", "initContainerStatuses"):
             if key in allocated:
                 actuated[key] = with_allocation(allocated[key], actuate=True)
+        if "resources" in pod_level:
+            actuated["resources"] = pod_level["resources"]
         await self.store.put(PODS, {**stored, "status": actuated}, stored)
 
     async def _finish_deletion(self, namespace: str, name: str) -> None:

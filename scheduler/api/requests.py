@@ -2,20 +2,37 @@
 share.
 
 Upstream: staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests, PodLimits,
-PodResourcesOptions) as kubernetes/kubernetes master stores it, with the feature gates of v1.35
-(the version kubesim reports): PodLevelResources on (beta since v1.34), InPlacePodVerticalScaling
-on (GA), InPlacePodLevelResourcesVerticalScaling off (alpha), DRA node-allocatable claims off.
+PodResourcesOptions) as kubernetes/kubernetes master stores it, with the feature gates of v1.37,
+the newest release and the version kubesim reports (pkg/features/kube_features.go and the
+scheduler's versioned feature table):
+
+| gate                                    | v1.35      | v1.36      | v1.37      |
+|-----------------------------------------|------------|------------|------------|
+| PodLevelResources                       | beta, on   | beta, on   | beta, on   |
+| InPlacePodVerticalScaling               | GA, on     | GA, on     | GA, on     |
+| InPlacePodLevelResourcesVerticalScaling | alpha, off | beta, on   | beta, on   |
+| SidecarContainers (GA since v1.33)      | on         | on         | on         |
+| DRANodeAllocatableResources             | -          | alpha, off | alpha, off |
+
+So pod-level status is read (InPlacePodLevelResourcesVerticalScaling, on since v1.36), and
+DRA node-allocatable claims are not (off). The gates that do not change what is counted
+(InPlacePodVerticalScalingExclusiveCPUs / ExclusiveMemory, PodLevelResourceManagers: the
+kubelet's resource managers) are left to the kubelet.
 
 - Regular containers are summed; each init container runs alone, so the pod needs at least the
   largest of them; a restartable init container (restartPolicy Always, a sidecar) keeps running,
   so it is added to the sum and to every later init container's requirement.
 - With ``use_status_resources`` (in-place resize), the container totals are the larger of the
-  desired (spec), the allocated (status.containerStatuses[].allocatedResources) and the actuated
-  (status.containerStatuses[].resources) totals, each summed over containers as above; while
-  the resize is Infeasible (condition PodResizePending, reason Infeasible) the desired amounts
-  are left out.
+  desired (spec), the allocated and the actuated totals; while the resize is Infeasible
+  (condition PodResizePending, reason Infeasible) the desired amounts are left out. The
+  allocated and actuated totals are the pod-level status.allocatedResources and
+  status.resources.requests when the kubelet reports both, else the containers'
+  status.containerStatuses[].allocatedResources and .resources summed as above.
 - Pod-level spec.resources replace the container totals of the resources they name, for cpu,
-  memory and hugepages-* only.
+  memory and hugepages-* only. With ``use_status_resources`` and a pod-level status, they are
+  the larger of the desired, the actuated and the allocated pod-level amounts (the status ones
+  less spec.overhead, which the kubelet includes); the desired ones are left out while the
+  resize is Infeasible.
 - spec.overhead is added (to limits only where a limit is set and not zero).
 - ``non_missing`` fills in, per container, a request the container does not name at all (a
   request written as "0" stays 0): the scheduler's 100m / 200Mi for scoring.
@@ -247,7 +264,26 @@ def has_resize_status(status: Mapping[str, Any]) -> bool:
                     item.get("allocatedResources") is not None or item.get("resources") is not None
                 ):
                     return True
+    if status.get("allocatedResources") is not None or status.get("resources") is not None:
+        return True  # pod-level status (InPlacePodLevelResourcesVerticalScaling, on since v1.36)
     return resize_pending_reason(status) is not None
+
+
+def _pod_level_status_is_spec(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """Whether the pod-level status.allocatedResources and status.resources.requests, where
+    reported, are the pod-level requests the spec asks for (written the same way)."""
+    resources = spec.get("resources")
+    wanted = resources.get("requests") if isinstance(resources, Mapping) else None
+    wanted = wanted or _EMPTY
+    allocated = status.get("allocatedResources")
+    if allocated is not None and allocated != wanted:
+        return False
+    actual = status.get("resources")
+    if actual is not None:
+        actual_requests = actual.get("requests") if isinstance(actual, Mapping) else actual
+        if actual_requests is not None and actual_requests != wanted:
+            return False
+    return True
 
 
 def status_matters(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
@@ -258,6 +294,10 @@ def status_matters(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     if not has_resize_status(status):
         return False
     if resize_pending_reason(status) is not None:
+        return True
+    if (
+        status.get("allocatedResources") is not None or status.get("resources") is not None
+    ) and not _pod_level_status_is_spec(spec, status):
         return True
     wanted: dict[str, Any] = {}
     for key in ("containers", "initContainers"):
@@ -285,6 +325,46 @@ def status_matters(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
             ):
                 return True
     return False
+
+
+def _status_list(status: Mapping[str, Any], *keys: str) -> Mapping[str, int] | None:
+    """A pod-level resource list of the status (status.allocatedResources,
+    status.resources.requests / .limits), None when it is not reported."""
+    value: Any = status
+    for key in keys:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    if value is None:
+        return None
+    return parse_resource_list(value, "status." + ".".join(keys))
+
+
+def _effective_pod_level(
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+    desired: Mapping[str, int],
+    *reported: Mapping[str, int] | None,
+) -> Amounts:
+    """Upstream's effectivePodLevelResources: the larger of the desired pod-level amounts
+    (left out while the resize is Infeasible) and the reported ones, less spec.overhead (the
+    kubelet counts it in; never below zero)."""
+    overhead = (
+        parse_resource_list(spec["overhead"], "spec.overhead")
+        if spec.get("overhead") is not None
+        else _EMPTY
+    )
+    result: Amounts = {} if is_pod_resize_infeasible(status) else dict(desired)
+    for amounts in reported:
+        if amounts is None:
+            continue
+        if overhead:
+            amounts = {
+                name: max(amount - overhead[name], 0) if name in overhead else amount
+                for name, amount in amounts.items()
+            }
+        _max_into(result, amounts)
+    return result
 
 
 def pod_requests(
@@ -327,18 +407,38 @@ def _pod_requests(
     if not use_status_resources:
         requests = _aggregate(containers, inits, None, non_missing)
     else:
-        statuses = _ContainerStatuses(status)
-        allocated = _aggregate(containers, inits, statuses.allocated_requests, non_missing)
-        actuated = _aggregate(containers, inits, statuses.actuated_requests, non_missing)
-        if statuses.infeasible:
+        infeasible = is_pod_resize_infeasible(status)
+        pod_allocated = _status_list(status, "allocatedResources")
+        pod_actuated = _status_list(status, "resources", "requests")
+        if pod_allocated is not None and pod_actuated is not None:
+            # The pod-level status already holds the containers' totals (upstream's
+            # AggregateContainerRequests with InPlacePodLevelResourcesVerticalScaling on).
+            allocated: Amounts = dict(pod_allocated)
+            actuated: Amounts = dict(pod_actuated)
+        else:
+            statuses = _ContainerStatuses(status)
+            allocated = _aggregate(containers, inits, statuses.allocated_requests, non_missing)
+            actuated = _aggregate(containers, inits, statuses.actuated_requests, non_missing)
+        if infeasible:
             requests = actuated
         else:
             requests = _aggregate(containers, inits, None, non_missing)
             _max_into(requests, actuated)
         _max_into(requests, allocated)
     if not skip_pod_level_resources and spec.get("resources") and is_pod_level_requests_set(spec):
-        # Pod-level status (InPlacePodLevelResourcesVerticalScaling) is alpha in v1.35: off.
-        pod_level = parse_resource_list(spec["resources"]["requests"], "spec.resources.requests")
+        pod_level: Mapping[str, int] = parse_resource_list(
+            spec["resources"]["requests"], "spec.resources.requests"
+        )
+        if use_status_resources and (
+            status.get("resources") is not None or status.get("allocatedResources") is not None
+        ):  # InPlacePodLevelResourcesVerticalScaling: on since v1.36 (beta)
+            pod_level = _effective_pod_level(
+                spec,
+                status,
+                pod_level,
+                _status_list(status, "resources", "requests"),
+                _status_list(status, "allocatedResources"),
+            )
         for name, amount in pod_level.items():
             if is_supported_pod_level_resource(name):
                 requests[name] = amount
@@ -357,19 +457,31 @@ def pod_limits(
 ) -> Amounts:
     """Upstream's resourcehelper.PodLimits with the given PodResourcesOptions, in nano units."""
     containers, inits = _container_amounts(spec, "limits")
-    if not use_status_resources or not has_resize_status(status):
+    use_status = use_status_resources and has_resize_status(status)
+    if not use_status:
         limits = _aggregate(containers, inits, None, None)
     else:
-        statuses = _ContainerStatuses(status)
-        limits = _aggregate(containers, inits, statuses.actuated_limits, None)
-        if not statuses.infeasible:
-            _max_into(limits, _aggregate(containers, inits, None, None))
+        pod_actuated = _status_list(status, "resources", "limits")
+        if pod_actuated is not None:  # InPlacePodLevelResourcesVerticalScaling (v1.36+)
+            limits = dict(pod_actuated)
+            if not is_pod_resize_infeasible(status):
+                _max_into(limits, _aggregate(containers, inits, None, None))
+        else:
+            statuses = _ContainerStatuses(status)
+            limits = _aggregate(containers, inits, statuses.actuated_limits, None)
+            if not statuses.infeasible:
+                _max_into(limits, _aggregate(containers, inits, None, None))
     if not skip_pod_level_resources and is_pod_level_resources_set(spec):
         pod_level = _pod_level(spec, "limits")
-        if pod_level is not None:
-            for name, amount in parse_resource_list(pod_level, "spec.resources.limits").items():
-                if is_supported_pod_level_resource(name):
-                    limits[name] = amount
+        desired = parse_resource_list(pod_level, "spec.resources.limits") if pod_level else _EMPTY
+        effective: Mapping[str, int] = desired
+        if use_status and status.get("resources") is not None:
+            effective = _effective_pod_level(
+                spec, status, desired, _status_list(status, "resources", "limits")
+            )
+        for name, amount in effective.items():
+            if is_supported_pod_level_resource(name):
+                limits[name] = amount
     if not exclude_overhead:
         _add_overhead(spec, limits, only_set=True)
     return limits

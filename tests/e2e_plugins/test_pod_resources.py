@@ -1,4 +1,4 @@
-"""Pod-level resources and in-place resize end to end: `aiosched cluster` (a v1.35 API server
+"""Pod-level resources and in-place resize end to end: `aiosched cluster` (a v1.37 API server
 and its simulated kubelet) and `aiosched run` as separate processes, driven with kubectl.
 
 One node of 2 CPU. A pod whose pod-level resources ask for 8 CPU (its container names none)
@@ -6,7 +6,9 @@ stays Pending with NodeResourcesFit's reason. A running pod grown through
 `kubectl patch --subresource resize` leaves no room for a second pod, which stays Pending;
 shrinking it again frees the room, and the second pod is scheduled at once: the update that
 scales a bound pod down (AssignedPodUpdatePodScaleDown) requeues it through NodeResourcesFit's
-hint, long before the 5-minute flush of unschedulable pods.
+hint, long before the 5-minute flush of unschedulable pods. The same with a pod-level resize:
+the kubelet reports the pod-level status.allocatedResources and status.resources and follows
+the resize, and the scheduler counts the pod at what they say.
 """
 
 from __future__ import annotations
@@ -113,3 +115,57 @@ def test_resize_up_blocks_and_resize_down_frees(kubectl: Kubectl) -> None:
         what="second scheduled after the resize down",
     )
     assert time.monotonic() - started < 60  # the flush would take 5 minutes
+
+
+POD_LEVEL_RESIZE = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "pod-level-resize"},
+    "spec": {
+        "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}},
+        "containers": [{"name": "c", "image": PAUSE}],
+    },
+}
+
+
+def _pod_level_cpu(kubectl: Kubectl, name: str) -> tuple[str | None, str | None]:
+    status = _pod(kubectl, name)["status"]
+    return (
+        (status.get("allocatedResources") or {}).get("cpu"),
+        ((status.get("resources") or {}).get("requests") or {}).get("cpu"),
+    )
+
+
+def _resize_pod_level(kubectl: Kubectl, name: str, cpu: str) -> None:
+    patch = {"spec": {"resources": {"requests": {"cpu": cpu}}}}
+    kubectl("patch", "pod", name, "--subresource", "resize", "--patch", json.dumps(patch))
+    wait_until(
+        lambda: _pod_level_cpu(kubectl, name) == (cpu, cpu),
+        what=f"{name}'s pod-level status at {cpu}",
+    )
+
+
+def test_pod_level_resize_is_reported_and_counted(kubectl: Kubectl) -> None:
+    """The kubelet reports the pod-level allocation (status.allocatedResources, status.resources)
+    and follows a pod-level resize; the scheduler counts it as it grows and shrinks."""
+    kubectl("delete", "pod", "--all", "--grace-period=0", "--force")  # the node to this test
+    kubectl.apply(to_yaml(POD_LEVEL_RESIZE))
+    wait_until(
+        lambda: _pod(kubectl, "pod-level-resize")["status"].get("phase") == "Running",
+        what="pod-level-resize running",
+    )
+    status = _pod(kubectl, "pod-level-resize")["status"]
+    assert status["allocatedResources"] == {"cpu": "500m", "memory": "256Mi"}
+    assert status["resources"] == {"requests": {"cpu": "500m", "memory": "256Mi"}}
+    _resize_pod_level(kubectl, "pod-level-resize", "1500m")
+
+    kubectl.apply(to_yaml(pod("beside", cpu="1", memory="256Mi")))
+    message = _unschedulable_message(kubectl, "beside")
+    assert message.startswith("0/1 nodes are available: 1 Insufficient cpu."), message
+
+    _resize_pod_level(kubectl, "pod-level-resize", "500m")
+    wait_until(
+        lambda: _pod(kubectl, "beside")["spec"].get("nodeName") == "small",
+        timeout=30.0,
+        what="beside scheduled after the pod-level resize down",
+    )

@@ -23,6 +23,7 @@ from scheduler.api.requests import (
     resize_pending_reason,
     scheduler_requests,
     scoring_non_zero_requests,
+    status_matters,
 )
 
 ALWAYS = "Always"
@@ -72,6 +73,29 @@ INFEASIBLE = [{"type": "PodResizePending", "status": "True", "reason": "Infeasib
 def q(amounts: dict[str, str]) -> dict[str, int]:
     return {name: parse_nanos(text) for name, text in amounts.items()}
 
+
+PLR_SPEC: dict[str, Any] = {
+    "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "4"}},
+    "containers": [c("c1", {"cpu": "1"}, {"cpu": "2"})],
+}
+PLR_STATUS: dict[str, Any] = {
+    "allocatedResources": {"cpu": "3"},
+    "resources": {"requests": {"cpu": "3.5"}, "limits": {"cpu": "5"}},
+}
+PLR_INFEASIBLE_SPEC: dict[str, Any] = {
+    "resources": {"requests": {"cpu": "10"}, "limits": {"cpu": "20"}},
+    "containers": [c("c1", {"cpu": "1"}, {"cpu": "2"})],
+}
+PLR_INFEASIBLE_STATUS: dict[str, Any] = {
+    "conditions": INFEASIBLE,
+    "allocatedResources": {"cpu": "3"},
+    "resources": {"requests": {"cpu": "4"}, "limits": {"cpu": "8"}},
+}
+AGG_SPEC: dict[str, Any] = {"containers": [c("c1", {"cpu": "1"}, {"cpu": "2"})]}
+AGG_POD_RESOURCES = {"requests": {"cpu": "3"}, "limits": {"cpu": "5"}}
+AGG_POD_RESOURCES_7 = {"requests": {"cpu": "3"}, "limits": {"cpu": "7"}}
+AGG_CS_7 = cs("c1", {"cpu": "6"}, {"cpu": "5"}, {"cpu": "7"})
+AGG_CS_8 = cs("c1", {"cpu": "6"}, {"cpu": "5"}, {"cpu": "8"})
 
 # (description, spec, status, options, expected requests)
 REQUEST_CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], dict[str, str]]] = [
@@ -328,13 +352,60 @@ REQUEST_CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], d
         {},
         {"cpu": "9"},
     ),
-    # InPlacePodLevelResourcesVerticalScaling is off in v1.35: pod-level status is not read.
+    # InPlacePodLevelResourcesVerticalScaling is on since v1.36 (beta): pod-level status is read
+    # (TestPodRequestsAndLimitsVerticalScalingWrappers, TestAggregateContainerRequestsAndLimits).
     (
-        "pod level requests, pod-level resize status ignored",
-        {"resources": {"requests": {"cpu": "2"}}, "containers": [c("c1", {"cpu": "1"})]},
-        {"allocatedResources": {"cpu": "3"}, "resources": {"requests": {"cpu": "3.5"}}},
+        "pod level requests/limits with PLR vertical scaling enabled and status populated",
+        PLR_SPEC,
+        PLR_STATUS,
         {"use_status_resources": True},
+        {"cpu": "3.5"},
+    ),
+    (
+        "pod level requests/limits with PLR vertical scaling enabled and infeasible resize",
+        PLR_INFEASIBLE_SPEC,
+        PLR_INFEASIBLE_STATUS,
+        {"use_status_resources": True},
+        {"cpu": "4"},
+    ),
+    (
+        "pod level status without use_status_resources is not read",
+        PLR_SPEC,
+        PLR_STATUS,
+        {},
         {"cpu": "2"},
+    ),
+    (
+        "pod level status less overhead, plus overhead",
+        {
+            "resources": {"requests": {"cpu": "2"}},
+            "overhead": {"cpu": "1"},
+            "containers": [c("c1", {"cpu": "1"})],
+        },
+        {"allocatedResources": {"cpu": "4"}, "resources": {"requests": {"cpu": "3"}}},
+        {"use_status_resources": True},
+        {"cpu": "4"},
+    ),
+    (
+        "aggregate container request/limit resolves directly from pod status",
+        AGG_SPEC,
+        {"allocatedResources": {"cpu": "4"}, "resources": AGG_POD_RESOURCES},
+        {"use_status_resources": True},
+        {"cpu": "4"},
+    ),
+    (
+        "falls back to container status aggregation when podAllocatedResources is nil",
+        AGG_SPEC,
+        {"containerStatuses": [AGG_CS_7], "resources": AGG_POD_RESOURCES_7},
+        {"use_status_resources": True},
+        {"cpu": "6"},
+    ),
+    (
+        "falls back to container status aggregation when podResources is nil",
+        AGG_SPEC,
+        {"containerStatuses": [AGG_CS_8], "allocatedResources": {"cpu": "6"}},
+        {"use_status_resources": True},
+        {"cpu": "6"},
     ),
 ]
 
@@ -412,6 +483,41 @@ LIMIT_CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], dic
         {"conditions": INFEASIBLE, "containerStatuses": [cs("c1", actual_limits={"cpu": "6"})]},
         {"use_status_resources": True},
         {"cpu": "6"},
+    ),
+    (
+        "pod level limits with PLR vertical scaling enabled and status populated",
+        PLR_SPEC,
+        PLR_STATUS,
+        {"use_status_resources": True},
+        {"cpu": "5"},
+    ),
+    (
+        "pod level limits with PLR vertical scaling enabled and infeasible resize",
+        PLR_INFEASIBLE_SPEC,
+        PLR_INFEASIBLE_STATUS,
+        {"use_status_resources": True},
+        {"cpu": "8"},
+    ),
+    (
+        "aggregate container limits resolve directly from pod status",
+        AGG_SPEC,
+        {"allocatedResources": {"cpu": "4"}, "resources": AGG_POD_RESOURCES},
+        {"use_status_resources": True},
+        {"cpu": "5"},
+    ),
+    (
+        "limits: podAllocatedResources nil, pod status limits still read",
+        AGG_SPEC,
+        {"containerStatuses": [AGG_CS_7], "resources": AGG_POD_RESOURCES_7},
+        {"use_status_resources": True},
+        {"cpu": "7"},
+    ),
+    (
+        "limits: podResources nil, container status aggregation",
+        AGG_SPEC,
+        {"containerStatuses": [AGG_CS_8], "allocatedResources": {"cpu": "6"}},
+        {"use_status_resources": True},
+        {"cpu": "8"},
     ),
     (
         "pod level limits replace container limits",
@@ -509,6 +615,20 @@ def test_scheduler_requests(
         non_zero_cpu,
         non_zero_memory,
     )
+
+
+def test_scheduler_counts_a_pod_level_resize_from_the_pod_level_status() -> None:
+    """PodInfo.calculateResource with InPlacePodLevelResourcesVerticalScaling on (v1.36+): a
+    pod-level status that matches the spec keeps the pod on the spec-only path; one that does
+    not (a pod-level resize under way) is counted at the larger amounts."""
+    spec = {"resources": {"requests": {"cpu": "2"}}, "containers": [c("c1", {"cpu": "1"})]}
+    settled = {"allocatedResources": {"cpu": "2"}, "resources": {"requests": {"cpu": "2"}}}
+    assert not status_matters(spec, settled)
+    assert scheduler_requests(spec, settled)[0].milli_cpu == 2000
+    resizing = {"allocatedResources": {"cpu": "3"}, "resources": {"requests": {"cpu": "2"}}}
+    assert status_matters(spec, resizing)
+    assert scheduler_requests(spec, resizing)[0].milli_cpu == 3000
+    assert scoring_non_zero_requests(spec, resizing)[0] == 3000
 
 
 def test_scoring_defaults_every_container_even_with_pod_level_requests() -> None:
