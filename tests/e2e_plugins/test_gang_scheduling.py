@@ -392,3 +392,22 @@ def test_a_gang_below_everything_running_stays_pending_and_says_why(
     assert _bound(kubectl, members) == {}
     assert len(_bound(kubectl, ["urgent-0", "urgent-1"])) == 2  # nobody was preempted
     _delete_pods(kubectl, [*members, "urgent-0", "urgent-1"])
+
+
+def test_a_single_pod_preempting_one_member_of_an_all_mode_gang_deletes_the_whole_gang(
+    cluster: tuple[Kubectl, str], preempting_scheduler: str
+) -> None:
+    kubectl, _ = cluster
+    # A low-priority gang whose disruptionMode is all: one 3-CPU member on each 4-CPU node.
+    members = [f"unit-{i}" for i in range(2)]
+    extra = "  priorityClassName: wap-low\n  schedulingGroup: {podGroupName: unit}"
+    kubectl.apply(
+        _group_with_priority("unit", 2, "wap-low", mode="all")
+        + _preempting_pods(members, "3", extra)
+    )
+    wait_until(lambda: len(_bound(kubectl, members)) == 2, timeout=10, what="the gang bound")
+    # A single high-priority pod needs one node: preempting one member takes both.
+    kubectl.apply(_preempting_pods(["solo"], "3", "  priorityClassName: wap-high"))
+    wait_until(lambda: _pods(kubectl, members) == {}, timeout=10, what="the whole gang deleted")
+    wait_until(lambda: len(_bound(kubectl, ["solo"])) == 1, timeout=10, what="the pod bound")
+    _delete_pods(kubectl, ["solo"])
