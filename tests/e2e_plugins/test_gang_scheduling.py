@@ -311,14 +311,16 @@ def _preempting_pods(names: list[str], cpu: str, extra: str) -> str:
     return "".join(pod_manifest(name, cpu, spec) for name in names)
 
 
-def _group_with_priority(name: str, min_count: int, priority: int) -> str:
+def _group_with_priority(name: str, min_count: int, priority_class: str, mode: str = "") -> str:
+    """A PodGroup whose spec.priority kubesim's priority admission fills from its class."""
+    disruption = f"\n  disruptionMode: {{{mode}: {{}}}}" if mode else ""
     return f"""
 apiVersion: scheduling.k8s.io/v1beta1
 kind: PodGroup
 metadata: {{name: {name}}}
 spec:
   schedulingPolicy: {{gang: {{minCount: {min_count}}}}}
-  priority: {priority}
+  priorityClassName: {priority_class}{disruption}
 ---"""
 
 
@@ -348,7 +350,9 @@ value: 1000
     # A gang of two 3-CPU members fits only once both pods on each node are gone.
     members = [f"urgent-{i}" for i in range(2)]
     extra = "  priorityClassName: wap-high\n  schedulingGroup: {podGroupName: urgent}"
-    kubectl.apply(_group_with_priority("urgent", 2, 1000) + _preempting_pods(members, "3", extra))
+    kubectl.apply(
+        _group_with_priority("urgent", 2, "wap-high") + _preempting_pods(members, "3", extra)
+    )
     wait_until(lambda: len(_bound(kubectl, members)) == 2, timeout=15, what="the gang bound")
     assert sorted(_bound(kubectl, members).values()) == ["wap-0", "wap-1"]
     assert _pods(kubectl, low) == {}  # every victim deleted
@@ -367,7 +371,13 @@ def test_a_gang_below_everything_running_stays_pending_and_says_why(
     # The previous test's gang holds 3 of the 4 CPUs of both nodes, at priority 1000.
     members = [f"humble-{i}" for i in range(2)]
     extra = "  schedulingGroup: {podGroupName: humble}"
-    kubectl.apply(_group_with_priority("humble", 2, 5) + _preempting_pods(members, "3", extra))
+    humble_class = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n" \
+        "metadata: {name: wap-humble}\nvalue: 5\n---"
+    kubectl.apply(
+        humble_class
+        + _group_with_priority("humble", 2, "wap-humble")
+        + _preempting_pods(members, "3", extra)
+    )
     condition = wait_until(
         lambda: (c := _group_condition(kubectl, "humble")) and c["status"] == "False" and c,
         timeout=10,
@@ -382,3 +392,22 @@ def test_a_gang_below_everything_running_stays_pending_and_says_why(
     assert _bound(kubectl, members) == {}
     assert len(_bound(kubectl, ["urgent-0", "urgent-1"])) == 2  # nobody was preempted
     _delete_pods(kubectl, [*members, "urgent-0", "urgent-1"])
+
+
+def test_a_single_pod_preempting_one_member_of_an_all_mode_gang_deletes_the_whole_gang(
+    cluster: tuple[Kubectl, str], preempting_scheduler: str
+) -> None:
+    kubectl, _ = cluster
+    # A low-priority gang whose disruptionMode is all: one 3-CPU member on each 4-CPU node.
+    members = [f"unit-{i}" for i in range(2)]
+    extra = "  priorityClassName: wap-low\n  schedulingGroup: {podGroupName: unit}"
+    kubectl.apply(
+        _group_with_priority("unit", 2, "wap-low", mode="all")
+        + _preempting_pods(members, "3", extra)
+    )
+    wait_until(lambda: len(_bound(kubectl, members)) == 2, timeout=10, what="the gang bound")
+    # A single high-priority pod needs one node: preempting one member takes both.
+    kubectl.apply(_preempting_pods(["solo"], "3", "  priorityClassName: wap-high"))
+    wait_until(lambda: _pods(kubectl, members) == {}, timeout=10, what="the whole gang deleted")
+    wait_until(lambda: len(_bound(kubectl, ["solo"])) == 1, timeout=10, what="the pod bound")
+    _delete_pods(kubectl, ["solo"])

@@ -69,3 +69,9 @@ def test_kubectl_serves_workloads_and_pod_groups(tmp_path: Path) -> None:
             "or equal to 1" in refused.stderr, refused.stderr
         shown = kubectl("get", "podgroups")
         assert "bad" not in shown.split(), shown
+        # Priority admission fills a PodGroup's spec.priority from its priorityClassName.
+        kubectl.apply("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+                      "metadata: {name: gang-high}\nvalue: 4242\n---\n"
+                      + POD_GROUP.replace("gang-of-four", "classy")
+                      + "  priorityClassName: gang-high\n")
+        assert kubectl("get", "podgroup", "classy", "-o", "jsonpath={.spec.priority}") == "4242"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from scheduler.framework.events import ClusterEventWithHint
 from scheduler.framework.interface import CycleState, Handle, NodeToStatus, PostFilterResult
 from scheduler.framework.status import Code, Status
+from scheduler.listers.workload_objects import workload_aware_preemption_enabled
 from scheduler.plugins.defaultpreemption.args import (
     DefaultPreemptionArgs,
     validate_default_preemption_args,
@@ -35,7 +36,11 @@ from scheduler.plugins.defaultpreemption.podgroup import (
     GroupPreemptionResult,
     GroupSchedulingFunc,
     PodGroupEvaluator,
+    Victim,
     pod_group_post_filter,
+    pod_group_priority,
+    sort_victims,
+    split_by_pdb_violation,
 )
 from scheduler.plugins.defaultpreemption.resource_shortcut import ResourceShortcut
 from scheduler.plugins.defaultpreemption.util import (
@@ -51,6 +56,7 @@ if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.api.workload import PodGroupView
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.listers.workload_objects import WorkloadObjects
 
 NAME = "DefaultPreemption"
 PREEMPTION_PREFIX = "preemption: "
@@ -150,6 +156,8 @@ class DefaultPreemption:
         the shortcut does not know."""
         if self.is_eligible_pod is not _always_eligible:
             return None
+        if self._victim_groups() is not None:
+            return None  # victims may span nodes: every node gets the full dry run
         shortcut = ResourceShortcut.for_attempt(self.handle, state, pod, self.more_important_pod)
         return shortcut.select_victims if shortcut is not None else None
 
@@ -190,6 +198,9 @@ class DefaultPreemption:
         """The fewest pods to remove from `node_info` (a copy) for `pod` to fit: remove every
         pod it may preempt, then add back as many as still let it fit, PDB-violating ones
         first, each group from the most important down."""
+        workloads = self._victim_groups()
+        if workloads is not None and any(p.scheduling_group is not None for p in node_info.pods):
+            return self._select_victim_units(state, pod, node_info, budgets_for, workloads)
         handle = self.handle
 
         def remove(victim: PodView) -> Status:
@@ -246,6 +257,155 @@ class DefaultPreemption:
         if violating and non_violating:
             victims = sort_by_importance(victims, self.more_important_pod)
         return victims, num_violating, Status.OK
+
+    # ---- WorkloadAwarePreemption: victims are units -----------------------------------------
+
+    def _victim_groups(self) -> WorkloadObjects | None:
+        """The PodGroups when single-pod preemption must treat them as units: the gate on and
+        some PodGroup known. Without one a pod is its own unit and the per-pod path decides
+        exactly as before, so pods pay nothing for the gate while no PodGroup exists."""
+        if not workload_aware_preemption_enabled(getattr(self.handle, "feature_gates", None)):
+            return None
+        workloads = self.handle.cluster_objects.workloads
+        return workloads if workloads.pod_groups.by_key else None
+
+    def _select_victim_units(
+        self,
+        state: CycleState,
+        pod: PodView,
+        node_info: NodeInfo,
+        budgets_for: BudgetLookup,
+        workloads: WorkloadObjects,
+    ) -> tuple[list[PodView], int, Status]:
+        """SelectVictimsOnNode with the gate on (upstream kubernetes#137981, "pod group as
+        victim"; the newest types.go's NewPodVictim and searchCrossNodesVictimPods): a pod of a
+        PodGroup has its group's priority, and a pod of a group with disruptionMode `all`
+        stands for all of its group's scheduled pods, on any node, removed and reprieved
+        together; units are ordered by MoreImportantVictim and split by PDB violation as
+        units. The victims' pods on other nodes are removed from copies of those nodes (their
+        PreFilter extensions see it); Filter runs on this node only."""
+        handle = self.handle
+        snapshot = handle.snapshot()
+        others: dict[str, NodeInfo] = {}
+
+        def info_of(victim_pod: PodView) -> NodeInfo:
+            name = victim_pod.node_name
+            if name == node_info.node_name:
+                return node_info
+            copy = others.get(name)
+            if copy is None:
+                original = snapshot.get(name)
+                if original is None:
+                    raise LookupError(f'node "{name}" not found in the snapshot')
+                copy = others[name] = original.snapshot()
+            return copy
+
+        def remove(unit: Victim) -> Status:
+            for member in unit.pods:
+                info = info_of(member)
+                info.remove_pod(member)
+                status = handle.run_pre_filter_extension_remove_pod(state, pod, member, info)
+                if not status.is_success:
+                    return status
+            return Status.OK
+
+        def add(unit: Victim) -> Status:
+            for member in unit.pods:
+                info = info_of(member)
+                info.add_pod(member)
+                status = handle.run_pre_filter_extension_add_pod(state, pod, member, info)
+                if not status.is_success:
+                    return status
+            return Status.OK
+
+        potential = [
+            unit
+            for unit in node_victims(node_info, workloads)
+            if unit.priority < pod.priority
+            and all(self.is_eligible_pod(node_info, member, pod) for member in unit.pods)
+        ]
+        if not potential:
+            return [], 0, Status.unresolvable(NO_VICTIMS_FOUND)
+        try:
+            for unit in potential:
+                status = remove(unit)
+                if not status.is_success:
+                    return [], 0, _as_error(status)
+            status = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+            if not status.is_success:
+                return [], 0, status
+            violating, non_violating = split_by_pdb_violation(sort_victims(potential), budgets_for)
+            chosen: list[Victim] = []
+            num_violating = 0
+
+            def reprieve(unit: Victim) -> tuple[bool, Status]:
+                status = add(unit)
+                if not status.is_success:
+                    return False, status
+                fits = handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+                if not fits.is_success:
+                    status = remove(unit)
+                    if not status.is_success:
+                        return False, status
+                    chosen.append(unit)
+                return fits.is_success, Status.OK
+
+            for unit, _ in violating:
+                fits, status = reprieve(unit)
+                if not status.is_success:
+                    return [], 0, _as_error(status)
+                if not fits:
+                    num_violating += 1
+            for unit in non_violating:
+                _, status = reprieve(unit)
+                if not status.is_success:
+                    return [], 0, _as_error(status)
+        except LookupError as err:
+            return [], 0, Status.error(str(err))
+        if violating and non_violating:
+            chosen = sorted(chosen, key=_victim_order_key(chosen))
+        return [member for unit in chosen for member in unit.pods], num_violating, Status.OK
+
+
+def _victim_order_key(units: Sequence[Victim]) -> Callable[[Victim], int]:
+    """A sort key giving `units` MoreImportantVictim's order (most important first)."""
+    ranked = sort_victims(units)
+    rank = {id(unit): index for index, unit in enumerate(ranked)}
+    return lambda unit: rank[id(unit)]
+
+
+def node_victims(node_info: NodeInfo, workloads: WorkloadObjects) -> list[Victim]:
+    """The preemption units of one node's pods (upstream's per-node domain with the gate on):
+    a pod alone, at its PodGroup's priority when it names one that exists; or, for a group
+    whose disruptionMode is `all`, one unit of every scheduled pod of the group the scheduler
+    knows (its bound members, wherever they run; this node's member when none is known), met
+    once. The group's pods come from its state, not from a walk over the cluster."""
+    units: list[Victim] = []
+    seen: set[str] = set()
+    for pod in node_info.pods:
+        name = pod.scheduling_group
+        group = None if name is None else workloads.pod_group(pod.namespace, name)
+        if name is None or group is None or not group.disruption_mode_all:
+            priority = pod.priority if group is None else pod_group_priority(group)
+            units.append(Victim((pod,), priority, name is not None))
+            continue
+        if group.key in seen:
+            continue
+        seen.add(group.key)
+        group_state = workloads.states.find(pod.namespace, name)
+        members = (
+            []
+            if group_state is None
+            else [
+                member
+                for uid, member in group_state.pods.items()
+                if uid in group_state.assigned and member.node_name
+            ]
+        )
+        if all(member.uid != pod.uid for member in members):
+            members.append(pod)
+        units.append(Victim(tuple(members), pod_group_priority(group), True))
+    return units
 
 
 def _as_error(status: Status) -> Status:
