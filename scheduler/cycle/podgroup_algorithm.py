@@ -103,6 +103,13 @@ class MemberOutcome:
     def placed(self) -> bool:
         return self.failure is None
 
+    def did_not_fit(self, fit: FitError) -> MemberOutcome:
+        """The member's algorithm found no node: keep its FitError (explain's filter
+        verdicts, the member's failure event) and fail it Unschedulable with its message."""
+        self.fit = fit
+        self.failure = Status(Code.UNSCHEDULABLE, fit.message())
+        return self
+
 
 async def default_algorithm(
     group: PodGroupView,

@@ -527,9 +527,7 @@ class PodGroupCycle:
                 cycle=attempt.cycle,
             )
         except FitError as fit:
-            outcome.fit = fit
-            outcome.failure = Status(Code.UNSCHEDULABLE, fit.message())
-            return outcome
+            return outcome.did_not_fit(fit)
         except Exception as exc:
             log.exception("scheduling algorithm failed", extra={"pod": pinfo.pod.key})
             outcome.failure = Status.error(str(exc))

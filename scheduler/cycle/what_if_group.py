@@ -59,7 +59,7 @@ from scheduler.cycle.podgroup_placement import (
 from scheduler.cycle.profile_set import SchedulingProfile
 from scheduler.cycle.scheduling_cycle import Attempt
 from scheduler.framework.interface import CycleState
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import Status
 from scheduler.listers.workload_objects import PodGroupStates, WorkloadObjects
 from scheduler.queue.types import QueuedPodInfo
 
@@ -344,9 +344,7 @@ class GroupEvaluator:
                 details=attempt.details,
             )
         except FitError as fit:
-            outcome.fit = fit
-            outcome.failure = Status(Code.UNSCHEDULABLE, fit.message())
-            return outcome
+            return outcome.did_not_fit(fit)
         except (NoNodesAvailable, SchedulingError) as exc:
             outcome.failure = Status.error(str(exc))
             return outcome
