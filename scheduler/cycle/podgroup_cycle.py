@@ -9,7 +9,10 @@ PlacementFeasible is asked with how many members are scheduled (assumed or bound
 remain: Unschedulable ends the cycle early ("minCount (4) cannot be satisfied: 3 scheduled, 0
 remaining"), Wait goes on, and Wait at the end counts as Unschedulable. Each member runs the
 ordinary algorithm (PreFilter, Filter, Score) against a snapshot that includes the members
-already assumed in this cycle, then assume → Reserve → Permit.
+already assumed in this cycle, then assume → Reserve → Permit. The algorithm itself (the
+member loop and, with TopologyAwareWorkloadScheduling, the loop over placements) is
+podgroup_algorithm.py's, shared with workload-aware preemption's simulation and what-if; this
+module says how a member is tried here (`_place_member`) and taken back (`_roll_back`).
 
 - The group is feasible (PlacementFeasible succeeded and a member was placed): the placed
   members go on to their binding cycles, the others are failed with their own FitError.
@@ -33,7 +36,7 @@ Workload-aware preemption (WorkloadAwarePreemption on; upstream's podGroupCycle 
 applyPodGroupPostFilterResult): when the group is Unschedulable, its members are rolled back and
 the profile's DefaultPreemption runs its PodGroupPostFilter
 (scheduler/plugins/defaultpreemption/podgroup.py) with the group's scheduling function, here
-`_simulate_group`: the default algorithm for each member on the snapshot as the preemption has
+`_simulation`: the default algorithm for the members on the snapshot as the preemption has
 changed it, each placed member added to its node (no Reserve, no Permit, nothing assumed in the
 cache), all of them removed again before it returns. An Error fails every member with it. A
 success means the group waits on preemption: every member is failed with the group's status and
@@ -46,6 +49,7 @@ upstream's runWorkloadAwarePreemption does.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -58,14 +62,15 @@ from scheduler.cache.cache import Cache
 from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import AttemptDetails, FitError, StartIndex, schedule_pod
 from scheduler.cycle.instrumentation import Instrumentation
+from scheduler.cycle.podgroup_algorithm import (
+    MemberOutcome,
+    default_algorithm,
+    placement_algorithm,
+    placement_feasible_of,
+)
 from scheduler.cycle.podgroup_explain import PlacementTried, group_summary
 from scheduler.cycle.podgroup_placement import (
-    Placement,
     PlacementScope,
-    generate_placements,
-    nominated_placement,
-    placements_failed_message,
-    pods_count_scores,
     scheduled_member_nodes,
     topology_aware_enabled,
 )
@@ -95,10 +100,6 @@ from scheduler.queue.types import QueuedPodInfo
 log = logging.getLogger("scheduler.cycle.scheduler")
 
 
-#: The plugin whose PlacementFeasible the cycle runs (upstream runs no other one yet).
-GANG_SCHEDULING_PLUGIN = "GangScheduling"
-#: upstream's errPodGroupUnschedulable
-POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 #: The plugin whose PodGroupPostFilter the cycle runs (upstream runs only DefaultPreemption).
 DEFAULT_PREEMPTION_PLUGIN = "DefaultPreemption"
 #: upstream's runWorkloadAwarePreemption without a PodGroupPostFilter plugin
@@ -139,29 +140,17 @@ class PodGroupPostFilterPlugin(Protocol):
     ) -> Awaitable[tuple[PodGroupPostFilterResult | None, Status]]: ...
 
 
-class PlacementFeasiblePlugin(Protocol):
-    """What the cycle asks of GangScheduling (upstream's framework.PlacementFeasiblePlugin);
-    the cycle imports no plugin, so it finds the method on the profile's plugin by name."""
-
-    def placement_feasible(self, group: PodGroupView, scheduled: int, remaining: int) -> Status: ...
-
-
 @dataclass(slots=True)
-class MemberOutcome:
-    """One member's attempt in a group cycle."""
+class SimulatedMember:
+    """One member's try in workload-aware preemption's simulation: its assignment when it
+    was added to the simulation's snapshot."""
 
-    pinfo: QueuedPodInfo
-    attempt: Attempt
-    # The member's algorithm failure (a FitError's status, or an error); None when placed.
-    failure: Status | None = None
-    fit: FitError | None = None
-    permit: Status | None = None
-    # Whether the member is assumed now (a placement's evaluation rolls it back).
-    held: bool = False
+    failure: Status | None
+    assignment: ProposedAssignment | None = None
 
-    @property
-    def placed(self) -> bool:
-        return self.failure is None
+
+#: A member that did not fit in the simulation (its FitError is not reported).
+_NOT_FITTED = SimulatedMember(Status(Code.UNSCHEDULABLE))
 
 
 class PodGroupCycle:
@@ -266,59 +255,19 @@ class PodGroupCycle:
         members: Sequence[QueuedPodInfo],
         profile: SchedulingProfile,
         group_trace: GroupSpan | NoopGroupSpan | None,
-        attempts: dict[str, Attempt] | None = None,
     ) -> tuple[Status, list[MemberOutcome]]:
-        """podGroupSchedulingDefaultAlgorithm: the group's status and each tried member's
-        outcome (members after an early stop are not tried). `attempts`, when given, carries
-        each member's attempt from one placement to the next (one attempt per member and
-        group cycle, whatever the number of placements tried)."""
-        plugin = profile.framework.plugins.get(GANG_SCHEDULING_PLUGIN)
-        feasible_of = getattr(plugin, "placement_feasible", None)
-
-        def feasible(scheduled: int, remaining: int) -> Status:
-            if feasible_of is None:
-                return Status.OK  # no PlacementFeasible plugin: nothing to enforce
-            result: Status = feasible_of(group, scheduled, remaining)
-            self._verdict = result  # the last PlacementFeasible verdict, for explain
-            return result
-
+        """podGroupSchedulingDefaultAlgorithm (podgroup_algorithm.py), each member that fits
+        assumed → Reserved → Permitted: the group's status and each tried member's outcome."""
         state = self._workloads.states.get(group.namespace, group.name)
-        scheduled = state.scheduled_pods_count(self._cache.is_assumed_pod)
-        remaining = len(members)
         outcomes: list[MemberOutcome] = []
-        status = feasible(scheduled, remaining)
-        if status.code == Code.ERROR:
-            return _evaluation_error(status), outcomes
-        if status.code == Code.UNSCHEDULABLE:
-            # minCount cannot be met even if every member fits: stop before trying any.
-            return Status(Code.UNSCHEDULABLE, *status.reasons), outcomes
-        any_scheduled = False
-        for pinfo in members:
-            previous = attempts.get(pinfo.uid) if attempts is not None else None
-            outcome = await self._place_member(pinfo, profile, group_trace, previous)
-            if attempts is not None:
-                attempts.setdefault(pinfo.uid, outcome.attempt)
-            outcomes.append(outcome)
-            failure = outcome.failure
-            if failure is not None and not failure.is_rejected:
-                status = Status.error(
-                    f"failed to schedule other pod from a pod group: {failure.message}"
-                )
-                break
-            remaining -= 1
-            if outcome.placed:
-                scheduled += 1
-            status = feasible(scheduled, remaining)
-            if status.code == Code.ERROR:
-                status = _evaluation_error(status)
-                break
-            if status.code == Code.UNSCHEDULABLE:
-                break  # minCount can no longer be met, whatever the rest do
-            any_scheduled |= outcome.placed
-        if status.is_wait:
-            status = Status(Code.UNSCHEDULABLE, *status.reasons)
-        if status.is_success and not any_scheduled:
-            status = Status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
+        status, self._verdict = await default_algorithm(
+            group,
+            members,
+            state.scheduled_pods_count(self._cache.is_assumed_pod),
+            placement_feasible_of(profile.framework),
+            functools.partial(self._place_member, profile, group_trace, None),
+            outcomes,
+        )
         return status, outcomes
 
     async def _post_filter(
@@ -365,72 +314,50 @@ class PodGroupCycle:
     ) -> Callable[[MutableNodes], Awaitable[tuple[Status, list[ProposedAssignment]]]]:
         """The group's scheduling function workload-aware preemption runs (upstream's
         pgSchedulingFunc): podGroupSchedulingDefaultAlgorithm on the snapshot as the preemption
-        has changed it, nothing assumed in the cache (see the module docstring)."""
+        has changed it, each member that fits added to its node there, nothing assumed in the
+        cache, every member taken off again before it returns (see the module docstring)."""
         fwk = profile.framework
-        plugin = fwk.plugins.get(GANG_SCHEDULING_PLUGIN)
-        feasible_of = getattr(plugin, "placement_feasible", None)
-
-        def feasible(scheduled: int, remaining: int) -> Status:
-            if feasible_of is None:
-                return Status.OK
-            verdict: Status = feasible_of(group, scheduled, remaining)
-            return verdict
 
         async def simulate(nodes: MutableNodes) -> tuple[Status, list[ProposedAssignment]]:
+            async def try_member(pinfo: QueuedPodInfo) -> SimulatedMember:
+                cycle_state = CycleState()
+                try:
+                    result = await schedule_pod(
+                        fwk,
+                        cycle_state,
+                        pinfo.pod,
+                        self._snapshot,
+                        percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+                        next_start_index=self._start_index,
+                        rng=self._rng,
+                        cycle=self._queue.scheduling_cycle,
+                    )
+                except FitError:
+                    return _NOT_FITTED
+                except Exception as exc:
+                    return SimulatedMember(Status.error(str(exc)))
+                host = result.suggested_host
+                assumed = pinfo.pod.with_node(host)
+                nodes.add_pod(assumed, host)
+                return SimulatedMember(None, (assumed, host, cycle_state))
+
             state = self._workloads.states.get(group.namespace, group.name)
-            scheduled = state.scheduled_pods_count(self._cache.is_assumed_pod)
-            remaining = len(members)
-            status = feasible(scheduled, remaining)
-            if status.code == Code.ERROR:
-                return _evaluation_error(status), []
-            if status.code == Code.UNSCHEDULABLE:
-                return Status(Code.UNSCHEDULABLE, *status.reasons), []
-            assignments: list[ProposedAssignment] = []
-            any_scheduled = False
+            outcomes: list[SimulatedMember] = []
             try:
-                for pinfo in members:
-                    cycle_state = CycleState()
-                    try:
-                        result = await schedule_pod(
-                            fwk,
-                            cycle_state,
-                            pinfo.pod,
-                            self._snapshot,
-                            percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
-                            next_start_index=self._start_index,
-                            rng=self._rng,
-                            cycle=self._queue.scheduling_cycle,
-                        )
-                    except FitError:
-                        placed = False
-                    except Exception as exc:
-                        status = Status.error(
-                            f"failed to schedule other pod from a pod group: {exc}"
-                        )
-                        break
-                    else:
-                        host = result.suggested_host
-                        assumed = pinfo.pod.with_node(host)
-                        nodes.add_pod(assumed, host)
-                        assignments.append((assumed, host, cycle_state))
-                        placed = True
-                    remaining -= 1
-                    scheduled += placed
-                    status = feasible(scheduled, remaining)
-                    if status.code == Code.ERROR:
-                        status = _evaluation_error(status)
-                        break
-                    if status.code == Code.UNSCHEDULABLE:
-                        break
-                    any_scheduled |= placed
+                status, _ = await default_algorithm(
+                    group,
+                    members,
+                    state.scheduled_pods_count(self._cache.is_assumed_pod),
+                    placement_feasible_of(fwk),
+                    try_member,
+                    outcomes,
+                )
             finally:
-                for assumed, host, _ in reversed(assignments):
-                    nodes.remove_pod(assumed, host)
-            if status.is_wait:
-                status = Status(Code.UNSCHEDULABLE, *status.reasons)
-            if status.is_success and not any_scheduled:
-                status = Status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
-            return status, assignments
+                for outcome in reversed(outcomes):
+                    if outcome.assignment is not None:
+                        assumed, host, _ = outcome.assignment
+                        nodes.remove_pod(assumed, host)
+            return status, [o.assignment for o in outcomes if o.assignment is not None]
 
         return simulate
 
@@ -465,90 +392,47 @@ class PodGroupCycle:
         profile: SchedulingProfile,
         group_trace: GroupSpan | NoopGroupSpan | None,
     ) -> tuple[Status, list[MemberOutcome]]:
-        """podGroupSchedulingPlacementAlgorithm (podgroup_placement.py): the default algorithm
+        """podGroupSchedulingPlacementAlgorithm (podgroup_algorithm.py): the default algorithm
         once per placement, each rolled back, then the chosen placement's members assumed
-        again (upstream assumes them for binding the same way)."""
+        again (upstream assumes them for binding the same way). A member keeps one attempt
+        (trace, start) across the placements of the cycle."""
         state = self._workloads.states.get(group.namespace, group.name)
-        all_nodes = list(self._snapshot.list())
-        scheduled = scheduled_member_nodes(state, self._assumed_pod)
-        placements, status = generate_placements(group, all_nodes, scheduled)
-        if not status.is_success:
-            return status, []
+        is_assumed = self._cache.is_assumed_pod
         attempts: dict[str, Attempt] = {}
-        nominated = nominated_placement(
-            placements, (pinfo.pod.nominated_node_name for pinfo in members)
+        result = await placement_algorithm(
+            group,
+            members,
+            scheduled_member_nodes(state, self._assumed_node),
+            lambda: state.scheduled_pods_count(is_assumed),
+            placement_feasible_of(profile.framework),
+            functools.partial(self._place_member, profile, group_trace, attempts),
+            self._roll_back_evaluation,
+            self._scope,
+            self._rng,
+            self._placements,
         )
-        order = [p for p in placements if p is not nominated]
-        if nominated is not None:
-            order.insert(0, nominated)
-        first: tuple[Status, list[MemberOutcome], Status | None] | None = None
-        feasible: list[tuple[Placement, Status, list[MemberOutcome], Status | None]] = []
-        for index, placement in enumerate(order):
-            status, outcomes = await self._evaluate_placement(
-                group, members, profile, group_trace, placement, attempts
-            )
-            self._placements.append(
-                PlacementTried(
-                    placement.name, len(placement.nodes), status, sum(o.placed for o in outcomes)
-                )
-            )
-            if status.code == Code.ERROR:
-                return status, outcomes
-            if first is None:
-                first = (status, outcomes, self._verdict)
-            if status.is_success:
-                feasible.append((placement, status, outcomes, self._verdict))
-                if index == 0 and placement is nominated:
-                    break  # the nominated placement fits: the others are not tried
-        if not feasible:
-            assert first is not None
-            self._verdict = first[2]
-            message = placements_failed_message(len(placements), first[0].message)
-            return Status(Code.UNSCHEDULABLE, message), first[1]
-        chosen = feasible[0]
-        if len(feasible) > 1:
-            base = state.scheduled_pods_count(self._cache.is_assumed_pod)
-            scores = pods_count_scores(
-                base, [sum(o.placed for o in outcomes) for _, _, outcomes, _ in feasible]
-            )
-            top = max(scores)
-            chosen = self._rng.choice(
-                [result for result, score in zip(feasible, scores, strict=True) if score == top]
-            )
-        placement, status, outcomes, self._verdict = chosen
+        self._verdict = result.verdict
+        placement = result.chosen
+        if placement is None:
+            return result.status, result.outcomes
         self._chosen = placement.name
         log.info(
             "Chose a placement for the pod group",
             extra={"podGroup": group.key, "placement": placement.name},
         )
         self._cache.update_snapshot(self._snapshot)
-        for outcome in outcomes:
+        for outcome in result.outcomes:
             if outcome.placed:
                 self._reassume(outcome)
-        return status, outcomes
+        return result.status, result.outcomes
 
-    async def _evaluate_placement(
-        self,
-        group: PodGroupView,
-        members: Sequence[QueuedPodInfo],
-        profile: SchedulingProfile,
-        group_trace: GroupSpan | NoopGroupSpan | None,
-        placement: Placement,
-        attempts: dict[str, Attempt],
-    ) -> tuple[Status, list[MemberOutcome]]:
-        """The default algorithm on `placement`'s nodes only; nothing stays assumed after."""
-        self._scope.assume(placement)
-        try:
-            status, outcomes = await self._run_algorithm(
-                group, members, profile, group_trace, attempts
-            )
-        finally:
-            self._scope.forget()
+    def _roll_back_evaluation(self, outcomes: Sequence[MemberOutcome]) -> None:
+        """After a placement's evaluation: nothing it assumed stays assumed, and the snapshot
+        (all its nodes again) shows so."""
         for outcome in outcomes:
             if outcome.held:
                 self._roll_back(outcome)
         self._cache.update_snapshot(self._snapshot)
-        return status, outcomes
 
     def _reassume(self, outcome: MemberOutcome) -> None:
         """Assume a member of the chosen placement again on the node it was given there:
@@ -567,8 +451,11 @@ class PodGroupCycle:
         self._roll_back(outcome)
         outcome.failure = status
 
-    def _assumed_pod(self, uid: str) -> PodView | None:
-        return self._cache.get_pod(uid) if self._cache.is_assumed_pod(uid) else None
+    def _assumed_node(self, uid: str) -> str | None:
+        if not self._cache.is_assumed_pod(uid):
+            return None
+        pod = self._cache.get_pod(uid)
+        return pod.node_name if pod is not None else None
 
     # -- members -------------------------------------------------------------------------
 
@@ -596,17 +483,19 @@ class PodGroupCycle:
 
     async def _place_member(
         self,
-        pinfo: QueuedPodInfo,
         profile: SchedulingProfile,
         group_trace: GroupSpan | NoopGroupSpan | None,
-        previous: Attempt | None = None,
+        attempts: dict[str, Attempt] | None,
+        pinfo: QueuedPodInfo,
     ) -> MemberOutcome:
         """The algorithm for one member, on the snapshot with the members assumed so far;
-        on success assume → Reserve → Permit. `previous`: the member's attempt in an earlier
-        placement of this cycle, whose trace and start this evaluation continues (with a
-        fresh CycleState, as upstream's per-placement podSchedulingContext)."""
+        on success assume → Reserve → Permit. `attempts` (the placement algorithm's): each
+        member's attempt in the first placement of this cycle, whose trace and start a later
+        placement's evaluation continues (with a fresh CycleState, as upstream's
+        per-placement podSchedulingContext)."""
         fwk = profile.framework
         state = CycleState()
+        previous = attempts.get(pinfo.uid) if attempts is not None else None
         if previous is None:
             self._stats.attempts += 1
             state.record_plugin_metrics = self._rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
@@ -619,6 +508,8 @@ class PodGroupCycle:
             state.record_plugin_metrics = previous.state.record_plugin_metrics
             state.tracer = previous.state.tracer
         attempt = Attempt(profile, state, trace, start, cycle, AttemptDetails())
+        if attempts is not None and previous is None:
+            attempts[pinfo.uid] = attempt
         outcome = MemberOutcome(pinfo, attempt)
         # Members assumed earlier in this cycle are in the cache: bring them into the snapshot
         # (keeping it restricted to the placement being evaluated, if any).
@@ -636,9 +527,7 @@ class PodGroupCycle:
                 cycle=attempt.cycle,
             )
         except FitError as fit:
-            outcome.fit = fit
-            outcome.failure = Status(Code.UNSCHEDULABLE, fit.message())
-            return outcome
+            return outcome.did_not_fit(fit)
         except Exception as exc:
             log.exception("scheduling algorithm failed", extra={"pod": pinfo.pod.key})
             outcome.failure = Status.error(str(exc))
@@ -849,10 +738,6 @@ class PodEventSink(Protocol):
 UNSCHEDULED_POD_ADD = ClusterEvent(
     EventResource.UNSCHEDULED_POD, ActionType.ADD, "UnschedulablePodAdd"
 )
-
-
-def _evaluation_error(status: Status) -> Status:
-    return Status.error(f"failed to evaluate placement feasibility: {status.message}")
 
 
 def _member_order(pinfo: QueuedPodInfo) -> tuple[int, float]:

@@ -20,7 +20,7 @@ from scheduler.framework.status import Status
 from scheduler.queue.types import QueuedPodInfo
 
 if TYPE_CHECKING:
-    from scheduler.cycle.podgroup_cycle import MemberOutcome
+    from scheduler.cycle.podgroup_algorithm import MemberOutcome
 
 
 @dataclass(frozen=True, slots=True)

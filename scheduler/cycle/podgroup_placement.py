@@ -18,15 +18,19 @@ PlacementScore, weight 1), and the framework's merging of placements
   all: Unschedulable "no feasible placements found" (TopologyPlacementGenerator's).
 - Order: the placement holding the members' nominated node (when exactly one does) is tried
   first and taken at once when the gang is feasible there; otherwise every placement is tried
-  with the default algorithm (podgroup_cycle.py's), restricted to its nodes (the snapshot's
-  AssumePlacement: filters, "0/N nodes" and spreading see only those nodes), each rolled back
-  after. Upstream's generator iterates a map; aiosched tries domains in name order.
+  with the default algorithm, restricted to its nodes (the snapshot's AssumePlacement:
+  filters, "0/N nodes" and spreading see only those nodes), each rolled back after. Upstream's
+  generator iterates a map; aiosched tries domains in name order.
 - Choice: among feasible placements, the highest PodGroupPodsCount score: members already
   scheduled plus members placed there, normalised to 0..100 against the best placement; ties at
   random (upstream's Randomizer). One feasible placement is taken without scoring.
 - None feasible: the group is Unschedulable with "0/N placements are available, first placement
   status: <the first placement's status>" (podGroupFitError), and the members carry that first
   placement's outcomes.
+
+This module holds the parts (generation, the nominated placement, scoring, the scope); the
+loop over placements that uses them is podgroup_algorithm.py's `placement_algorithm`, shared by
+the PodGroup cycle and what-if.
 
 Difference: upstream's PlacementGenerate / PlacementScore are configurable extension points;
 aiosched runs the two default plugins' behaviour built in (its configuration API has no such
@@ -38,7 +42,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scheduler.api.objects import PodView
 from scheduler.api.workload import PodGroupView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
@@ -125,17 +128,18 @@ def _domain_error(reason: str) -> Status:
 
 
 def scheduled_member_nodes(
-    state: PodGroupState, assumed_pod: Callable[[str], PodView | None]
+    state: PodGroupState, assumed_node: Callable[[str], str | None]
 ) -> list[tuple[str, str]]:
-    """(pod key, node) of the group's members that are bound or assumed (the cache's view)."""
+    """(pod key, node) of the group's members that are bound or assumed; `assumed_node(uid)`
+    is the node the cache has assumed a pod on, None when it has not assumed it."""
     out = []
     for uid, pod in state.pods.items():
         if uid in state.assigned and pod.node_name:
             out.append((pod.key, pod.node_name))
             continue
-        assumed = assumed_pod(uid)
-        if assumed is not None and assumed.node_name:
-            out.append((pod.key, assumed.node_name))
+        node = assumed_node(uid)
+        if node:
+            out.append((pod.key, node))
     return out
 
 

@@ -54,7 +54,7 @@ from scheduler.cycle.instrumentation import (
     attempt_explanation_parts,
     plugin_filter_details,
 )
-from scheduler.cycle.podgroup_cycle import GANG_SCHEDULING_PLUGIN, MemberOutcome
+from scheduler.cycle.podgroup_algorithm import GANG_SCHEDULING_PLUGIN, MemberOutcome
 from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile, registry_for_config
 from scheduler.cycle.scheduler import with_ignored_resources
 from scheduler.cycle.what_if_group import (

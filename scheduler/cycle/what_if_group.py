@@ -3,7 +3,7 @@ would go where, and which member blocks the quorum and why, without scheduling a
 
 `aiosched what-if` sends a `kind: List` of a scheduling.k8s.io/v1beta1 PodGroup and its member
 Pods (or only Pods naming a PodGroup the cluster has); what_if.py hands it here. The group
-algorithm is the one the PodGroup cycle runs (podgroup_cycle.py: GangScheduling's
+algorithm is the one the PodGroup cycle runs, podgroup_algorithm.py's (GangScheduling's
 PlacementFeasible before and after each member, members ordered by priority; with
 TopologyAwareWorkloadScheduling the placements of podgroup_placement.py, each tried on its
 nodes alone, the one placing the most members chosen), run on what-if's private snapshot:
@@ -28,7 +28,7 @@ import random
 import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from observability.http import BadRequest
 from scheduler.api.errors import MalformedObject
@@ -40,30 +40,26 @@ from scheduler.cycle.algorithm import (
     AttemptDetails,
     FitError,
     NoNodesAvailable,
-    ScheduleResult,
     SchedulingError,
     StartIndex,
     schedule_pod,
 )
-from scheduler.cycle.podgroup_cycle import (
-    GANG_SCHEDULING_PLUGIN,
-    POD_GROUP_UNSCHEDULABLE,
+from scheduler.cycle.podgroup_algorithm import (
     MemberOutcome,
+    default_algorithm,
+    placement_algorithm,
+    placement_feasible_of,
 )
 from scheduler.cycle.podgroup_explain import PlacementTried, group_summary
 from scheduler.cycle.podgroup_placement import (
-    Placement,
     PlacementScope,
-    generate_placements,
-    nominated_placement,
-    placements_failed_message,
-    pods_count_scores,
+    scheduled_member_nodes,
     topology_aware_enabled,
 )
 from scheduler.cycle.profile_set import SchedulingProfile
 from scheduler.cycle.scheduling_cycle import Attempt
 from scheduler.framework.interface import CycleState
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import Status
 from scheduler.listers.workload_objects import PodGroupStates, WorkloadObjects
 from scheduler.queue.types import QueuedPodInfo
 
@@ -188,7 +184,9 @@ def _naming_group(raw: Mapping[str, Any], group: PodGroupView) -> Mapping[str, A
 class SnapshotOverlay:
     """Members placed during a group what-if, on private copies of their nodes' NodeInfos in
     the what-if snapshot; `restore` puts the snapshot's own NodeInfos back. The snapshot's
-    NodeInfos are themselves what-if's copies of the cache's: the cache is never written."""
+    NodeInfos are themselves what-if's copies of the cache's: the cache is never written.
+    Within a PlacementScope the copies replace NodeInfos in the scope's lists only, which the
+    scope's `forget` drops: `restore` after it only clears the overlay for the next one."""
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
@@ -228,14 +226,18 @@ class SnapshotOverlay:
                 break
 
 
-def _without_suspending(step: Coroutine[Any, Any, ScheduleResult]) -> ScheduleResult:
-    """schedule_pod without extenders never suspends (what_if.py says why it must not)."""
+_Result = TypeVar("_Result")
+
+
+def _without_suspending(evaluation: Coroutine[Any, Any, _Result]) -> _Result:
+    """An evaluation's result: it runs schedule_pod without extenders, which never suspends
+    (what_if.py says why it must not), so it is driven to its end in one step."""
     try:
-        step.send(None)
+        evaluation.send(None)
     except StopIteration as done:
-        result: ScheduleResult = done.value
+        result: _Result = done.value
         return result
-    step.close()
+    evaluation.close()
     raise RuntimeError("schedule_pod suspended without extenders")
 
 
@@ -252,7 +254,7 @@ class GroupEvaluation:
 
 
 class GroupEvaluator:
-    """The PodGroup cycle's algorithm (podgroup_cycle.py: podGroupSchedulingDefaultAlgorithm
+    """The PodGroup cycle's algorithm (podgroup_algorithm.py: podGroupSchedulingDefaultAlgorithm
     and the placement algorithm) over what-if's snapshot, placing members on an overlay."""
 
     def __init__(
@@ -269,7 +271,7 @@ class GroupEvaluator:
         self._gates = gates
         self._rng = rng or random.Random()
         self._scope = PlacementScope(snapshot)
-        self._verdict: Status | None = None
+        self._overlay = SnapshotOverlay(snapshot)
 
     def evaluate(
         self,
@@ -284,165 +286,76 @@ class GroupEvaluator:
         # stands for the first-attempt time hypothetical pods do not have.
         members = [QueuedPodInfo(pod, float(i)) for i, pod in enumerate(pods)]
         members.sort(key=lambda pinfo: (-pinfo.pod.priority, pinfo.timestamp))
-        if topology_aware_enabled(self._gates):
-            return self._placement_algorithm(group, members, scheduled_before, scheduled_nodes)
-        overlay = SnapshotOverlay(self._snapshot)
-        try:
-            status, outcomes = self._default_algorithm(group, members, scheduled_before, overlay)
-        finally:
-            overlay.restore()
-        return GroupEvaluation(status, members, outcomes, self._verdict)
-
-    # -- podgroup_cycle.py's _run_algorithm, with the overlay for assume --------------------
-
-    def _default_algorithm(
-        self,
-        group: PodGroupView,
-        members: Sequence[QueuedPodInfo],
-        scheduled: int,
-        overlay: SnapshotOverlay,
-    ) -> tuple[Status, list[MemberOutcome]]:
-        plugin = self._profile.framework.plugins.get(GANG_SCHEDULING_PLUGIN)
-        feasible_of: Callable[[PodGroupView, int, int], Status] | None = getattr(
-            plugin, "placement_feasible", None
+        return _without_suspending(
+            self._evaluate(group, members, scheduled_before, scheduled_nodes)
         )
 
-        def feasible(scheduled: int, remaining: int) -> Status:
-            if feasible_of is None:
-                return Status.OK  # no PlacementFeasible plugin: nothing to enforce
-            result = feasible_of(group, scheduled, remaining)
-            self._verdict = result
-            return result
-
-        remaining = len(members)
-        outcomes: list[MemberOutcome] = []
-        status = feasible(scheduled, remaining)
-        if status.code == Code.ERROR:
-            return _evaluation_error(status), outcomes
-        if status.code == Code.UNSCHEDULABLE:
-            return Status(Code.UNSCHEDULABLE, *status.reasons), outcomes
-        any_scheduled = False
-        for pinfo in members:
-            outcome = self._place_member(pinfo, overlay)
-            outcomes.append(outcome)
-            failure = outcome.failure
-            if failure is not None and not failure.is_rejected:
-                status = Status.error(
-                    f"failed to schedule other pod from a pod group: {failure.message}"
-                )
-                break
-            remaining -= 1
-            if outcome.placed:
-                scheduled += 1
-            status = feasible(scheduled, remaining)
-            if status.code == Code.ERROR:
-                status = _evaluation_error(status)
-                break
-            if status.code == Code.UNSCHEDULABLE:
-                break
-            any_scheduled |= outcome.placed
-        if status.is_wait:
-            status = Status(Code.UNSCHEDULABLE, *status.reasons)
-        if status.is_success and not any_scheduled:
-            status = Status(Code.UNSCHEDULABLE, POD_GROUP_UNSCHEDULABLE)
-        return status, outcomes
-
-    def _place_member(self, pinfo: QueuedPodInfo, overlay: SnapshotOverlay) -> MemberOutcome:
-        profile = self._profile
-        state = CycleState()
-        attempt = Attempt(profile, state, None, 0.0, 0, AttemptDetails())
-        outcome = MemberOutcome(pinfo, attempt)
-        try:
-            result = _without_suspending(
-                schedule_pod(
-                    profile.framework,
-                    state,
-                    pinfo.pod,
-                    self._snapshot,
-                    percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
-                    next_start_index=self._start_index,
-                    rng=self._rng,
-                    details=attempt.details,
-                )
-            )
-        except FitError as fit:
-            outcome.fit = fit
-            outcome.failure = Status(Code.UNSCHEDULABLE, fit.message())
-            return outcome
-        except (NoNodesAvailable, SchedulingError) as exc:
-            outcome.failure = Status.error(str(exc))
-            return outcome
-        attempt.result = result
-        attempt.assumed = pinfo.pod.with_node(result.suggested_host)
-        overlay.place(attempt.assumed)
-        return outcome
-
-    # -- podgroup_cycle.py's _run_placement_algorithm ---------------------------------------
-
-    def _placement_algorithm(
+    async def _evaluate(
         self,
         group: PodGroupView,
         members: list[QueuedPodInfo],
         scheduled_before: int,
         scheduled_nodes: Sequence[tuple[str, str]],
     ) -> GroupEvaluation:
-        placements, status = generate_placements(
-            group, list(self._snapshot.list()), scheduled_nodes
-        )
-        if not status.is_success:
-            return GroupEvaluation(status, members, [])
-        nominated = nominated_placement(
-            placements, (pinfo.pod.nominated_node_name for pinfo in members)
-        )
-        order = [p for p in placements if p is not nominated]
-        if nominated is not None:
-            order.insert(0, nominated)
-        tried: list[PlacementTried] = []
-        first: tuple[Status, list[MemberOutcome], Status | None] | None = None
-        feasible: list[tuple[Placement, Status, list[MemberOutcome], Status | None]] = []
-        for index, placement in enumerate(order):
-            self._verdict = None
-            overlay = SnapshotOverlay(self._snapshot)
-            self._scope.assume(placement)
-            try:
-                status, outcomes = self._default_algorithm(
-                    group, members, scheduled_before, overlay
-                )
-            finally:
-                overlay.restore()
-                self._scope.forget()
-            placed = sum(o.placed for o in outcomes)
-            tried.append(PlacementTried(placement.name, len(placement.nodes), status, placed))
-            if status.code == Code.ERROR:
-                return GroupEvaluation(status, members, outcomes, self._verdict, tried)
-            if first is None:
-                first = (status, outcomes, self._verdict)
-            if status.is_success:
-                feasible.append((placement, status, outcomes, self._verdict))
-                if index == 0 and placement is nominated:
-                    break
-        if not feasible:
-            assert first is not None
-            message = placements_failed_message(len(placements), first[0].message)
+        placement_feasible = placement_feasible_of(self._profile.framework)
+        if topology_aware_enabled(self._gates):
+            tried: list[PlacementTried] = []
+            result = await placement_algorithm(
+                group,
+                members,
+                scheduled_nodes,
+                lambda: scheduled_before,
+                placement_feasible,
+                self._place_member,
+                self._take_back,
+                self._scope,
+                self._rng,
+                tried,
+            )
+            chosen = None if result.chosen is None else result.chosen.name
             return GroupEvaluation(
-                Status(Code.UNSCHEDULABLE, message), members, first[1], first[2], tried
+                result.status, members, result.outcomes, result.verdict, tried, chosen
             )
-        chosen = feasible[0]
-        if len(feasible) > 1:
-            scores = pods_count_scores(
-                scheduled_before,
-                [sum(o.placed for o in outcomes) for _, _, outcomes, _ in feasible],
+        outcomes: list[MemberOutcome] = []
+        try:
+            status, verdict = await default_algorithm(
+                group, members, scheduled_before, placement_feasible, self._place_member, outcomes
             )
-            top = max(scores)
-            chosen = self._rng.choice(
-                [result for result, score in zip(feasible, scores, strict=True) if score == top]
-            )
-        placement, status, outcomes, verdict = chosen
-        return GroupEvaluation(status, members, outcomes, verdict, tried, placement.name)
+        finally:
+            self._overlay.restore()
+        return GroupEvaluation(status, members, outcomes, verdict)
 
+    async def _place_member(self, pinfo: QueuedPodInfo) -> MemberOutcome:
+        """The algorithm for one member (Filter and Score only); a member that fits is added
+        to the overlay, where the members after it see it."""
+        profile = self._profile
+        state = CycleState()
+        attempt = Attempt(profile, state, None, 0.0, 0, AttemptDetails())
+        outcome = MemberOutcome(pinfo, attempt)
+        try:
+            result = await schedule_pod(
+                profile.framework,
+                state,
+                pinfo.pod,
+                self._snapshot,
+                percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+                next_start_index=self._start_index,
+                rng=self._rng,
+                details=attempt.details,
+            )
+        except FitError as fit:
+            return outcome.did_not_fit(fit)
+        except (NoNodesAvailable, SchedulingError) as exc:
+            outcome.failure = Status.error(str(exc))
+            return outcome
+        attempt.result = result
+        attempt.assumed = pinfo.pod.with_node(result.suggested_host)
+        self._overlay.place(attempt.assumed)
+        return outcome
 
-def _evaluation_error(status: Status) -> Status:
-    return Status.error(f"failed to evaluate placement feasibility: {status.message}")
+    def _take_back(self, outcomes: Sequence[MemberOutcome]) -> None:
+        """After a placement's evaluation: the members it placed leave the overlay."""
+        self._overlay.restore()
 
 
 def cluster_members(
@@ -454,15 +367,7 @@ def cluster_members(
     state = states.find(group.namespace, group.name)
     if state is None:
         return []
-    out = []
-    for uid, pod in state.pods.items():
-        if uid in state.assigned and pod.node_name:
-            out.append((pod.key, pod.node_name))
-            continue
-        node = assumed_node(uid)
-        if node:
-            out.append((pod.key, node))
-    return out
+    return scheduled_member_nodes(state, assumed_node)
 
 
 def group_section(evaluation: GroupEvaluation, group: PodGroupView) -> dict[str, Any]:

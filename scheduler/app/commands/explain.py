@@ -50,6 +50,17 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TOKEN",
         help=f"bearer token for the secure port (default: ${TOKEN_VARIABLE})",
     )
+    add_tls_arguments(parser)
+    parser.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="ask over plain HTTP (an `aiosched run --insecure-http`)",
+    )
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """How to verify the secure port's certificate (explain, what-if and view); read back by
+    `tls_setting`."""
     parser.add_argument(
         "--certificate-authority",
         metavar="FILE",
@@ -61,14 +72,10 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not verify the secure port's certificate (the self-signed one aiosched "
         "generates when given none)",
     )
-    parser.add_argument(
-        "--insecure-http",
-        action="store_true",
-        help="ask over plain HTTP (an `aiosched run --insecure-http`)",
-    )
 
 
 def tls_setting(args: argparse.Namespace) -> ssl.SSLContext | bool:
+    """aiohttp's `ssl` argument for the options `add_tls_arguments` added."""
     if args.insecure_skip_tls_verify:
         return False
     if args.certificate_authority:

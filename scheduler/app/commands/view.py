@@ -36,7 +36,7 @@ from aiohttp import web
 from kubernetes_asyncio.client import Configuration
 
 from apimachinery.netutil import is_loopback
-from scheduler.app.commands.explain import TOKEN_VARIABLE
+from scheduler.app.commands.explain import TOKEN_VARIABLE, add_tls_arguments, tls_setting
 from scheduler.client.kubeconfig import KubeconfigError, resolve_configuration
 from scheduler.server.webview import STATE_PATH, VIEW_PATH
 
@@ -76,17 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"bearer token to send instead of the kubeconfig's (default: ${TOKEN_VARIABLE}, "
         "which keeps it out of the process list)",
     )
-    parser.add_argument(
-        "--certificate-authority",
-        metavar="FILE",
-        help="PEM certificate(s) to verify the secure port's certificate with",
-    )
-    parser.add_argument(
-        "--insecure-skip-tls-verify",
-        action="store_true",
-        help="do not verify the secure port's certificate (the self-signed one aiosched "
-        "generates when given none)",
-    )
+    add_tls_arguments(parser)
     parser.add_argument(
         "--insecure-http",
         action="store_true",
@@ -184,20 +174,13 @@ async def _credentials(args: argparse.Namespace) -> Credentials:
     return credentials
 
 
-def _tls(args: argparse.Namespace) -> ssl.SSLContext | bool:
-    if args.insecure_http or args.insecure_skip_tls_verify:
-        return False
-    if args.certificate_authority:
-        return ssl.create_default_context(cafile=args.certificate_authority)
-    return True
-
-
 async def serve(args: argparse.Namespace) -> None:
     credentials = await _credentials(args)
     scheme = "http" if args.insecure_http else "https"
     upstream = f"{scheme}://{args.http_address}"
+    tls = False if args.insecure_http else tls_setting(args)
     async with aiohttp.ClientSession(trust_env=False) as session:
-        runner = web.AppRunner(proxy_app(upstream, credentials, session, _tls(args)))
+        runner = web.AppRunner(proxy_app(upstream, credentials, session, tls))
         await runner.setup()
         try:
             site = web.TCPSite(runner, args.address, args.port)
