@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from observability.explain import build_explanation
@@ -64,6 +64,7 @@ from scheduler.cycle.what_if_group import (
     group_request,
     group_section,
     is_group_manifest,
+    without_suspending,
 )
 from scheduler.extenders import ExtenderConfigError, ignored_resources
 from scheduler.framework.errors import FrameworkError
@@ -120,18 +121,6 @@ def pod_from_manifest(obj: Any) -> PodView:
         raise BadRequest(f"invalid pod: {exc}") from None
 
 
-def _without_suspending(step: Coroutine[Any, Any, ScheduleResult]) -> ScheduleResult:
-    """The result of schedule_pod asked without extenders, which never suspends: driven to
-    its end in one step, so that the evaluation stays synchronous (see above)."""
-    try:
-        step.send(None)
-    except StopIteration as done:
-        result: ScheduleResult = done.value
-        return result
-    step.close()
-    raise RuntimeError("schedule_pod suspended without extenders")
-
-
 class WhatIf:
     """Answers what-if questions against one running Scheduler (see the module docstring)."""
 
@@ -174,7 +163,7 @@ class WhatIf:
         result: ScheduleResult | None = None
         outcome, message = "schedulable", ""
         try:
-            result = _without_suspending(
+            result = without_suspending(
                 schedule_pod(
                     profile.framework,
                     state,

@@ -229,9 +229,10 @@ class SnapshotOverlay:
 _Result = TypeVar("_Result")
 
 
-def _without_suspending(evaluation: Coroutine[Any, Any, _Result]) -> _Result:
-    """An evaluation's result: it runs schedule_pod without extenders, which never suspends
-    (what_if.py says why it must not), so it is driven to its end in one step."""
+def without_suspending(evaluation: Coroutine[Any, Any, _Result]) -> _Result:
+    """An evaluation's result (one pod's schedule_pod, or a whole group's): it runs schedule_pod
+    without extenders, which never suspends (what_if.py says why it must not), so it is driven
+    to its end in one step."""
     try:
         evaluation.send(None)
     except StopIteration as done:
@@ -286,7 +287,7 @@ class GroupEvaluator:
         # stands for the first-attempt time hypothetical pods do not have.
         members = [QueuedPodInfo(pod, float(i)) for i, pod in enumerate(pods)]
         members.sort(key=lambda pinfo: (-pinfo.pod.priority, pinfo.timestamp))
-        return _without_suspending(
+        return without_suspending(
             self._evaluate(group, members, scheduled_before, scheduled_nodes)
         )
 
