@@ -208,7 +208,7 @@ class ConfigSpec:
 
 class WeightedPlugin(NamedTuple):
     name: str
-    weight: int  # meaningful at "score"; 0 elsewhere
+    weight: int  # meaningful at "score" and "placementScore"; 0 elsewhere
 
 
 @dataclass(frozen=True)

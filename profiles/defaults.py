@@ -60,16 +60,22 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
 # on by default since v1.36 (GA, locked on, in v1.37). Upstream also appends GangScheduling to
 # the default MultiPoint when the GangScheduling gate is on (which needs GenericWorkload); the
 # v1.35 integration tests of test/integration/scheduler/gang (gang_test.go) run gangs with a
-# default configuration and only the gates set. The topology placement plugins it appends with
-# TopologyAwareWorkloadScheduling (TopologyPlacementGenerator, PodGroupPodsCount) are not
-# configurable plugins here: the PodGroup cycle runs their behaviour built in whenever that
-# gate is on (scheduler/cycle/podgroup_placement.py).
+# default configuration and only the gates set. With TopologyAwareWorkloadScheduling on (it
+# needs GenericWorkload too) upstream appends TopologyPlacementGenerator (PlacementGenerate) and
+# PodGroupPodsCount (PlacementScore, weight 1) after them (pkg/scheduler/apis/config/v1/
+# AGENTS.md, applyFeatureGates: "Appends TopologyPlacementGenerator and PodGroupPodsCount
+# (weight: 1)").
 NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
 GANG_SCHEDULING = "GangScheduling"
 GENERIC_WORKLOAD = "GenericWorkload"
+TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
+TOPOLOGY_PLACEMENT_GENERATOR = "TopologyPlacementGenerator"
+POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
 FEATURE_GATED_PLUGINS: tuple[tuple[tuple[str, ...], PluginRef], ...] = (
     ((NODE_DECLARED_FEATURES,), PluginRef(NODE_DECLARED_FEATURES)),
     ((GENERIC_WORKLOAD, GANG_SCHEDULING), PluginRef(GANG_SCHEDULING)),
+    ((TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,), PluginRef(TOPOLOGY_PLACEMENT_GENERATOR)),
+    ((TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,), PluginRef(POD_GROUP_PODS_COUNT, 1)),
 )
 # Upstream's defaults of the gates above where a gate is on by default; the others are off.
 # scheduler/app/commands/upstream_flags.py's FEATURE_GATES passes every gate explicitly.

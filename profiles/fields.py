@@ -126,10 +126,11 @@ def _fields() -> dict[str, FieldSupport]:
     }
     for path in _plugin_paths():
         fields[path] = FieldSupport(reload, "scheduler/framework/runtime.py plugin lists")
-        weighted = (".score.enabled[].", ".multiPoint.enabled[].")
+        weighted = (".score.enabled[].", ".placementScore.enabled[].", ".multiPoint.enabled[].")
         if path.endswith(".weight") and not any(point in path for point in weighted):
             fields[path] = FieldSupport(
-                Effect.NO_EFFECT, "only Score plugins have weights; ignored here, as upstream"
+                Effect.NO_EFFECT,
+                "only Score and PlacementScore plugins have weights; ignored here, as upstream",
             )
     for name in EXTENDER_FIELDS:
         if name not in ("tlsConfig", "managedResources"):

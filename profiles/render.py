@@ -16,7 +16,7 @@ from profiles.config import ResolvedConfig, ResolvedProfile
 from profiles.duration import format_duration
 from profiles.errors import ConfigInvalidError
 from profiles.fields import caveats
-from profiles.spec import EXTENSION_POINTS, PluginRegistry
+from profiles.spec import EXTENSION_POINTS, WEIGHTED_POINTS, PluginRegistry
 
 
 def render_profiles(cfg: ResolvedConfig) -> str:
@@ -65,7 +65,8 @@ def _profile(p: ResolvedProfile) -> dict[str, Any]:
         entries = p.at(point)
         if entries:
             plugins[point] = [
-                f"{e.name} (weight {e.weight})" if point == "score" else e.name for e in entries
+                f"{e.name} (weight {e.weight})" if point in WEIGHTED_POINTS else e.name
+                for e in entries
             ]
     out: dict[str, Any] = {
         "schedulerName": p.scheduler_name,

@@ -22,7 +22,7 @@ from profiles.config import (
 )
 from profiles.defaults import DEFAULT_PLUGIN_NAMES
 from profiles.errors import ErrorSink, child, index
-from profiles.spec import EXTENSION_POINTS, MULTI_POINT, PluginRegistry
+from profiles.spec import EXTENSION_POINTS, MULTI_POINT, WEIGHTED_POINTS, PluginRegistry
 from profiles.validate import REMOVED_IN_V1
 
 MAX_NODE_SCORE = 100
@@ -52,11 +52,13 @@ def resolve_profile(
     notes: list[str] = []
     plugins = _drop_unregistered(profile.plugins or Plugins(), ctx, notes)
     lists: dict[str, tuple[WeightedPlugin, ...]] = {}
-    weights = _score_weights(plugins, ctx)
+    weights = {point: _score_weights(plugins, ctx, point) for point in WEIGHTED_POINTS}
     for point in EXTENSION_POINTS:
         names = _plugins_at(point, plugins, ctx)
+        point_weights = weights.get(point)
         lists[point] = tuple(
-            WeightedPlugin(n, weights.get(n, 1) if point == "score" else 0) for n in names
+            WeightedPlugin(n, 0 if point_weights is None else point_weights.get(n, 1))
+            for n in names
         )
     name = profile.scheduler_name or ""
     if len(lists["queueSort"]) != 1:
@@ -152,21 +154,22 @@ def _plugins_at(point: str, plugins: Plugins, ctx: _Ctx) -> list[str]:
     return first + from_multi_point + rest
 
 
-def _score_weights(plugins: Plugins, ctx: _Ctx) -> dict[str, int]:
-    """getScoreWeights: the score point's own weight wins over multiPoint's; 0/unset means 1;
-    the weighted maximum total must fit in int64."""
+def _score_weights(plugins: Plugins, ctx: _Ctx, scored: str) -> dict[str, int]:
+    """getScoreWeights for `scored` ("score" or "placementScore", whose weights upstream keeps
+    the same way): the point's own weight wins over multiPoint's; 0/unset means 1; the
+    weighted maximum total must fit in int64."""
     weights: dict[str, int] = {}
     total = 0
-    for point in ("score", MULTI_POINT):
+    for point in (scored, MULTI_POINT):
         for ref in plugins[point].enabled:
-            if not _implements(ref.name, "score", ctx) or ref.name in weights:
+            if not _implements(ref.name, scored, ctx) or ref.name in weights:
                 continue
             weight = ref.weight or 1
             weights[ref.name] = weight
             if weight * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
                 ctx.sink.add(
                     child(ctx.where(ref, point), "weight"),
-                    "total score of score plugins could overflow",
+                    f"total score of {scored} plugins could overflow",
                 )
             total += weight * MAX_NODE_SCORE
     return weights

@@ -22,7 +22,19 @@ EXTENSION_POINTS: tuple[str, ...] = (
     "preBind",
     "bind",
     "postBind",
+    # The PodGroup (workload) cycle's points, after the per-pod ones as in upstream's Plugins
+    # struct (staging/src/k8s.io/kube-scheduler/config/v1/types.go): placements generated,
+    # each one's feasibility checked member by member, the feasible ones scored, and the
+    # group's PostFilter (workload-aware preemption) when none is feasible.
+    "placementGenerate",
+    "placementScore",
+    "placementFeasible",
+    "podGroupPostFilter",
 )
+
+#: Points whose plugins carry a weight (upstream's Plugin.Weight: "only used for Score and
+#: PlacementScore plugins").
+WEIGHTED_POINTS: tuple[str, ...] = ("score", "placementScore")
 
 # Every key accepted under `plugins:`.
 PLUGIN_SET_KEYS: tuple[str, ...] = (*EXTENSION_POINTS, MULTI_POINT)

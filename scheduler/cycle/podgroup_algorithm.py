@@ -10,16 +10,17 @@ so that the three cannot drift apart:
 
 - `default_algorithm`, upstream's podGroupSchedulingDefaultAlgorithm
   (pkg/scheduler/schedule_one_podgroup.go at v1.37): the members in the order given, with
-  GangScheduling's PlacementFeasible asked before any is tried and after each one (scheduled,
-  remaining). Unschedulable stops the loop (minCount can no longer be met), Error fails the
-  group ("failed to evaluate placement feasibility: ..."), a member's algorithm error fails it
-  too ("failed to schedule other pod from a pod group: ..."), Wait at the end counts as
-  Unschedulable, and success with nothing placed is POD_GROUP_UNSCHEDULABLE.
+  the profile's PlacementFeasible (GangScheduling's) asked before any is tried and after
+  each one (scheduled, remaining). Unschedulable stops the loop (minCount can no longer be
+  met), Error fails the group ("failed to evaluate placement feasibility: ..."), a member's
+  algorithm error fails it too ("failed to schedule other pod from a pod group: ..."), Wait
+  at the end counts as Unschedulable, and success with nothing placed is POD_GROUP_UNSCHEDULABLE.
 - `placement_algorithm`, upstream's podGroupSchedulingPlacementAlgorithm
   (pkg/scheduler/algorithm_podgroup.go; podgroup_placement.py says what it specifies): the
   default algorithm once per placement, each on its own nodes (PlacementScope) and taken away
   after, the nominated placement first and taken at once when feasible, otherwise the best
-  PodGroupPodsCount score among the feasible ones (ties at random).
+  total of the profile's PlacementScore plugins among the feasible ones (ties at random); the
+  placements are the profile's PlacementGenerate plugins' (the runtime's placement.py).
 
 A member is tried by `try_member(pinfo)`, which records it where the caller wants it when it
 fits and returns its MemberTrial (what the loop reads: `failure`, None when placed); the
@@ -29,7 +30,7 @@ callers' `undo_members(outcomes)` takes an evaluation's placed members away agai
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -39,38 +40,29 @@ from scheduler.cycle.podgroup_explain import PlacementTried
 from scheduler.cycle.podgroup_placement import (
     Placement,
     PlacementScope,
-    generate_placements,
     nominated_placement,
     placements_failed_message,
-    pods_count_scores,
 )
 from scheduler.cycle.scheduling_cycle import Attempt
+from scheduler.framework.interface import PodGroupPlacementInfo
 from scheduler.framework.runtime import Framework
+from scheduler.framework.runtime.placement import PLACEMENT_FEASIBLE_PLUGIN
 from scheduler.framework.status import Code, Status
 from scheduler.queue.types import QueuedPodInfo
 
-#: The plugin whose PlacementFeasible the algorithm asks (upstream runs no other one yet).
-GANG_SCHEDULING_PLUGIN = "GangScheduling"
+#: The plugin whose PlacementFeasible upstream's runtime asks (what-if reads it by name).
+GANG_SCHEDULING_PLUGIN = PLACEMENT_FEASIBLE_PLUGIN
 #: upstream's errPodGroupUnschedulable
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 
-#: GangScheduling's PlacementFeasible(group, scheduled, remaining), bound to the plugin.
+#: The profile's PlacementFeasible(group, scheduled, remaining), bound to its plugin.
 PlacementFeasible = Callable[[PodGroupView, int, int], Status]
 
 
-class PlacementFeasiblePlugin(Protocol):
-    """What the algorithm asks of GangScheduling (upstream's framework.PlacementFeasiblePlugin);
-    the cycle imports no plugin, so it finds the method on the profile's plugin by name."""
-
-    def placement_feasible(self, group: PodGroupView, scheduled: int, remaining: int) -> Status: ...
-
-
 def placement_feasible_of(framework: Framework) -> PlacementFeasible | None:
-    """The profile's PlacementFeasible, or None when it has no GangScheduling (nothing to
+    """The profile's PlacementFeasible, or None when it has none at that point (nothing to
     enforce: every check passes)."""
-    plugin = framework.plugins.get(GANG_SCHEDULING_PLUGIN)
-    feasible: PlacementFeasible | None = getattr(plugin, "placement_feasible", None)
-    return feasible
+    return framework.placement_feasible()
 
 
 class MemberTrial(Protocol):
@@ -175,9 +167,10 @@ class PlacementResult(Generic[TrialT]):
 
 
 async def placement_algorithm(
+    framework: Framework,
     group: PodGroupView,
     members: Sequence[QueuedPodInfo],
-    scheduled_nodes: Iterable[tuple[str, str]],
+    scheduled_nodes: Sequence[tuple[str, str]],
     scheduled_count: Callable[[], int],
     placement_feasible: PlacementFeasible | None,
     try_member: Callable[[QueuedPodInfo], Awaitable[TrialT]],
@@ -186,12 +179,14 @@ async def placement_algorithm(
     rng: random.Random,
     tried: list[PlacementTried],
 ) -> PlacementResult[TrialT]:
-    """podGroupSchedulingPlacementAlgorithm on `scope`'s snapshot. `scheduled_nodes`: (pod
+    """podGroupSchedulingPlacementAlgorithm on `scope`'s snapshot, with `framework`'s
+    PlacementGenerate and PlacementScore plugins. `scheduled_nodes`: (pod
     key, node) of the members already assumed or bound; `scheduled_count()`: how many they are
     (asked before each placement and for scoring). Every placement tried is appended to
     `tried`; none of the members stays placed when this returns (`undo_members` ran after each
     placement, once the scope has given the snapshot all its nodes back)."""
-    placements, status = generate_placements(group, list(scope.snapshot.list()), scheduled_nodes)
+    info = PodGroupPlacementInfo(group, scheduled_nodes, scheduled_count())
+    placements, status = framework.run_placement_generate_plugins(info, list(scope.snapshot.list()))
     if not status.is_success:
         return PlacementResult(status, [], None)
     nominated = nominated_placement(
@@ -231,10 +226,14 @@ async def placement_algorithm(
         return PlacementResult(Status(Code.UNSCHEDULABLE, message), first.outcomes, first.verdict)
     chosen = feasible[0]
     if len(feasible) > 1:
-        scores = pods_count_scores(
-            scheduled_count(),
+        scoring = PodGroupPlacementInfo(group, scheduled_nodes, scheduled_count())
+        scores, status = framework.run_placement_score_plugins(
+            scoring,
+            [won for result in feasible if (won := result.chosen) is not None],
             [sum(o.failure is None for o in result.outcomes) for result in feasible],
         )
+        if not status.is_success:
+            return PlacementResult(status, [], None)
         top = max(scores)
         chosen = rng.choice(
             [result for result, score in zip(feasible, scores, strict=True) if score == top]

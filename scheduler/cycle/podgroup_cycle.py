@@ -84,7 +84,14 @@ from scheduler.cycle.scheduling_cycle import (
     forget_assumed,
 )
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource
-from scheduler.framework.interface import CycleState
+from scheduler.framework.interface import (
+    CycleState,
+    MutableNodes,
+    PodGroupPostFilterPlugin,
+    PodGroupPostFilterResult,
+    ProposedAssignment,
+)
+from scheduler.framework.runtime.placement import NO_POD_GROUP_POST_FILTER
 from scheduler.framework.status import Code, Status
 from scheduler.listers.workload_objects import (
     WorkloadObjects,
@@ -100,44 +107,18 @@ from scheduler.queue.types import QueuedPodInfo
 log = logging.getLogger("scheduler.cycle.scheduler")
 
 
-#: The plugin whose PodGroupPostFilter the cycle runs (upstream runs only DefaultPreemption).
+#: The plugin that implements PodGroupPostFilter upstream (and here).
 DEFAULT_PREEMPTION_PLUGIN = "DefaultPreemption"
-#: upstream's runWorkloadAwarePreemption without a PodGroupPostFilter plugin
-NO_POD_GROUP_POST_FILTER = (
-    "default preemption plugin is not registered, workload aware preemption is disabled"
-)
-
-# (member with its node set, node, its CycleState): a proposed assignment of the simulation.
-ProposedAssignment = tuple[PodView, str, CycleState]
-
-
-class MutableNodes(Protocol):
-    """The snapshot as workload-aware preemption hands it to the group's scheduling function
-    (DefaultPreemption's SnapshotBackup)."""
-
-    def add_pod(self, pod: PodView, node_name: str) -> None: ...
-
-    def remove_pod(self, pod: PodView, node_name: str) -> None: ...
-
-
-class PodGroupPostFilterResult(Protocol):
-    """What the cycle reads of a PodGroupPostFilter result."""
-
-    @property
-    def nominations(self) -> Mapping[str, str]: ...
-
-
-class PodGroupPostFilterPlugin(Protocol):
-    """DefaultPreemption's PodGroupPostFilter, found on the profile's plugin by name."""
-
-    def pod_group_post_filter(
-        self,
-        group: PodGroupView,
-        members: Sequence[PodView],
-        schedule_group: Callable[
-            [MutableNodes], Awaitable[tuple[Status, list[ProposedAssignment]]]
-        ],
-    ) -> Awaitable[tuple[PodGroupPostFilterResult | None, Status]]: ...
+# The PodGroupPostFilter contract moved to the framework (scheduler/framework/interface.py);
+# re-exported for the callers that import it from here.
+__all__ = [
+    "DEFAULT_PREEMPTION_PLUGIN",
+    "NO_POD_GROUP_POST_FILTER",
+    "MutableNodes",
+    "PodGroupPostFilterPlugin",
+    "PodGroupPostFilterResult",
+    "ProposedAssignment",
+]
 
 
 @dataclass(slots=True)
@@ -285,16 +266,9 @@ class PodGroupCycle:
             if outcome.held:
                 self._roll_back(outcome)
         self._cache.update_snapshot(self._snapshot)
-        plugin = profile.framework.plugins.get(DEFAULT_PREEMPTION_PLUGIN)
-        post_filter = getattr(plugin, "pod_group_post_filter", None)
-        result: PodGroupPostFilterResult | None = None
-        if post_filter is None:
-            outcome_status = Status(Code.UNSCHEDULABLE, NO_POD_GROUP_POST_FILTER)
-        else:
-            typed: PodGroupPostFilterPlugin = plugin  # type: ignore[assignment]
-            result, outcome_status = await typed.pod_group_post_filter(
-                group, [pinfo.pod for pinfo in members], self._simulation(group, members, profile)
-            )
+        result, outcome_status = await profile.framework.run_pod_group_post_filter_plugins(
+            group, [pinfo.pod for pinfo in members], self._simulation(group, members, profile)
+        )
         if outcome_status.code == Code.ERROR:
             return outcome_status, None
         nominations = None
@@ -400,6 +374,7 @@ class PodGroupCycle:
         is_assumed = self._cache.is_assumed_pod
         attempts: dict[str, Attempt] = {}
         result = await placement_algorithm(
+            profile.framework,
             group,
             members,
             scheduled_member_nodes(state, self._assumed_node),

@@ -302,6 +302,7 @@ class GroupEvaluator:
         if topology_aware_enabled(self._gates):
             tried: list[PlacementTried] = []
             result = await placement_algorithm(
+                self._profile.framework,
                 group,
                 members,
                 scheduled_nodes,

@@ -13,7 +13,7 @@ decoded from pluginConfig (or its defaults) and `handle` is the framework `Handl
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -22,6 +22,7 @@ from scheduler.framework.status import Status
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
+    from scheduler.api.workload import PodGroupView
     from scheduler.cache.node_info import NodeInfo
     from scheduler.extenders.http import HTTPExtender
     from scheduler.listers.cluster_objects import ClusterObjects
@@ -45,6 +46,12 @@ EXTENSION_POINT_METHODS: Mapping[str, str] = {
     "preBind": "pre_bind",
     "bind": "bind",
     "postBind": "post_bind",
+    # The PodGroup cycle's points (upstream's PlacementGeneratePlugin, PlacementScorePlugin,
+    # PlacementFeasiblePlugin, PodGroupPostFilterPlugin).
+    "placementGenerate": "generate_placements",
+    "placementScore": "score_placement",
+    "placementFeasible": "placement_feasible",
+    "podGroupPostFilter": "pod_group_post_filter",
 }
 
 
@@ -298,6 +305,105 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+# ---- the PodGroup cycle's points --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A set of nodes a pod group is tried on (upstream's fwk.Placement): `name` says which
+    ("" for the parent placement of every node; merged placements join names with "/")."""
+
+    name: str
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupPlacementInfo:
+    """What the placement points read of the group being placed (upstream's PodGroupInfo with
+    its PodGroupState): the group, the (pod key, node) of its members already assumed or
+    bound, and how many they are."""
+
+    group: PodGroupView
+    scheduled_nodes: Sequence[tuple[str, str]]
+    scheduled_count: int
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Plugin, Protocol):
+    """PlacementGenerate: the placements the group may take within `parent`, whose nodes are
+    `nodes`. Returning `[parent]` itself says "no constraint of mine" (upstream's generators
+    return the parent placement): the runtime then leaves this plugin out of the merge."""
+
+    def generate_placements(
+        self, group: PodGroupPlacementInfo, parent: Placement, nodes: Sequence[NodeInfo]
+    ) -> tuple[Sequence[Placement], Status]: ...
+
+
+class PlacementScoreExtensions(Protocol):
+    def normalize_placement_score(self, group: PodGroupPlacementInfo, scores: list[int]) -> Status:
+        """Normalize `scores` (one per feasible placement, in place) to [0, 100]."""
+        ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    """PlacementScore: one feasible placement's score. `placed` is how many members the
+    placement's evaluation placed (upstream passes the proposed assignments themselves; its
+    in-tree scorer reads only their number, and counting keeps the group cycle free of a
+    per-member list)."""
+
+    def score_placement(
+        self, group: PodGroupPlacementInfo, placement: Placement, placed: int
+    ) -> tuple[int, Status]: ...
+
+    def placement_score_extensions(self) -> PlacementScoreExtensions | None: ...
+
+
+@runtime_checkable
+class PlacementFeasiblePlugin(Plugin, Protocol):
+    """PlacementFeasible: whether `group` can still reach its constraint (minCount) with
+    `scheduled` members assumed or bound and `remaining` still to try; asked before the first
+    member and after each one."""
+
+    def placement_feasible(self, group: PodGroupView, scheduled: int, remaining: int) -> Status: ...
+
+
+class MutableNodes(Protocol):
+    """The snapshot as workload-aware preemption hands it to the group's scheduling function
+    (DefaultPreemption's SnapshotBackup)."""
+
+    def add_pod(self, pod: PodView, node_name: str) -> None: ...
+
+    def remove_pod(self, pod: PodView, node_name: str) -> None: ...
+
+
+# (member with its node set, node, its CycleState): a proposed assignment of a simulation.
+ProposedAssignment = tuple["PodView", str, CycleState]
+
+
+class PodGroupPostFilterResult(Protocol):
+    """What the cycle reads of a PodGroupPostFilter result."""
+
+    @property
+    def nominations(self) -> Mapping[str, str]: ...
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Plugin, Protocol):
+    """PodGroupPostFilter: runs when no placement of the group is feasible (upstream's only
+    one is DefaultPreemption's workload-aware preemption); `schedule_group` runs the group's
+    algorithm on the nodes it is given."""
+
+    def pod_group_post_filter(
+        self,
+        group: PodGroupView,
+        members: Sequence[PodView],
+        schedule_group: Callable[
+            [MutableNodes], Awaitable[tuple[Status, list[ProposedAssignment]]]
+        ],
+    ) -> Awaitable[tuple[PodGroupPostFilterResult | None, Status]]: ...
 
 
 @runtime_checkable

@@ -20,8 +20,10 @@ from scheduler.plugins import (
     nodename,
     nodeports,
     nodevolumelimits,
+    podgrouppodscount,
     podtopologyspread,
     tainttoleration,
+    topologyplacementgenerator,
     volumebinding,
     volumerestrictions,
     volumezone,
@@ -62,6 +64,8 @@ def in_tree_registry() -> Registry:
         volumebinding.PLUGIN_ENTRY,
         volumezone.PLUGIN_ENTRY,
         nodedeclaredfeatures.PLUGIN_ENTRY,
+        topologyplacementgenerator.PLUGIN_ENTRY,
+        podgrouppodscount.PLUGIN_ENTRY,
         # scheduler-plugins' Coscheduling: registered, in no default profile.
         coscheduling.PLUGIN_ENTRY,
     ):

@@ -15,21 +15,27 @@ import pytest
 from observability.explain import ExplainStore, render_text
 from profiles.api import load_config_text
 from scheduler.api.objects import PodView
+from scheduler.api.workload import PodGroupView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.client.rest import KubeClient
 from scheduler.cycle.podgroup_placement import (
-    NO_FEASIBLE_PLACEMENTS,
-    TOPOLOGY_PLACEMENT_GENERATOR,
     Placement,
-    generate_placements,
     nominated_placement,
     placements_failed_message,
-    pods_count_scores,
 )
 from scheduler.cycle.profile_set import registry_for_config
 from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
-from scheduler.framework.status import Code
+from scheduler.framework.interface import PodGroupPlacementInfo
+from scheduler.framework.status import Code, Status
+from scheduler.plugins.podgrouppodscount import PodGroupPodsCount
 from scheduler.plugins.registry import in_tree_registry
+from scheduler.plugins.topologyplacementgenerator import (
+    NAME as TOPOLOGY_PLACEMENT_GENERATOR,
+)
+from scheduler.plugins.topologyplacementgenerator import (
+    NO_FEASIBLE_PLACEMENTS,
+    TopologyPlacementGenerator,
+)
 from scheduler.testing import MakeNode, MakePod
 from tests.scheduler_gang.gang_builders import pod_group
 from tests.scheduler_gang.test_all_or_nothing_property import _NoClient
@@ -49,6 +55,29 @@ def _infos(**zones: str | None) -> list[NodeInfo]:
         info.set_node(builder.obj())
         infos.append(info)
     return infos
+
+
+def generate_placements(
+    group: PodGroupView, infos: list[NodeInfo], scheduled: list[tuple[str, str]]
+) -> tuple[list[Placement], Status]:
+    """TopologyPlacementGenerator's GeneratePlacements within the parent placement of `infos`."""
+    parent = Placement("", tuple(info.node_name for info in infos))
+    plugin = TopologyPlacementGenerator(None, cast(Any, None))
+    info = PodGroupPlacementInfo(group, scheduled, len(scheduled))
+    placements, status = plugin.generate_placements(info, parent, infos)
+    return list(placements), status
+
+
+def pods_count_scores(scheduled: int, proposed: list[int]) -> list[int]:
+    """PodGroupPodsCount's ScorePlacement then NormalizePlacementScore, one per placement."""
+    plugin = PodGroupPodsCount(None, cast(Any, None))
+    info = PodGroupPlacementInfo(pod_group("pg", 2), (), scheduled)
+    scores = [
+        plugin.score_placement(info, Placement(str(i), ()), count)[0]
+        for i, count in enumerate(proposed)
+    ]
+    assert plugin.normalize_placement_score(info, scores).is_success
+    return scores
 
 
 # -- TopologyPlacementGenerator ---------------------------------------------------------------
@@ -144,7 +173,9 @@ def test_placements_failed_message_is_upstreams() -> None:
 
 def _scheduler(gates: dict[str, bool], explain: ExplainStore | None = None) -> Scheduler:
     registry = in_tree_registry()
-    config = load_config_text(GANG_CONFIG, registry_for_config(registry))
+    # As the process does: --feature-gates decide the default plugins too (TopologyPlacement-
+    # Generator and PodGroupPodsCount join the profile with TopologyAwareWorkloadScheduling).
+    config = load_config_text(GANG_CONFIG, registry_for_config(registry), feature_gates=gates)
     return Scheduler(
         cast(KubeClient, _NoClient()),
         config,

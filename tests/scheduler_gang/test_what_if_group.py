@@ -34,7 +34,10 @@ GATES = {"GenericWorkload": True, "GangScheduling": True}
 
 def gang_scheduler(cpus: dict[str, str], gates: dict[str, bool] | None = None) -> Scheduler:
     registry = in_tree_registry()
-    config = load_config_text(GANG_CONFIG, registry_for_config(registry))
+    # The gates decide the default plugins as in the process (the topology placement plugins).
+    config = load_config_text(
+        GANG_CONFIG, registry_for_config(registry), feature_gates=gates or GATES
+    )
     client = NoClient()
     options = SchedulerOptions(seed=1, feature_gates=gates or GATES)
     scheduler = Scheduler(client, config, registry, options)  # type: ignore[arg-type]

@@ -33,7 +33,11 @@ from scheduler.framework.interface import (
     FilterPlugin,
     NominatedPodsFilterPlugin,
     PermitPlugin,
+    PlacementFeasiblePlugin,
+    PlacementGeneratePlugin,
+    PlacementScorePlugin,
     Plugin,
+    PodGroupPostFilterPlugin,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -228,6 +232,12 @@ class FrameworkCore:
         self.pre_bind_plugins: list[PreBindPlugin] = at("preBind")
         self.bind_plugins: list[BindPlugin] = at("bind")
         self.post_bind_plugins: list[PostBindPlugin] = at("postBind")
+        self.placement_generate_plugins: list[PlacementGeneratePlugin] = at("placementGenerate")
+        self.placement_score_plugins: list[PlacementScorePlugin] = at("placementScore")
+        self.placement_feasible_plugins: list[PlacementFeasiblePlugin] = at("placementFeasible")
+        self.pod_group_post_filter_plugins: list[PodGroupPostFilterPlugin] = at(
+            "podGroupPostFilter"
+        )
 
         # Upstream: weight 0 means 1; the total must not overflow MaxTotalScore.
         self.score_weights: dict[str, int] = {
@@ -235,6 +245,12 @@ class FrameworkCore:
         }
         if MAX_NODE_SCORE * sum(self.score_weights.values()) > MAX_TOTAL_SCORE:
             raise FrameworkError("total score of Score plugins could overflow")
+        self.placement_score_weights: dict[str, int] = {
+            plugin.name: weight or 1
+            for plugin, weight in plugins_by_point.get("placementScore", ())
+        }
+        if MAX_NODE_SCORE * sum(self.placement_score_weights.values()) > MAX_TOTAL_SCORE:
+            raise FrameworkError("total score of PlacementScore plugins could overflow")
 
         self.plugins: dict[str, Plugin] = {}
         for entries in plugins_by_point.values():

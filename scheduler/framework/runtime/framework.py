@@ -32,6 +32,7 @@ from scheduler.framework.runtime.core import (
     _error,
 )
 from scheduler.framework.runtime.filtering import Filtering
+from scheduler.framework.runtime.placement import Placing
 from scheduler.framework.runtime.scoring import Scoring
 from scheduler.framework.status import Status
 from scheduler.framework.waiting_pods import WaitingPod
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from scheduler.queue.types import QueuedPodInfo
 
 
-class Framework(Filtering, Scoring, Binding):
+class Framework(Filtering, Scoring, Binding, Placing):
     """One profile's plugins and the logic that runs them."""
 
     @classmethod
@@ -165,6 +166,10 @@ class Framework(Filtering, Scoring, Binding):
             "preBind": self.pre_bind_plugins,
             "bind": self.bind_plugins,
             "postBind": self.post_bind_plugins,
+            "placementGenerate": self.placement_generate_plugins,
+            "placementScore": self.placement_score_plugins,
+            "placementFeasible": self.placement_feasible_plugins,
+            "podGroupPostFilter": self.pod_group_post_filter_plugins,
         }
         return {point: [p.name for p in plugins] for point, plugins in points.items() if plugins}
 
@@ -194,9 +199,7 @@ class Framework(Filtering, Scoring, Binding):
             registered: dict[str, tuple[ClusterEventWithHint, ...]] = {}
             for name, plugin in self.plugins.items():
                 if name in self._capabilities.enqueue_extensions:
-                    registered[name] = tuple(
-                        cast(EnqueueExtensions, plugin).events_to_register()
-                    )
+                    registered[name] = tuple(cast(EnqueueExtensions, plugin).events_to_register())
                 else:
                     registered[name] = ALL_EVENTS
             self._registrations = registered
