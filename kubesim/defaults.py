@@ -413,9 +413,14 @@ def _global_default(list_all: ListAll | None) -> dict[str, Any] | None:
     return min(defaults, key=lambda pc: int(pc.get("value") or 0))
 
 
-def _admit_priority(
-    obj: dict[str, Any], lookup: Lookup, list_all: ListAll | None
-) -> None:
+def _priority_from_class(
+    kind: str, obj: dict[str, Any], lookup: Lookup, list_all: ListAll | None
+) -> tuple[int, str | None]:
+    """The priority and preemption policy priority admission computes for a Pod or a PodGroup
+    (upstream plugin/pkg/admission/priority/admission.go): an empty priorityClassName takes the
+    global default's name, value and policy (none: "", 0 and no policy); a named class must
+    exist ("no PriorityClass with name X was found", 403); a given spec.priority must equal the
+    value computed."""
     spec = _spec(obj)
     class_name = spec.get("priorityClassName") or ""
     preemption: str | None = None
@@ -429,19 +434,29 @@ def _admit_priority(
     else:
         pc = lookup(PRIORITY_CLASSES_KEY, "", class_name) or _builtin_priority_class(class_name)
         if pc is None:
-            raise _forbidden("Pod", obj, f"no PriorityClass with name {class_name} was found")
+            raise _forbidden(kind, obj, f"no PriorityClass with name {class_name} was found")
         priority = int(pc.get("value") or 0)
         preemption = pc.get("preemptionPolicy") or "PreemptLowerPriority"
     given = spec.get("priority")
     if given is not None and given != priority:
+        # The PodGroup's message was not in the stored Go sources: it follows the pod's.
+        where = "pod spec" if kind == "Pod" else "pod group spec"
         raise _forbidden(
-            "Pod",
+            kind,
             obj,
-            f"the integer value of priority ({given}) must not be provided in pod spec; priority "
+            f"the integer value of priority ({given}) must not be provided in {where}; priority "
             f"admission controller computed {priority} from the given PriorityClass name",
         )
     spec["priority"] = priority
+    return priority, preemption
+
+
+def _admit_priority(
+    obj: dict[str, Any], lookup: Lookup, list_all: ListAll | None
+) -> None:
+    _, preemption = _priority_from_class("Pod", obj, lookup, list_all)
     if preemption is not None:
+        spec = _spec(obj)
         given_policy = spec.get("preemptionPolicy")
         if given_policy is not None and given_policy != preemption:
             raise _forbidden(
@@ -457,39 +472,14 @@ def _admit_priority(
 def _admit_pod_group_priority(
     obj: dict[str, Any], lookup: Lookup, list_all: ListAll | None
 ) -> None:
-    """Priority admission of a scheduling.k8s.io PodGroup on create (upstream
-    plugin/pkg/admission/priority/admission.go, TestAdmitPodGroup): an empty priorityClassName
-    takes the global default's name and value (none: "" and 0), a named class must exist
-    ("no PriorityClass with name X was found", 403) and a given spec.priority must equal the
-    class's value. Workload templates are not admitted (upstream #139907: "PodGroupTemplate is
-    not affected by admission - only PodGroup is"); updates leave a PodGroup as it is.
-    spec.preemptionPolicy is filled only behind the alpha PodGroupPreemptionPolicy gate, off in
-    v1.37, so it is left alone. kubesim serves v1beta1 as v1.37 does, where the fields are part
-    of GenericWorkload (on), so the admission always runs."""
-    spec = _spec(obj)
-    class_name = spec.get("priorityClassName") or ""
-    if not class_name:
-        default = _global_default(list_all)
-        priority = 0
-        if default is not None:
-            spec["priorityClassName"] = (default.get("metadata") or {}).get("name", "")
-            priority = int(default.get("value") or 0)
-    else:
-        pc = lookup(PRIORITY_CLASSES_KEY, "", class_name) or _builtin_priority_class(class_name)
-        if pc is None:
-            raise _forbidden("PodGroup", obj, f"no PriorityClass with name {class_name} was found")
-        priority = int(pc.get("value") or 0)
-    given = spec.get("priority")
-    if given is not None and given != priority:
-        # The Go source of this message was not in the stored sources; it follows the pod's.
-        raise _forbidden(
-            "PodGroup",
-            obj,
-            f"the integer value of priority ({given}) must not be provided in pod group spec; "
-            f"priority admission controller computed {priority} from the given PriorityClass "
-            "name",
-        )
-    spec["priority"] = priority
+    """Priority admission of a scheduling.k8s.io PodGroup on create (TestAdmitPodGroup): as a
+    pod's, without the preemption policy. Workload templates are not admitted (upstream
+    #139907: "PodGroupTemplate is not affected by admission - only PodGroup is"); updates leave
+    a PodGroup as it is. spec.preemptionPolicy is filled only behind the alpha
+    PodGroupPreemptionPolicy gate, off in v1.37, so it is left alone. kubesim serves v1beta1 as
+    v1.37 does, where the fields are part of GenericWorkload (on), so the admission always
+    runs."""
+    _priority_from_class("PodGroup", obj, lookup, list_all)
 
 
 def _admit_default_tolerations(obj: dict[str, Any]) -> None:
