@@ -127,7 +127,8 @@ def test_plugin_constructor_validates_args() -> None:
     with pytest.raises(ArgsError):
         DefaultPreemption(DefaultPreemptionArgs(0, 0), handle)
     assert DefaultPreemption(None, handle).args == DefaultPreemptionArgs()
-    assert PLUGIN_ENTRY.extension_points == frozenset({"postFilter"})
+    # PostFilter, and PodGroupPostFilter (workload-aware preemption) as upstream's plugin.
+    assert PLUGIN_ENTRY.extension_points == frozenset({"postFilter", "podGroupPostFilter"})
 
 
 @pytest.mark.parametrize(

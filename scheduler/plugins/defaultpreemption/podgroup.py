@@ -48,7 +48,6 @@ the running cycle; node-local filters see the assigned pods on their nodes all t
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +61,7 @@ from scheduler.plugins.defaultpreemption.util import (
     BudgetLookup,
     pod_start_time,
     pod_terminating_by_preemption,
+    sorted_most_important_first,
 )
 
 if TYPE_CHECKING:
@@ -210,15 +210,7 @@ def more_important_victim(first: Victim, second: Victim) -> bool:
 
 def sort_victims(victims: Iterable[Victim]) -> list[Victim]:
     """Most important first."""
-
-    def compare(a: Victim, b: Victim) -> int:
-        if more_important_victim(a, b):
-            return -1
-        if more_important_victim(b, a):
-            return 1
-        return 0
-
-    return sorted(victims, key=functools.cmp_to_key(compare))
+    return sorted_most_important_first(victims, more_important_victim)
 
 
 def cluster_victims(nodes: Sequence[NodeInfo], workloads: WorkloadObjects) -> list[Victim]:

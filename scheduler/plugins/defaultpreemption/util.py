@@ -16,7 +16,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+_T = TypeVar("_T")
 
 # (pod1, pod2) → whether pod1 is more important (less likely to be preempted) than pod2.
 MoreImportantPodFunc = Callable[["PodView", "PodView"], bool]
@@ -63,15 +65,23 @@ def sort_by_importance(
     """`pods` from most to least important (stable for pods neither beats)."""
     if more_important is more_important_pod:
         return sorted(pods, key=lambda p: (-p.priority, pod_start_time(p)))
+    return sorted_most_important_first(pods, more_important)
 
-    def compare(a: PodView, b: PodView) -> int:
+
+def sorted_most_important_first(
+    items: Iterable[_T], more_important: Callable[[_T, _T], bool]
+) -> list[_T]:
+    """`items` ordered by a "more important than" predicate, most important first (stable for
+    items neither beats), as upstream's sort.Slice with such a less function."""
+
+    def compare(a: _T, b: _T) -> int:
         if more_important(a, b):
             return -1
         if more_important(b, a):
             return 1
         return 0
 
-    return sorted(pods, key=functools.cmp_to_key(compare))
+    return sorted(items, key=functools.cmp_to_key(compare))
 
 
 def earliest_pod_start_time(pods: Sequence[PodView]) -> float | None:
