@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_info import NodeInfo
@@ -239,3 +241,78 @@ SC = "securityContext"
 )  # fmt: skip
 def test_infer_for_scheduling(spec: dict[str, Any], expected: set[str]) -> None:
     assert ndf.infer_for_scheduling(spec) == frozenset(expected)
+
+
+# The single pass infer_for_scheduling makes must say what the per-feature predicates (one per
+# upstream feature) say together, for any mix of the fields they read.
+_SECURITY_CONTEXTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "seccompProfile": st.sampled_from([{"type": "OCI"}, {"type": "RuntimeDefault"}, {}]),
+        "cgroupOptions": st.sampled_from([{"mountMode": "Private"}, {}]),
+        "ulimits": st.sampled_from([[{"name": "nofile", "soft": 1, "hard": 2}], []]),
+    },
+)
+_CONTAINERS = st.lists(
+    st.fixed_dictionaries(
+        {"name": st.just("c")},
+        optional={
+            SC: _SECURITY_CONTEXTS,
+            "restartPolicyRules": st.lists(
+                st.fixed_dictionaries({"action": st.sampled_from(["RestartAllContainers", "x"])}),
+                max_size=2,
+            ),
+            "volumeMounts": st.lists(
+                st.fixed_dictionaries(
+                    {"name": st.just("v")},
+                    optional={"bindMountOptions": st.sampled_from([["noexec"], []])},
+                ),
+                max_size=2,
+            ),
+        },
+    ),
+    max_size=2,
+)
+_DOWNWARD = st.fixed_dictionaries(
+    {"items": st.lists(
+        st.fixed_dictionaries({"resourceFieldRef": st.fixed_dictionaries(
+            {"resource": st.sampled_from(["assigned.cpuset", "limits.cpu"])})}),
+        max_size=2,
+    )}
+)  # fmt: skip
+_VOLUMES = st.lists(
+    st.one_of(
+        st.fixed_dictionaries({"name": st.just("d"), "downwardAPI": _DOWNWARD}),
+        st.fixed_dictionaries({"name": st.just("p"), "projected": st.fixed_dictionaries({
+            "sources": st.lists(st.one_of(
+                st.fixed_dictionaries({"downwardAPI": _DOWNWARD}),
+                st.fixed_dictionaries({"podCertificate": st.fixed_dictionaries(
+                    {"keyType": st.sampled_from(["MLDSA44", "ED25519"])})}),
+                st.just({"serviceAccountToken": {"path": "token"}}),
+            ), max_size=3)})}),
+        st.just({"name": "e", "emptyDir": {}}),
+    ),
+    max_size=3,
+)  # fmt: skip
+_SPECS = st.fixed_dictionaries(
+    {"containers": _CONTAINERS},
+    optional={
+        "initContainers": _CONTAINERS,
+        "ephemeralContainers": _CONTAINERS,
+        "volumes": _VOLUMES,
+        SC: _SECURITY_CONTEXTS,
+        "hostNetwork": st.booleans(),
+        "hostUsers": st.booleans(),
+        "defaultNetwork": st.sampled_from(["None", "Host"]),
+        "resources": st.fixed_dictionaries(
+            {"limits": st.sampled_from([{"pid": "100"}, {"cpu": "1"}])}
+        ),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SPECS)
+def test_the_single_pass_agrees_with_every_feature_predicate(spec: dict[str, Any]) -> None:
+    expected = frozenset(name for name, needs in ndf.SCHEDULING_FEATURES if needs(spec))
+    assert ndf.infer_for_scheduling(spec) == expected
