@@ -205,5 +205,8 @@ async def running_scheduler(
             finally:
                 run.cancel()
                 watch.cancel()
+                # Both must have ended before their client closes: a scheduler still stopping
+                # (its event writers, say) would otherwise use a closed session.
+                await asyncio.wait({run, watch})
                 await client.close()
                 await api.close()
