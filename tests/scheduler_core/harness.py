@@ -186,6 +186,7 @@ async def running_scheduler(
     config_text: str = MINIMAL_CONFIG,
     registry: Registry | None = None,
     nodes: int = 0,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> AsyncIterator[Harness]:
     registry = registry if registry is not None else in_tree_registry()
     async with EmbeddedCluster(nodes=nodes, kubeconfig_out=tmp_path / "kubeconfig") as cluster:
@@ -194,7 +195,8 @@ async def running_scheduler(
             ClientSettings(kubeconfig=str(cluster.kubeconfig_path), qps=0)
         )
         config = load_config_text(config_text, registry_for_config(registry))
-        scheduler = Scheduler(client, config, registry, SchedulerOptions(seed=7))
+        options = SchedulerOptions(seed=7, feature_gates=dict(feature_gates or {}))
+        scheduler = Scheduler(client, config, registry, options)
         recorder = BindingRecorder()
         async with asyncio.TaskGroup() as group:
             watch = group.create_task(recorder.run(cluster))

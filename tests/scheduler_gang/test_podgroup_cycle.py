@@ -7,19 +7,12 @@ scheduling.k8s.io/v1beta1 too (tests/e2e_plugins/test_gang_scheduling.py drives 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from kubesim.embedded import EmbeddedCluster
-from profiles.api import load_config_text
 from scheduler.api.workload import PodGroupView
-from scheduler.client.rest import ClientSettings, KubeClient
-from scheduler.cycle.profile_set import registry_for_config
-from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
-from scheduler.plugins.registry import in_tree_registry
-from tests.scheduler_core.harness import Api, BindingRecorder, Harness
+from tests.scheduler_core.harness import Harness, running_scheduler
 from tests.scheduler_gang.gang_builders import pod_group
 
 GANG_CONFIG = """\
@@ -35,33 +28,8 @@ profiles:
 GATES = {"GenericWorkload": True, "GangScheduling": True}
 
 
-@asynccontextmanager
-async def gang_scheduler(tmp_path: Path) -> AsyncIterator[Harness]:
-    registry = in_tree_registry()
-    async with EmbeddedCluster(nodes=0, kubeconfig_out=tmp_path / "kubeconfig") as cluster:
-        api = Api(cluster)
-        client = await KubeClient.connect(
-            ClientSettings(kubeconfig=str(cluster.kubeconfig_path), qps=0)
-        )
-        config = load_config_text(GANG_CONFIG, registry_for_config(registry))
-        scheduler = Scheduler(
-            client, config, registry, SchedulerOptions(seed=7, feature_gates=GATES)
-        )
-        recorder = BindingRecorder()
-        async with asyncio.TaskGroup() as group:
-            watch = group.create_task(recorder.run(cluster))
-            run = group.create_task(scheduler.run())
-            await asyncio.wait_for(scheduler.wait_for_cache_sync(), 10)
-            try:
-                yield Harness(cluster, api, scheduler, recorder)
-            finally:
-                run.cancel()
-                watch.cancel()
-                # Both must have ended before their client closes: a scheduler still stopping
-                # (its event writers, say) would otherwise use a closed session.
-                await asyncio.wait({run, watch})
-                await client.close()
-                await api.close()
+def gang_scheduler(tmp_path: Path) -> AbstractAsyncContextManager[Harness]:
+    return running_scheduler(tmp_path, GANG_CONFIG, feature_gates=GATES)
 
 
 def _add_group(h: Harness, group: PodGroupView) -> None:
