@@ -6,10 +6,11 @@ It changes only when the recording interface does, in step with otel.py.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-if TYPE_CHECKING:  # otel.py imports this module
-    from observability.tracing.otel import AttributeValue, PodSpan
+#: What a span attribute may hold (OpenTelemetry's primitive attribute values). Defined here,
+#: below otel.py, since both the recording spans and their no-op twins take it.
+AttributeValue = str | bool | int | float
 
 
 # ---------------------------------------------------------------------------------------------
@@ -105,7 +106,7 @@ class NoopTracing:
 
     def attempt(
         self,
-        pod: PodSpan | NoopPodSpan,
+        pod: object,
         profile: str,
         attempt: int,
         start_ns: int | None = None,

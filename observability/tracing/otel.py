@@ -42,6 +42,7 @@ from observability.tracing.noop import (
     NOOP_ATTEMPT,
     NOOP_GROUP,
     NOOP_POD,
+    AttributeValue,
     NoopAttemptSpan,
     NoopGroupSpan,
     NoopPodSpan,
@@ -69,9 +70,6 @@ _ATTRIBUTE_KEYS: Final = {
     "attempt": "aiosched.attempt",
     "result": "aiosched.result",
 }
-
-AttributeValue = str | bool | int | float
-
 
 def _attribute_name(key: str) -> str:
     return _ATTRIBUTE_KEYS.get(key) or f"aiosched.{key}"

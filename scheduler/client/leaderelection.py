@@ -38,7 +38,7 @@ import anyio
 from profiles.config import LeaderElection
 from scheduler.api.times import format_micro_time
 from scheduler.client.rest import ApiError, status_message
-from scheduler.framework.interface import ApiClient
+from scheduler.framework.api_client import ApiClient
 
 log = logging.getLogger(__name__)
 

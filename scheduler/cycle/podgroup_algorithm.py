@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from scheduler.api.workload import PodGroupView
-from scheduler.cycle.algorithm import FitError
 from scheduler.cycle.podgroup_explain import PlacementTried
 from scheduler.cycle.podgroup_placement import (
     Placement,
@@ -43,7 +42,6 @@ from scheduler.cycle.podgroup_placement import (
     nominated_placement,
     placements_failed_message,
 )
-from scheduler.cycle.scheduling_cycle import Attempt
 from scheduler.framework.interface import PodGroupPlacementInfo
 from scheduler.framework.runtime import Framework
 from scheduler.framework.runtime.placement import PLACEMENT_FEASIBLE_PLUGIN
@@ -75,32 +73,6 @@ class MemberTrial(Protocol):
 
 
 TrialT = TypeVar("TrialT", bound=MemberTrial)
-
-
-@dataclass(slots=True)
-class MemberOutcome:
-    """One member's try in a group cycle or a what-if (explain reports them)."""
-
-    pinfo: QueuedPodInfo
-    attempt: Attempt
-    # The member's algorithm failure (a FitError's status, or an error); None when placed.
-    failure: Status | None = None
-    fit: FitError | None = None
-    permit: Status | None = None
-    # Whether the member is assumed in the cache now (the cycle's; a placement's evaluation
-    # rolls it back).
-    held: bool = False
-
-    @property
-    def placed(self) -> bool:
-        return self.failure is None
-
-    def did_not_fit(self, fit: FitError) -> MemberOutcome:
-        """The member's algorithm found no node: keep its FitError (explain's filter
-        verdicts, the member's failure event) and fail it Unschedulable with its message."""
-        self.fit = fit
-        self.failure = Status(Code.UNSCHEDULABLE, fit.message())
-        return self
 
 
 async def default_algorithm(

@@ -63,12 +63,12 @@ from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import AttemptDetails, FitError, StartIndex, schedule_pod
 from scheduler.cycle.instrumentation import Instrumentation
 from scheduler.cycle.podgroup_algorithm import (
-    MemberOutcome,
     default_algorithm,
     placement_algorithm,
     placement_feasible_of,
 )
 from scheduler.cycle.podgroup_explain import PlacementTried, group_summary
+from scheduler.cycle.podgroup_outcome import MemberOutcome
 from scheduler.cycle.podgroup_placement import (
     PlacementScope,
     scheduled_member_nodes,

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from observability.explain import group_verdicts
 from scheduler.api.workload import PodGroupView
 from scheduler.cycle.instrumentation import FilterVerdictView
+from scheduler.cycle.podgroup_outcome import MemberOutcome
 from scheduler.framework.status import Status
 from scheduler.queue.types import QueuedPodInfo
-
-if TYPE_CHECKING:
-    from scheduler.cycle.podgroup_algorithm import MemberOutcome
 
 
 @dataclass(frozen=True, slots=True)

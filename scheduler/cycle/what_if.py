@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import random
 import time
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from observability.explain import build_explanation
@@ -37,7 +36,6 @@ from observability.http import BadRequest
 from profiles.api import load_config_text
 from profiles.config import ConfigOverrides, ResolvedConfig
 from profiles.errors import ConfigInvalidError
-from scheduler.api.errors import MalformedObject
 from scheduler.api.objects import PodView
 from scheduler.cache.snapshot import Snapshot
 from scheduler.cycle.algorithm import (
@@ -54,7 +52,8 @@ from scheduler.cycle.instrumentation import (
     attempt_explanation_parts,
     plugin_filter_details,
 )
-from scheduler.cycle.podgroup_algorithm import GANG_SCHEDULING_PLUGIN, MemberOutcome
+from scheduler.cycle.podgroup_algorithm import GANG_SCHEDULING_PLUGIN
+from scheduler.cycle.podgroup_outcome import MemberOutcome
 from scheduler.cycle.profile_set import ProfileSet, SchedulingProfile, registry_for_config
 from scheduler.cycle.scheduler import with_ignored_resources
 from scheduler.cycle.what_if_group import (
@@ -66,6 +65,7 @@ from scheduler.cycle.what_if_group import (
     is_group_manifest,
     without_suspending,
 )
+from scheduler.cycle.what_if_manifest import pod_from_manifest
 from scheduler.extenders import ExtenderConfigError, ignored_resources
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.interface import CycleState
@@ -94,31 +94,6 @@ def _focus_member(evaluation: GroupEvaluation) -> MemberOutcome | None:
         if outcome.failure is not None and outcome.failure.is_rejected:
             return outcome
     return evaluation.outcomes[0] if evaluation.outcomes else None
-
-
-def pod_from_manifest(obj: Any) -> PodView:
-    """The view of a Pod manifest as a user wrote it; BadRequest says what is wrong with it."""
-    if not isinstance(obj, Mapping):
-        raise BadRequest("the pod must be a Pod object (a YAML or JSON mapping)")
-    kind, api_version = obj.get("kind"), obj.get("apiVersion")
-    if kind != "Pod" or api_version not in (None, "v1"):
-        raise BadRequest(f"expected kind Pod (apiVersion v1), got kind {kind!r}")
-    meta = obj.get("metadata")
-    if not isinstance(meta, Mapping) or not meta.get("name"):
-        raise BadRequest("the pod has no metadata.name")
-    spec = obj.get("spec")
-    if not isinstance(spec, Mapping) or not spec.get("containers"):
-        raise BadRequest("the pod has no spec.containers")
-    if spec.get("nodeName"):
-        raise BadRequest(
-            f"the pod already has spec.nodeName {spec['nodeName']!r}: no scheduler places it"
-        )
-    # A pod not yet created has no uid or namespace; plugins compare uids, so give it one.
-    meta = {"namespace": "default", "uid": f"what-if-{uuid.uuid4()}", **meta}
-    try:
-        return PodView.from_dict({**obj, "metadata": meta})
-    except MalformedObject as exc:
-        raise BadRequest(f"invalid pod: {exc}") from None
 
 
 class WhatIf:

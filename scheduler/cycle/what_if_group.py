@@ -45,12 +45,12 @@ from scheduler.cycle.algorithm import (
     schedule_pod,
 )
 from scheduler.cycle.podgroup_algorithm import (
-    MemberOutcome,
     default_algorithm,
     placement_algorithm,
     placement_feasible_of,
 )
 from scheduler.cycle.podgroup_explain import PlacementTried, group_summary
+from scheduler.cycle.podgroup_outcome import MemberOutcome
 from scheduler.cycle.podgroup_placement import (
     PlacementScope,
     scheduled_member_nodes,
@@ -58,6 +58,7 @@ from scheduler.cycle.podgroup_placement import (
 )
 from scheduler.cycle.profile_set import SchedulingProfile
 from scheduler.cycle.scheduling_cycle import Attempt
+from scheduler.cycle.what_if_manifest import pod_from_manifest
 from scheduler.framework.interface import CycleState
 from scheduler.framework.status import Status
 from scheduler.listers.workload_objects import PodGroupStates, WorkloadObjects
@@ -88,9 +89,6 @@ def is_group_manifest(obj: Any) -> bool:
 
 def group_request(obj: Mapping[str, Any], workloads: WorkloadObjects) -> GroupRequest:
     """The PodGroup and member Pods of a `kind: List` manifest; BadRequest says what is wrong."""
-    # Imported here: what_if.py imports this module, and its pod parser is the one to share.
-    from scheduler.cycle.what_if import pod_from_manifest
-
     items = obj.get("items")
     if not isinstance(items, list) or not items:
         raise BadRequest("a group what-if is a List with a PodGroup and its Pods in items")

@@ -20,8 +20,8 @@ from scheduler.extenders.types import (
     MAX_EXTENDER_PRIORITY,
     HostPriority,
     MetaVictims,
-    Victims,
 )
+from scheduler.framework.extender import Victims
 
 __all__ = [
     "DEFAULT_EXTENDER_TIMEOUT",

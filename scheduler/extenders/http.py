@@ -23,7 +23,6 @@ from scheduler.client.rest import proxy_for
 from scheduler.extenders.tls import ssl_context_for
 from scheduler.extenders.types import (
     HostPriority,
-    Victims,
     WireError,
     binding_args,
     convert_to_meta_victims,
@@ -34,6 +33,7 @@ from scheduler.extenders.types import (
     extender_args,
     preemption_args,
 )
+from scheduler.framework.extender import Victims
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView

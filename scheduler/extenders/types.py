@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from apimachinery.jsonkind import json_kind
+from scheduler.framework.extender import Victims
 
 if TYPE_CHECKING:
-    from scheduler.api.objects import PodView
+    pass
 
 #: extenderv1.MinExtenderPriority / MaxExtenderPriority
 MIN_EXTENDER_PRIORITY = 0
@@ -50,14 +51,6 @@ def extender_args(
 def binding_args(pod_name: str, pod_namespace: str, pod_uid: str, node: str) -> dict[str, Any]:
     """ExtenderBindingArgs."""
     return {"PodName": pod_name, "PodNamespace": pod_namespace, "PodUID": pod_uid, "Node": node}
-
-
-@dataclass(frozen=True, slots=True)
-class Victims:
-    """extenderv1.Victims: the pods a preemption would evict on one node."""
-
-    pods: tuple[PodView, ...]
-    num_pdb_violations: int = 0
 
 
 @dataclass(frozen=True, slots=True)

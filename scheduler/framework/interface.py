@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from scheduler.framework.api_client import ApiClient as ApiClient  # re-exported: the plugin API
 from scheduler.framework.events import ClusterEventWithHint
 from scheduler.framework.status import Status
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.api.workload import PodGroupView
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.extenders.http import HTTPExtender
+    from scheduler.framework.extender import Extender
     from scheduler.listers.cluster_objects import ClusterObjects
     from scheduler.queue.types import QueuedPodInfo
 
@@ -498,22 +499,6 @@ class SnapshotLister(Protocol):
     def have_pods_with_required_anti_affinity_list(self) -> Sequence[NodeInfo]: ...
 
 
-class ApiClient(Protocol):
-    """The slice of the API client plugins may use (raw JSON in and out)."""
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> tuple[int, Any]:
-        """(HTTP status, decoded JSON body). Never raises for HTTP error statuses."""
-        ...
-
-
 class Handle(Protocol):
     """What the framework offers plugins (upstream's framework.Handle)."""
 
@@ -582,7 +567,7 @@ class Handle(Protocol):
         set."""
         ...
 
-    def extenders(self) -> Sequence[HTTPExtender]:
+    def extenders(self) -> Sequence[Extender]:
         """The configured scheduler extenders in calling order (upstream's Handle.Extenders):
         preemption offers its candidates to those that support it (`process_preemption`)."""
         ...

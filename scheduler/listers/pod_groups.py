@@ -35,8 +35,8 @@ from scheduler.api.podgroup import (
     PodGroupView,
     pod_group_label,
 )
+from scheduler.framework.api_client import ApiClient
 from scheduler.framework.events import EventResource
-from scheduler.framework.interface import ApiClient
 from scheduler.listers.storage_objects import EventSink, KeyedStore
 
 log = logging.getLogger(__name__)

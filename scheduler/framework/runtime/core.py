@@ -62,7 +62,7 @@ from scheduler.listers.cluster_objects import ClusterObjects
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
-    from scheduler.extenders.http import HTTPExtender
+    from scheduler.framework.extender import Extender
 
 # Upstream caps a Permit Wait at 15 minutes.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
@@ -181,7 +181,7 @@ class HandleDeps:
     start_preemption: Callable[[Preemption], None] = lambda preemption: None
     # The configured scheduler extenders, in calling order (preemption asks those that
     # support it, as upstream's callExtenders).
-    extenders: Sequence[HTTPExtender] = ()
+    extenders: Sequence[Extender] = ()
     # The informer's pod by namespace and name (upstream's pod lister); None: not known here.
     pod_lister: Callable[[str, str], PodView | None] | None = None
     # (plugin, event, hint "Queue" / "QueueSkip" / "Error", seconds) per queueing hint call:

@@ -40,7 +40,7 @@ from scheduler.listers.cluster_objects import ClusterObjects
 
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
-    from scheduler.extenders.http import HTTPExtender
+    from scheduler.framework.extender import Extender
     from scheduler.queue.types import QueuedPodInfo
 
 
@@ -123,7 +123,7 @@ class Framework(Filtering, Scoring, Binding, Placing):
     def start_preemption(self, preemption: Preemption) -> None:
         self._deps.start_preemption(preemption)
 
-    def extenders(self) -> Sequence[HTTPExtender]:
+    def extenders(self) -> Sequence[Extender]:
         return self._deps.extenders
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]:

@@ -8,12 +8,13 @@ PostFilter plugin and its victim selection).
 
 from __future__ import annotations
 
+from scheduler.framework.extender import Victims
 from scheduler.framework.registry import PluginEntry
 from scheduler.plugins.defaultpreemption.args import (
     DefaultPreemptionArgs,
     decode_default_preemption_args,
 )
-from scheduler.plugins.defaultpreemption.evaluator import Candidate, Evaluator, Victims
+from scheduler.plugins.defaultpreemption.evaluator import Candidate, Evaluator
 from scheduler.plugins.defaultpreemption.plugin import NAME, DefaultPreemption
 
 PLUGIN_ENTRY = PluginEntry(NAME, DefaultPreemption, decode_default_preemption_args)

@@ -23,10 +23,11 @@ Differences from upstream, all deliberate:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from scheduler.framework.extender import Extender, Victims
 from scheduler.framework.interface import (
     CycleState,
     Handle,
@@ -53,34 +54,11 @@ ShortcutFunc = Callable[["NodeInfo", BudgetLookup], "tuple[list[PodView], int, S
 
 
 @dataclass(frozen=True, slots=True)
-class Victims:
-    """Pods to preempt on one node (most important first) and how many of them violate a PDB
-    (upstream's extenderv1.Victims)."""
-
-    pods: tuple[PodView, ...]
-    num_pdb_violations: int = 0
-
-
-@dataclass(frozen=True, slots=True)
 class Candidate:
     """A node the preemptor fits on once `victims` are gone."""
 
     name: str
     victims: Victims
-
-
-class PreemptingExtender(Protocol):
-    """What preemption asks of an extender (scheduler.extenders.HTTPExtender)."""
-
-    def supports_preemption(self) -> bool: ...
-
-    def is_interested(self, pod: PodView) -> bool: ...
-
-    def is_ignorable(self) -> bool: ...
-
-    async def process_preemption(
-        self, pod: PodView, victims: Mapping[str, Any], node_infos: Any
-    ) -> Mapping[str, Any]: ...
 
 
 class PreemptionInterface(Protocol):
@@ -230,7 +208,7 @@ class Evaluator:
         state: CycleState,
         pod: PodView,
         filtered: NodeToStatus,
-        extenders: Sequence[PreemptingExtender],
+        extenders: Sequence[Extender],
     ) -> tuple[PostFilterResult | None, Status]:
         """`preempt`, with the candidates offered to the extenders that support preemption
         and are interested in the pod (upstream's callExtenders)."""
@@ -360,7 +338,7 @@ class Evaluator:
         return candidates, Status.OK
 
     async def call_extenders_async(
-        self, pod: PodView, candidates: list[Candidate], extenders: Sequence[PreemptingExtender]
+        self, pod: PodView, candidates: list[Candidate], extenders: Sequence[Extender]
     ) -> tuple[list[Candidate], Status]:
         """Upstream's callExtenders: each extender that supports preemption and is interested
         in the pod may drop candidates or change their victims; an ignorable one that fails is

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from scheduler.framework.events import ClusterEventWithHint
+from scheduler.framework.extender import Extender, Victims
 from scheduler.framework.interface import CycleState, Handle, NodeToStatus, PostFilterResult
 from scheduler.framework.status import Code, Status
 from scheduler.listers.workload_objects import workload_aware_preemption_enabled
@@ -27,10 +28,8 @@ from scheduler.plugins.defaultpreemption.args import (
 from scheduler.plugins.defaultpreemption.evaluator import (
     Candidate,
     Evaluator,
-    PreemptingExtender,
     ScoreFunc,
     ShortcutFunc,
-    Victims,
 )
 from scheduler.plugins.defaultpreemption.podgroup import (
     GroupPreemptionResult,
@@ -106,7 +105,7 @@ class DefaultPreemption:
         state: CycleState,
         pod: PodView,
         filtered: NodeToStatus,
-        extenders: Sequence[PreemptingExtender],
+        extenders: Sequence[Extender],
     ) -> tuple[PostFilterResult | None, Status]:
         """post_filter with the candidates offered to preempting extenders first (the
         scheduler awaits this instead when such an extender is interested in the pod)."""

@@ -28,7 +28,7 @@ from scheduler.api.storage import (
     PersistentVolumeView,
     StorageClassView,
 )
-from scheduler.framework.interface import ApiClient
+from scheduler.framework.api_client import ApiClient
 from scheduler.listers.storage_objects import StorageObjects
 from scheduler.plugins.volume_helpers import pod_claims, volume_is_for_pod
 from scheduler.plugins.volumebinding.assume_cache import (
