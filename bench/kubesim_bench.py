@@ -1,9 +1,17 @@
-"""Benchmark kubesim alone: pod creates/s, binds/s, watch events/s delivered to 3 watchers.
+"""Benchmark kubesim alone: what a scheduler asks of it per pod, with three watchers.
 
-    python -m bench.kubesim_bench [--pods 4000] [--concurrency 64]   (JSON on stdout)
+    python -m bench.kubesim_bench [--pods 4000] [--concurrency 64] [--workers N]  (JSON on stdout)
+
+Per pod, as `aiosched bench` drives it: a create, a bind, the scheduler's Scheduled Event
+(events.k8s.io/v1) and the simulated kubelet turning it Running (with its own container Events),
+while three watchers of the pods read every change. Each phase runs alone and is timed;
+`pods_per_s` is the pods over the three phases' time together (until the watchers have seen all),
+and `server_cpu_s` / `server_cpu_ms_per_pod` the CPU kubesim spent, all its processes together.
 
 The server runs in its own process pinned to one core (as the API server of scheduler_perf runs
-apart from the scheduler); the load generator is pinned to another core when there is one.
+apart from the scheduler; with --workers it gets every core but the load generator's); the load
+generator is pinned to the last core when there is more than one. `--server-path DIR` runs the
+server from another checkout (DIR first on its PYTHONPATH): alternate runs of two trees so.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ import orjson
 import yaml
 
 PODS = "/api/v1/namespaces/default/pods"
+EVENTS = "/apis/events.k8s.io/v1/namespaces/default/events"
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _pin(core: int) -> None:
@@ -34,9 +44,18 @@ def _pin(core: int) -> None:
         os.sched_setaffinity(0, {core})
 
 
-def start_server(kubeconfig: Path, nodes: int, data_dir: Path | None) -> subprocess.Popen[bytes]:
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
-    server_core = cores[0]
+def _cores() -> list[int]:
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+
+
+def start_server(
+    kubeconfig: Path,
+    nodes: int,
+    data_dir: Path | None,
+    workers: int = 1,
+    server_path: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    cores = _cores()
     args = [
         sys.executable,
         "-m",
@@ -50,18 +69,51 @@ def start_server(kubeconfig: Path, nodes: int, data_dir: Path | None) -> subproc
         "--watch-history",
         "100000",
     ]
+    if workers != 1:
+        args += ["--workers", str(workers)]
     if data_dir is not None:
         args += ["--data-dir", str(data_dir)]
+    env = dict(os.environ)
+    if server_path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(server_path), env.get("PYTHONPATH")]))
+    server_core = cores[0]
     proc = subprocess.Popen(
         args,
         stdout=subprocess.PIPE,
-        preexec_fn=lambda: _pin(server_core),
+        env=env,
+        # one core for one process; several processes share every core
+        preexec_fn=(lambda: _pin(server_core)) if workers == 1 else None,
     )
     assert proc.stdout is not None
     proc.stdout.readline()
     if len(cores) > 1:
-        _pin(cores[1])
+        _pin(cores[-1])
     return proc
+
+
+def _process_tree(root: int) -> list[int]:
+    """`root` and its descendants (Linux /proc; just `root` elsewhere)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+            parents.setdefault(int(fields[1]), []).append(int(entry.parent.name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(parents.get(pid, []))
+    return tree
+
+
+def cpu_seconds(root: int) -> float:
+    """User + system CPU of `root` and its descendants so far (0 where /proc is missing)."""
+    total = 0
+    for pid in _process_tree(root):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / _TICKS
 
 
 def pod_body(i: int) -> bytes:
@@ -94,18 +146,38 @@ def binding_body(i: int, nodes: int) -> bytes:
     )
 
 
+def scheduled_event_body(i: int, nodes: int) -> bytes:
+    """The Event a scheduler writes for a bound pod (as scheduler/client/recorder.py does)."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    return orjson.dumps(
+        {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": f"pod-{i}.bench{i:08x}", "namespace": "default"},
+            "eventTime": now,
+            "reportingController": "default-scheduler",
+            "reportingInstance": "default-scheduler-bench",
+            "action": "Binding",
+            "reason": "Scheduled",
+            "regarding": {"kind": "Pod", "namespace": "default", "name": f"pod-{i}"},
+            "note": f"Successfully assigned default/pod-{i} to node-{i % nodes}",
+            "type": "Normal",
+        }
+    )
+
+
 async def _run_parallel(
     http: aiohttp.ClientSession, requests: list[tuple[str, bytes]], concurrency: int, code: int
 ) -> float:
     queue = iter(requests)
-    failures: list[int] = []
+    failures: list[tuple[int, str]] = []
 
     async def worker() -> None:
         for path, body in queue:
             async with http.post(path, data=body) as r:
-                await r.read()
+                text = await r.read()
                 if r.status != code:
-                    failures.append(r.status)
+                    failures.append((r.status, text[:200].decode(errors="replace")))
 
     start = time.perf_counter()
     async with anyio.create_task_group() as workers:
@@ -113,7 +185,8 @@ async def _run_parallel(
             workers.start_soon(worker)
     elapsed = time.perf_counter() - start
     if failures:
-        raise RuntimeError(f"{len(failures)} requests failed, e.g. HTTP {failures[0]}")
+        status, text = failures[0]
+        raise RuntimeError(f"{len(failures)} requests failed, e.g. HTTP {status}: {text}")
     return elapsed
 
 
@@ -132,7 +205,13 @@ async def _watch(
 
 
 async def measure(
-    url: str, token: str, ca_pem: bytes, pods: int, nodes: int, concurrency: int
+    url: str,
+    token: str,
+    ca_pem: bytes,
+    pods: int,
+    nodes: int,
+    concurrency: int,
+    server_pid: int | None = None,
 ) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     context = ssl.create_default_context(cadata=ca_pem.decode())
@@ -144,6 +223,8 @@ async def measure(
         expected = pods * 3
         finished: list[float] = []
         counts: list[int] = []
+        server_cpu = cpu_seconds(server_pid) if server_pid is not None else 0.0
+        client_cpu = time.process_time()
         async with anyio.create_task_group() as watchers:
             for _ in range(3):
                 watchers.start_soon(_watch, http, rv, expected, finished, counts)
@@ -153,20 +234,29 @@ async def measure(
             create_s = await _run_parallel(http, creates, concurrency, 201)
             binds = [(f"{PODS}/pod-{i}/binding", binding_body(i, nodes)) for i in range(pods)]
             bind_s = await _run_parallel(http, binds, concurrency, 201)
+            events = [(EVENTS, scheduled_event_body(i, nodes)) for i in range(pods)]
+            event_s = await _run_parallel(http, events, concurrency, 201)
             # the watchers have two minutes more to see every event
             watchers.cancel_scope.deadline = anyio.current_time() + 120
         if watchers.cancel_scope.cancelled_caught:
             raise TimeoutError
         watch_s = max(finished) - started
+        server_cpu = cpu_seconds(server_pid) - server_cpu if server_pid is not None else 0.0
+        client_cpu = time.process_time() - client_cpu
     return {
         "pods": pods,
         "nodes": nodes,
         "concurrency": concurrency,
         "creates_per_s": round(pods / create_s, 1),
         "binds_per_s": round(pods / bind_s, 1),
+        "events_per_s": round(pods / event_s, 1),
+        "pods_per_s": round(pods / watch_s, 1),
         "watchers": 3,
         "watch_events_delivered": sum(counts),
         "watch_events_per_s": round(sum(counts) / watch_s, 1),
+        "server_cpu_s": round(server_cpu, 2),
+        "server_cpu_ms_per_pod": round(1000 * server_cpu / pods, 3),
+        "client_cpu_s": round(client_cpu, 2),
     }
 
 
@@ -176,23 +266,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--data-dir", action="store_true", help="measure with --data-dir (fsync)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="kubesim's --workers (default 1: one process)"
+    )
+    parser.add_argument(
+        "--server-path",
+        type=Path,
+        help="run the server from this checkout (put first on its PYTHONPATH)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         data_dir = Path(tmp) / "data" if args.data_dir else None
-        proc = start_server(kubeconfig, args.nodes, data_dir)
+        proc = start_server(kubeconfig, args.nodes, data_dir, args.workers, args.server_path)
         try:
             doc = yaml.safe_load(kubeconfig.read_text())
             url = doc["clusters"][0]["cluster"]["server"]
             token = doc["users"][0]["user"]["token"]
             ca_pem = base64.b64decode(doc["clusters"][0]["cluster"]["certificate-authority-data"])
             result = asyncio.run(
-                measure(url, token, ca_pem, args.pods, args.nodes, args.concurrency)
+                measure(url, token, ca_pem, args.pods, args.nodes, args.concurrency, proc.pid)
             )
         finally:
             proc.terminate()
             proc.wait(10)
     result["data_dir"] = args.data_dir
+    result["workers"] = args.workers
     sys.stdout.write(orjson.dumps(result).decode() + "\n")
     return 0
 

@@ -32,5 +32,7 @@ def test_bench_reports_json() -> None:
     result = orjson.loads(out)
     assert result["pods"] == 40 and result["watchers"] == 3
     assert result["watch_events_delivered"] == 3 * 40 * 3
-    for key in ("creates_per_s", "binds_per_s", "watch_events_per_s"):
+    for key in ("creates_per_s", "binds_per_s", "events_per_s", "pods_per_s", "watch_events_per_s"):
         assert result[key] > 0
+    # the server's own CPU, read from /proc, is what it spent serving these pods
+    assert result["server_cpu_s"] > 0 and result["server_cpu_ms_per_pod"] > 0
