@@ -1,17 +1,20 @@
 """Benchmark kubesim alone: what a scheduler asks of it per pod, with three watchers.
 
-    python -m bench.kubesim_bench [--pods 4000] [--concurrency 64] [--workers N]  (JSON on stdout)
+    python -m bench.kubesim_bench [--pods 4000] [--concurrency 64] [--bare]   (JSON on stdout)
 
 Per pod, as `aiosched bench` drives it: a create, a bind, the scheduler's Scheduled Event
 (events.k8s.io/v1) and the simulated kubelet turning it Running (with its own container Events),
 while three watchers of the pods read every change. Each phase runs alone and is timed;
 `pods_per_s` is the pods over the three phases' time together (until the watchers have seen all),
 and `server_cpu_s` / `server_cpu_ms_per_pod` the CPU kubesim spent, all its processes together.
+`--bare` starts kubesim as `aiosched bench` does, without controllers (and so without the
+kubelet's container Events).
 
 The server runs in its own process pinned to one core (as the API server of scheduler_perf runs
-apart from the scheduler; with --workers it gets every core but the load generator's); the load
-generator is pinned to the last core when there is more than one. `--server-path DIR` runs the
-server from another checkout (DIR first on its PYTHONPATH): alternate runs of two trees so.
+apart from the scheduler); the load generator is pinned to the last core when there is more than
+one. The CPU figures count the server's child processes too, should it ever start any.
+`--server-path DIR` runs the server from another checkout (DIR first on its PYTHONPATH):
+alternate runs of two trees so.
 """
 
 from __future__ import annotations
@@ -52,8 +55,8 @@ def start_server(
     kubeconfig: Path,
     nodes: int,
     data_dir: Path | None,
-    workers: int = 1,
     server_path: Path | None = None,
+    bare: bool = False,
 ) -> subprocess.Popen[bytes]:
     cores = _cores()
     args = [
@@ -69,8 +72,8 @@ def start_server(
         "--watch-history",
         "100000",
     ]
-    if workers != 1:
-        args += ["--workers", str(workers)]
+    if bare:  # the cluster `aiosched bench` starts (bench/runner.py): no controllers
+        args += ["--no-storage-controllers", "--no-controllers"]
     if data_dir is not None:
         args += ["--data-dir", str(data_dir)]
     env = dict(os.environ)
@@ -81,8 +84,7 @@ def start_server(
         args,
         stdout=subprocess.PIPE,
         env=env,
-        # one core for one process; several processes share every core
-        preexec_fn=(lambda: _pin(server_core)) if workers == 1 else None,
+        preexec_fn=lambda: _pin(server_core),
     )
     assert proc.stdout is not None
     proc.stdout.readline()
@@ -267,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--data-dir", action="store_true", help="measure with --data-dir (fsync)")
     parser.add_argument(
-        "--workers", type=int, default=1, help="kubesim's --workers (default 1: one process)"
+        "--bare",
+        action="store_true",
+        help="run kubesim as `aiosched bench` does: no controllers, so no kubelet Events either",
     )
     parser.add_argument(
         "--server-path",
@@ -278,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         data_dir = Path(tmp) / "data" if args.data_dir else None
-        proc = start_server(kubeconfig, args.nodes, data_dir, args.workers, args.server_path)
+        proc = start_server(kubeconfig, args.nodes, data_dir, args.server_path, args.bare)
         try:
             doc = yaml.safe_load(kubeconfig.read_text())
             url = doc["clusters"][0]["cluster"]["server"]
@@ -291,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.terminate()
             proc.wait(10)
     result["data_dir"] = args.data_dir
-    result["workers"] = args.workers
+    result["bare"] = args.bare
     sys.stdout.write(orjson.dumps(result).decode() + "\n")
     return 0
 

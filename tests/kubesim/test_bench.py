@@ -7,11 +7,13 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_bench_reports_json() -> None:
+@pytest.mark.parametrize("flags", [[], ["--bare"]], ids=["controllers", "bare"])
+def test_bench_reports_json(flags: list[str]) -> None:
     out = subprocess.run(
         [
             sys.executable,
@@ -23,6 +25,7 @@ def test_bench_reports_json() -> None:
             "4",
             "--concurrency",
             "8",
+            *flags,
         ],
         cwd=ROOT,
         capture_output=True,
@@ -31,6 +34,7 @@ def test_bench_reports_json() -> None:
     ).stdout
     result = orjson.loads(out)
     assert result["pods"] == 40 and result["watchers"] == 3
+    assert result["bare"] == bool(flags)
     assert result["watch_events_delivered"] == 3 * 40 * 3
     for key in ("creates_per_s", "binds_per_s", "events_per_s", "pods_per_s", "watch_events_per_s"):
         assert result[key] > 0
