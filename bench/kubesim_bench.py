@@ -24,6 +24,7 @@ import asyncio
 import base64
 import contextlib
 import os
+import random
 import ssl
 import subprocess
 import sys
@@ -262,6 +263,46 @@ async def measure(
     }
 
 
+async def measure_store(pods: int) -> dict[str, Any]:
+    """The store alone, in this process: per pod the four writes a scheduled pod makes (create,
+    bind, Scheduled Event, Running), each published to three watchers whose lines are drained,
+    as the watch handlers drain them. No HTTP, no validation: what a process that only orders
+    writes and fans them out would spend (docs/kubesim-performance.md)."""
+    from kubesim.meta import new_uid
+    from kubesim.store import Store
+
+    store = Store(history_size=100_000)
+    rng = random.Random(1)
+    watchers = [store.watch("pods", None, None, 0) for _ in range(3)]
+    template = orjson.loads(pod_body(0))
+    template["metadata"]["namespace"] = "default"
+    template["status"] = {"phase": "Pending", "qosClass": "Burstable"}
+    started = time.process_time()
+    for i in range(pods):
+        meta = {**template["metadata"], "name": f"pod-{i}", "uid": new_uid(rng)}
+        created = await store.put("pods", {**template, "metadata": meta}, None)
+        spec = {**created["spec"], "nodeName": f"node-{i % 100}"}
+        bound = await store.put(
+            "pods", {**created, "metadata": dict(created["metadata"]), "spec": spec}, created
+        )
+        event = orjson.loads(scheduled_event_body(i, 100))
+        await store.put("events", event, None)
+        status = {**bound["status"], "phase": "Running"}
+        await store.put(
+            "pods", {**bound, "metadata": dict(bound["metadata"]), "status": status}, bound
+        )
+        for watcher in watchers:
+            await watcher.next_batch()
+    cpu = time.process_time() - started
+    return {
+        "pods": pods,
+        "store_only": True,
+        "watchers": 3,
+        "store_cpu_us_per_pod": round(1e6 * cpu / pods, 1),
+        "pods_per_cpu_s": round(pods / cpu),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.kubesim_bench")
     parser.add_argument("--pods", type=int, default=4000)
@@ -278,7 +319,16 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="run the server from this checkout (put first on its PYTHONPATH)",
     )
+    parser.add_argument(
+        "--store-only",
+        action="store_true",
+        help="measure kubesim's store alone in this process (no server, no HTTP)",
+    )
     args = parser.parse_args(argv)
+    if args.store_only:
+        result = asyncio.run(measure_store(args.pods))
+        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         data_dir = Path(tmp) / "data" if args.data_dir else None

@@ -9,6 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from bench import kubesim_bench
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -40,3 +42,10 @@ def test_bench_reports_json(flags: list[str]) -> None:
         assert result[key] > 0
     # the server's own CPU, read from /proc, is what it spent serving these pods
     assert result["server_cpu_s"] > 0 and result["server_cpu_ms_per_pod"] > 0
+
+
+def test_store_only_measures_the_store_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    assert kubesim_bench.main(["--store-only", "--pods", "50"]) == 0
+    result = orjson.loads(capsys.readouterr().out)
+    assert result["pods"] == 50 and result["store_only"] and result["watchers"] == 3
+    assert result["store_cpu_us_per_pod"] > 0 and result["pods_per_cpu_s"] > 0
