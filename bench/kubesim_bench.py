@@ -303,6 +303,50 @@ async def measure_store(pods: int) -> dict[str, Any]:
     }
 
 
+async def measure_ipc(messages: int) -> dict[str, Any]:
+    """What one commit would cost to pass between processes: a created pod sent as a
+    length-prefixed JSON message over a Unix socket and answered with it (64 in flight), both
+    ends in this process, so the CPU is both sides' together (docs/kubesim-performance.md)."""
+    pod = orjson.loads(pod_body(0))
+
+    def frame(payload: bytes) -> bytes:
+        return len(payload).to_bytes(4, "big") + payload
+
+    async def read_message(reader: asyncio.StreamReader) -> Any:
+        size = int.from_bytes(await reader.readexactly(4), "big")
+        return orjson.loads(await reader.readexactly(size))
+
+    async def store_side(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for _ in range(messages):
+            message = await read_message(reader)
+            writer.write(frame(orjson.dumps({"rv": 6, "object": message["new"]})))
+        await writer.drain()
+        writer.close()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "store.sock")
+        server = await asyncio.start_unix_server(store_side, path)
+        reader, writer = await asyncio.open_unix_connection(path)
+        started = time.process_time()
+        sent = answered = 0
+        while answered < messages:
+            while sent < messages and sent - answered < 64:
+                commit = {"op": "commit", "key": "pods", "new": pod, "old_rv": 5}
+                writer.write(frame(orjson.dumps(commit)))
+                sent += 1
+            await read_message(reader)
+            answered += 1
+        cpu = time.process_time() - started
+        writer.close()
+        server.close()
+        await server.wait_closed()
+    return {
+        "messages": messages,
+        "ipc_only": True,
+        "cpu_us_per_round_trip": round(1e6 * cpu / messages, 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.kubesim_bench")
     parser.add_argument("--pods", type=int, default=4000)
@@ -324,7 +368,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure kubesim's store alone in this process (no server, no HTTP)",
     )
+    parser.add_argument(
+        "--ipc-only",
+        action="store_true",
+        help="measure a commit's round trip over a Unix socket in this process (--pods of them)",
+    )
     args = parser.parse_args(argv)
+    if args.ipc_only:
+        result = asyncio.run(measure_ipc(args.pods))
+        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+        return 0
     if args.store_only:
         result = asyncio.run(measure_store(args.pods))
         sys.stdout.write(orjson.dumps(result).decode() + "\n")

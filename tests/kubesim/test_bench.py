@@ -49,3 +49,10 @@ def test_store_only_measures_the_store_in_process(capsys: pytest.CaptureFixture[
     result = orjson.loads(capsys.readouterr().out)
     assert result["pods"] == 50 and result["store_only"] and result["watchers"] == 3
     assert result["store_cpu_us_per_pod"] > 0 and result["pods_per_cpu_s"] > 0
+
+
+def test_ipc_only_measures_a_commits_round_trip(capsys: pytest.CaptureFixture[str]) -> None:
+    assert kubesim_bench.main(["--ipc-only", "--pods", "200"]) == 0
+    result = orjson.loads(capsys.readouterr().out)
+    assert result["messages"] == 200 and result["ipc_only"]
+    assert result["cpu_us_per_round_trip"] > 0
