@@ -38,6 +38,11 @@ def serializes_within(value: Any, depth: int) -> bool:
     """Whether `value` is JSON that orjson writes, nested at most `depth` levels (a scalar is 0,
     `{}` and `[]` are 1)."""
     try:
+        encoded = orjson.dumps(value)
+        # each level opens a bracket, so fewer brackets than `depth` (strings' included) prove
+        # it at once: 1 µs for a pod, where the wrapped encoding below costs 10
+        if encoded.count(b"[") + encoded.count(b"{") <= depth:
+            return True
         orjson.dumps(_wrapped(value, _ORJSON_MAX_DEPTH - depth))
     except (TypeError, orjson.JSONEncodeError):
         return False
