@@ -27,11 +27,9 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
 import signal
 import ssl
 import sys
-import tempfile
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -71,6 +69,9 @@ from scheduler.server.delegated_auth import (
 from scheduler.server.zpages import flag_values
 
 log = logging.getLogger("aiosched")
+#: Where --embedded writes its kubeconfig unless --kubeconfig-out says: per user, beside
+#: kubectl's own (a fixed name in the shared temporary directory could be another user's).
+EMBEDDED_KUBECONFIG = Path.home() / ".kube" / "aiosched-embedded.kubeconfig"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -253,9 +254,7 @@ async def _run(args: argparse.Namespace) -> int:
     ssl_context = serving_context(args, http_host)
     kubeconfig: str | None = args.kubeconfig
     if args.embedded:
-        kubeconfig = args.kubeconfig_out or os.path.join(
-            tempfile.gettempdir(), "aiosched-embedded.kubeconfig"
-        )
+        kubeconfig = args.kubeconfig_out or str(EMBEDDED_KUBECONFIG)
     overrides, warnings = config_overrides(args, kubeconfig)
     for warning in warnings:
         log.warning(warning)
