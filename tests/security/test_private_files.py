@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from processes import aiosched, start_cluster, stopping
+from processes import aiosched, start_cluster, stopping, wait_until
 
 from apimachinery.netutil import listener_uid
 from kubesim.private_files import write_private
@@ -81,3 +81,25 @@ def test_another_users_listener_is_refused(command: list[str]) -> None:
         f"127.0.0.1:{port} is served by another user's process (uid 65534), not by an "
         "`aiosched run` of yours: pass --http-address with your scheduler's address"
     ) in result.stderr
+
+
+@pytest.mark.e2e
+def test_the_embedded_kubeconfig_is_per_user(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    log = tmp_path / "embedded.log"
+    with log.open("wb") as output:
+        proc = subprocess.Popen(
+            [*aiosched(), "run", "--embedded", "--nodes", "1", "--secure-port=0"],
+            stdout=output, stderr=subprocess.STDOUT, env={**os.environ, "HOME": str(home)},
+        )
+    expected = home / ".kube" / "aiosched-embedded.kubeconfig"
+    try:
+        wait_until(lambda: "embedded cluster at" in log.read_text(), timeout=60,
+                   what="the embedded cluster")
+        assert f"kubectl --kubeconfig {expected} get nodes" in log.read_text()
+        assert stat.S_IMODE(expected.stat().st_mode) == 0o600
+        assert "token:" in expected.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(20)
