@@ -1,5 +1,5 @@
-"""Lets the tests here import harness and the e2e helpers in tests/e2e_scheduler/processes.py
-(pytest runs with --import-mode=importlib)."""
+"""Lets the tests here import security_harness and the e2e helpers in
+tests/e2e_scheduler/processes.py (pytest runs with --import-mode=importlib)."""
 
 import sys
 from pathlib import Path

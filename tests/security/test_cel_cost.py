@@ -17,15 +17,6 @@ from scheduler.plugins.dynamicresources.cel import (
     compile_selector,
 )
 
-TWENTY = "[" + ", ".join(str(i) for i in range(20)) + "]"
-
-
-def nested_all(levels: int) -> str:
-    expression = "true"
-    for level in range(levels):
-        expression = f"{TWENTY}.all(x{level}, {expression})"
-    return expression
-
 
 def doubling(times: int) -> str:
     """cel.bind doubling a 28-byte string `times` times: 28 * 2**times bytes."""

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Api
 from processes import Kubectl, Process, start_cluster, stopping
-from test_cel_cost import nested_all
+from security_harness import Api, nested_all
 
 pytestmark = pytest.mark.e2e
 

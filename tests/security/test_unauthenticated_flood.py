@@ -17,7 +17,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from harness import HEALTHZ_SECONDS, PROBE_BIND_SECONDS, Cluster, running_cluster
+from security_harness import HEALTHZ_SECONDS, PROBE_BIND_SECONDS, Cluster, running_cluster
 
 pytestmark = pytest.mark.e2e
 

@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from harness import ELECTED, HEALTHZ_SECONDS, Cluster, running_cluster
 from processes import wait_until
+from security_harness import ELECTED, HEALTHZ_SECONDS, Cluster, running_cluster
 
 pytestmark = pytest.mark.e2e
 
