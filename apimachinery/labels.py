@@ -61,8 +61,8 @@ class InvalidRequirement(Exception):
 
 def parse_int64(text: str) -> int | None:
     """The integer strconv.ParseInt(text, 10, 64) would return, or None where it fails."""
-    if not _DECIMAL_INT.match(text):
-        return None
+    if not _DECIMAL_INT.match(text) or len(text.lstrip("+-").lstrip("0")) > 19:
+        return None  # not a number, or more digits than any int64 (and than int() will read)
     number = int(text)
     return number if _INT64_MIN <= number <= _INT64_MAX else None
 

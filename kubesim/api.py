@@ -22,6 +22,7 @@ from kubesim import (
     defaults,
     deletion_policy,
     errors,
+    openapi,
     patch,
     request_options,
     resize,
@@ -392,8 +393,8 @@ class Api:
         *,
         strict: bool = False,
     ) -> Obj:
-        """`strict`: ?fieldValidation=Strict, which refuses a patched custom object with fields
-        its schema would prune (kubesim checks built-in kinds' patches for none)."""
+        """`strict`: ?fieldValidation=Strict, which refuses a patched object with fields its
+        schema does not declare (a custom object's: those pruning would drop)."""
         patch_type = PATCH_TYPES.get(content_type)
         if patch_type is None or (patch_type == "strategic" and resource.custom):
             # custom resources have no patch strategies (customresource_handler.go)
@@ -412,13 +413,22 @@ class Api:
                     new = patch.apply_merge_patch(old, body)
                 else:
                     new = patch.apply_strategic_merge_patch(old, body, resource.kind)
+        except patch.PatchTooLarge as exc:
+            message = f"Request entity too large: {exc}"
+            raise errors.ApiError(413, "RequestEntityTooLarge", message) from exc
         except patch.PatchError as exc:
             raise errors.ApiError(422, "Invalid", str(exc)) from exc
         if not isinstance(new, dict):
             raise errors.ApiError(422, "Invalid", "the patch did not produce an object")
+        if _serialized_size(new) > errors.MAX_BODY_BYTES:  # etcd's request limit
+            raise errors.entity_too_large()
         self._check_patched_decodes(resource, new)
-        if strict and resource.custom:
-            unknown = customresources.prune_preview(self._custom_version(resource), new)
+        if strict:  # a patch that adds unknown fields is refused, as a create would be
+            unknown = (
+                customresources.prune_preview(self._custom_version(resource), new)
+                if resource.custom
+                else openapi.unknown_fields(resource, new)
+            )
             if unknown:
                 detail = ", ".join(f'unknown field "{path}"' for path in unknown)
                 raise errors.bad_request(f"strict decoding error: {detail}")
@@ -631,3 +641,12 @@ class Api:
             "metadata": {"resourceVersion": str(self.store.resource_version)},
             "items": deleted,
         }
+
+
+def _serialized_size(obj: Obj) -> int:
+    """The JSON size of a patched object (0 when too deep to serialize: the store's depth
+    check refuses it with its own message)."""
+    try:
+        return len(orjson.dumps(obj))
+    except orjson.JSONEncodeError:
+        return 0

@@ -140,6 +140,16 @@ class Authenticator:
             audiences = [audiences]
         return Authenticated(service_account_user(namespace, name, uid), tuple(audiences))
 
+    def authenticate_request(self, token: str, now: float) -> Authenticated | None:
+        """The user of an API request's token: one whose audiences include the API server's
+        (--api-audiences; pkg/serviceaccount/jwt.go's audience check, authenticator.Audiences),
+        so a token minted for another audience (`kubectl create token --audience=vault`)
+        opens nothing here."""
+        found = self.authenticate(token, now)
+        if found is None or not set(found.audiences) & set(API_AUDIENCES):
+            return None
+        return found
+
     def _verified_claims(self, token: str) -> dict[str, Any] | None:
         parts = token.split(".")
         if len(parts) != 3:

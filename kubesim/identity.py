@@ -6,25 +6,15 @@ persists data, so clients holding the kubeconfig it wrote keep working after a r
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
 from kubesim import tls
+from kubesim.private_files import write_private
 
 TOKEN_FILE = "token"
 CERT_FILE = "tls.crt"
 KEY_FILE = "tls.key"
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 def load_or_create(
@@ -40,13 +30,13 @@ def load_or_create(
         token = token_path.read_text().strip()
     if not token:
         token = secrets.token_urlsafe(32)
-    _write_private(token_path, token.encode())
+    write_private(token_path, token.encode())
     if not use_tls:
         return token, None
     cert_path, key_path = data_dir / CERT_FILE, data_dir / KEY_FILE
     if cert_path.exists() and key_path.exists():
         return token, tls.ServingCertificate(cert_path.read_bytes(), key_path.read_bytes())
     cert = tls.self_signed(host)
-    _write_private(key_path, cert.key_pem)
-    _write_private(cert_path, cert.cert_pem)
+    write_private(key_path, cert.key_pem)
+    write_private(cert_path, cert.cert_pem)
     return token, cert

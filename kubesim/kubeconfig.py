@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 
 import yaml
+
+from kubesim.private_files import write_private
 
 CONTEXT = "kubesim"
 
@@ -33,10 +34,5 @@ def render(url: str, token: str, ca_pem: bytes | None = None) -> str:
 
 
 def write(path: Path, url: str, token: str, ca_pem: bytes | None = None) -> None:
-    """Write atomically with mode 0600: the token is a credential."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(render(url, token, ca_pem))
-    os.replace(tmp, path)
+    """Write atomically with mode 0600: the token is a credential (private_files.py)."""
+    write_private(path, render(url, token, ca_pem).encode())

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 from kubesim.patch_schema import FieldMeta, Struct, field_meta, schema_for_kind
 
 DIRECTIVE = "$patch"
@@ -21,8 +23,19 @@ SET_ELEMENT_ORDER = "$setElementOrder"
 Json = Any
 
 
+#: k8s.io/apiserver/pkg/endpoints/handlers/patch.go maxJSONPatchOperations, and the size a
+#: JSON patch's copy operations may add in all (server/config.go JSONPatchMaxCopyBytes, set as
+#: evanphx/json-patch's AccumulatedCopySizeLimit).
+MAX_JSON_PATCH_OPERATIONS = 10_000
+JSON_PATCH_MAX_COPY_BYTES = 3 * 1024 * 1024
+
+
 class PatchError(ValueError):
     """A patch that cannot be applied; str() is the message the API server would return."""
+
+
+class PatchTooLarge(PatchError):
+    """A JSON patch with more operations than the API server applies (413)."""
 
 
 def copy_json(value: Json) -> Json:
@@ -187,7 +200,13 @@ def apply_json_patch(obj: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
     """RFC 6902: add, remove, replace, move, copy and test, applied in order, all or nothing."""
     if not isinstance(ops, list):
         raise PatchError("json patch must be a JSON array of operations")
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise PatchTooLarge(
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, "
+            f"got {len(ops)}"
+        )
     doc: Json = copy_json(obj)
+    copied = 0
     for operation in ops:
         if not isinstance(operation, dict):
             raise PatchError(f"invalid json patch operation: {operation!r}")
@@ -217,6 +236,12 @@ def apply_json_patch(obj: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
             doc = _add(doc, path, value, "move")
         elif op == "copy":
             value = copy_json(_get(doc, _required(operation, "from"), "copy"))
+            copied += len(orjson.dumps(value))
+            if copied > JSON_PATCH_MAX_COPY_BYTES:  # evanphx/json-patch's AccumulatedCopySizeError
+                raise PatchError(
+                    "Unable to complete the copy, the accumulated size increase of copy is "
+                    f"{copied}, exceeding the limit {JSON_PATCH_MAX_COPY_BYTES}"
+                )
             doc = _add(doc, path, value, "copy")
         elif op == "test":
             expected = _required(operation, "value")

@@ -14,6 +14,8 @@ import orjson
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from apimachinery.bounded_yaml import excerpt
+from apimachinery.labels import parse_int64
 from kubesim import (
     authn,
     customresources,
@@ -117,10 +119,10 @@ def _int_param(request: web.Request, key: str) -> int | None:
     raw = request.query.get(key)
     if raw in (None, ""):
         return None
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise errors.bad_request(f"invalid {key}: {raw!r}") from exc
+    number = parse_int64(raw)  # strconv.ParseInt(raw, 10, 64), as the API server reads it
+    if number is None:
+        raise errors.bad_request(f"invalid {key}: {excerpt(raw)}")
+    return number
 
 
 async def read_json(request: web.Request, required: bool = True) -> Any:
@@ -639,7 +641,8 @@ def _authorize_other(
         user = authn.ADMIN
     else:
         token = authn.bearer_token(header)
-        found = state.authenticator.authenticate(token, state.api.clock()) if token else None
+        now = state.api.clock()
+        found = state.authenticator.authenticate_request(token, now) if token else None
         if found is None:
             return error_response(errors.unauthorized())
         user = found.user

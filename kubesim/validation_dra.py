@@ -4,8 +4,11 @@ fields that reference it, with upstream's field paths, messages and limits.
 Upstream: pkg/apis/resource/validation/validation.go (the kinds), pkg/apis/core/validation
 (validatePodResourceClaims, validateResourceClaimNames), the limits in
 staging/src/k8s.io/api/resource/v1/types.go, the defaults in pkg/apis/resource/v1/defaults.go.
-CEL selectors are checked for their length only: kubesim has no CEL compiler (the scheduler
-compiles them and reports a bad expression, naming the claim and request, when it allocates).
+CEL selectors are checked for their length and for their estimated cost (apimachinery/
+cel_check.py, the scheduler's own estimate): one over resourceapi.CELSelectorExpressionMaxCost
+is refused "too complex, exceeds cost limit" as the API server refuses it. An expression that
+does not compile is stored: the scheduler reports it, naming the claim and request, when it
+allocates.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from apimachinery.cel_check import CEL_SELECTOR_EXPRESSION_MAX_COST, check_selector
 from apimachinery.validation import is_dns1123_label, is_dns1123_subdomain, regex_error
 from kubesim.validation_fields import (
     NOT_POSITIVE,
@@ -224,6 +228,9 @@ def _validate_selector(selector: Any, path: str) -> list[Cause]:
         return [too_long(f"{path}.cel.expression", CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
     if not expression.strip():  # the CEL compiler's ErrorTypeRequired
         return [required(f"{path}.cel.expression", "")]
+    checked = check_selector(expression, consumable_capacity=True)
+    if checked.error is None and checked.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
+        return [forbidden(f"{path}.cel.expression", "too complex, exceeds cost limit")]
     return []
 
 

@@ -6,12 +6,21 @@ passes, ``?verbose`` lists ``[+]name ok`` lines, a failure answers 500 listing e
 ``[-]name failed: detail``, ``?exclude=name`` skips a check and ``/healthz/name`` runs one.
 
 A ``guard`` (the secure port's delegated authentication and authorization, given by whoever runs
-the server) sees every request first and may answer it instead of the handler.
+the server) sees every request first and may answer it instead of the handler. With a guard the
+health endpoints, which answer anyone, say "reason withheld" instead of a failing check's detail
+(k8s.io/apiserver/pkg/server/healthz/healthz.go: "don't include the error since this endpoint is
+public"); the detail goes to the log. Without one (plain HTTP, where everything is open) they
+give it.
+
+Header limits: an Authorization header over MAX_AUTHORIZATION_BYTES is answered 431 Request
+Header Fields Too Large before any check, and a header line over MAX_FIELD_BYTES is refused
+by the HTTP parser; either is logged as one line, without a traceback or the header's bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import ssl
 import time
@@ -21,7 +30,9 @@ from typing import Any
 import orjson
 import yaml
 from aiohttp import ClientSession, ClientTimeout, web
+from aiohttp.http_exceptions import HttpProcessingError
 
+from apimachinery.bounded_yaml import load
 from observability.explain import ExplainStore, render_text
 from observability.metrics import EXPOSITION_CONTENT_TYPE, SchedulerMetrics
 
@@ -37,10 +48,15 @@ EXPLAIN_ROUTE = "/debug/explain/{namespace}/{name}"
 WHAT_IF_ROUTE = "/debug/what-if"
 #: Largest what-if request body (a pod manifest and maybe a configuration file).
 WHAT_IF_MAX_BODY = 1 << 20
+#: The longest Authorization header served (a service-account JWT is about 1 KB), and the
+#: longest header line the HTTP parser takes at all.
+MAX_AUTHORIZATION_BYTES = 8192
+MAX_FIELD_BYTES = 65536
 #: What-if requests that may wait for their turn, and the longest wait before a 429.
 WHAT_IF_MAX_WAITING = 4
 WHAT_IF_MAX_WAIT = 10.0
 _TEXT = "text/plain"
+log = logging.getLogger(__name__)
 
 
 def _ping() -> tuple[bool, str]:
@@ -75,8 +91,11 @@ def _run(check: HealthCheck) -> tuple[bool, str]:
         return False, f"check raised {error!r}"
 
 
-def health_handler(endpoint: str, checks: Mapping[str, HealthCheck]) -> Handler:
-    """The /healthz-style handler for ``checks`` (endpoint is e.g. "readyz", used in messages)."""
+def health_handler(
+    endpoint: str, checks: Mapping[str, HealthCheck], reasons: bool = True
+) -> Handler:
+    """The /healthz-style handler for ``checks`` (endpoint is e.g. "readyz", used in messages);
+    a failing check's detail is shown only when `reasons`, else logged."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
         excluded = set(request.query.getall("exclude", []))
@@ -91,7 +110,10 @@ def health_handler(endpoint: str, checks: Mapping[str, HealthCheck]) -> Handler:
                 lines.append(f"[+]{name} ok")
             else:
                 failed = True
-                lines.append(f"[-]{name} failed: {detail or 'reason withheld'}")
+                shown = detail if reasons and detail else "reason withheld"
+                lines.append(f"[-]{name} failed: {shown}")
+                if not reasons:
+                    log.info("%s check failed", endpoint, extra={"check": name, "reason": detail})
         if failed:
             return _text("\n".join([*lines, f"{endpoint} check failed"]) + "\n", status=500)
         if "verbose" in request.query:
@@ -101,11 +123,14 @@ def health_handler(endpoint: str, checks: Mapping[str, HealthCheck]) -> Handler:
     return handle
 
 
-def single_check_handler(check: HealthCheck) -> Handler:
+def single_check_handler(check: HealthCheck, reasons: bool = True) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         ok, detail = _run(check)
         if ok:
             return _text("ok")
+        if not reasons:
+            log.info("%s failed", request.path, extra={"reason": detail})
+            detail = "reason withheld"
         return _text(f"internal server error: {detail}\n", status=500)
 
     return handle
@@ -162,14 +187,16 @@ class BadRequest(Exception):
         self.status = status
 
 
-#: Answers a what-if: (pod manifest, schedulerName or None, configuration text or None).
-WhatIfAnswer = Callable[[Any, str | None, str | None], Mapping[str, Any]]
+#: Answers a what-if: (pod manifest, schedulerName or None, configuration text, or what
+#: parse_config made of it, or None).
+WhatIfAnswer = Callable[[Any, str | None, Any], Mapping[str, Any]]
 
 
 def what_if_routes(
     answer: WhatIfAnswer,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    parse_config: Callable[[str], Any] | None = None,
 ) -> dict[str, Handler]:
     """``POST /debug/what-if``: where a pod would go now, in explain's JSON (text with
     ``?format=text``). The body (JSON or YAML, at most WHAT_IF_MAX_BODY bytes) is a Pod
@@ -180,7 +207,9 @@ def what_if_routes(
     a time, and the next one only after the loop had as long again to itself (what-if takes at
     most half of it, however hard it is asked). A request waits its turn, unless
     WHAT_IF_MAX_WAITING others already wait or its turn is more than WHAT_IF_MAX_WAIT seconds
-    away: then it gets 429 and Retry-After.
+    away: then it gets 429 and Retry-After. `parse_config` (a candidate configuration's text ->
+    what `answer` takes instead of it) runs in a thread, in the request's turn: the loop keeps
+    running while a large configuration is parsed.
     """
     turn = asyncio.Lock()
     busy_until = 0.0
@@ -209,6 +238,8 @@ def what_if_routes(
                     await sleep(wait)
                 started = clock()
                 try:
+                    if config is not None and parse_config is not None:
+                        config = await asyncio.to_thread(parse_config, config)
                     data = answer(pod, scheduler_name, config)
                 except BadRequest as exc:
                     return _error(str(exc), exc.status, text)
@@ -239,8 +270,8 @@ async def _what_if_request(request: web.Request) -> tuple[Any, str | None, str |
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError:
-        try:
-            payload = yaml.safe_load(body)
+        try:  # parsed in a thread, aliases bounded (a what-if body comes from outside)
+            payload = await asyncio.to_thread(load, body, max_bytes=WHAT_IF_MAX_BODY)
         except yaml.YAMLError as exc:
             first = str(exc).splitlines()[0] if str(exc) else "unreadable"
             raise BadRequest(f"the body is neither JSON nor YAML: {first}") from None
@@ -301,6 +332,34 @@ async def fetch_explanation(
         return data
 
 
+@web.middleware
+async def _header_limits(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """431 for an Authorization header over MAX_AUTHORIZATION_BYTES, before any token review
+    (Go's net/http answers 431 to headers over its MaxHeaderBytes)."""
+    if len(request.headers.get("Authorization", "")) > MAX_AUTHORIZATION_BYTES:
+        log.warning(
+            "refused a request: Authorization header over %d bytes",
+            MAX_AUTHORIZATION_BYTES,
+            extra={"remote": request.remote, "path": request.path[:200]},
+        )
+        return _text("431 Request Header Fields Too Large\n", status=431)
+    return await handler(request)
+
+
+class _MalformedRequestLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's server logger: a request its parser refuses (a header line over
+    MAX_FIELD_BYTES...) becomes one warning naming the problem, not a traceback that quotes
+    the header's first bytes (a token, possibly)."""
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        problem = kwargs.get("exc_info")
+        if isinstance(problem, HttpProcessingError):
+            what = str(problem.message).split(":", 1)[0]
+            self.logger.log(min(level, logging.WARNING), "refused a malformed request: %s", what)
+            return
+        super().log(level, msg, *args, **kwargs)
+
+
 def _guarding(guard: RequestGuard) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -351,8 +410,9 @@ class ObservabilityServer:
         debug_routes: Mapping[str, Handler],
         guard: RequestGuard | None = None,
     ) -> web.Application:
-        middlewares = [] if guard is None else [_guarding(guard)]
+        middlewares = [_header_limits] if guard is None else [_header_limits, _guarding(guard)]
         app = web.Application(middlewares=middlewares)
+        reasons = guard is None
         if metrics is not None:
             app.router.add_get("/metrics", metrics_handler(metrics))
             app.router.add_get("/metrics/resources", resource_metrics_handler(metrics))
@@ -363,9 +423,9 @@ class ObservabilityServer:
             ("readyz", ready),
         ):
             named = _named(checks)
-            app.router.add_get(f"/{endpoint}", health_handler(endpoint, named))
+            app.router.add_get(f"/{endpoint}", health_handler(endpoint, named, reasons))
             for name, check in named.items():
-                app.router.add_get(f"/{endpoint}/{name}", single_check_handler(check))
+                app.router.add_get(f"/{endpoint}/{name}", single_check_handler(check, reasons))
         for path, handler in debug_routes.items():
             app.router.add_get(path, handler)
         return app
@@ -383,7 +443,12 @@ class ObservabilityServer:
         return f"{scheme}://{host}:{self.port}"
 
     async def start(self) -> int:
-        runner = web.AppRunner(self._app, access_log=None)
+        runner = web.AppRunner(
+            self._app,
+            access_log=None,
+            max_field_size=MAX_FIELD_BYTES,
+            logger=_MalformedRequestLog(log, {}),
+        )
         await runner.setup()
         try:
             site = web.TCPSite(runner, self.host, self.requested_port, ssl_context=self.ssl_context)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from profiles.config import ConfigOverrides, ConfigSpec, ResolvedConfig, Resolve
 from profiles.defaults import apply_defaults, default_client_connection, default_leader_election
 from profiles.errors import ConfigError, ConfigInvalidError, ErrorSink, child, index
 from profiles.fields import refusals
-from profiles.load import parse_text
+from profiles.load import MAX_CONFIG_BYTES, parse_text
 from profiles.overrides import apply_overrides, name_flags
 from profiles.resolve import resolve_profile
 from profiles.spec import PluginRegistry
@@ -30,7 +31,14 @@ def load_config(
         return resolve_config(ConfigSpec(), registry, overrides, feature_gates=feature_gates)
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as file:  # no more than the largest accepted, plus one byte
+            raw = file.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            size = os.stat(path).st_size
+            raise ConfigInvalidError([ConfigError(
+                source, "", f"the file is {size} bytes, more than the {MAX_CONFIG_BYTES} allowed"
+            )])
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigInvalidError([ConfigError(source, "", f"cannot read file: {exc}")]) from exc
     return load_config_text(

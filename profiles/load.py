@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from apimachinery.bounded_yaml import DocumentTooLarge, excerpt, load
 from profiles.config import (
     API_VERSION,
     KIND,
@@ -92,13 +93,21 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 # decoder recurse once per level, so a document nested thousands deep would otherwise end in a
 # RecursionError instead of a message naming the file.
 MAX_NESTING_DEPTH = 100
+#: The largest configuration accepted. kube-scheduler's own is a few kilobytes; this leaves
+#: room for large pluginConfig args while keeping a parse (pure-Python YAML, about a second per
+#: megabyte) short. Larger files are refused before they are parsed.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def parse_text(text: str, source: str = "<string>") -> ConfigSpec:
     """Decode one KubeSchedulerConfiguration document; raises ConfigInvalidError."""
     sink = ErrorSink(source)
     try:
-        doc = yaml.load(text, Loader=_StrictLoader)
+        doc = load(text, _StrictLoader, max_bytes=MAX_CONFIG_BYTES)
+    except DocumentTooLarge as exc:
+        sink.add("", str(exc))
+        sink.raise_if_any()
+        raise AssertionError("unreachable") from exc
     except yaml.YAMLError as exc:
         sink.add("", f"not valid YAML/JSON{_yaml_problem(exc)}")
         sink.raise_if_any()
@@ -181,7 +190,7 @@ class _Decoder:
     # ---- primitives -----------------------------------------------------------------------
 
     def _expect(self, path: str, what: str, value: Any) -> None:
-        self.sink.add(path, f"expected {what}, got {_type_name(value)} {value!r}")
+        self.sink.add(path, f"expected {what}, got {_type_name(value)} {excerpt(value)}")
 
     def obj(self, value: Any, path: str, fields: tuple[str, ...]) -> dict[str, Any] | None:
         if not isinstance(value, dict):
@@ -189,7 +198,7 @@ class _Decoder:
             return None
         for key in value:
             if not isinstance(key, str):
-                self.sink.add(path, f"field names must be strings, got {key!r}")
+                self.sink.add(path, f"field names must be strings, got {excerpt(key)}")
             elif key not in fields:
                 self.sink.add(
                     child(path, key), f"unknown field; expected one of {', '.join(fields)}"
@@ -242,7 +251,7 @@ class _Decoder:
         try:
             return parse_duration(v)
         except ValueError:
-            self.sink.add(child(path, key), f'expected a duration like "15s", got {v!r}')
+            self.sink.add(child(path, key), f'expected a duration like "15s", got {excerpt(v)}')
             return None
 
     def list_(
@@ -269,11 +278,11 @@ class _Decoder:
         if api_version is None:
             self.sink.add("apiVersion", f'required: expected "{API_VERSION}"')
         elif api_version != API_VERSION:
-            self.sink.add("apiVersion", f'expected "{API_VERSION}", got {api_version!r}')
+            self.sink.add("apiVersion", f'expected "{API_VERSION}", got {excerpt(api_version)}')
         if kind is None:
             self.sink.add("kind", f'required: expected "{KIND}"')
         elif kind != KIND:
-            self.sink.add("kind", f'expected "{KIND}", got {kind!r}')
+            self.sink.add("kind", f'expected "{KIND}", got {excerpt(kind)}')
         for key in DEPRECATED_TOP_LEVEL:
             if key in m:
                 self.notes.append(f"{key} is not part of v1 and is ignored")

@@ -69,7 +69,7 @@ class ConfigWatcher:
     async def run(self) -> None:
         """Poll until close(). The content present at start is the baseline (no callback)."""
         if not self._started:
-            self._last = self._fingerprint(None)
+            self._last = await asyncio.to_thread(self._fingerprint, None)
             self._started = True
         while not self._closed:
             with contextlib.suppress(TimeoutError):
@@ -82,18 +82,18 @@ class ConfigWatcher:
     async def poll_once(self) -> bool:
         """Check now; True when on_change was called."""
         if not self._started:
-            self._last = self._fingerprint(None)
+            self._last = await asyncio.to_thread(self._fingerprint, None)
             self._started = True
             if not self._forced:
                 return False
         forced, self._forced = self._forced, False
-        current = self._fingerprint(self._last)
+        current = await asyncio.to_thread(self._fingerprint, self._last)
         if not forced and (current is None or current == self._last):
             return False
         # Debounce: editors and ConfigMap updates can touch the file more than once.
         while not self._closed:
             await asyncio.sleep(self.debounce)
-            again = self._fingerprint(current)
+            again = await asyncio.to_thread(self._fingerprint, current)
             if again == current:
                 break
             current = again

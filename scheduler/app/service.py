@@ -149,7 +149,9 @@ class SchedulerService:
         if scheduler is None:
             return False
         try:
-            config = self.load_config()
+            # read and parsed in a thread: the loop keeps scheduling and answering /healthz
+            # while a large or hostile file is read and refused
+            config = await asyncio.to_thread(self.load_config)
             profiles = scheduler.build_profiles(config)
         except (ConfigInvalidError, FrameworkError, OSError) as exc:
             self.last_reload_error = str(exc)
@@ -242,6 +244,7 @@ class SchedulerService:
         web_view = WebViewState(
             lambda: self.scheduler, self.explain, self.attempts, self.trace_ui_url
         )
+        what_if = WhatIf(scheduler, self.registry, self.config_overrides)
         server = ObservabilityServer(
             self.http_host,
             self.http_port,
@@ -252,7 +255,7 @@ class SchedulerService:
             ssl_context=self.ssl_context,
             guard=http_guard,
             debug_post_routes=what_if_routes(
-                WhatIf(scheduler, self.registry, self.config_overrides).answer
+                what_if.answer, parse_config=what_if.parse_config
             ),
             routes=self.zpage_routes(config),
         )

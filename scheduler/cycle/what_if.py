@@ -122,7 +122,7 @@ class WhatIf:
         self,
         pod_manifest: Any,
         scheduler_name: str | None = None,
-        config_text: str | None = None,
+        config_text: str | ResolvedConfig | None = None,
     ) -> dict[str, Any]:
         """The explain-format answer for `pod_manifest`, plus a ``whatIf`` section; a
         `kind: List` of a PodGroup and its Pods gets the group's answer (what_if_group.py)."""
@@ -165,7 +165,7 @@ class WhatIf:
         return explanation
 
     def _profile_for(
-        self, pod: PodView, scheduler_name: str | None, config_text: str | None
+        self, pod: PodView, scheduler_name: str | None, config_text: str | ResolvedConfig | None
     ) -> tuple[ProfileSet, str, SchedulingProfile]:
         if config_text is not None:
             profiles, source = self._candidate_profiles(config_text), "candidate"
@@ -255,7 +255,7 @@ class WhatIf:
         self,
         manifest: Any,
         scheduler_name: str | None,
-        config_text: str | None,
+        config_text: str | ResolvedConfig | None,
         started: float,
     ) -> dict[str, Any]:
         """A gang's answer: explain's format for the member that matters (the one blocking
@@ -338,17 +338,25 @@ class WhatIf:
             self._live_source = live
         return self._live_twin
 
-    def _candidate_profiles(self, text: str) -> ProfileSet:
+    def parse_config(self, text: str) -> ResolvedConfig:
+        """A candidate configuration's text, loaded and validated (raises BadRequest). Touches
+        nothing of the scheduler's state, so the HTTP handler runs it in a thread."""
         try:
-            config = load_config_text(
+            return load_config_text(
                 text,
                 registry_for_config(self._registry),
                 source="candidate configuration",
                 overrides=self._overrides,
                 feature_gates=self._scheduler.options.feature_gates,
             )
+        except ConfigInvalidError as exc:
+            raise BadRequest(f"invalid configuration: {exc}") from None
+
+    def _candidate_profiles(self, candidate: str | ResolvedConfig) -> ProfileSet:
+        config = self.parse_config(candidate) if isinstance(candidate, str) else candidate
+        try:
             return self._build(config)
-        except (ConfigInvalidError, FrameworkError, ExtenderConfigError) as exc:
+        except (FrameworkError, ExtenderConfigError) as exc:
             raise BadRequest(f"invalid configuration: {exc}") from None
 
     def _build(self, config: ResolvedConfig) -> ProfileSet:

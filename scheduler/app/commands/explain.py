@@ -25,6 +25,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from apimachinery.netutil import is_loopback, listener_uid
 from observability.explain import render_text
 
 TOKEN_VARIABLE = "AIOSCHED_TOKEN"
@@ -133,7 +134,29 @@ def _unreachable_hint(exc: BaseException, insecure_http: bool) -> str:
     return ""
 
 
+def foreign_listener(http_address: str) -> str | None:
+    """Why not to ask `http_address`: on a shared machine, a loopback port (the default
+    10259 above all) may be served by another user's process, which would get the bearer token
+    and answer for a scheduler that is not yours. None when the listener is ours or unknown."""
+    host, _, port = http_address.rpartition(":")
+    host = host.strip("[]")
+    if not is_loopback(host) or not port.isdigit():
+        return None
+    owner = listener_uid(host, int(port))
+    if owner is None or owner == os.getuid():
+        return None
+    return (
+        f"{http_address} is served by another user's process (uid {owner}), not by an "
+        "`aiosched run` of yours: pass --http-address with your scheduler's address "
+        "(its start-up line says where it serves)"
+    )
+
+
 def main(args: argparse.Namespace) -> int:
+    refusal = foreign_listener(args.http_address)
+    if refusal is not None:
+        print(f"aiosched explain: {refusal}", file=sys.stderr)
+        return 1
     namespace, sep, name = args.pod.partition("/")
     if not sep:
         namespace, name = "default", args.pod

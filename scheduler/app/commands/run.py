@@ -25,12 +25,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
-import os
 import signal
 import ssl
 import sys
-import tempfile
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -61,10 +60,18 @@ from scheduler.app.startup import StartupError, check_api_server, load_serving_c
 from scheduler.client.kubeconfig import KubeconfigError
 from scheduler.client.rest import ClientSettings, KubeClient
 from scheduler.server.certificate import self_signed_context
-from scheduler.server.delegated_auth import DelegatedAuth
+from scheduler.server.delegated_auth import (
+    MAX_REVIEWS_IN_FLIGHT,
+    REVIEW_BURST,
+    REVIEW_QPS,
+    DelegatedAuth,
+)
 from scheduler.server.zpages import flag_values
 
 log = logging.getLogger("aiosched")
+#: Where --embedded writes its kubeconfig unless --kubeconfig-out says: per user, beside
+#: kubectl's own (a fixed name in the shared temporary directory could be another user's).
+EMBEDDED_KUBECONFIG = Path.home() / ".kube" / "aiosched-embedded.kubeconfig"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -194,21 +201,32 @@ def serving_note(args: argparse.Namespace, host: str) -> str:
 
 
 async def delegated_auth(
-    args: argparse.Namespace, client: KubeClient, stack: contextlib.AsyncExitStack
+    args: argparse.Namespace, settings: ClientSettings, stack: contextlib.AsyncExitStack
 ) -> DelegatedAuth | None:
     """The secure port's guard: reviews go to the API server aiosched schedules on, or to the
     ones --authentication-kubeconfig and --authorization-kubeconfig name (None with
-    --insecure-http)."""
+    --insecure-http). Each through a client of its own, with its own connections and the
+    delegating clientsets' rate (QPS 200, burst 400): callers without a valid token never spend
+    the budget, or the connections, of the Lease and of binds."""
     if args.insecure_http:
         return None
     reviewers: list[KubeClient] = []
-    for path in (args.authentication_kubeconfig, args.authorization_kubeconfig):
-        if path is None:
-            reviewers.append(client)
-            continue
-        other = await KubeClient.connect(ClientSettings(kubeconfig=path))
-        stack.push_async_callback(other.close)
-        reviewers.append(other)
+    for path, purpose in (
+        (args.authentication_kubeconfig, "authentication"),
+        (args.authorization_kubeconfig, "authorization"),
+    ):
+        own = dataclasses.replace(
+            settings,
+            qps=REVIEW_QPS,
+            burst=REVIEW_BURST,
+            user_agent=f"{settings.user_agent}/delegated-{purpose}",
+            max_connections=MAX_REVIEWS_IN_FLIGHT,
+        )
+        if path is not None:
+            own = dataclasses.replace(own, kubeconfig=path, context=None, master=None)
+        reviewer = await KubeClient.connect(own)
+        stack.push_async_callback(reviewer.close)
+        reviewers.append(reviewer)
     return DelegatedAuth(reviewers[0], reviewers[1])
 
 
@@ -236,9 +254,7 @@ async def _run(args: argparse.Namespace) -> int:
     ssl_context = serving_context(args, http_host)
     kubeconfig: str | None = args.kubeconfig
     if args.embedded:
-        kubeconfig = args.kubeconfig_out or os.path.join(
-            tempfile.gettempdir(), "aiosched-embedded.kubeconfig"
-        )
+        kubeconfig = args.kubeconfig_out or str(EMBEDDED_KUBECONFIG)
     overrides, warnings = config_overrides(args, kubeconfig)
     for warning in warnings:
         log.warning(warning)
@@ -293,10 +309,11 @@ async def _run(args: argparse.Namespace) -> int:
                 flush=True,
             )
         master = None if args.embedded else args.master
-        client = await KubeClient.connect(client_settings(config, args.context, master))
+        settings = client_settings(config, args.context, master)
+        client = await KubeClient.connect(settings)
         stack.push_async_callback(client.close)
         await check_api_server(client)
-        guard = await delegated_auth(args, client, stack)
+        guard = await delegated_auth(args, settings, stack)
         loop.add_signal_handler(signal.SIGHUP, service.request_reload)
         failure: BaseExceptionGroup[BaseException] | None = None
         try:

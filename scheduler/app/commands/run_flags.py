@@ -243,7 +243,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--kubeconfig-out",
         metavar="PATH",
         help="where to write the embedded cluster's kubeconfig "
-        "(default: <tmp>/aiosched-embedded.kubeconfig)",
+        "(default: ~/.kube/aiosched-embedded.kubeconfig)",
     )
     embedded.add_argument(
         "--cluster-port", type=int, default=0, help="embedded API server port (0: any free port)"

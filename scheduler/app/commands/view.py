@@ -36,7 +36,12 @@ from aiohttp import web
 from kubernetes_asyncio.client import Configuration
 
 from apimachinery.netutil import is_loopback
-from scheduler.app.commands.explain import TOKEN_VARIABLE, add_tls_arguments, tls_setting
+from scheduler.app.commands.explain import (
+    TOKEN_VARIABLE,
+    add_tls_arguments,
+    foreign_listener,
+    tls_setting,
+)
 from scheduler.client.kubeconfig import KubeconfigError, resolve_configuration
 from scheduler.server.webview import STATE_PATH, VIEW_PATH
 
@@ -210,6 +215,10 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    refusal = foreign_listener(args.http_address)
+    if refusal is not None:
+        print(f"aiosched view: {refusal}", file=sys.stderr)
+        return 1
     try:
         asyncio.run(serve(args))
     except KubeconfigError as exc:

@@ -33,7 +33,12 @@ import orjson
 import yaml
 
 from observability.explain import render_text
-from scheduler.app.commands.explain import TOKEN_VARIABLE, add_connection_arguments, tls_setting
+from scheduler.app.commands.explain import (
+    TOKEN_VARIABLE,
+    add_connection_arguments,
+    foreign_listener,
+    tls_setting,
+)
 
 PROG = "aiosched what-if"
 
@@ -171,6 +176,10 @@ def main(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+    refusal = foreign_listener(args.http_address)
+    if refusal is not None:
+        print(f"{PROG}: {refusal}", file=sys.stderr)
+        return 1
     try:
         status, answer = asyncio.run(_post(args, body))
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
