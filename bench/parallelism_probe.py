@@ -25,11 +25,10 @@ from typing import Any
 import numpy as np
 
 from bench import cycle_microbench as micro
-from scheduler.cache.cache import Cache
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cycle.algorithm import StartIndex, schedule_pod
 from scheduler.framework.interface import CycleState
-from scheduler.testing import build_framework, make_node
+from scheduler.testing import build_framework
 
 
 def _cycle(
@@ -51,27 +50,18 @@ def _best(run: Callable[[], object], repeat: int) -> float:
 
 
 def probe(shape: str, nodes: int, threads: list[int], repeat: int) -> list[str]:
-    cache = Cache()
-    for i in range(nodes):
-        labels = {
-            "kubernetes.io/hostname": f"node-{i}",
-            "topology.kubernetes.io/zone": f"z{i % 10}",
-        }
-        cache.add_node(
-            make_node(f"node-{i}", {"cpu": "4", "memory": "32Gi", "pods": "110"}, labels=labels)
-        )
-    snapshot = cache.update_snapshot()
+    cache, snapshot = micro.build_cache(nodes)
     fwk = build_framework(micro.PLUGINS, micro._deps(snapshot, 1), weights=micro.WEIGHTS)
     start = StartIndex()
     for index in range(200):  # some pods placed, so the plugins have something to count
         pod = micro.SHAPES[shape](index, nodes)
         cache.update_snapshot(snapshot)
-        result = micro._drive(_cycle(fwk, CycleState(), pod, snapshot, start, index + 1))
+        result = micro.drive(_cycle(fwk, CycleState(), pod, snapshot, start, index + 1))
         cache.assume_pod(pod.with_node(result.suggested_host))
     cache.update_snapshot(snapshot)
     pod = micro.SHAPES[shape](200, nodes)
     state = CycleState()
-    micro._drive(_cycle(fwk, state, pod, snapshot, StartIndex(), 201))
+    micro.drive(_cycle(fwk, state, pod, snapshot, StartIndex(), 201))
     table = snapshot.node_table()
     infos = list(snapshot.node_info_list)
     all_rows = np.arange(len(table), dtype=np.intp)
