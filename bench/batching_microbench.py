@@ -26,12 +26,12 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from collections.abc import Coroutine, Sequence
-from typing import Any
+from collections.abc import Sequence
 
+from bench.cycle_microbench import drive
 from scheduler.api.objects import PodView
 from scheduler.cache.cache import Cache
-from scheduler.cycle.algorithm import ScheduleResult, StartIndex, schedule_pod
+from scheduler.cycle.algorithm import StartIndex, schedule_pod
 from scheduler.framework.interface import CycleState
 from scheduler.framework.runtime import HandleDeps
 from scheduler.framework.runtime.batch import NoBatchMetrics
@@ -93,21 +93,11 @@ def run(
             fwk, CycleState(), pod, snapshot, percentage_of_nodes_to_score=None,
             next_start_index=start, rng=rng, cycle=cycle,
         )  # fmt: skip
-        result = _drive(coro)
+        result = drive(coro)
         cpu += time.process_time() - began
         cache.assume_pod(pod.with_node(result.suggested_host))
     batched = fwk.batch.batched_pods if fwk.batch is not None else 0
     return cpu / len(pods), batched, tally
-
-
-def _drive(coro: Coroutine[Any, Any, ScheduleResult]) -> ScheduleResult:
-    """schedule_pod without extenders never suspends: run it to its end in one step."""
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        result: ScheduleResult = done.value
-        return result
-    raise RuntimeError("schedule_pod suspended")
 
 
 def main() -> None:

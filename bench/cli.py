@@ -9,6 +9,7 @@ create request to the pod being seen bound, and the scheduler's peak RSS (VmHWM)
     aiosched bench SchedulingBasic/ --scheduler-arg=--v=0     (every SchedulingBasic workload)
     aiosched bench SchedulingBasic/500Nodes --otlp-sink        (with every pod traced)
     aiosched bench SchedulingBasic/500Nodes --plot run.svg     (throughput and latency CDF)
+    aiosched bench SchedulingBasic/500Nodes --parallelism 1,2,4 --plot sweep.svg
 
 Two schedulers side by side: run the other with --scheduler-command and --json, then aiosched
 with --compare that file and --plot; or plot saved results alone with --compare and --plot.
@@ -36,7 +37,7 @@ from apimachinery.eventloop import run_event_loop
 from bench.calibrate import calibrate
 from bench.plot import check_plot_path, write_plot
 from bench.progress import ProgressReporter, watch
-from bench.results import format_table, write_json
+from bench.results import BenchResult, format_table, write_json
 from bench.runner import RunOptions, WorkloadRun, run_workloads
 from bench.workloads import WORKLOADS, UnknownWorkload, resolve
 
@@ -135,11 +136,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="no progress on stderr while the workloads run",
     )
     parser.add_argument(
+        "--parallelism",
+        type=parallelism_values,
+        metavar="N,N,...",
+        help="run each workload once per value with the configuration's parallelism set to it "
+        "(e.g. 1,2,4,8; default: the scheduler's own); --plot then also draws pods/s against "
+        "parallelism",
+    )
+    parser.add_argument(
         "--scheduler-profile",
         type=Path,
         metavar="PATH",
         help="run the scheduler under cProfile and write its stats here (last workload wins)",
     )
+
+
+def parallelism_values(text: str) -> list[int]:
+    """--parallelism's comma-separated positive integers, each once, in the order given."""
+    values: list[int] = []
+    for part in text.split(","):
+        try:
+            value = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {part!r} in {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0: {value} in {text!r}")
+        if value not in values:
+            values.append(value)
+    return values
 
 
 def _list_workloads() -> str:
@@ -212,21 +236,24 @@ def main(args: argparse.Namespace) -> int:
     print(f"aiosched bench: {calibration.describe()}", file=sys.stderr, flush=True)
     reporter = ProgressReporter(sys.stderr, enabled=not args.quiet)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="aiosched-bench-"))
-    options = RunOptions(
-        workdir=workdir,
-        timeout=args.timeout,
-        scheduler_args=tuple(args.scheduler_arg),
-        create_concurrency=max(1, args.create_concurrency),
-        scheduler_profile=args.scheduler_profile,
-        otlp_sink=args.otlp_sink,
-        kubeconfig=args.kubeconfig,
-        scheduler_command=tuple(shlex.split(args.scheduler_command or "")),
-    )
+    results: list[BenchResult] = []
+    for parallelism in args.parallelism or [None]:
+        options = RunOptions(
+            workdir=workdir if parallelism is None else workdir / f"parallelism-{parallelism}",
+            timeout=args.timeout,
+            scheduler_args=tuple(args.scheduler_arg),
+            create_concurrency=max(1, args.create_concurrency),
+            scheduler_profile=args.scheduler_profile,
+            otlp_sink=args.otlp_sink,
+            kubeconfig=args.kubeconfig,
+            scheduler_command=tuple(shlex.split(args.scheduler_command or "")),
+            parallelism=parallelism,
+        )
 
-    async def watch_run(run: WorkloadRun) -> None:
-        await watch(run, reporter)
+        async def watch_run(run: WorkloadRun) -> None:
+            await watch(run, reporter)
 
-    results = run_event_loop(run_workloads(chosen, options, log=reporter.log, watch=watch_run))
+        results += run_event_loop(run_workloads(chosen, options, log=reporter.log, watch=watch_run))
     label = scheduler_label(args)
     for result in results:
         result.scheduler, result.machine = label, calibration.to_json()

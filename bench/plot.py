@@ -12,6 +12,9 @@ library (and numpy, Pillow) in the scheduler's environment, the output is the sa
 machine, any browser shows it, and a test can parse it as XML. For a PNG, convert it
 (`rsvg-convert -o out.png out.svg`, Inkscape, or a browser's screenshot).
 
+Runs of a `--parallelism` sweep add a row per workload: the average pods/s against the
+parallelism, and CPU per pod (the scheduler's process tree and its critical path) against it.
+
 It reads the JSON objects `--json` writes (BenchResult.to_json), so saved results plot as well
 as live ones.
 """
@@ -110,6 +113,8 @@ def series_from_results(results: Sequence[Mapping[str, Any]]) -> dict[str, list[
         workload = str(doc.get("workload", "?"))
         series = by_workload.setdefault(workload, [])
         label = str(doc.get("scheduler") or "aiosched")
+        if doc.get("parallelism") is not None:  # a --parallelism sweep's run
+            label += f" parallelism {doc['parallelism']}"
         taken = {s.label for s in series}
         if label in taken:  # two runs of one scheduler: number them
             label = next(
@@ -248,10 +253,89 @@ def _latency_panel(svg: _Svg, left: float, top: float, series: list[Series]) -> 
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SweepPoint:
+    """One run of a --parallelism sweep."""
+
+    parallelism: int
+    pods_per_second: float | None  # the average of the 1 s samples
+    cpu_per_pod_ms: float | None  # the scheduler's process tree
+    critical_path_cpu_per_pod_ms: float | None  # the process running scheduling cycles
+
+
+def sweeps_from_results(
+    results: Sequence[Mapping[str, Any]],
+) -> dict[str, dict[str, list[SweepPoint]]]:
+    """Runs with a parallelism, by workload then scheduler, in parallelism order."""
+    sweeps: dict[str, dict[str, list[SweepPoint]]] = {}
+    for doc in results:
+        parallelism = doc.get("parallelism")
+        if not isinstance(parallelism, int):
+            continue
+        throughput = doc.get("pods_per_second") or {}
+        point = SweepPoint(
+            parallelism,
+            _number(throughput.get("average")),
+            _number(doc.get("scheduler_cpu_per_pod_ms")),
+            _number(doc.get("critical_path_cpu_per_pod_ms")),
+        )
+        by_scheduler = sweeps.setdefault(str(doc.get("workload", "?")), {})
+        by_scheduler.setdefault(str(doc.get("scheduler") or "aiosched"), []).append(point)
+    for by_scheduler in sweeps.values():
+        for points in by_scheduler.values():
+            points.sort(key=lambda p: p.parallelism)
+    return sweeps
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _sweep_row(
+    svg: _Svg, top: float, workload: str, by_scheduler: dict[str, list[SweepPoint]]
+) -> None:
+    """pods/s against parallelism, and CPU per pod (total and critical path) against it."""
+    svg.text(16, top, f"{workload}: parallelism sweep", font_size="15", font_weight="bold")
+    most = max(p.parallelism for points in by_scheduler.values() for p in points)
+    x_axis = Axis(0.0, nice_ceiling(max(most, 1)))
+    rate_lines: list[tuple[Series, int, list[tuple[float, float]]]] = []
+    cpu_lines: list[tuple[Series, int, list[tuple[float, float]]]] = []
+    for index, (scheduler, points) in enumerate(by_scheduler.items()):
+        rate = [(float(p.parallelism), p.pods_per_second) for p in points]
+        total = [(float(p.parallelism), p.cpu_per_pod_ms) for p in points]
+        critical = [(float(p.parallelism), p.critical_path_cpu_per_pod_ms) for p in points]
+        for lines, label, data, colour_index in (
+            (rate_lines, scheduler, rate, index),
+            (cpu_lines, f"{scheduler} total", total, 2 * index),
+            (cpu_lines, f"{scheduler} critical path", critical, 2 * index + 1),
+        ):
+            known = [(x, y) for x, y in data if y is not None]
+            if known:
+                lines.append((Series(label, [], []), colour_index, known))
+    rate_peak = max((y for _, _, pts in rate_lines for _, y in pts), default=0.0)
+    cpu_peak = max((y for _, _, pts in cpu_lines for _, y in pts), default=0.0)
+    _panel(
+        svg, MARGIN_LEFT, top + TOP, "pods/s against parallelism", x_axis,
+        Axis(0.0, nice_ceiling(rate_peak * 1.05)), "parallelism", "pods/s (average)", rate_lines,
+    )  # fmt: skip
+    _panel(
+        svg, MARGIN_LEFT + PANEL_WIDTH + PANEL_GAP, top + TOP, "CPU per pod against parallelism",
+        x_axis, Axis(0.0, nice_ceiling(cpu_peak * 1.05)), "parallelism", "ms", cpu_lines,
+    )  # fmt: skip
+    x, legend = 16.0, top + 22
+    for series, colour_index, _points in cpu_lines:
+        colour = COLOURS[colour_index % len(COLOURS)]
+        svg.line(x, legend - 4, x + 22, legend - 4, colour, stroke_width="3")
+        svg.text(x + 28, legend, series.label)
+        x += 28 + len(series.label) * 7 + 24
+
+
 def render_svg(results: Sequence[Mapping[str, Any]], title: str = "aiosched bench") -> str:
-    """The figure for these results (to_json objects), as an SVG document."""
+    """The figure for these results (to_json objects), as an SVG document: per workload its
+    throughput and latency, and for a --parallelism sweep a row against parallelism."""
     workloads = series_from_results(results)
-    height = max(1, len(workloads)) * ROW_HEIGHT + 20
+    sweeps = sweeps_from_results(results)
+    height = (max(1, len(workloads)) + len(sweeps)) * ROW_HEIGHT + 20
     svg = _Svg(WIDTH, height, title)
     if not workloads:
         svg.text(WIDTH / 2, ROW_HEIGHT / 2, "no results", text_anchor="middle")
@@ -267,6 +351,8 @@ def render_svg(results: Sequence[Mapping[str, Any]], title: str = "aiosched benc
         left = MARGIN_LEFT
         _throughput_panel(svg, left, top + TOP, series)
         _latency_panel(svg, left + PANEL_WIDTH + PANEL_GAP, top + TOP, series)
+    for row, (workload, by_scheduler) in enumerate(sweeps.items(), len(workloads)):
+        _sweep_row(svg, row * ROW_HEIGHT + 24, workload, by_scheduler)
     return svg.done()
 
 

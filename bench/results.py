@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from bench.gang import GangPlacement
+from bench.proctree import ProcessCpu
 from bench.stats import (
     Checkpoint,
     Flatness,
@@ -38,7 +39,12 @@ class BenchResult:
     peak_rss_bytes: int | None = None
     scheduler_exit_code: int | None = None
     setup_seconds: float = 0.0
-    scheduler_cpu_seconds: float | None = None  # used by the scheduler while measuring
+    # used by the scheduler's process tree (its PID and descendants) while measuring
+    scheduler_cpu_seconds: float | None = None
+    # each process of that tree, the critical path (the scheduler's PID) first
+    processes: list[ProcessCpu] = field(default_factory=list)
+    # the KubeSchedulerConfiguration parallelism the bench set (None: the scheduler's default)
+    parallelism: int | None = None
     spans_exported: int | None = None  # received by the OTLP sink (--otlp-sink), init pods too
     # The scheduler's API requests per measured pod, by "VERB resource[/subresource]", as the
     # API server counted them (measured phase plus a second for late events).
@@ -70,6 +76,11 @@ class BenchResult:
         if self.peak_rss_bytes is None or pods <= 0:
             return None
         return self.peak_rss_bytes / pods
+
+    @property
+    def critical_path_cpu_seconds(self) -> float | None:
+        """CPU of the process running scheduling cycles (the scheduler's PID) while measuring."""
+        return next((p.cpu_seconds for p in self.processes if p.critical_path), None)
 
     def flatness(self) -> Flatness | None:
         """Per-segment CPU, throughput and RSS and the flat verdict; None before measuring."""
@@ -117,6 +128,14 @@ class BenchResult:
             "scheduler_cpu_seconds": (
                 None if self.scheduler_cpu_seconds is None else round(self.scheduler_cpu_seconds, 2)
             ),
+            # per process of the scheduler's tree; the critical path runs scheduling cycles
+            "scheduler_processes": [p.to_json(self.scheduled) for p in self.processes],
+            "critical_path_cpu_seconds": _rounded(self.critical_path_cpu_seconds, 3),
+            "critical_path_cpu_per_pod_ms": _per_pod_ms(
+                self.critical_path_cpu_seconds, self.scheduled
+            ),
+            "scheduler_cpu_per_pod_ms": _per_pod_ms(self.scheduler_cpu_seconds, self.scheduled),
+            "parallelism": self.parallelism,
             "spans_exported": self.spans_exported,
             "flatness": flat.to_json() if flat is not None else None,
             "latency_quantiles_seconds": [round(q, 6) for q in self.latency_quantiles],
@@ -128,6 +147,14 @@ class BenchResult:
 
 def write_json(path: Path, results: list[BenchResult]) -> None:
     path.write_bytes(orjson.dumps([r.to_json() for r in results], option=orjson.OPT_INDENT_2))
+
+
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _per_pod_ms(seconds: float | None, pods: int) -> float | None:
+    return None if seconds is None or not pods else round(seconds / pods * 1000, 4)
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -142,11 +169,9 @@ def _mib(value: float | None) -> str:
     return "-" if value is None else f"{value / 2**20:.0f}"
 
 
-def _cpu_per_pod(result: BenchResult) -> str:
-    """The scheduler's CPU per measured pod while measuring, in ms."""
-    if result.scheduler_cpu_seconds is None or not result.scheduled:
-        return "-"
-    return f"{result.scheduler_cpu_seconds / result.scheduled * 1000:.2f}"
+def _cpu_per_pod(result: BenchResult, seconds: float | None) -> str:
+    """CPU seconds per measured pod while measuring, in ms."""
+    return _num(_per_pod_ms(seconds, result.scheduled), 2)
 
 
 def _pods_cell(result: BenchResult) -> str:
@@ -215,6 +240,38 @@ def format_segments(result: BenchResult) -> str:
     return "\n".join(lines)
 
 
+def run_name(result: BenchResult) -> str:
+    """The workload's name, and the parallelism a --parallelism sweep set for this run."""
+    if result.parallelism is None:
+        return result.workload.name
+    return f"{result.workload.name} (parallelism {result.parallelism})"
+
+
+def format_processes(result: BenchResult) -> str:
+    """One line per process of the scheduler's tree: its CPU while measuring and per pod; the
+    critical path (the process running scheduling cycles) marked, then the total."""
+    if not result.processes:
+        return ""
+    rows: list[tuple[str, ...]] = [
+        ("pid", "process", "CPU", "CPU/pod", ""),
+        ("", "", "s", "ms", ""),
+    ]
+    for p in result.processes:
+        rows.append(
+            (
+                str(p.pid),
+                p.name,
+                _num(p.cpu_seconds, 2),
+                _cpu_per_pod(result, p.cpu_seconds),
+                "critical path" if p.critical_path else "",
+            )
+        )
+    total = result.scheduler_cpu_seconds
+    rows.append(("", "total", _num(total, 2), _cpu_per_pod(result, total), ""))
+    title = f"{run_name(result)}: CPU per process of the scheduler"
+    return "\n".join([title, *_render(rows, (0, 1, 4), "  ")])
+
+
 # The table's columns, and the unit of each (its second header line).
 TABLE_HEADER = (
     ("workload", ""),
@@ -229,6 +286,7 @@ TABLE_HEADER = (
     ("time", "s"),
     ("peak RSS", "MiB"),
     ("CPU/pod", "ms"),
+    ("crit/pod", "ms"),
     ("RSS/pod", "KiB"),
     ("flat", ""),
     ("status", ""),
@@ -245,7 +303,7 @@ def format_table(results: list[BenchResult]) -> str:
         t, lat = r.throughput, r.latency
         rows.append(
             (
-                r.workload.name,
+                run_name(r),
                 _pods_cell(r),
                 _num(t.average if t else None),
                 _num(t.p50 if t else None),
@@ -256,17 +314,24 @@ def format_table(results: list[BenchResult]) -> str:
                 _ms(lat.p99 if lat else None),
                 _num(r.duration_seconds if r.scheduled else None),
                 _mib(r.peak_rss_bytes),
-                _cpu_per_pod(r),
+                _cpu_per_pod(r, r.scheduler_cpu_seconds),
+                _cpu_per_pod(r, r.critical_path_cpu_seconds),
                 _kib(r.rss_per_pod_bytes),
                 _verdict(r.flatness()),
                 "ok" if r.ok else f"FAILED: {r.error or 'incomplete'}",
             )
         )
     lines = _render(rows, (0, len(TABLE_HEADER) - 1))
+    processes = [text for text in (format_processes(r) for r in results) if text]
     segments = [text for text in (format_segments(r) for r in results) if text]
     gangs = format_gangs(results)
     return "\n".join(
-        [*lines, *("\n" + text for text in segments), *(["\n" + gangs] if gangs else [])]
+        [
+            *lines,
+            *("\n" + text for text in processes),
+            *("\n" + text for text in segments),
+            *(["\n" + gangs] if gangs else []),
+        ]
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -30,7 +29,16 @@ from bench import dra, gang
 from bench import workloads as wl
 from bench.kubeapi import ApiError, Endpoint, KubeApi, bulk, read_kubeconfig, wait_http_ok
 from bench.processes import ManagedProcess, aiosched_command, free_port
+from bench.proctree import ProcessTreeCpu
 from bench.results import BenchResult
+from bench.scheduler_setup import (
+    SCHEDULER_CLIENT,
+    feature_gates_args,
+    gated_pending_pods,
+    per_pod_requests,
+    scheduler_config,
+    scheduler_config_for,
+)
 from bench.stats import (
     Checkpoint,
     ThroughputSampler,
@@ -44,8 +52,19 @@ from bench.stats import (
 from bench.tracker import PodTracker
 from kubesim.request_metrics import Key, parse_exposition
 
+__all__ = [  # the helpers' old home: callers import them from here too
+    "SCHEDULER_CLIENT",
+    "RunOptions",
+    "WorkloadRun",
+    "feature_gates_args",
+    "gated_pending_pods",
+    "per_pod_requests",
+    "run_workloads",
+    "scheduler_config",
+    "scheduler_config_for",
+]
+
 SLI_METRIC = "scheduler_pod_scheduling_sli_duration_seconds"
-SCHEDULER_CLIENT = "aiosched"  # the scheduler's User-Agent product token
 REQUESTS_SETTLE_SECONDS = 1.0  # events are written after the binding they report
 Clock = Callable[[], float]
 Log = Callable[[str], None]
@@ -73,24 +92,9 @@ class RunOptions:
     # configuration the bench writes, a free port for its endpoints and the workload's feature
     # gates (NAME=true,...; empty for most workloads).
     scheduler_command: tuple[str, ...] = ()
-
-
-def scheduler_config() -> str:
-    """The scheduler's config: a client as fast as scheduler_perf's, no leader election."""
-    return (
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        "leaderElection:\n"
-        "  leaderElect: false\n"
-        "clientConnection:\n"
-        "  qps: 5000\n"
-        "  burst: 5000\n"
-    )
-
-
-def scheduler_config_for(workload: wl.Workload) -> str:
-    """scheduler_config() plus the workload's own profiles (upstream's schedulerConfigPath)."""
-    return scheduler_config() + workload.scheduler_profiles
+    # KubeSchedulerConfiguration parallelism written into the scheduler's config (None: its
+    # default); `aiosched bench --parallelism 1,2,4` runs each workload once per value.
+    parallelism: int | None = None
 
 
 def workdir_name(workload: wl.Workload) -> str:
@@ -113,7 +117,7 @@ class WorkloadRun:
         self.log = log
         self.dir = options.workdir / workdir_name(workload)
         self.kubeconfig = options.kubeconfig or self.dir / "kubeconfig"
-        self.result = BenchResult(workload)
+        self.result = BenchResult(workload, parallelism=options.parallelism)
         self.command = list(options.command) or aiosched_command()
         self.metrics_port = free_port()
         self.sink_port = free_port()
@@ -137,6 +141,8 @@ class WorkloadRun:
         self.measuring = False
         self.phase = "not started"
         self._measure_started = 0.0  # when the first measured pod was created
+        # CPU of the scheduler's process tree while measuring (bench/proctree.py)
+        self.cpu_tree: ProcessTreeCpu | None = None
 
     # ---- argv ------------------------------------------------------------------------------
     def _cluster_argv(self) -> list[str]:
@@ -205,7 +211,9 @@ class WorkloadRun:
     # ---- the run ---------------------------------------------------------------------------
     async def run(self) -> BenchResult:
         self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "scheduler-config.yaml").write_text(scheduler_config_for(self.workload))
+        (self.dir / "scheduler-config.yaml").write_text(
+            scheduler_config_for(self.workload, self.options.parallelism)
+        )
         if self.cluster is not None:
             self.kubeconfig.unlink(missing_ok=True)  # ours: its reappearance says the cluster is up
         try:
@@ -303,14 +311,15 @@ class WorkloadRun:
                 requests_before = await self._api_requests(api)
                 self.phase = f"measuring {w.measure_pods} pods"
                 self.measuring = True
-                cpu_before = self.scheduler.cpu_seconds()
+                self.cpu_tree = ProcessTreeCpu(self.scheduler.pid)
+                self.cpu_tree.sample()
                 if w.dra is not None and w.dra.steady_seconds:
                     await self._schedule_steadily(api, w.measure_pods, w.dra.steady_seconds)
                 else:
                     await self._schedule_pods(api, w.measure_pods, measure=True)
-                cpu_after = self.scheduler.cpu_seconds()
-                if cpu_before is not None and cpu_after is not None:
-                    self.result.scheduler_cpu_seconds = cpu_after - cpu_before
+                self.cpu_tree.sample()
+                self.result.processes = self.cpu_tree.processes()
+                self.result.scheduler_cpu_seconds = self.cpu_tree.total_seconds()
                 await asyncio.sleep(REQUESTS_SETTLE_SECONDS)
                 self.result.scheduler_requests_per_pod = per_pod_requests(
                     requests_before, await self._api_requests(api), self.result.measured_pods
@@ -677,10 +686,17 @@ class WorkloadRun:
             Checkpoint(
                 self.clock() - self._measure_started,
                 scheduled,
-                self.scheduler.cpu_seconds(),
+                self._tree_cpu_seconds(),
                 self.scheduler.rss_bytes(),
             )
         )
+
+    def _tree_cpu_seconds(self) -> float | None:
+        """The CPU of the scheduler and its descendants since measuring began."""
+        if self.cpu_tree is None:
+            return None
+        self.cpu_tree.sample()
+        return self.cpu_tree.total_seconds()
 
     async def _watchdog(self) -> None:
         """Fail fast when a child dies instead of waiting for pods until the timeout."""
@@ -722,43 +738,8 @@ class WorkloadRun:
             return None
 
 
-def feature_gates_args(workload: wl.Workload) -> list[str]:
-    """`--feature-gates` turning on the workload's gates (none: no flag)."""
-    if not workload.feature_gates:
-        return []
-    return ["--feature-gates", ",".join(f"{gate}=true" for gate in workload.feature_gates)]
-
-
 def _always() -> bool:
     return True
-
-
-def gated_pending_pods(metrics: str) -> int:
-    """scheduler_pending_pods{queue="gated"} from a /metrics text; 0 when absent."""
-    match = _GATED_PENDING.search(metrics)
-    return int(float(match.group(1))) if match else 0
-
-
-_GATED_PENDING = re.compile(
-    r'^scheduler_pending_pods\{[^}]*queue="gated"[^}]*\}\s+(\S+)', re.MULTILINE
-)
-
-
-def per_pod_requests(
-    before: dict[Key, int], after: dict[Key, int], pods: int
-) -> dict[str, float] | None:
-    """The scheduler's requests between two counts, per pod, by "VERB resource[/sub]"."""
-    if not after or pods <= 0:
-        return None
-    totals: dict[str, int] = {}
-    for key, count in after.items():
-        client, verb, resource, subresource, _code = key
-        delta = count - before.get(key, 0)
-        if client != SCHEDULER_CLIENT or delta <= 0:
-            continue
-        name = f"{verb} {resource}/{subresource}" if subresource else f"{verb} {resource}"
-        totals[name] = totals.get(name, 0) + delta
-    return {name: round(total / pods, 3) for name, total in sorted(totals.items())}
 
 
 def _describe(exc: BaseException) -> str:

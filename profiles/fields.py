@@ -74,7 +74,9 @@ def _fields() -> dict[str, FieldSupport]:
         "parallelism": FieldSupport(
             Effect.NO_EFFECT,
             "framework Handle.parallelism (read by no plugin): Filter and Score run in the "
-            "scheduling loop's one thread, vectorised over the nodes on the row path",
+            "scheduling loop's one thread, vectorised over the nodes on the row path; split "
+            "over threads they measured slower (the GIL, and arrays of a few thousand rows: "
+            "bench/parallelism_probe.py, ARCHITECTURE.md Performance choices)",
         ),
         "percentageOfNodesToScore": FieldSupport(
             reload, "numFeasibleNodesToFind, per profile unless the profile sets its own"
@@ -253,7 +255,7 @@ def caveats(config: ResolvedConfig) -> tuple[str, ...]:
     out = [
         f"parallelism ({config.parallelism}) has no effect: aiosched runs Filter and Score in "
         "its scheduling loop's one thread (vectorised over the nodes on the row path), so "
-        "there are no worker goroutines to size",
+        "there are no worker goroutines to size; split over threads they measured slower",
     ]
     if config.enable_profiling:
         out.append(

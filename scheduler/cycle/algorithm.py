@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scheduler.cache.snapshot import nodes_named
 from scheduler.cycle.algorithm_rows import (
     find_feasible_rows,
     prioritize_rows,
@@ -475,8 +476,7 @@ def _scan_nodes(
     nodes: Sequence[NodeInfo] = all_nodes
     pre_result = pre_filtered.result
     if pre_result is not None and pre_result.node_names is not None:
-        wanted = pre_result.node_names
-        nodes = [info for info in all_nodes if info.node_name in wanted]
+        nodes = nodes_named(snapshot, pre_result.node_names)
         names = " ".join(sorted(pre_filtered.plugins))
         diagnosis.node_to_status.absent = Status.unresolvable(
             f"node(s) didn't satisfy plugin(s) [{names}]"

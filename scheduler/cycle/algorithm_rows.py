@@ -107,13 +107,14 @@ def find_feasible_rows(
         rejected.extend((rows, r) for r in rejections)
         overrides.update((int(rows[p]), status) for p, status in failed.items())
         offset += size
-    statuses = _statuses(table, rejected, tally)
-    if statuses is None:
+    found_statuses = _statuses(table, rejected, tally)
+    if found_statuses is None:
         return None  # the per-node path reruns Filter and records it
+    statuses, distinct = found_statuses
     names = table.names
     statuses.update((names[row], status) for row, status in overrides.items())
     diagnosis.node_to_status.statuses.update(statuses)
-    for status in statuses.values():
+    for status in [*distinct, *overrides.values()]:
         diagnosis.add_plugin_status(status)
     if tally is not None:
         tally.rejected_statuses(overrides.values())
@@ -216,23 +217,35 @@ def _before(rejections: RowRejections, last: int) -> RowRejections:
 
 def _statuses(
     table: NodeTable, rejected: list[tuple[Rows, RowRejections]], tally: FilterTally | None
-) -> dict[str, Status] | None:
-    """Node name → status of each rejected row, attributed to its plugin; None on an error.
-    Each plugin's rejections are counted into `tally` (per chunk, not per row)."""
+) -> tuple[dict[str, Status], list[Status]] | None:
+    """Node name → status of each rejected row, attributed to its plugin, and the distinct
+    statuses among them; None on an error. Each plugin's rejections are counted into `tally`
+    (per chunk, not per row).
+
+    Plugins' verdicts return a few shared statuses for thousands of rows (statuses are never
+    changed in place): each is checked and attributed once per chunk, and the rows share the
+    copy, instead of a copy and a check per rejected node."""
     names = table.names
     statuses: dict[str, Status] = {}
+    distinct: list[Status] = []
     for rows, rejections in rejected:
         reject = rejections.verdict.reject
         plugin = rejections.plugin
         status = Status.OK
+        # id(plugin's status) -> (it, attributed copy): holding it keeps its id unique
+        attributed: dict[int, tuple[Status, Status]] = {}
         for row in rows[rejections.positions].tolist():
             status = reject(row)
-            if not status.is_rejected:
-                return None
-            statuses[names[row]] = status.with_plugin(plugin)
+            known = attributed.get(id(status))
+            if known is None:
+                if not status.is_rejected:
+                    return None
+                known = attributed[id(status)] = (status, status.with_plugin(plugin))
+                distinct.append(known[1])
+            statuses[names[row]] = known[1]
         if tally is not None:
             tally.rejected(plugin, len(rejections.positions), status.code)
-    return statuses
+    return statuses, distinct
 
 
 def prioritize_rows(

@@ -206,6 +206,11 @@ def test_smoke_workload_end_to_end(tmp_path: Path) -> None:
     assert result["peak_rss_bytes"] > 10 * 2**20
     assert result["scheduler_exit_code"] == 0
     assert 0 < result["scheduler_cpu_seconds"] < 180
+    # CPU per process of the scheduler's tree: its own PID is the critical path
+    critical = [p for p in result["scheduler_processes"] if p["critical_path"]]
+    assert len(critical) == 1 and 0 < critical[0]["cpu_seconds"] <= result["scheduler_cpu_seconds"]
+    assert result["critical_path_cpu_seconds"] == critical[0]["cpu_seconds"]
+    assert "CPU per process of the scheduler" in proc.stdout
     # Every pod of both phases: its pod span, its attempt and the default profile's 11 points.
     assert result["spans_exported"] >= 13 * (result["init_pods"] + result["pods"])
     assert "SchedulingBasic/Smoke" in proc.stdout and "200/200" in proc.stdout
@@ -246,3 +251,20 @@ def test_existing_cluster_and_another_scheduler_command(tmp_path: Path) -> None:
         kubectl = Kubectl(tmp_path)
         assert "scheduler-perf" not in kubectl("get", "nodes", "-o", "name")
         assert "namespace-1" not in kubectl("get", "namespaces", "-o", "name")
+
+
+def test_parallelism_sweep_values_are_parsed_and_checked() -> None:
+    assert _parse(["SchedulingBasic/Smoke", "--parallelism", "1,2,4,2"]).parallelism == [1, 2, 4]
+    assert _parse(["SchedulingBasic/Smoke"]).parallelism is None
+    for bad in ("0", "1,x", "-2"):
+        with pytest.raises(SystemExit):
+            _parse(["SchedulingBasic/Smoke", "--parallelism", bad])
+
+
+def test_generated_scheduler_config_sets_the_sweeps_parallelism() -> None:
+    from bench.runner import scheduler_config_for
+    from profiles.load import parse_text
+
+    workload = WORKLOADS["SchedulingBasic/Smoke"]
+    assert parse_text(scheduler_config_for(workload, 4)).parallelism == 4
+    assert parse_text(scheduler_config_for(workload)).parallelism is None

@@ -110,3 +110,35 @@ def test_axis_ends_and_ticks_are_round() -> None:
     assert nice_ceiling(0.3) == 0.3
     assert nice_ticks(0, 2000) == [0, 500, 1000, 1500, 2000]
     assert nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+def test_a_parallelism_sweep_plots_pods_per_second_and_cpu_against_parallelism(
+    tmp_path: Path,
+) -> None:
+    runs = []
+    for parallelism, rate in ((4, 500.0), (1, 300.0), (2, 420.0)):
+        doc = _result("aiosched", rate, 0.01)
+        doc["parallelism"] = parallelism
+        doc["scheduler_cpu_per_pod_ms"] = 1.0 + parallelism / 10
+        doc["critical_path_cpu_per_pod_ms"] = 0.8
+        runs.append(doc)
+    out = tmp_path / "sweep.svg"
+    write_plot(out, runs)
+    root = _parse(out)
+    texts = _texts(root)
+    assert "SchedulingBasic/500Nodes: parallelism sweep" in texts
+    assert "pods/s against parallelism" in texts and "CPU per pod against parallelism" in texts
+    lines = dict(_polylines(root))
+    # one line per run over time, told apart by their parallelism
+    assert {"aiosched parallelism 1", "aiosched parallelism 2", "aiosched parallelism 4"} <= set(
+        lines
+    )
+    # pods/s against parallelism: three points in parallelism order, rising with the rate
+    rate = [tuple(map(float, p.split(","))) for p in lines["aiosched"].split()]
+    assert len(rate) == 3 and [x for x, _ in rate] == sorted(x for x, _ in rate)
+    assert rate[0][1] > rate[1][1] > rate[2][1]  # SVG y grows downwards
+    assert "aiosched total" in lines and "aiosched critical path" in lines
+
+
+def test_runs_without_parallelism_get_no_sweep_row() -> None:
+    assert "parallelism sweep" not in render_svg([_result("aiosched", 300.0, 0.01)])

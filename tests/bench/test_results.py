@@ -71,6 +71,7 @@ def test_table_shows_one_row_per_workload() -> None:
         "3.2",  # s
         "150",  # MiB
         "-",  # no CPU reading
+        "-",  # nor of the critical path
         "102.4",  # KiB: 150 MiB over 500 init + 1000 measured pods
         "-",  # no checkpoints: flatness cannot be told
         "ok",
@@ -82,8 +83,8 @@ def test_table_headers_carry_units() -> None:
     """A second header line gives each number column's unit, aligned over the column."""
     header, units, row = format_table([_finished()]).splitlines()
     names = ["avg", "p50", "p90", "p99", "lat p50", "lat p90", "lat p99", "time", "peak RSS"]
-    names += ["CPU/pod", "RSS/pod"]
-    expected = ["pods/s"] * 4 + ["ms"] * 3 + ["s", "MiB", "ms", "KiB"]
+    names += ["CPU/pod", "crit/pod", "RSS/pod"]
+    expected = ["pods/s"] * 4 + ["ms"] * 3 + ["s", "MiB", "ms", "ms", "KiB"]
     for name, unit in zip(names, expected, strict=True):
         end = header.index(name) + len(name)  # number columns are right-aligned
         assert units[end - len(unit) : end] == unit, name
@@ -95,7 +96,7 @@ def test_table_shows_scheduler_cpu_per_pod_and_json_the_requests() -> None:
     run = _finished()
     run.scheduler_cpu_seconds = 0.9
     run.scheduler_requests_per_pod = {"POST events": 0.5, "POST pods/binding": 1.0}
-    assert format_table([run]).splitlines()[2].split()[-4:] == ["0.90", "102.4", "-", "ok"]
+    assert format_table([run]).splitlines()[2].split()[-5:] == ["0.90", "-", "102.4", "-", "ok"]
     assert run.to_json()["scheduler_requests_per_pod"] == {
         "POST events": 0.5,
         "POST pods/binding": 1.0,
@@ -146,3 +147,54 @@ def test_a_cliff_is_not_flat() -> None:
     run = _measured_100k([1.0] * 7 + [5.0] * 3, [500.0])
     assert run.to_json()["flatness"]["flat"] is False
     assert format_table([run]).splitlines()[2].split()[-2:] == ["NO", "ok"]
+
+
+def _with_processes() -> BenchResult:
+    from bench.proctree import ProcessCpu
+
+    result = _finished()
+    result.processes = [
+        ProcessCpu(100, "aiosched", 1.5, critical_path=True),
+        ProcessCpu(101, "aiosched-api", 0.7, critical_path=False),
+        ProcessCpu(102, "aiosched-api", 0.3, critical_path=False),
+    ]
+    result.scheduler_cpu_seconds = 2.5
+    result.parallelism = 4
+    return result
+
+
+def test_json_reports_cpu_per_process_and_the_critical_path_apart(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    write_json(out, [_with_processes()])
+    (doc,) = orjson.loads(out.read_bytes())
+    assert doc["scheduler_cpu_seconds"] == 2.5  # the whole tree, as before with one process
+    assert doc["scheduler_cpu_per_pod_ms"] == 2.5
+    assert doc["critical_path_cpu_seconds"] == 1.5
+    assert doc["critical_path_cpu_per_pod_ms"] == 1.5
+    assert doc["parallelism"] == 4
+    assert [(p["pid"], p["name"], p["cpu_per_pod_ms"], p["critical_path"])
+            for p in doc["scheduler_processes"]] == [
+        (100, "aiosched", 1.5, True),
+        (101, "aiosched-api", 0.7, False),
+        (102, "aiosched-api", 0.3, False),
+    ]  # fmt: skip
+
+
+def test_table_shows_cpu_per_process_the_critical_path_and_the_parallelism() -> None:
+    text = format_table([_with_processes()])
+    row = next(line for line in text.splitlines() if line.startswith("SchedulingBasic/500Nodes"))
+    assert "(parallelism 4)" in row
+    assert "2.50" in row.split() and "1.50" in row.split()  # CPU/pod total, then critical path
+    section = text[text.index("CPU per process") :].splitlines()
+    assert any(
+        "aiosched" in line and "critical path" in line and "1.50" in line for line in section
+    )
+    assert any("101" in line and "aiosched-api" in line and "0.70" in line for line in section)
+    assert any("total" in line and "2.50" in line for line in section)
+
+
+def test_a_run_without_process_figures_has_no_process_section() -> None:
+    result = _finished()
+    doc = result.to_json()
+    assert doc["scheduler_processes"] == [] and doc["critical_path_cpu_seconds"] is None
+    assert "CPU per process" not in format_table([result])

@@ -76,6 +76,9 @@ class ResourceView(Protocol):
     @property
     def pods(self) -> Sequence[PodView]: ...
 
+    @property
+    def num_pods(self) -> int: ...
+
 
 def fits_request(
     request: Resource,
@@ -87,7 +90,7 @@ def fits_request(
     insufficient = []
     allocatable = node_info.allocatable
     requested = node_info.requested
-    pod_count = len(node_info.pods)
+    pod_count = node_info.num_pods  # len(pods) without building a NodeInfo's pod list
     if pod_count + 1 > allocatable.allowed_pod_number:
         insufficient.append(
             InsufficientResource(
@@ -166,6 +169,7 @@ class _BareNode:
     def __init__(self, node: NodeView) -> None:
         self.node = node
         self.pods: list[PodView] = []
+        self.num_pods = 0
         self.allocatable = node.allocatable
         self.requested = Resource()
 

@@ -41,6 +41,10 @@ class RemainingResources:
     requested: Resource
     pods: Sequence[PodView]
 
+    @property
+    def num_pods(self) -> int:
+        return len(self.pods)
+
 
 @dataclass(frozen=True, slots=True)
 class FitAlone:

@@ -1,0 +1,36 @@
+"""bench/cycle_microbench.py and bench/parallelism_probe.py: they run, and their figures say
+what they claim (the same hosts with and without parallelism, the same feasible nodes serial
+and split over threads)."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import pytest
+
+from bench import cycle_microbench, parallelism_probe
+
+
+@pytest.mark.parametrize("shape", sorted(cycle_microbench.SHAPES))
+def test_cycle_microbench_places_every_pod_and_reports_cpu(
+    shape: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cycle_microbench.main(
+        [shape, "--nodes", "30", "--pods", "12", "--parallelism", "1,4", "--json"]
+    )
+    runs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["nodes"], r["pods"], r["parallelism"]) for r in runs] == [(30, 12, 1), (30, 12, 4)]
+    assert all(r["cpu_per_pod_ms"] > 0 for r in runs)
+    assert runs[0]["hosts_digest"] == runs[1]["hosts_digest"]
+
+
+def test_daemonset_pods_land_on_the_node_each_is_pinned_to() -> None:
+    run = cycle_microbench.run("daemonset", 5, 10)
+    expected = " ".join(f"node-{index % 5}" for index in range(10))
+    assert run["hosts_digest"] == zlib.crc32(expected.encode())
+
+
+def test_parallelism_probe_finds_the_same_nodes_serial_and_in_threads() -> None:
+    lines = parallelism_probe.probe("spread", 60, [1, 2], repeat=1)
+    assert len(lines) == 2 and all("row pass" in line and "per-node pass" in line for line in lines)

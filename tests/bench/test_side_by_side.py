@@ -1,0 +1,125 @@
+"""bench/side_by_side.sh, the prepared kube-scheduler vs aiosched comparison on a real
+kube-apiserver: it parses, documents its inputs, refuses missing ones, and in --dry-run shows
+the runs it would make, with configurations the schedulers accept."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench.processes import aiosched_command
+
+SCRIPT = Path(__file__).parents[2] / "bench" / "side_by_side.sh"
+
+
+def _carried(tmp_path: Path) -> dict[str, str]:
+    """What the script needs carried: binaries, wheels and the referee scripts (stand-ins)."""
+    binaries, wheels, scripts = tmp_path / "bin", tmp_path / "wheels", tmp_path / "referee"
+    for folder in (binaries, wheels, scripts):
+        folder.mkdir()
+    for name in ("etcd", "kube-apiserver", "kube-scheduler", "kubectl"):
+        (binaries / name).write_text("#!/bin/sh\nexit 0\n")
+        (binaries / name).chmod(0o755)
+    (wheels / "aiosched-0.1.0-py3-none-any.whl").write_bytes(b"")
+    for name in ("up.sh", "down.sh", "sched.sh"):
+        (scripts / name).write_text("#!/usr/bin/env bash\nexit 0\n")
+    return {
+        "REFEREE_BIN": str(binaries),
+        "AIOSCHED_WHEELS": str(wheels),
+        "REFEREE_SCRIPTS": str(scripts),
+        "OUT": str(tmp_path / "out"),
+    }
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("REFEREE_BIN", "AIOSCHED_WHEELS")
+    }
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args],
+        env={**environment, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_script_parses() -> None:
+    check = subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stderr
+
+
+def test_help_names_every_input() -> None:
+    proc = _run("--help")
+    assert proc.returncode == 0
+    for name in ("REFEREE_BIN", "AIOSCHED_WHEELS", "REFEREE_SCRIPTS", "WORKLOAD", "OUT", "RUNS"):
+        assert name in proc.stdout
+
+
+def test_missing_inputs_are_named() -> None:
+    proc = _run()
+    assert proc.returncode == 2
+    assert "REFEREE_BIN" in proc.stderr and "AIOSCHED_WHEELS" in proc.stderr
+    assert _run("--bogus").returncode == 2
+
+
+def test_an_unknown_run_is_refused(tmp_path: Path) -> None:
+    proc = _run("--dry-run", env={**_carried(tmp_path), "RUNS": "aiosched:fast"})
+    assert proc.returncode == 2 and "aiosched:fast" in proc.stderr
+
+
+def test_dry_run_shows_four_runs_each_on_a_fresh_control_plane(tmp_path: Path) -> None:
+    env = _carried(tmp_path)
+    proc = _run("--dry-run", env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    wheels = env["AIOSCHED_WHEELS"]
+    assert any(
+        "pip install" in line and f"--no-index --find-links {wheels}" in line for line in lines
+    )
+    benches = [line for line in lines if " bench SchedulingBasic/5000Nodes_10000Pods " in line]
+    assert len(benches) == 4
+    order = [
+        ("kube-scheduler", "default"),
+        ("aiosched", "default"),
+        ("kube-scheduler", "null"),
+        ("aiosched", "null"),
+    ]
+    for line, (scheduler, profile) in zip(benches, order, strict=True):
+        assert f"--label {scheduler}" in line
+        assert f"{profile}-config.yaml" in line and f"{scheduler}-{profile}.json" in line
+        assert "--kubeconfig" in line
+    assert sum("up.sh" in line for line in lines) == 4  # a fresh etcd for every run
+    assert "ServiceAccount" in next(line for line in lines if "up.sh" in line)
+
+
+@pytest.mark.parametrize(
+    ("profile", "plugins"),
+    [
+        ("null", ["queueSort:", "- PrioritySort", "bind:", "- DefaultBinder"]),
+        ("default", ["filter:", "- NodeResourcesFit", "score:", "bind:"]),
+    ],
+)
+def test_its_configurations_are_what_the_scheduler_accepts(
+    tmp_path: Path, profile: str, plugins: list[str]
+) -> None:
+    env = _carried(tmp_path)
+    assert _run("--dry-run", env=env).returncode == 0
+    config = Path(env["OUT"]) / f"{profile}-config.yaml"
+    check = subprocess.run(
+        [*aiosched_command(), "check-config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    resolved = check.stdout[check.stdout.index("profiles:") :]
+    assert all(p in resolved for p in plugins)
+    assert "qps: 5000" in check.stdout and "leaderElect: false" in check.stdout
+    if profile == "null":
+        assert "filter:" not in resolved and "score:" not in resolved
