@@ -55,7 +55,11 @@ from scheduler.app.commands.run_flags import (
 # deploy/'s tests read the default address here
 from scheduler.app.commands.run_flags import DEFAULT_HTTP_ADDRESS as DEFAULT_HTTP_ADDRESS
 from scheduler.app.commands.run_flags import add_arguments as add_arguments
-from scheduler.app.commands.upstream_flags import DEPRECATED_CLIENT_FLAGS, deprecation_message
+from scheduler.app.commands.upstream_flags import (
+    DEPRECATED_CLIENT_FLAGS,
+    REMOVED,
+    deprecation_message,
+)
 from scheduler.app.service import LeadershipLost, SchedulerService
 from scheduler.app.startup import StartupError, check_api_server, load_serving_certificate
 from scheduler.client.kubeconfig import KubeconfigError
@@ -216,7 +220,7 @@ def command_line_flags(args: argparse.Namespace) -> dict[str, str]:
     """/flagz's flags: every flag of `aiosched run`, as given or defaulted."""
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
-    return flag_values(parser, args)
+    return flag_values(parser, args, removed=REMOVED)
 
 
 def _embedded_cluster_factory() -> Any:
