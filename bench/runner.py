@@ -34,6 +34,7 @@ from bench.results import BenchResult
 from bench.stats import (
     Checkpoint,
     ThroughputSampler,
+    ThroughputSummary,
     histogram_summary,
     parse_histogram,
     quantiles,
@@ -653,8 +654,9 @@ class WorkloadRun:
         r.throughput_scheduled_at = sampler.scheduled_at
         r.throughput = summarize_throughput(r.throughput_samples)
         if r.throughput is None and r.duration_seconds > 0:
-            # shorter than two samples (upstream then reports nothing): the overall rate
-            r.throughput = summarize_throughput([r.scheduled / r.duration_seconds])
+            # shorter than two samples (upstream then reports nothing): the overall rate, and
+            # no percentiles, rather than p50 = p90 = p99 = the average
+            r.throughput = ThroughputSummary.overall(r.scheduled, r.duration_seconds)
         latencies = sorted(
             max(0.0, at - created_at[name]) for name, at in bound.items() if name in created_at
         )

@@ -110,3 +110,14 @@ def test_axis_ends_and_ticks_are_round() -> None:
     assert nice_ceiling(0.3) == 0.3
     assert nice_ticks(0, 2000) == [0, 500, 1000, 1500, 2000]
     assert nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+def test_a_run_too_short_for_samples_says_so_on_the_plot() -> None:
+    from bench.plot import TOO_SHORT
+    from bench.stats import ThroughputSummary
+
+    run = BenchResult(workload=WORKLOADS["SchedulingBasic/Smoke"], scheduled=20,
+                      duration_seconds=0.8, throughput=ThroughputSummary.overall(20, 0.8))
+    root = ET.fromstring(render_svg([run.to_json()]))
+
+    assert TOO_SHORT in _texts(root)
