@@ -41,13 +41,13 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Final
 
 import orjson
 import yaml
 from aiohttp import web
 
+from observability.version import git_version
 from profiles.config import API_VERSION, KIND, ResolvedConfig, ResolvedProfile
 from profiles.duration import format_duration
 from profiles.render import _plain as v1_plain
@@ -381,10 +381,8 @@ def _uptime(seconds: int) -> str:
 
 
 def binary_version() -> str:
-    try:
-        return metadata.version("aiosched")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    """statusz's "Binary version": aiosched's, with the Kubernetes release it follows."""
+    return git_version()
 
 
 @dataclass
