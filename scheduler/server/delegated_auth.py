@@ -66,8 +66,13 @@ class User:
         )
 
 
-def always_allowed(path: str) -> bool:
-    return any(path == p or path.startswith(p + "/") for p in ALWAYS_ALLOW)
+def always_allowed(path: str, paths: tuple[str, ...] | None = None) -> bool:
+    """Whether `path` skips authentication and authorization. By default the health paths and
+    their per-check subpaths; with --authorization-always-allow-paths, upstream's rule
+    (authorizerfactory's path authorizer): an exact path, or a prefix ending in "*"."""
+    if paths is None:
+        return any(path == p or path.startswith(p + "/") for p in ALWAYS_ALLOW)
+    return any(path.startswith(p[:-1]) if p.endswith("*") else path == p for p in paths)
 
 
 class _TtlCache:
@@ -85,13 +90,13 @@ class _TtlCache:
             return False, None
         return True, found[1]
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: Any, value: Any, ttl: float | None = None) -> None:
         now = self._clock()
         if len(self._entries) >= MAX_CACHED:
             self._entries = {k: v for k, v in self._entries.items() if v[0] > now}
             while len(self._entries) >= MAX_CACHED:  # still full: drop the oldest
                 self._entries.pop(next(iter(self._entries)))
-        self._entries[key] = (now + self._ttl, value)
+        self._entries[key] = (now + (self._ttl if ttl is None else ttl), value)
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
@@ -119,12 +124,21 @@ class DelegatedAuth:
         authorization: ReviewClient,
         *,
         ttl: float = CACHE_TTL,
+        allowed_ttl: float | None = None,
+        denied_ttl: float | None = None,
+        always_allow: tuple[str, ...] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """How long answers are kept: `ttl` token reviews (--authentication-token-webhook-
+        cache-ttl), `allowed_ttl` and `denied_ttl` access reviews (--authorization-webhook-
+        cache-authorized-ttl, -unauthorized-ttl; default `ttl`); `always_allow`: the paths
+        anyone may read (None: the health paths)."""
         self._authentication = authentication
         self._authorization = authorization
         self._tokens = _TtlCache(clock, ttl)
-        self._decisions = _TtlCache(clock, ttl)
+        self._decisions = _TtlCache(clock, ttl if allowed_ttl is None else allowed_ttl)
+        self._denied_ttl = ttl if denied_ttl is None else denied_ttl
+        self._always_allow = always_allow
 
     async def authenticate(self, token: str) -> User | None:
         """The user of a bearer token, or None when the API server does not know it."""
@@ -166,7 +180,7 @@ class DelegatedAuth:
         }
         status = await self._review(self._authorization, SUBJECT_ACCESS_REVIEWS, review)
         decision = (status.get("allowed") is True, str(status.get("reason") or ""))
-        self._decisions.put(key, decision)
+        self._decisions.put(key, decision, None if decision[0] else self._denied_ttl)
         return decision
 
     @staticmethod
@@ -183,7 +197,7 @@ class DelegatedAuth:
 
     async def guard(self, request: web.Request) -> web.StreamResponse | None:
         path = request.path
-        if always_allowed(path):
+        if always_allowed(path, self._always_allow):
             return None
         scheme, _, token = request.headers.get("Authorization", "").strip().partition(" ")
         token = token.strip()
