@@ -55,7 +55,13 @@ def ensure_installed(extra: str) -> None:
     if stamp.exists() and stamp.read_text() == digest:
         return
     _run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    _run(PYTHON, "-m", "pip", "install", "--quiet", "-e", spec)
+    # compat: the editable install is the repository's path in a .pth file, which mypy and
+    # other static tools follow (the default, an import hook, they cannot: ARCHITECTURE.md,
+    # "Why not one namespace")
+    _run(
+        PYTHON, "-m", "pip", "install", "--quiet", "-e", spec,
+        "--config-settings", "editable_mode=compat",
+    )  # fmt: skip
     stamp.write_text(digest)
 
 

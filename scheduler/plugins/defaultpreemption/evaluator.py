@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler.framework.interface import (
     CycleState,
-    Handle,
     NodeToStatus,
     PostFilterResult,
     Preemption,
+    PreemptionHandle,
 )
 from scheduler.framework.results import Diagnosis, fit_error_message
 from scheduler.framework.status import Code, Status
@@ -144,7 +144,9 @@ def nodes_for_status_code(
     return found
 
 
-def lower_priority_nominated_pods(handle: Handle, pod: PodView, node_name: str) -> list[PodView]:
+def lower_priority_nominated_pods(
+    handle: PreemptionHandle, pod: PodView, node_name: str
+) -> list[PodView]:
     """Pods nominated to `node_name` with a priority below `pod`'s."""
     return [
         nominated
@@ -208,7 +210,9 @@ def pick_one_node_for_preemption(
 class Evaluator:
     """Runs one preemption attempt for a PostFilter plugin (upstream's preemption.Evaluator)."""
 
-    def __init__(self, plugin_name: str, handle: Handle, interface: PreemptionInterface) -> None:
+    def __init__(
+        self, plugin_name: str, handle: PreemptionHandle, interface: PreemptionInterface
+    ) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
         self.interface = interface
