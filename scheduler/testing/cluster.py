@@ -150,22 +150,14 @@ class StaticNominator:
         return self.pods_by_node.get(node_name, [])
 
 
-class NoClient:
+def _no_client() -> RecordingClient:
     """FakeHandle's client when the test gives none: any request fails and says so."""
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> tuple[int, Any]:
-        raise RuntimeError(
-            f"{method} {path}: FakeHandle has no API client; pass FakeHandle(client="
-            "RecordingClient()) to a plugin that writes"
+    return RecordingClient(
+        error=RuntimeError(
+            "FakeHandle has no API client; pass FakeHandle(client=RecordingClient()) to a "
+            "plugin that writes"
         )
+    )
 
 
 @dataclass
@@ -178,7 +170,7 @@ class FakeHandle:
 
     snap: SnapshotLister = field(default_factory=ListSnapshot)
     cluster_objects: ClusterObjects = field(default_factory=ClusterObjects)
-    client: ApiClient = field(default_factory=NoClient)
+    client: ApiClient = field(default_factory=_no_client)
     nominator: StaticNominator = field(default_factory=StaticNominator)
     profile_name: str = "default-scheduler"
     parallelism: int = 16

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import argparse
 import ssl
-from collections.abc import Sequence
 from typing import Any, Final
 
-from scheduler.app.commands.upstream_flags import go_bool, go_duration
+from scheduler.app.commands.upstream_flags import RemovedFlag, go_bool, go_duration
 
 #: --tls-min-version's values (component-base's TLSVersion map).
 TLS_VERSIONS: Final = {
@@ -81,23 +80,11 @@ REFUSED: Final = {
 }
 
 
-class RefusedFlag(argparse.Action):
+class RefusedFlag(RemovedFlag):
     """Stops the command with one line naming the flag and why aiosched does not do it."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        kwargs.setdefault("nargs", "?")
-        kwargs.setdefault("help", argparse.SUPPRESS)
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        flag = option_string or self.option_strings[0]
-        parser.exit(2, f"{parser.prog}: {flag}: not supported: {REFUSED[flag]}\n")
+    def reason(self, flag: str) -> str:
+        return f"not supported: {REFUSED[flag]}"
 
 
 def tls_min_version(text: str) -> ssl.TLSVersion:
