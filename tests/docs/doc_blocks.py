@@ -12,9 +12,10 @@ The convention (CONTRIBUTING.md, "Commands in the documentation are tested"):
 
 A document's runnable blocks run in order, in one bash (so `export`, `cd` and background jobs
 carry from one block to the next, as in a reader's shell), against one `aiosched cluster` with
-3 nodes of 4 CPUs and one `aiosched run --insecure-http` started for that document. The blocks
-are written for the demo (`python3 dev.py run`): its kubeconfig path and its address
-(127.0.0.1:10259) are replaced by the shared processes' before the script runs.
+4 nodes of 4 CPUs (the demo's) and one `aiosched run --insecure-http` started for that
+document. The blocks are written for the demo (`python3 dev.py run`): its kubeconfig path
+and its address (127.0.0.1:10259) are replaced by the shared processes' before the script
+runs.
 """
 
 from __future__ import annotations

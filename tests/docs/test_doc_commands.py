@@ -23,6 +23,8 @@ from doc_blocks import (
 )
 from processes import start_cluster, start_scheduler, stopping
 
+#: As many nodes as the demo (`aiosched run --embedded`'s default), which the documents describe.
+DEMO_NODES = 4
 #: One document's blocks together; the slowest (docs/using.md's hot reload) takes about 20 s.
 DOCUMENT_TIMEOUT = 240
 SCHEDULER_CONFIG = """
@@ -79,7 +81,7 @@ def _runnable_documents() -> list[Document]:
 def test_the_document_s_commands_run(document: Document, tmp_path: Path) -> None:
     if shutil.which("kubectl") is None:
         pytest.skip("needs kubectl")
-    cluster = start_cluster(tmp_path, 0, 3, *document.cluster_flags)
+    cluster = start_cluster(tmp_path, 0, DEMO_NODES, *document.cluster_flags)
     scheduler = start_scheduler(tmp_path, SCHEDULER_CONFIG, *document.scheduler_flags)
     with stopping(scheduler, cluster):
         address = scheduler.url.removeprefix("http://")
