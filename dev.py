@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Bootstrap and run aiosched from a fresh clone with nothing but Python 3.11+ and pip.
 
-    python3 dev.py run [ARGS...]   install into .venv, then `aiosched run ARGS...` (default:
-                                   --embedded --insecure-http, the local demo)
+    python3 dev.py run [ARGS...]   install into .venv, then `aiosched run ARGS...`; without
+                                   --kubeconfig, --master or --embedded among ARGS, the local
+                                   demo: --embedded --insecure-http ARGS
     python3 dev.py test [ARGS...]  install into .venv (with the dev extra), then ruff, mypy,
                                    lint-imports, pytest
     python3 dev.py bench [ARGS...] install into .venv, then `aiosched bench ARGS...`
@@ -54,7 +55,13 @@ def ensure_installed(extra: str) -> None:
     if stamp.exists() and stamp.read_text() == digest:
         return
     _run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    _run(PYTHON, "-m", "pip", "install", "--quiet", "-e", spec)
+    # compat: the editable install is the repository's path in a .pth file, which mypy and
+    # other static tools follow (the default, an import hook, they cannot: ARCHITECTURE.md,
+    # "Why not one namespace")
+    _run(
+        PYTHON, "-m", "pip", "install", "--quiet", "-e", spec,
+        "--config-settings", "editable_mode=compat",
+    )  # fmt: skip
     stamp.write_text(digest)
 
 
@@ -167,6 +174,27 @@ def _wait_healthy(proc: subprocess.Popen[bytes], url: str, timeout: float = 120.
     return False
 
 
+#: Flags that say which cluster to schedule on: given any, dev.py adds no demo flag.
+CLUSTER_FLAGS = ("--kubeconfig", "--master", "--embedded")
+#: Flags that configure the secure port's TLS: given any, dev.py does not add --insecure-http.
+TLS_FLAGS = ("--tls-cert-file", "--tls-private-key-file", "--insecure-http")
+
+
+def _has_flag(args: list[str], names: tuple[str, ...]) -> bool:
+    return any(arg == name or arg.startswith(name + "=") for arg in args for name in names)
+
+
+def run_arguments(rest: list[str]) -> list[str]:
+    """`aiosched run`'s arguments for `dev.py run REST`: the local demo (the embedded cluster,
+    /metrics and /debug on loopback over plain HTTP) unless REST names a cluster itself, so
+    that `dev.py run --otel-exporter console` is the demo with tracing, not a scheduler looking
+    for ~/.kube/config."""
+    if _has_flag(rest, CLUSTER_FLAGS):
+        return list(rest)
+    demo = ["--embedded"] if _has_flag(rest, TLS_FLAGS) else ["--embedded", "--insecure-http"]
+    return [*demo, *rest]
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "traces":
         return traces(argv[1:])
@@ -187,8 +215,7 @@ def main(argv: list[str]) -> int:
         return 0
     ensure_installed("")
     if command == "run":
-        # the local demo: the embedded cluster, /metrics and /debug on loopback over plain HTTP
-        args = rest or ["--embedded", "--insecure-http"]
+        args = run_arguments(rest)
         print(
             f"aiosched is {BIN / 'aiosched'}: run `source {BIN / 'activate'}` in another shell "
             "for the README's `aiosched ...` commands",

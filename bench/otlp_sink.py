@@ -85,7 +85,8 @@ async def serve(host: str, port: int) -> None:
     runner = web.AppRunner(make_app(SinkStats()), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
-    print(f"otlp sink listening on http://{host}:{port}", flush=True)
+    bound = runner.addresses[0][1]  # port 0: the one the system chose (the bench reads it)
+    print(f"otlp sink listening on http://{host}:{bound}", flush=True)
     try:
         await asyncio.Event().wait()
     finally:

@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+#: The throughput panel's text for a run that bound its pods before a second sample.
+TOO_SHORT = "too short for per-second samples: the table's pods/s is the overall rate"
+
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 WIDTH = 1000
 ROW_HEIGHT = 360
@@ -48,6 +51,8 @@ class Series:
     label: str  # the scheduler
     throughput: list[float]  # pods/s, one per second
     latency_quantiles: list[float]  # seconds, at every percent 0..100
+    # the run bound its pods before a second sample: its pods/s is the overall rate alone
+    too_short: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +130,7 @@ def series_from_results(results: Sequence[Mapping[str, Any]]) -> dict[str, list[
                 label,
                 [float(v) for v in doc.get("throughput_samples") or []],
                 [float(v) for v in doc.get("latency_quantiles_seconds") or []],
+                too_short=bool((doc.get("pods_per_second") or {}).get("source")),
             )
         )
     return by_workload
@@ -172,8 +178,10 @@ def _panel(
     x_title: str,
     y_title: str,
     lines: list[tuple[Series, int, list[tuple[float, float]]]],
+    empty: str = "no samples",
 ) -> None:
-    """Axes, grid, ticks and one polyline per series; data points are in axis units."""
+    """Axes, grid, ticks and one polyline per series; data points are in axis units; `empty`
+    is said in the middle when there is no line."""
 
     def px(x: float) -> float:
         return left + x_axis.fraction(x) * PANEL_WIDTH
@@ -196,7 +204,7 @@ def _panel(
         left - 48, mid, y_title, text_anchor="middle", transform=f"rotate(-90 {left - 48} {mid})"
     )
     if not lines:
-        svg.text(left + PANEL_WIDTH / 2, mid, "no samples", text_anchor="middle", fill="#888")
+        svg.text(left + PANEL_WIDTH / 2, mid, empty, text_anchor="middle", fill="#888")
     for series, index, points in lines:
         colour = COLOURS[index % len(COLOURS)]
         svg.polyline([(px(x), py(y)) for x, y in points], colour, series.label)
@@ -221,6 +229,7 @@ def _throughput_panel(svg: _Svg, left: float, top: float, series: list[Series]) 
         "seconds since the first pod was bound",
         "pods/s",
         lines,
+        empty=TOO_SHORT if any(s.too_short for s in series) else "no samples",
     )
 
 

@@ -148,6 +148,12 @@ class ManagedProcess:
         self.returncode = proc.returncode
         return self.returncode
 
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
     def log_tail(self, lines: int = 20) -> str:
         try:
             text = self.log_path.read_text(errors="replace")

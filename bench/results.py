@@ -322,6 +322,13 @@ def format_table(results: list[BenchResult]) -> str:
             )
         )
     lines = _render(rows, (0, len(TABLE_HEADER) - 1))
+    lines += [
+        f"{r.workload.name}: bound its pods in {r.duration_seconds:.1f} s, too short for "
+        "per-second throughput samples: pods/s is the overall rate, with no percentiles "
+        "(a workload with more pods measures them)"
+        for r in results
+        if r.throughput is not None and not r.throughput.sampled
+    ]
     processes = [text for text in (format_processes(r) for r in results) if text]
     segments = [text for text in (format_segments(r) for r in results) if text]
     gangs = format_gangs(results)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -42,6 +43,7 @@ from bench.scheduler_setup import (
 from bench.stats import (
     Checkpoint,
     ThroughputSampler,
+    ThroughputSummary,
     histogram_summary,
     parse_histogram,
     quantiles,
@@ -119,8 +121,11 @@ class WorkloadRun:
         self.kubeconfig = options.kubeconfig or self.dir / "kubeconfig"
         self.result = BenchResult(workload, parallelism=options.parallelism)
         self.command = list(options.command) or aiosched_command()
-        self.metrics_port = free_port()
-        self.sink_port = free_port()
+        # Ports are never picked, released and raced for (another process, kubesim, once took
+        # the scheduler's): aiosched and the sink bind port 0 and report theirs, read once they
+        # are up; another scheduler's {port} is picked only once kubesim and the sink hold theirs.
+        self.metrics_port = 0
+        self.sink_port = 0
         self.cluster: ManagedProcess | None = None  # None: an existing cluster (--kubeconfig)
         if options.kubeconfig is None:
             self.cluster = ManagedProcess("cluster", self._cluster_argv(), self.dir / "cluster.log")
@@ -131,7 +136,7 @@ class WorkloadRun:
         if options.otlp_sink:
             self.sink = ManagedProcess(
                 "otlp-sink",
-                [sys.executable, "-m", "bench.otlp_sink", "--port", str(self.sink_port)],
+                [sys.executable, "-m", "bench.otlp_sink", "--port", "0"],
                 self.dir / "otlp-sink.log",
             )
         self.tracker: PodTracker | None = None  # of the pod phase under way
@@ -184,7 +189,7 @@ class WorkloadRun:
             "--kubeconfig",
             str(self.kubeconfig),
             "--http-address",
-            f"127.0.0.1:{self.metrics_port}",
+            "127.0.0.1:0",  # it binds a free port and prints it (reported_port)
             "--insecure-http",  # the bench scrapes /metrics on loopback, without a token
             "--config",
             str(config),
@@ -211,9 +216,10 @@ class WorkloadRun:
     # ---- the run ---------------------------------------------------------------------------
     async def run(self) -> BenchResult:
         self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "scheduler-config.yaml").write_text(
-            scheduler_config_for(self.workload, self.options.parallelism)
+        config = scheduler_config_for(
+            self.workload, self.options.parallelism, self.kubeconfig.absolute()
         )
+        (self.dir / "scheduler-config.yaml").write_text(config)
         if self.cluster is not None:
             self.kubeconfig.unlink(missing_ok=True)  # ours: its reappearance says the cluster is up
         try:
@@ -285,6 +291,9 @@ class WorkloadRun:
                 if self.sink is not None:
                     self.phase = "starting the OTLP sink"
                     await self.sink.start()
+                    self.sink_port = await reported_port(
+                        self.sink, SINK_LISTENING, self.options.startup_timeout
+                    )
                     await wait_http_ok(
                         probe,
                         f"{self.sink_url}/stats",
@@ -292,8 +301,14 @@ class WorkloadRun:
                         self.sink.alive,
                     )
                 self.phase = "starting the scheduler"
+                if self.options.scheduler_command:
+                    self.metrics_port = free_port()  # kubesim and the sink hold theirs now
+                self.scheduler.argv = self._scheduler_argv()
                 await self.scheduler.start()
                 if not self.options.scheduler_command:
+                    self.metrics_port = await reported_port(
+                        self.scheduler, SCHEDULER_SERVING, self.options.startup_timeout
+                    )
                     # another scheduler's endpoints may need TLS and a token: the init pods
                     # being bound is its readiness check then
                     await wait_http_ok(
@@ -662,8 +677,9 @@ class WorkloadRun:
         r.throughput_scheduled_at = sampler.scheduled_at
         r.throughput = summarize_throughput(r.throughput_samples)
         if r.throughput is None and r.duration_seconds > 0:
-            # shorter than two samples (upstream then reports nothing): the overall rate
-            r.throughput = summarize_throughput([r.scheduled / r.duration_seconds])
+            # shorter than two samples (upstream then reports nothing): the overall rate, and
+            # no percentiles, rather than p50 = p90 = p99 = the average
+            r.throughput = ThroughputSummary.overall(r.scheduled, r.duration_seconds)
         latencies = sorted(
             max(0.0, at - created_at[name]) for name, at in bound.items() if name in created_at
         )
@@ -736,6 +752,24 @@ class WorkloadRun:
                 return await resp.text() if resp.status == 200 else None
         except aiohttp.ClientError:
             return None
+
+
+#: The lines aiosched run and the OTLP sink print once they listen (group 1: the port).
+SCHEDULER_SERVING = re.compile(r"serving /metrics, .+? on https?://[\d.]+:(\d+)")
+SINK_LISTENING = re.compile(r"otlp sink listening on http://[\d.]+:(\d+)")
+
+
+async def reported_port(process: ManagedProcess, line: re.Pattern[str], timeout: float) -> int:
+    """The port a process bound (port 0) and printed in its log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = line.search(process.log_text())
+        if found:
+            return int(found.group(1))
+        if not process.alive():
+            break
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"{process.name} did not say which port it listens on")
 
 
 def _always() -> bool:

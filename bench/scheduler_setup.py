@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from bench import workloads as wl
 from kubesim.request_metrics import Key
@@ -11,9 +13,11 @@ from kubesim.request_metrics import Key
 SCHEDULER_CLIENT = "aiosched"  # the scheduler's User-Agent product token
 
 
-def scheduler_config(parallelism: int | None = None) -> str:
-    """The scheduler's config: a client as fast as scheduler_perf's, no leader election, and
-    `parallelism` when given (else the scheduler's default)."""
+def scheduler_config(parallelism: int | None = None, kubeconfig: Path | None = None) -> str:
+    """The scheduler's config: a client as fast as scheduler_perf's, no leader election,
+    `parallelism` when given (else the scheduler's default), and the cluster's kubeconfig:
+    kube-scheduler ignores --kubeconfig when --config is given."""
+    where = "" if kubeconfig is None else f"  kubeconfig: {json.dumps(str(kubeconfig))}\n"
     return (
         "apiVersion: kubescheduler.config.k8s.io/v1\n"
         "kind: KubeSchedulerConfiguration\n"
@@ -21,14 +25,17 @@ def scheduler_config(parallelism: int | None = None) -> str:
         + "leaderElection:\n"
         "  leaderElect: false\n"
         "clientConnection:\n"
+        f"{where}"
         "  qps: 5000\n"
         "  burst: 5000\n"
     )
 
 
-def scheduler_config_for(workload: wl.Workload, parallelism: int | None = None) -> str:
+def scheduler_config_for(
+    workload: wl.Workload, parallelism: int | None = None, kubeconfig: Path | None = None
+) -> str:
     """scheduler_config() plus the workload's own profiles (upstream's schedulerConfigPath)."""
-    return scheduler_config(parallelism) + workload.scheduler_profiles
+    return scheduler_config(parallelism, kubeconfig) + workload.scheduler_profiles
 
 
 def feature_gates_args(workload: wl.Workload) -> list[str]:

@@ -31,17 +31,35 @@ def nearest_rank(sorted_values: Sequence[float], percent: float) -> float:
     return sorted_values[max(rank, 1) - 1]
 
 
+#: Why a run's throughput has no percentiles: it bound its pods in under two sampling ticks.
+TOO_SHORT_FOR_SAMPLES = "overall rate: the run was too short for per-second samples"
+
+
 @dataclass(frozen=True, slots=True)
 class ThroughputSummary:
-    """Pods per second over the per-second samples."""
+    """Pods per second over the per-second samples (p50/p90/p99 None: a run too short for
+    them, whose average is the overall rate, pods bound over seconds measured)."""
 
     average: float
-    p50: float
-    p90: float
-    p99: float
+    p50: float | None
+    p90: float | None
+    p99: float | None
 
-    def to_json(self) -> dict[str, float]:
-        return {"average": self.average, "p50": self.p50, "p90": self.p90, "p99": self.p99}
+    @classmethod
+    def overall(cls, pods: int, seconds: float) -> ThroughputSummary:
+        return cls(average=pods / seconds, p50=None, p90=None, p99=None)
+
+    @property
+    def sampled(self) -> bool:
+        return self.p50 is not None
+
+    def to_json(self) -> dict[str, float | str | None]:
+        document: dict[str, float | str | None] = {
+            "average": self.average, "p50": self.p50, "p90": self.p90, "p99": self.p99
+        }
+        if not self.sampled:
+            document["source"] = TOO_SHORT_FOR_SAMPLES
+        return document
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +319,9 @@ def flatness(
         if first and last is not None:
             cpu_ratio = last / first
     overall = summarize_throughput([sample for sample, at in paired if at <= creating])
-    p50_ratio = overall.p50 / overall.average if overall and overall.average > 0 else None
+    p50_ratio = None
+    if overall and overall.p50 is not None and overall.average > 0:
+        p50_ratio = overall.p50 / overall.average
     flat = None
     if cpu_ratio is not None and p50_ratio is not None:
         flat = abs(cpu_ratio - 1) <= FLAT_TOLERANCE and abs(p50_ratio - 1) <= FLAT_TOLERANCE

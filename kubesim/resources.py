@@ -179,6 +179,18 @@ RESOURCES: tuple[ResourceType, ...] = (
     _R("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, ("sc",)),
     _R("storage.k8s.io", "v1", "CSINode", "csinodes", "csinode", False),
     _R("storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver", False),
+    # listed and watched by kube-scheduler since v1.35 (NodeVolumeLimits counts the attached
+    # volumes), which waits for every informer it started before its first cycle: without
+    # it a current kube-scheduler never schedules against kubesim. Stored and served, not acted on.
+    _R(
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        "volumeattachments",
+        "volumeattachment",
+        False,
+        subresources=("status",),
+    ),
     _R(
         "storage.k8s.io",
         "v1",

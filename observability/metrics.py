@@ -31,6 +31,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_late
 
 from observability.fast_metrics import FastCounter, FastGauge, FastHistogram
 from observability.resource_metrics import PodResourceMetrics
+from observability.version import build_info_labels
 
 #: Content type of :meth:`SchedulerMetrics.exposition` (Prometheus text format 0.0.4).
 EXPOSITION_CONTENT_TYPE: Final = CONTENT_TYPE_PLAIN_0_0_4
@@ -106,6 +107,38 @@ class _PendingPods:
         for queue, count in counts.items():
             family.add_metric((queue,), count)
         return [family]
+
+
+#: rest_client_request_duration_seconds' buckets (component-base/metrics/prometheus/restclient).
+_REST_CLIENT_BUCKETS: Final = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+
+
+class RestClientMetrics:
+    """client-go's rest_client_requests_total{code,method,host} and
+    rest_client_request_duration_seconds{verb,host}, as component-base registers them
+    (metrics/prometheus/restclient/metrics.go): the code is the HTTP status, or "<error>" when
+    no answer came; the host is the URL's host:port. One dict lookup per request."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._requests = FastCounter(
+            "rest_client_requests_total",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            ("code", "method", "host"),
+            registry=registry,
+        )
+        self._duration = FastHistogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            ("verb", "host"),
+            buckets=_REST_CLIENT_BUCKETS,
+            registry=registry,
+        )
+
+    def request_done(self, method: str, host: str, code: int | None, seconds: float) -> None:
+        """One request answered (`code`) or failed without an answer (None)."""
+        status = "<error>" if code is None else str(code)
+        self._requests.labels(status, method, host).inc()
+        self._duration.labels(method, host).observe(seconds)
 
 
 class SchedulerMetrics:
@@ -341,6 +374,28 @@ class SchedulerMetrics:
             ("reason",),
             registry=reg,
         )
+        # client-go's REST client metrics, which KubeClient reports to (observe_requests)
+        self.rest_client = RestClientMetrics(reg)
+        # component-base/metrics/prometheus/clientgo/leaderelection: 1 while leading, 0 on a
+        # standby (client-go sets 0 when the elector is made), absent without leader election
+        self._leader_status = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master. 'name' is the string used to identify the lease. "
+            "Please make sure to group by name.",
+            ("name",),
+            registry=reg,
+        )
+        # component-base/metrics/version.go: a constant 1 labelled with what was built
+        labels = build_info_labels()
+        Gauge(
+            "kubernetes_build_info",
+            "A metric with a constant '1' value labeled by major, minor, git version, git "
+            "commit, git tree state, build date, Go version, and compiler from which Kubernetes "
+            "was built, and platform on which it is running.",
+            tuple(labels),
+            registry=reg,
+        ).labels(**labels).set(1)
         # Upstream's legacy registry carries Go's process and runtime collectors.
         ProcessCollector(registry=reg)
         PlatformCollector(registry=reg)
@@ -515,6 +570,11 @@ class SchedulerMetrics:
         self._config_last_reload_success.set(1 if result == "success" else 0)
 
     # --- events (scheduler/client/recorder.py) ---
+
+    def leading(self, name: str, leading: bool) -> None:
+        """leader_election_master_status{name}: kube-scheduler's elector is named
+        "kube-scheduler" (cmd/kube-scheduler/app/options makeLeaderElectionConfig)."""
+        self._leader_status.labels(name).set(1 if leading else 0)
 
     def event_written(self) -> None:
         self._events_written.labels().inc()

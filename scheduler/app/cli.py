@@ -21,6 +21,8 @@ from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Protocol, cast
 
+from observability.version import version_text
+
 
 class Command(Protocol):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
@@ -43,6 +45,26 @@ def _summary(module: ModuleType) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
+class _PrintVersion(argparse.Action):
+    """--version: print version_text() as it is (argparse's own action rewraps the lines)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(version_text() + "\n")  # on stdout, as argparse's own version action
+        parser.exit(0)
+
+
+def add_version_flag(parser: argparse.ArgumentParser) -> None:
+    """`--version`, as kube-scheduler has it (`aiosched --version`, `aiosched run --version`)."""
+    parser.add_argument(
+        "--version",
+        action=_PrintVersion,
+        help="print aiosched's version and the Kubernetes release it follows, then exit",
+    )
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     from scheduler.app import commands as builtin
 
@@ -52,6 +74,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
         "KubeSchedulerConfiguration, with several profiles per process, OpenTelemetry tracing "
         "and hot-reloaded profiles.",
     )
+    add_version_flag(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     handlers: dict[str, Command] = {}
     modules: dict[str, ModuleType] = {**builtin.COMMANDS, **_external_commands()}

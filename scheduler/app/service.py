@@ -54,6 +54,11 @@ from scheduler.server.webview import web_view_routes
 log = logging.getLogger(__name__)
 
 
+#: leader_election_master_status' name: kube-scheduler's LeaderElectionConfig.Name
+#: (cmd/kube-scheduler/app/options/options.go makeLeaderElectionConfig).
+ELECTOR_NAME = "kube-scheduler"
+
+
 class LeadershipLost(RuntimeError):
     """The lease was lost: the process must stop scheduling (and exits, as kube-scheduler)."""
 
@@ -223,6 +228,7 @@ class SchedulerService:
         `serving_note` says how they are served, in the start-up line."""
         self.running_config = config
         self.configz.set(config)
+        client.observe_requests(self.metrics.rest_client)
         self.tracing = setup_tracing(**self.tracing_overrides)  # type: ignore[arg-type]
         scheduler = Scheduler(
             client,
@@ -317,10 +323,15 @@ class SchedulerService:
         config: ResolvedConfig,
         on_started_leading: Callable[[], Any],
     ) -> None:
+        def started_leading() -> Any:
+            self.metrics.leading(ELECTOR_NAME, True)
+            return on_started_leading()
+
+        self.metrics.leading(ELECTOR_NAME, False)  # a standby, as client-go's new elector says
         self.elector = LeaderElector.from_config(
             client,
             config.leader_election,
-            on_started_leading=on_started_leading,
+            on_started_leading=started_leading,
             on_stopped_leading=self._stopped_leading,
             on_new_leader=lambda leader: log.info("new leader elected", extra={"leader": leader}),
         )
@@ -331,6 +342,7 @@ class SchedulerService:
         """A stop that was asked for is routine; only a lost lease deserves a warning (as
         kube-scheduler's OnStoppedLeading: "Requested to terminate, exiting" at info, else
         "Leaderelection lost")."""
+        self.metrics.leading(ELECTOR_NAME, False)
         if self.elector is not None and self.elector.lost:
             log.warning("stopped leading: the lease was lost", extra=self._lease_keys())
         else:

@@ -26,7 +26,8 @@ import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -115,6 +116,12 @@ def proxy_for(host_url: str) -> str | None:
     return proxy
 
 
+class RequestObserver(Protocol):
+    """Hears of each request a KubeClient made (observability.metrics.RestClientMetrics)."""
+
+    def request_done(self, method: str, host: str, code: int | None, seconds: float) -> None: ...
+
+
 class KubeClient:
     """Raw-JSON access to one API server. Implements framework.interface.ApiClient."""
 
@@ -134,6 +141,10 @@ class KubeClient:
         self._user_agent = settings.user_agent
         self._limiter = TokenBucket(settings.qps, settings.burst)
         self._owns_session = True
+        # who hears of each request (rest_client_* metrics); a list, so that the twins
+        # with_own_rate_limit makes (sharing it, as copies) report to the same observers
+        self._observers: list[RequestObserver] = []
+        self._url_host = urlsplit(self._host).netloc
 
     @classmethod
     async def connect(cls, settings: ClientSettings) -> KubeClient:
@@ -159,6 +170,16 @@ class KubeClient:
         twin._limiter = TokenBucket(self._limiter.qps, self._limiter.burst)
         twin._owns_session = False
         return twin
+
+    def observe_requests(self, observer: RequestObserver) -> None:
+        """Report every request's method, status (None: no answer) and duration to
+        `observer`, as client-go reports to its rest_client metrics; this client's twins too."""
+        self._observers.append(observer)
+
+    def _observed(self, method: str, code: int | None, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        for observer in self._observers:
+            observer.request_done(method, self._url_host, code, elapsed)
 
     async def close(self) -> None:
         if self._owns_session:
@@ -190,6 +211,7 @@ class KubeClient:
             await asyncio.sleep(wait)
         data = None if body is None else orjson.dumps(body)
         headers = await self._headers(content_type if data is not None else None)
+        started = time.perf_counter()
         try:
             async with self._session.request(
                 method,
@@ -204,7 +226,9 @@ class KubeClient:
                 raw = await response.read()
                 status = response.status
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            self._observed(method, None, started)
             raise ApiError(f"{method} {path}: {exc or type(exc).__name__}") from exc
+        self._observed(method, status, started)
         if not raw:
             return status, None
         try:
@@ -218,6 +242,8 @@ class KubeClient:
     ) -> AsyncIterator[tuple[int, aiohttp.StreamReader]]:
         """Open a streaming GET (a watch); yields (status, body reader) until the caller exits."""
         headers = await self._headers(None)
+        started = time.perf_counter()
+        answered = False
         try:
             async with self._session.get(
                 self._host + path,
@@ -228,8 +254,13 @@ class KubeClient:
                 proxy=self._proxy,
                 proxy_headers=self._proxy_headers,
             ) as response:
+                # a watch is counted once its answer starts, as client-go counts the request
+                self._observed("GET", response.status, started)
+                answered = True
                 yield response.status, response.content
         except (aiohttp.ClientError, OSError) as exc:
+            if not answered:  # a watch broken mid-stream was counted when it was answered
+                self._observed("GET", None, started)
             raise ApiError(f"watch {path}: {exc or type(exc).__name__}") from exc
 
 

@@ -273,7 +273,7 @@ class NominatedPodsFilterPlugin(FilterPlugin, Protocol):
     RunFilterPluginsWithNominatedPods)."""
 
     def nominated_pods_verdict(
-        self, handle: Handle, state: CycleState, pod: PodView
+        self, handle: PreemptionHandle, state: CycleState, pod: PodView
     ) -> NominatedPodsVerdict | None:
         """The one-step verdict for this attempt, or None when it does not apply."""
         ...
@@ -305,7 +305,19 @@ class ScoreExtensions(Protocol):
 class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]: ...
 
-    def score_extensions(self) -> ScoreExtensions | None: ...
+    def score_extensions(self) -> ScoreExtensions | None:
+        """NormalizeScore's hook, or None. Optional: a plugin without this method is run as
+        one returning None (as pre_filter_extensions and placement_score_extensions are)."""
+        ...
+
+
+def extensions_of(plugin: object, method: str) -> Any:
+    """What `plugin.method()` returns (score_extensions, pre_filter_extensions,
+    placement_score_extensions), or None when the plugin does not define the method: the
+    extensions are optional, as upstream's may be nil, and a plugin that leaves the method out
+    must not crash at its first scored pod."""
+    get = getattr(plugin, method, None)
+    return None if get is None else get()
 
 
 # ---- the PodGroup cycle's points --------------------------------------------------------
@@ -536,7 +548,13 @@ class Handle(Protocol):
         lister; VolumeBinding stops waiting for a deleted pod's volumes)."""
         ...
 
-    # What preemption's dry runs need from the framework (upstream's PluginsRunner).
+
+
+class PreemptionHandle(Handle, Protocol):
+    """The Handle plus what preemption's dry runs need from the framework (upstream's
+    PluginsRunner and Handle.Extenders): a separate Protocol so that a plugin (and a test's
+    FakeHandle) that does not preempt has only the small Handle to satisfy. The framework
+    implements both; DefaultPreemption takes this one."""
 
     @property
     def pre_filter_plugins(self) -> Sequence[PreFilterPlugin]:

@@ -95,8 +95,13 @@ class User:
         )
 
 
-def always_allowed(path: str) -> bool:
-    return any(path == p or path.startswith(p + "/") for p in ALWAYS_ALLOW)
+def always_allowed(path: str, paths: tuple[str, ...] | None = None) -> bool:
+    """Whether `path` skips authentication and authorization. By default the health paths and
+    their per-check subpaths; with --authorization-always-allow-paths, upstream's rule
+    (authorizerfactory's path authorizer): an exact path, or a prefix ending in "*"."""
+    if paths is None:
+        return any(path == p or path.startswith(p + "/") for p in ALWAYS_ALLOW)
+    return any(path.startswith(p[:-1]) if p.endswith("*") else path == p for p in paths)
 
 
 class _TtlCache:
@@ -122,10 +127,12 @@ class _TtlCache:
         self._entries.move_to_end(key)
         return True, found[1]
 
-    def put(self, key: Any, value: Any) -> None:
-        if self._ttl <= 0:
+    def put(self, key: Any, value: Any, ttl: float | None = None) -> None:
+        """Keep `value` for `ttl` seconds (the cache's own TTL when None; 0 keeps nothing)."""
+        ttl = self._ttl if ttl is None else ttl
+        if ttl <= 0:
             return
-        self._entries[key] = (self._clock() + self._ttl, value)
+        self._entries[key] = (self._clock() + ttl, value)
         self._entries.move_to_end(key)
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
@@ -168,15 +175,26 @@ class DelegatedAuth:
         authorization: ReviewClient,
         *,
         ttl: float = CACHE_TTL,
+        allowed_ttl: float | None = None,
+        denied_ttl: float | None = None,
+        always_allow: tuple[str, ...] | None = None,
         clock: Callable[[], float] = time.monotonic,
         max_in_flight: int = MAX_REVIEWS_IN_FLIGHT,
         max_waiting: int = MAX_REVIEWS_WAITING,
         timeout: float = REVIEW_TIMEOUT,
     ) -> None:
+        """How long answers are kept: `ttl` token reviews (--authentication-token-webhook-
+        cache-ttl), `allowed_ttl` and `denied_ttl` access reviews (--authorization-webhook-
+        cache-authorized-ttl, -unauthorized-ttl; default `ttl`); `always_allow`: the paths
+        anyone may read (None: the health paths)."""
         self._authentication = authentication
         self._authorization = authorization
         self._tokens = _TtlCache(clock, ttl, MAX_CACHED_TOKENS)
-        self._decisions = _TtlCache(clock, ttl, MAX_CACHED_DECISIONS)
+        self._decisions = _TtlCache(
+            clock, ttl if allowed_ttl is None else allowed_ttl, MAX_CACHED_DECISIONS
+        )
+        self._denied_ttl = ttl if denied_ttl is None else denied_ttl
+        self._always_allow = always_allow
         # the tokens' cache key: an HMAC under a key of this process, so that the cache holds
         # no token and a key cannot be computed from outside (cached_token_authenticator.go)
         self._token_key = os.urandom(32)
@@ -280,7 +298,7 @@ class DelegatedAuth:
         status = await self._in_turn(still_wanted, send)
         decision = (status.get("allowed") is True, str(status.get("reason") or ""))
         if len(verb) + len(path) < MAX_CACHED_ATTRIBUTES_SIZE:  # webhook.go's shouldCache
-            self._decisions.put(key, decision)
+            self._decisions.put(key, decision, None if decision[0] else self._denied_ttl)
         return decision
 
     async def _review(
@@ -300,7 +318,7 @@ class DelegatedAuth:
 
     async def guard(self, request: web.Request) -> web.StreamResponse | None:
         path = request.path
-        if always_allowed(path):
+        if always_allowed(path, self._always_allow):
             return None
         scheme, _, token = request.headers.get("Authorization", "").strip().partition(" ")
         token = token.strip()

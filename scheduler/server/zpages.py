@@ -36,19 +36,18 @@ import argparse
 import datetime
 import html
 import logging
-import platform
 import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Final
 
 import orjson
 import yaml
 from aiohttp import web
 
+from observability.version import git_version
 from profiles.config import API_VERSION, KIND, ResolvedConfig, ResolvedProfile
 from profiles.duration import format_duration
 from profiles.render import _plain as v1_plain
@@ -382,10 +381,8 @@ def _uptime(seconds: int) -> str:
 
 
 def binary_version() -> str:
-    try:
-        return metadata.version("aiosched")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    """statusz's "Binary version": aiosched's, with the Kubernetes release it follows."""
+    return git_version()
 
 
 @dataclass
@@ -396,10 +393,8 @@ class Statusz:
     start_time: float = field(default_factory=time.time)
     clock: Callable[[], float] = time.time
     rng: random.Random = field(default_factory=random.Random)
-    # statusz's GoVersion: "the format is not guaranteed"; here, the Python that runs aiosched
-    runtime_version: str = field(
-        default_factory=lambda: f"{platform.python_implementation()} {platform.python_version()}"
-    )
+    # No goVersion: upstream's is the Go toolchain that built the binary (omitted when empty);
+    # aiosched has none, and a Python version under "Go version" read as a mistake.
     version: str = field(default_factory=binary_version)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -416,7 +411,6 @@ class Statusz:
                 {
                     "startTime": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "uptimeSeconds": uptime,
-                    "goVersion": self.runtime_version,
                     "binaryVersion": self.version,
                     "paths": paths,
                 },
@@ -427,7 +421,6 @@ class Statusz:
             _header("statusz")
             + f"\nStarted{delim} {html.escape(_unix_date(started.astimezone()))}"
             + f"\nUp{delim} {_uptime(uptime)}"
-            + f"\nGo version{delim} {html.escape(self.runtime_version)}"
             + f"\nBinary version{delim} {html.escape(self.version)}"
             + "\n"  # no emulation version: aiosched emulates no older Kubernetes release
             + f"\n{listed}\n"
@@ -453,13 +446,17 @@ class Flagz:
         return _text(_header("flagz") + lines)
 
 
-def flag_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+def flag_values(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, removed: Iterable[str] = ()
+) -> dict[str, str]:
     """Every long flag of `parser` with its value in ``args`` as pflag prints values ("true",
-    "15s" stays as given, lists comma-joined, an unset flag as "")."""
+    "15s" stays as given, lists comma-joined, an unset flag as ""), except the `removed` ones
+    (``--address``: recognised only to refuse them, kube-scheduler has none of them)."""
     values: dict[str, str] = {}
+    left_out = set(removed)
     for action in parser._actions:
         names = [o for o in action.option_strings if o.startswith("--")]
-        if not names or action.dest in ("help", argparse.SUPPRESS):
+        if not names or action.dest in ("help", argparse.SUPPRESS) or names[0] in left_out:
             continue
         values[names[0][2:]] = _flag_text(getattr(args, action.dest, action.default))
     return values

@@ -14,7 +14,12 @@ What it gives:
   values, with `RecordingClient` and `StaticNominator`;
 - a framework runner: `build_framework` (plugins by in-tree name, class or PluginEntry),
   `framework_from_config` (a profile of a KubeSchedulerConfiguration) and `run_cycle`
-  (PreFilter → Filter → PreScore → Score for one pod, every status and score).
+  (PreFilter → Filter → PreScore → Score for one pod, every status and score; the scores
+  are `NodePluginScores`, each a list of `PluginScore`);
+- the whole algorithm and the queue's hints: `schedule` (the scheduler's own algorithm for one
+  pod: host selection, the row path, batching; a `ScheduleOutcome`) and `queueing_hint` (what
+  a plugin's registered `QueueingHintFn`s, `(pod, old, new) -> QueueingHint`, say about a
+  `ClusterEvent`).
 
 Plugin-family fakes live in submodules: `scheduler.testing.volumes` (storage objects and a
 fake API server with the PV controller's part) and `scheduler.testing.preemption`
@@ -26,6 +31,9 @@ meaning and defaults). Anything under a leading underscore is not. docs/plugin-a
 lists the rest of the out-of-tree plugin API.
 """
 
+from scheduler.framework.events import ClusterEvent, QueueingHint, QueueingHintFn
+from scheduler.framework.results import NodePluginScores, PluginScore
+from scheduler.testing.algorithm import ScheduleOutcome, queueing_hint, schedule
 from scheduler.testing.builders import (
     MakeNode,
     MakePod,
@@ -68,12 +76,18 @@ from scheduler.testing.runner import (
 )
 
 __all__ = [
+    "ClusterEvent",
     "CycleResult",
     "FakeHandle",
     "ListSnapshot",
     "MakeNode",
     "MakePod",
+    "NodePluginScores",
+    "PluginScore",
+    "QueueingHint",
+    "QueueingHintFn",
     "RecordingClient",
+    "ScheduleOutcome",
     "StaticNominator",
     "build_framework",
     "cluster_objects",
@@ -95,8 +109,10 @@ __all__ = [
     "node_infos",
     "pod_affinity",
     "pvc_volume",
+    "queueing_hint",
     "required_node_affinity",
     "run_cycle",
+    "schedule",
     "service",
     "snapshot_of",
     "spread",

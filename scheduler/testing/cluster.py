@@ -10,14 +10,15 @@ same way: frameworkruntime.NewFramework with fake informers).
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
-from scheduler.framework.interface import ApiClient, SnapshotLister
+from scheduler.framework.interface import ApiClient, Handle, SnapshotLister, WaitingPod
 from scheduler.listers.cluster_objects import ClusterObjects
 from scheduler.listers.storage_objects import StorageObjects
 
@@ -149,20 +150,48 @@ class StaticNominator:
         return self.pods_by_node.get(node_name, [])
 
 
+def _no_client() -> RecordingClient:
+    """FakeHandle's client when the test gives none: any request fails and says so."""
+    return RecordingClient(
+        error=RuntimeError(
+            "FakeHandle has no API client; pass FakeHandle(client=RecordingClient()) to a "
+            "plugin that writes"
+        )
+    )
+
+
 @dataclass
 class FakeHandle:
     """The framework Handle as plugins read it, from fixed values (pass it where a plugin
-    takes its handle). `snap` is what `snapshot()` returns."""
+    takes its handle). `snap` is what `snapshot()` returns. It satisfies
+    scheduler.framework.interface.Handle (mypy checks it below), so a plugin typed
+    `handle: Handle` takes it without a cast; a plugin that preempts takes the framework's
+    PreemptionHandle: build it with scheduler.testing.build_framework instead."""
 
     snap: SnapshotLister = field(default_factory=ListSnapshot)
     cluster_objects: ClusterObjects = field(default_factory=ClusterObjects)
-    client: ApiClient | None = None  # None: a plugin that writes fails as without a client
+    client: ApiClient = field(default_factory=_no_client)
     nominator: StaticNominator = field(default_factory=StaticNominator)
     profile_name: str = "default-scheduler"
     parallelism: int = 16
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    # pods the scheduler's informer no longer has (pod_exists answers False for them)
+    deleted_pods: set[str] = field(default_factory=set)
 
     def snapshot(self) -> SnapshotLister:
         return self.snap
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return None  # no Permit plugin holds pods in a fake
+
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]:
+        return ()
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        return False
+
+    def pod_exists(self, pod: PodView) -> bool:
+        return pod.uid not in self.deleted_pods
 
     @property
     def storage(self) -> StorageObjects:
@@ -171,3 +200,7 @@ class FakeHandle:
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodView]:
         return self.nominator.nominated_pods_for_node(node_name)
+
+
+if TYPE_CHECKING:  # the gate's mypy holds FakeHandle to the Handle Protocol plugins are typed with
+    _FAKE_IS_A_HANDLE: Handle = FakeHandle()

@@ -198,3 +198,19 @@ def test_a_run_without_process_figures_has_no_process_section() -> None:
     doc = result.to_json()
     assert doc["scheduler_processes"] == [] and doc["critical_path_cpu_seconds"] is None
     assert "CPU per process" not in format_table([result])
+def test_a_run_too_short_for_samples_says_so_instead_of_repeating_the_average() -> None:
+    """SchedulingBasic/500Nodes binds its 1000 pods in about 1.5 s on a fast machine: one
+    sampling tick, no per-second sample. It used to print p50 = p90 = p99 = the average."""
+    short = _finished()
+    short.duration_seconds = 1.5
+    short.throughput = ThroughputSummary.overall(1000, 1.5)
+    short.throughput_samples = []
+
+    document = short.to_json()["pods_per_second"]
+    table = format_table([short])
+
+    assert document["average"] == pytest.approx(666.67, abs=0.01)
+    assert (document["p50"], document["p90"], document["p99"]) == (None, None, None)
+    assert "too short" in document["source"]
+    assert "666.7" in table and "300.0" not in table
+    assert "too short for per-second throughput samples" in table

@@ -1,4 +1,4 @@
-"""The README's Docker section describes what compose.yaml and the code really do.
+"""docs/operating.md's Docker section describes what compose.yaml and the code really do.
 
 The files it names exist, the command line and OTEL_* settings it quotes are the ones
 compose.yaml uses, span names are the tracing code's."""
@@ -14,7 +14,7 @@ import yaml
 from observability.tracing import ATTEMPT_SPAN_NAME, POD_SPAN_NAME
 
 REPO = Path(__file__).resolve().parents[2]
-DOC = (REPO / "README.md").read_text().split("## With Docker", 1)[1]
+DOC = (REPO / "docs" / "operating.md").read_text().split("## With Docker", 1)[1]
 SERVICES = yaml.safe_load((REPO / "compose.yaml").read_text())["services"]
 
 
@@ -61,7 +61,7 @@ def test_span_names_are_the_tracing_code_s(span: str) -> None:
 
 
 def test_unknown_span_names_would_be_noticed() -> None:
-    tree = DOC.split("```\nPodScheduling", 1)[1].split("```", 1)[0]
+    tree = DOC.split("```text\nPodScheduling", 1)[1].split("```", 1)[0]
     names = set(re.findall(r"─ (\w+)", tree))
 
     assert ATTEMPT_SPAN_NAME in names

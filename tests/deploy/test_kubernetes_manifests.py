@@ -15,6 +15,7 @@ events without a single 403.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
@@ -240,6 +241,7 @@ def test_the_kinds_and_their_namespace(objects: list[dict[str, Any]]) -> None:
         ("ClusterRoleBinding", "aiosched:volume-scheduler"),
         ("ConfigMap", "aiosched-config"),  # no hash suffix: updated in place, reloaded
         ("Deployment", "aiosched"),
+        ("PodDisruptionBudget", "aiosched"),
         ("Role", "aiosched"),
         ("RoleBinding", "aiosched"),
         ("ServiceAccount", "aiosched"),
@@ -279,6 +281,28 @@ def test_the_deployment_runs_two_replicas_with_leader_election(
     args = run_args(objects)
     assert args.command == "run" and not args.embedded and args.kubeconfig is None
     assert args.leader_elect is None  # the config's leaderElection decides, flags do not override
+
+
+def test_a_disruption_budget_keeps_a_standby_through_a_drain(objects: list[dict[str, Any]]) -> None:
+    deployment = one(objects, "Deployment")
+    budget = one(objects, "PodDisruptionBudget")["spec"]
+
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert budget["selector"]["matchLabels"].items() <= labels.items()
+    assert budget["maxUnavailable"] == 1 < deployment["spec"]["replicas"]
+
+
+def test_the_memory_limit_holds_the_documented_100000_pod_peak(
+    objects: list[dict[str, Any]]
+) -> None:
+    """docs/benchmarks.md's 100,000-pod row gives the scheduler's peak RSS; the Deployment's
+    limit must hold it, or the scheduler that the docs say copes would be OOM-killed."""
+    table = (MANIFESTS.parents[1] / "docs" / "benchmarks.md").read_text()
+    row = next(line for line in table.splitlines() if "5000Nodes_100000Pods" in line)
+    peak_mib = int(re.findall(r"(\d+) MiB", row)[-1])
+    limit = container(objects)["resources"]["limits"]["memory"]
+
+    assert limit.endswith("Gi") and int(limit[:-2]) * 1024 >= peak_mib * 1.25
 
 
 def test_the_config_file_is_on_a_configmap_directory_mount(objects: list[dict[str, Any]]) -> None:

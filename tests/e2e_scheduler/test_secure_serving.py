@@ -10,6 +10,7 @@ reviews elsewhere; --insecure-http serves plain HTTP.
 from __future__ import annotations
 
 import json
+import os
 import ssl
 import subprocess
 import urllib.request
@@ -118,10 +119,34 @@ def test_the_secure_port_checks_tokens_with_the_api_server(tmp_path: Path) -> No
 
             result = wait_until(lambda: (r := explained()).returncode == 0 and r, what="explain")
             assert "unschedulable" in result.stdout
+            no_kubeconfig = {**os.environ, "KUBECONFIG": str(tmp_path / "absent")}
             refused = subprocess.run([*explain, "--insecure-skip-tls-verify"],
-                                     capture_output=True, text=True, timeout=30)
+                                     capture_output=True, text=True, timeout=30,
+                                     env=no_kubeconfig)
             assert refused.returncode == 1
-            assert "needs a bearer token (--token)" in refused.stderr
+            assert "needs a bearer token the API server knows (--token" in refused.stderr
+            forbidden = subprocess.run([*explain, "--token", nobody, "--insecure-skip-tls-verify"],
+                                       capture_output=True, text=True, timeout=30)
+            assert forbidden.returncode == 1
+            assert "a token or RoleBinding created just now works within 10 s" in forbidden.stderr
+            # without --token: the kubeconfig user's bearer token, as kubectl and view send it
+            reader_config = tmp_path / "reader.kubeconfig"
+            reader_config.write_text((tmp_path / "kubeconfig").read_text().replace(
+                cluster_token(tmp_path), reader))
+            by_kubeconfig = subprocess.run(
+                [*explain, "--kubeconfig", str(reader_config), "--insecure-skip-tls-verify"],
+                capture_output=True, text=True, timeout=30)
+            assert by_kubeconfig.returncode == 0, by_kubeconfig.stderr
+            assert "unschedulable" in by_kubeconfig.stdout
+            small = tmp_path / "small.yaml"
+            small.write_text(pod_manifest("small", "1").rstrip().removesuffix("---"))
+            what_if = subprocess.run(
+                [*aiosched(), "what-if", str(small), "--http-address", address,
+                 "--insecure-skip-tls-verify"],
+                capture_output=True, text=True, timeout=30,
+                env={**os.environ, "KUBECONFIG": str(reader_config)})
+            assert what_if.returncode == 1  # the reader may get, not post, /debug/what-if
+            assert "a token allowed to post /debug/what-if" in what_if.stderr
             untrusted = subprocess.run([*explain, "--token", reader], capture_output=True,
                                        text=True, timeout=30)
             assert untrusted.returncode == 1

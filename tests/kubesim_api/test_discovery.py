@@ -87,7 +87,8 @@ async def test_groups(client: TestClient[Any, Any]) -> None:
     _, _, resources = await get_json(client, "/apis/storage.k8s.io/v1")
     assert resources["groupVersion"] == "storage.k8s.io/v1"
     assert {r["name"] for r in resources["resources"]} == {
-        "storageclasses", "csinodes", "csidrivers", "csistoragecapacities"}
+        "storageclasses", "csinodes", "csidrivers", "csistoragecapacities", "volumeattachments",
+        "volumeattachments/status"}
 
 
 @pytest.mark.parametrize("path", ["/apis/nope", "/apis/apps/v2", "/api/v2"])

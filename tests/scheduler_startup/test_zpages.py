@@ -401,3 +401,32 @@ async def test_changing_the_verbosity_needs_put_on_the_path(
     assert {"path": "/debug/flags/v", "verb": "put"} in [
         r["nonResourceAttributes"] for r in reviews
     ]
+
+
+def test_flagz_leaves_out_the_flags_kube_scheduler_removed() -> None:
+    """--address, --algorithm-provider ... are recognised only to refuse them with a reason:
+    /flagz lists the flags a kube-scheduler of today has, not those."""
+    import argparse
+
+    from scheduler.app.commands.run import command_line_flags
+    from scheduler.app.commands.run_flags import add_arguments
+    from scheduler.app.commands.upstream_flags import REMOVED
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    flags = command_line_flags(parser.parse_args([]))
+
+    assert {"address", "algorithm-provider", "port", "policy-config-file"} <= {
+        name[2:] for name in REMOVED
+    }
+    assert not {name[2:] for name in REMOVED} & set(flags)
+    assert {"secure-port", "bind-address", "leader-elect"} <= set(flags)
+
+
+async def test_statusz_names_no_go_version(plain: tuple[str, SchedulerService, Levels]) -> None:
+    url, _, _ = plain
+    _, _, text = await get(url + "/statusz")
+    _, _, structured = await get(url + "/statusz", STATUSZ_BETA)
+
+    assert "Go version" not in text and "CPython" not in text
+    assert "goVersion" not in orjson.loads(structured)

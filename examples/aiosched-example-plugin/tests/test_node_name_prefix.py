@@ -75,3 +75,34 @@ def test_profile_from_the_example_config(full: set[str], best: str) -> None:
     totals = run_cycle(framework, make_pod(requests={"cpu": "1"})).totals
 
     assert max(totals, key=totals.__getitem__) == best
+
+
+def test_the_algorithm_picks_the_preferred_node() -> None:
+    """docs/plugin-authors.md's example of `schedule`: the whole algorithm, host included."""
+    from scheduler.testing import make_snapshot, schedule
+
+    nodes = [make_node(name, {"cpu": "2", "memory": "4Gi", "pods": "110"})
+             for name in ("node-0", "node-1", "node-2")]
+    framework = build_framework(
+        [NodeNamePrefix, "NodeResourcesFit"],
+        args={"NodeNamePrefix": {"prefixes": ["node-1", "node-2"], "preferredPrefix": "node-2"}},
+    )
+
+    outcome = schedule(framework, make_pod(requests={"cpu": "1"}), make_snapshot(nodes))
+
+    assert outcome.node == "node-2"
+    assert outcome.feasible_nodes == 2
+
+
+def test_a_new_node_may_help() -> None:
+    """docs/plugin-authors.md's example of `queueing_hint`: a node add requeues, an update not."""
+    from scheduler.framework.events import ActionType, EventResource
+    from scheduler.testing import ClusterEvent, QueueingHint, queueing_hint
+
+    plugin = NodeNamePrefix(NodeNamePrefixArgs(prefixes=("pool-a-",)), FakeHandle())
+    added = ClusterEvent(EventResource.NODE, ActionType.ADD)
+    updated = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL)
+    node = make_node("pool-a-9")
+
+    assert queueing_hint(plugin, added, make_pod(), None, node) is QueueingHint.QUEUE
+    assert queueing_hint(plugin, updated, make_pod(), node, node) is QueueingHint.SKIP

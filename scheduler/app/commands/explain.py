@@ -8,9 +8,11 @@ profile, its last --explain-recent-attempts first-attempt successes (100 by defa
 bound long ago, among many, may be forgotten (`aiosched run --explain-every-attempt` keeps
 every success with the failed ones). The secure port wants a bearer token the API server allows
 to GET /debug/explain/... (`kubectl create token ...` of a service account bound to the
-aiosched:metrics-reader ClusterRole, say), and serves a self-signed certificate unless it was
-given one: pass --certificate-authority, or --insecure-skip-tls-verify. An `aiosched run
---insecure-http` is asked over plain HTTP with --insecure-http.
+aiosched:metrics-reader ClusterRole, say): --token, $AIOSCHED_TOKEN, else the bearer token of
+your kubeconfig's current user, as `aiosched view` and kubectl send it (--kubeconfig, --context).
+It serves a self-signed certificate unless it was given one: pass --certificate-authority, or
+--insecure-skip-tls-verify. An `aiosched run --insecure-http` is asked over plain HTTP with
+--insecure-http.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import orjson
 
 from apimachinery.netutil import is_loopback, listener_uid
 from observability.explain import render_text
+from scheduler.client.kubeconfig import KubeconfigError, resolve_configuration
+from scheduler.server.delegated_auth import CACHE_TTL
 
 TOKEN_VARIABLE = "AIOSCHED_TOKEN"
 
@@ -49,13 +53,66 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--token",
         metavar="TOKEN",
-        help=f"bearer token for the secure port (default: ${TOKEN_VARIABLE})",
+        help=f"bearer token for the secure port (default: ${TOKEN_VARIABLE}, else the "
+        "kubeconfig user's)",
     )
+    add_kubeconfig_arguments(parser)
     add_tls_arguments(parser)
     parser.add_argument(
         "--insecure-http",
         action="store_true",
         help="ask over plain HTTP (an `aiosched run --insecure-http`)",
+    )
+
+
+def add_kubeconfig_arguments(parser: argparse.ArgumentParser) -> None:
+    """Whose bearer token to send when none is given (explain, what-if and view)."""
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="whose bearer token to send (default: $KUBECONFIG, else ~/.kube/config)",
+    )
+    parser.add_argument("--context", help="the kubeconfig context (default: its current one)")
+
+
+async def bearer_of(configuration: Any) -> str:
+    """The Authorization header a kubeconfig user's configuration sends ("" when it has no
+    bearer token: a client certificate, say); its exec plugin, if any, is run each time."""
+    settings = await configuration.auth_settings()
+    for setting in settings.values():
+        if str(setting.get("key", "")).lower() == "authorization":
+            return str(setting.get("value", ""))
+    return ""
+
+
+async def authorization_header(args: argparse.Namespace) -> str:
+    """--token, else $AIOSCHED_TOKEN, else the kubeconfig user's bearer token; "" over
+    --insecure-http, or when no kubeconfig gives one (the scheduler's 401 then says so)."""
+    token = args.token or os.environ.get(TOKEN_VARIABLE, "")
+    if token:
+        return f"Bearer {token}"
+    if args.insecure_http:
+        return ""
+    try:
+        configuration = await resolve_configuration(args.kubeconfig, args.context)
+    except KubeconfigError:
+        if args.kubeconfig or args.context:
+            raise
+        return ""
+    return await bearer_of(configuration)
+
+
+def refusal_hint(status: int, allowed: str) -> str:
+    """What to do about a 401 or 403 from the secure port; says that answers are cached, so
+    that a RoleBinding created a moment ago does not look broken."""
+    if status == 401:
+        needs = "a bearer token the API server knows (--token, or a kubeconfig user with one)"
+    else:
+        needs = f"a token allowed to {allowed}"
+    return (
+        f"it needs {needs}; the scheduler keeps each authentication and authorization answer "
+        f"{CACHE_TTL:g} s, denials included, so a token or RoleBinding created just now works "
+        f"within {CACHE_TTL:g} s"
     )
 
 
@@ -87,8 +144,8 @@ def tls_setting(args: argparse.Namespace) -> ssl.SSLContext | bool:
 async def _fetch(args: argparse.Namespace, namespace: str, name: str) -> tuple[int, Any]:
     scheme = "http" if args.insecure_http else "https"
     url = f"{scheme}://{args.http_address}/debug/explain/{namespace}/{name}"
-    token = args.token or os.environ.get(TOKEN_VARIABLE, "")
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    authorization = await authorization_header(args)
+    headers = {"Authorization": authorization} if authorization else {}
     ssl_setting = True if args.insecure_http else tls_setting(args)
     async with (
         aiohttp.ClientSession() as session,
@@ -162,16 +219,18 @@ def main(args: argparse.Namespace) -> int:
         namespace, name = "default", args.pod
     try:
         status, body = asyncio.run(_fetch(args, namespace, name))
+    except KubeconfigError as exc:
+        print(f"aiosched explain: {exc}", file=sys.stderr)
+        return 1
     except (aiohttp.ClientError, OSError) as exc:
         hint = _unreachable_hint(exc, args.insecure_http)
         print(f"aiosched explain: cannot reach {args.http_address}: {exc}{hint}", file=sys.stderr)
         return 1
     if status in (401, 403):
         message = body.get("message") if isinstance(body, dict) else body
-        what = "a bearer token (--token)" if status == 401 else "a token allowed to read it"
         print(
-            f"aiosched explain: {args.http_address} refused the request ({message}): it "
-            f"needs {what}",
+            f"aiosched explain: {args.http_address} refused the request ({message}): "
+            f"{refusal_hint(status, 'get /debug/explain/...')}",
             file=sys.stderr,
         )
         return 1

@@ -54,13 +54,19 @@ from scheduler.app.commands.run_flags import (
 # deploy/'s tests read the default address here
 from scheduler.app.commands.run_flags import DEFAULT_HTTP_ADDRESS as DEFAULT_HTTP_ADDRESS
 from scheduler.app.commands.run_flags import add_arguments as add_arguments
-from scheduler.app.commands.upstream_flags import DEPRECATED_CLIENT_FLAGS, deprecation_message
+from scheduler.app.commands.serving_flags import REFUSED, apply_tls_flags
+from scheduler.app.commands.upstream_flags import (
+    DEPRECATED_CLIENT_FLAGS,
+    REMOVED,
+    deprecation_message,
+)
 from scheduler.app.service import LeadershipLost, SchedulerService
 from scheduler.app.startup import StartupError, check_api_server, load_serving_certificate
 from scheduler.client.kubeconfig import KubeconfigError
 from scheduler.client.rest import ClientSettings, KubeClient
 from scheduler.server.certificate import self_signed_context
 from scheduler.server.delegated_auth import (
+    CACHE_TTL,
     MAX_REVIEWS_IN_FLIGHT,
     REVIEW_BURST,
     REVIEW_QPS,
@@ -177,7 +183,7 @@ def serving_context(args: argparse.Namespace, bind_address: str) -> ssl.SSLConte
             )
         return None
     if not cert and not key:
-        return self_signed_context(bind_address)[0]
+        return apply_tls_flags(self_signed_context(bind_address)[0], args)
     if not cert or not key:
         given, missing = (
             ("--tls-cert-file", "--tls-private-key-file")
@@ -185,7 +191,7 @@ def serving_context(args: argparse.Namespace, bind_address: str) -> ssl.SSLConte
             else ("--tls-private-key-file", "--tls-cert-file")
         )
         raise StartupError(f"{given} needs {missing} as well")
-    return load_serving_certificate(cert, key)
+    return apply_tls_flags(load_serving_certificate(cert, key), args)
 
 
 def serving_note(args: argparse.Namespace, host: str) -> str:
@@ -227,14 +233,25 @@ async def delegated_auth(
         reviewer = await KubeClient.connect(own)
         stack.push_async_callback(reviewer.close)
         reviewers.append(reviewer)
-    return DelegatedAuth(reviewers[0], reviewers[1])
+    return DelegatedAuth(
+        reviewers[0],
+        reviewers[1],
+        ttl=_or(args.authentication_token_webhook_cache_ttl, CACHE_TTL),
+        allowed_ttl=args.authorization_webhook_cache_authorized_ttl,
+        denied_ttl=args.authorization_webhook_cache_unauthorized_ttl,
+        always_allow=args.authorization_always_allow_paths,
+    )
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
 
 
 def command_line_flags(args: argparse.Namespace) -> dict[str, str]:
     """/flagz's flags: every flag of `aiosched run`, as given or defaulted."""
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
-    return flag_values(parser, args)
+    return flag_values(parser, args, removed=(*REMOVED, *REFUSED))
 
 
 def _embedded_cluster_factory() -> Any:

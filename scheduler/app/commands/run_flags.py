@@ -11,6 +11,7 @@ import argparse
 import os
 from typing import Any
 
+from scheduler.app.commands.serving_flags import add_serving_flags
 from scheduler.app.commands.upstream_flags import (
     FEATURE_GATES,
     add_removed_flags,
@@ -117,6 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve plain HTTP with no authentication or authorization, for local use (the "
         "embedded demo, tests); anyone who reaches the port reads /metrics and /debug",
     )
+    add_serving_flags(serving)
 
     election = parser.add_argument_group(
         "leader election (each flag given overrides the configuration's leaderElection, with or "

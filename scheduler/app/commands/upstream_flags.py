@@ -166,7 +166,10 @@ class RemovedFlag(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         flag = option_string or self.option_strings[0]
-        parser.exit(2, f"{parser.prog}: {flag}: {REMOVED[flag]}\n")
+        parser.exit(2, f"{parser.prog}: {flag}: {self.reason(flag)}\n")
+
+    def reason(self, flag: str) -> str:
+        return REMOVED[flag]
 
 
 def add_removed_flags(parser: argparse.ArgumentParser) -> None:

@@ -38,7 +38,9 @@ from kubernetes_asyncio.client import Configuration
 from apimachinery.netutil import is_loopback
 from scheduler.app.commands.explain import (
     TOKEN_VARIABLE,
+    add_kubeconfig_arguments,
     add_tls_arguments,
+    bearer_of,
     foreign_listener,
     tls_setting,
 )
@@ -69,12 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=int, default=0, help="port to listen on (default: a free one)"
     )
-    parser.add_argument(
-        "--kubeconfig",
-        metavar="PATH",
-        help="whose bearer token to send (default: $KUBECONFIG, else ~/.kube/config)",
-    )
-    parser.add_argument("--context", help="the kubeconfig context (default: its current one)")
+    add_kubeconfig_arguments(parser)
     parser.add_argument(
         "--token",
         metavar="TOKEN",
@@ -102,11 +99,7 @@ class Credentials:
             return f"Bearer {self._token}"
         if self._configuration is None:
             return ""
-        settings = await self._configuration.auth_settings()
-        for setting in settings.values():
-            if str(setting.get("key", "")).lower() == "authorization":
-                return str(setting.get("value", ""))
-        return ""
+        return await bearer_of(self._configuration)
 
 
 def host_is_loopback(host: str) -> bool:

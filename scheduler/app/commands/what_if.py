@@ -8,7 +8,8 @@ picks the profile (default: the pod's spec.schedulerName, else default-scheduler
 evaluates with a KubeSchedulerConfiguration that is not live (to try a profile change before
 reloading it). When no node fits, the answer says that the pod would need preemption: what-if
 does not run PostFilter (preemption) or extenders. Authentication and TLS options are those of
-`aiosched explain`; the token must be allowed to POST /debug/what-if.
+`aiosched explain` (--token, else your kubeconfig user's bearer token); the token must be
+allowed to POST /debug/what-if.
 
 For a gang, give a scheduling.k8s.io/v1beta1 PodGroup and its member Pods (several YAML
 documents, or a `kind: List`), or Pods naming a PodGroup the cluster has, or one Pod with
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import ssl
 import sys
 from pathlib import Path
@@ -34,11 +34,13 @@ import yaml
 
 from observability.explain import render_text
 from scheduler.app.commands.explain import (
-    TOKEN_VARIABLE,
     add_connection_arguments,
+    authorization_header,
     foreign_listener,
+    refusal_hint,
     tls_setting,
 )
+from scheduler.client.kubeconfig import KubeconfigError
 
 PROG = "aiosched what-if"
 
@@ -150,10 +152,10 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
 async def _post(args: argparse.Namespace, body: dict[str, Any]) -> tuple[int, Any]:
     scheme = "http" if args.insecure_http else "https"
     url = f"{scheme}://{args.http_address}/debug/what-if"
-    token = args.token or os.environ.get(TOKEN_VARIABLE, "")
     headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    authorization = await authorization_header(args)
+    if authorization:
+        headers["Authorization"] = authorization
     ssl_setting = True if args.insecure_http else tls_setting(args)
     async with (
         aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session,
@@ -182,6 +184,9 @@ def main(args: argparse.Namespace) -> int:
         return 1
     try:
         status, answer = asyncio.run(_post(args, body))
+    except KubeconfigError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         hint = ""
         if isinstance(exc, aiohttp.ClientConnectorCertificateError | ssl.SSLError):
@@ -192,9 +197,9 @@ def main(args: argparse.Namespace) -> int:
         return 1
     message = answer.get("error") or answer.get("message") if isinstance(answer, dict) else answer
     if status in (401, 403):
-        needs = "a bearer token (--token)" if status == 401 else "a token allowed to POST it"
-        print(f"{PROG}: {args.http_address} refused the request ({_one_line(message)}): it "
-              f"needs {needs}", file=sys.stderr)  # fmt: skip
+        hint = refusal_hint(status, "post /debug/what-if")
+        print(f"{PROG}: {args.http_address} refused the request ({_one_line(message)}): "
+              f"{hint}", file=sys.stderr)  # fmt: skip
         return 1
     if status != 200:
         print(f"{PROG}: {_one_line(message)} (HTTP {status})", file=sys.stderr)

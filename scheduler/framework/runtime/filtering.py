@@ -21,12 +21,13 @@ from scheduler.cache.rows import (
 from scheduler.framework.filter_tally import FilterTally
 from scheduler.framework.interface import (
     CycleState,
-    Handle,
     NodeToStatus,
     NominatedPodsFilterPlugin,
     NominatedPodsVerdict,
     PostFilterResult,
+    PreemptionHandle,
     PreFilterResult,
+    extensions_of,
 )
 from scheduler.framework.runtime.core import (
     FrameworkCore,
@@ -164,7 +165,7 @@ class Filtering(FrameworkCore):
         for plugin in self.pre_filter_plugins:
             if plugin.name in state.skip_filter_plugins:
                 continue
-            extensions = plugin.pre_filter_extensions()
+            extensions = extensions_of(plugin, "pre_filter_extensions")
             if extensions is None:
                 continue
             plugin_start = self._now() if state.record_plugin_metrics else 0.0
@@ -316,7 +317,7 @@ class Filtering(FrameworkCore):
         the pods (run_filter_plugins_with_nominated_pods)."""
         offering = self._capabilities.nominated_pods_filter
         skip = state.skip_filter_plugins
-        handle = cast(Handle, self)  # a part of Framework, which is the Handle
+        handle = cast(PreemptionHandle, self)  # a part of Framework, which is the Handle
         for plugin in self.filter_plugins:
             if plugin.name in offering and plugin.name not in skip:
                 verdict = cast(NominatedPodsFilterPlugin, plugin).nominated_pods_verdict(

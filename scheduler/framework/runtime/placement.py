@@ -35,6 +35,7 @@ from scheduler.framework.interface import (
     PodGroupPlacementInfo,
     PodGroupPostFilterResult,
     ProposedAssignment,
+    extensions_of,
 )
 from scheduler.framework.runtime.core import FrameworkCore
 from scheduler.framework.status import Code, Status
@@ -101,7 +102,7 @@ class Placing(FrameworkCore):
                         f"plugin {name!r} failed with: {status.message}", plugin=name
                     )
                 scores.append(score)
-            extensions = plugin.placement_score_extensions()
+            extensions = extensions_of(plugin, "placement_score_extensions")
             if extensions is not None:
                 status = extensions.normalize_placement_score(group, scores)
                 if not status.is_success:

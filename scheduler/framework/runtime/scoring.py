@@ -23,6 +23,7 @@ from scheduler.framework.interface import (
     NodeScore,
     ScoreExtensions,
     ScorePlugin,
+    extensions_of,
 )
 from scheduler.framework.results import NodePluginScores, PluginScore
 from scheduler.framework.runtime.core import (
@@ -179,7 +180,7 @@ class Scoring(FrameworkCore):
         start = self._now() if tracer is not None else 0.0
         returned = Status.OK
         for index, plugin in enumerate(plugins):
-            extensions = plugin.score_extensions()
+            extensions = extensions_of(plugin, "score_extensions")
             if extensions is None:
                 continue
             plugin_start = self._now() if state.record_plugin_metrics else 0.0

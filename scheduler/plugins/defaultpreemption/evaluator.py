@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Protocol
 from scheduler.framework.extender import Extender, Victims
 from scheduler.framework.interface import (
     CycleState,
-    Handle,
     NodeToStatus,
     PostFilterResult,
     Preemption,
+    PreemptionHandle,
 )
 from scheduler.framework.results import Diagnosis, fit_error_message
 from scheduler.framework.status import Code, Status
@@ -122,7 +122,9 @@ def nodes_for_status_code(
     return found
 
 
-def lower_priority_nominated_pods(handle: Handle, pod: PodView, node_name: str) -> list[PodView]:
+def lower_priority_nominated_pods(
+    handle: PreemptionHandle, pod: PodView, node_name: str
+) -> list[PodView]:
     """Pods nominated to `node_name` with a priority below `pod`'s."""
     return [
         nominated
@@ -186,7 +188,9 @@ def pick_one_node_for_preemption(
 class Evaluator:
     """Runs one preemption attempt for a PostFilter plugin (upstream's preemption.Evaluator)."""
 
-    def __init__(self, plugin_name: str, handle: Handle, interface: PreemptionInterface) -> None:
+    def __init__(
+        self, plugin_name: str, handle: PreemptionHandle, interface: PreemptionInterface
+    ) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
         self.interface = interface

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING
 
 from scheduler.framework.events import ClusterEventWithHint
 from scheduler.framework.extender import Extender, Victims
-from scheduler.framework.interface import CycleState, Handle, NodeToStatus, PostFilterResult
+from scheduler.framework.interface import (
+    CycleState,
+    NodeToStatus,
+    PostFilterResult,
+    PreemptionHandle,
+)
 from scheduler.framework.status import Code, Status
 from scheduler.listers.workload_objects import workload_aware_preemption_enabled
 from scheduler.plugins.defaultpreemption.args import (
@@ -84,7 +89,7 @@ def _always_eligible(node_info: NodeInfo, victim: PodView, preemptor: PodView) -
 class DefaultPreemption:
     name = NAME
 
-    def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: PreemptionHandle) -> None:
         self.args = args if args is not None else DefaultPreemptionArgs()
         validate_default_preemption_args(self.args)
         self.handle = handle

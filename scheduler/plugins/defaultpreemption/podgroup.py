@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.snapshot import Snapshot
-from scheduler.framework.interface import CycleState, Handle, Preemption
+from scheduler.framework.interface import CycleState, Preemption, PreemptionHandle
 from scheduler.framework.status import Code, Status
 from scheduler.plugins.defaultpreemption.util import (
     BudgetLookup,
@@ -291,7 +291,7 @@ class GroupPreemptionResult:
 class PodGroupEvaluator:
     """One workload-aware preemption attempt (upstream's PodGroupEvaluator)."""
 
-    def __init__(self, handle: Handle, plugin_name: str) -> None:
+    def __init__(self, handle: PreemptionHandle, plugin_name: str) -> None:
         self.handle = handle
         self.plugin_name = plugin_name
 

@@ -42,7 +42,7 @@ from scheduler.plugins.noderesources.fit_alone import (
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.framework.interface import CycleState, Handle
+    from scheduler.framework.interface import CycleState, PreemptionHandle
 
 Outcome = tuple[list[PodView], int, Status]
 
@@ -53,7 +53,7 @@ class ResourceShortcut:
 
     def __init__(
         self,
-        handle: Handle,
+        handle: PreemptionHandle,
         state: CycleState,
         pod: PodView,
         alone: FitAlone,
@@ -68,7 +68,11 @@ class ResourceShortcut:
 
     @classmethod
     def for_attempt(
-        cls, handle: Handle, state: CycleState, pod: PodView, more_important: MoreImportantPodFunc
+        cls,
+        handle: PreemptionHandle,
+        state: CycleState,
+        pod: PodView,
+        more_important: MoreImportantPodFunc,
     ) -> ResourceShortcut | None:
         alone = fit_alone(handle, state, pod)
         return None if alone is None else cls(handle, state, pod, alone, more_important)

@@ -30,6 +30,7 @@ from scheduler.framework.interface import (
     CycleState,
     Handle,
     NominatedPodsVerdict,
+    PreemptionHandle,
     PreFilterResult,
     ScoreExtensions,
     SignFragment,
@@ -261,7 +262,7 @@ class NodeResourcesFit:
         return self.filter_resources(state, node_info)
 
     def nominated_pods_verdict(
-        self, handle: Handle, state: CycleState, pod: PodView
+        self, handle: PreemptionHandle, state: CycleState, pod: PodView
     ) -> NominatedPodsVerdict | None:
         """The row pass's one-step verdict on nodes with nominated pods when this plugin
         alone decides (NominatedPodsFilterPlugin; see fit_alone)."""

@@ -20,7 +20,7 @@ from scheduler.plugins.noderesources.fit import NodeResourcesFit
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.framework.interface import CycleState, Handle
+    from scheduler.framework.interface import CycleState, PreemptionHandle
     from scheduler.framework.status import Status
 
 # Filters whose verdict depends on the pod and the node alone, never on the pods on the node;
@@ -56,7 +56,7 @@ class FitAlone:
     decides_alone: bool
 
 
-def fit_alone(handle: Handle, state: CycleState, pod: PodView) -> FitAlone | None:
+def fit_alone(handle: PreemptionHandle, state: CycleState, pod: PodView) -> FitAlone | None:
     """None unless NodeResourcesFit runs for `pod`, every filter before it has a verdict that
     pods on the node cannot change (NodePorts: when the pod asks for no host port), and no
     PreFilter extension that runs could fail or matter elsewhere."""
@@ -83,7 +83,7 @@ def fit_alone(handle: Handle, state: CycleState, pod: PodView) -> FitAlone | Non
     return None if fit is None else FitAlone(fit, decides_alone=True)
 
 
-def nominated_that_count(handle: Handle, pod: PodView, node_name: str) -> list[PodView]:
+def nominated_that_count(handle: PreemptionHandle, pod: PodView, node_name: str) -> list[PodView]:
     """The pods nominated to `node_name` that filtering `pod` must add: those of equal or
     higher priority, other than the pod itself."""
     return [
@@ -124,7 +124,7 @@ class FitWithNominatedPods:
 
 
 def nominated_pods_verdict(
-    handle: Handle, state: CycleState, pod: PodView
+    handle: PreemptionHandle, state: CycleState, pod: PodView
 ) -> FitWithNominatedPods | None:
     """NodeResourcesFit's NominatedPodsFilterPlugin answer: its one-step verdict when it
     alone decides for `pod` (fit_alone), else None."""
