@@ -111,3 +111,16 @@ def test_share_id_in_allocation_results() -> None:
     ]
     result["shareID"] = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
     assert [cause.error() for cause in validate("ResourceClaim", claim, old)] == []
+
+
+def test_the_simulated_driver_publishes_valid_shareable_gpus() -> None:
+    from kubesim.dra import DraOptions, resource_slice
+
+    node = {"metadata": {"name": "node-0", "uid": "u"}}
+    published = resource_slice(node, "a100", DraOptions(devices=2, sharing=True))
+    assert errors("ResourceSlice", published) == []
+    devices = published["spec"]["devices"]
+    assert [d["allowMultipleAllocations"] for d in devices] == [True, True]
+    assert devices[0]["capacity"]["compute"]["value"] == "1000"
+    exclusive = resource_slice(node, "a100", DraOptions(devices=1))
+    assert "allowMultipleAllocations" not in exclusive["spec"]["devices"][0]
