@@ -30,7 +30,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -77,6 +77,7 @@ from scheduler.plugins.dynamicresources.cel import CelCache
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
+from scheduler.plugins.dynamicresources.ranking import DeviceRanker
 from scheduler.plugins.normalize_score import default_normalize_score
 
 if TYPE_CHECKING:
@@ -154,6 +155,9 @@ class _BindError(Exception):
 
 class DynamicResources:
     name = NAME
+    #: Ranks the devices a request may get on a node (ranking.py); None, as in every
+    #: built-in profile: upstream's order. Set by a subclass registered out of tree.
+    device_ranker: ClassVar[DeviceRanker | None] = None
 
     def __init__(self, args: DynamicResourcesArgs | None = None, handle: Handle | None = None):
         if handle is None:
@@ -290,6 +294,7 @@ class DynamicResources:
                     classes=resources.classes.by_key,
                     slices=list(resources.slices.list()),
                     cel_cache=self._cel_cache,
+                    ranker=self.device_ranker,
                 )
             except AllocationError as err:
                 return None, Status.error(str(err))
