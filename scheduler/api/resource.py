@@ -220,6 +220,7 @@ class DeviceClassView:
     config: tuple[OpaqueConfig, ...]
     extended_resource_name: str  # "" when unset
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    created: str = ""  # metadata.creationTimestamp (RFC 3339, compares as text)
 
     @property
     def key(self) -> str:
@@ -239,6 +240,7 @@ class DeviceClassView:
                 spec.get("extendedResourceName"), "spec.extendedResourceName"
             ),
             raw=obj,
+            created=as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         )
 
 

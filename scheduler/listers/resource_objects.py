@@ -34,6 +34,13 @@ DeviceID = tuple[str, str, str]
 SharedDeviceID = tuple[DeviceID, str]
 
 RESOURCE_API = "/apis/resource.k8s.io/v1"
+# resourceapi.ResourceDeviceClassPrefix: every class backs `<prefix><class name>`
+DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def _reversed_text(text: str) -> tuple[int, ...]:
+    """A key that sorts names backwards (so that the smallest name comes last, and wins)."""
+    return (*(-ord(c) for c in text), 1)
 
 
 def _resource_version_number(version: str) -> int | None:
@@ -202,6 +209,9 @@ class ResourceObjects:
             EventResource.RESOURCE_CLAIM, "ResourceClaim"
         )
         self.tracker = ClaimTracker(self.claims)
+        # extended resource name → the DeviceClass backing it (DRAExtendedResource)
+        self._extended: dict[str, DeviceClassView] = {}
+        self.classes.subscribe(lambda old, new: self._index_extended_resources())
 
     def connect(self, sink: EventSink) -> None:
         """Send every later change of classes, slices and claims to `sink` as a cluster event
@@ -227,6 +237,24 @@ class ResourceObjects:
 
     def device_class(self, name: str) -> DeviceClassView | None:
         return self.classes.get(name)
+
+    def class_for_extended_resource(self, resource_name: str) -> DeviceClassView | None:
+        """The DeviceClass that backs an extended resource (upstream's ExtendedResourceCache
+        GetDeviceClass): the class naming it in `spec.extendedResourceName` (the newest such
+        class, then the first by name), or `deviceclass.resource.kubernetes.io/<class>`."""
+        return self._extended.get(resource_name)
+
+    def _index_extended_resources(self) -> None:
+        # Rebuilt on each DeviceClass change: classes are few and change rarely, and a
+        # lookup per pod must not walk them.
+        index: dict[str, DeviceClassView] = {}
+        by_age = sorted(self.classes.list(), key=lambda c: (c.created, _reversed_text(c.name)))
+        for device_class in by_age:  # later (newer, then smaller name) entries win
+            if device_class.extended_resource_name:
+                index[device_class.extended_resource_name] = device_class
+        for device_class in self.classes.list():
+            index[DEVICE_CLASS_RESOURCE_PREFIX + device_class.name] = device_class
+        self._extended = index
 
     def claim(self, namespace: str, name: str) -> ResourceClaimView | None:
         """The claim as the scheduler sees it (assumed writes included)."""

@@ -125,9 +125,9 @@ def test_feature_gate_defaults() -> None:
         "DRADeviceTaints": True,
         "DRAPartitionableDevices": True,
         "DRAConsumableCapacity": True,
-        # upstream v1.36 turns these on; aiosched honours only "off" (refused below)
+        "DRAExtendedResource": True,
+        # upstream v1.36 turns this on; aiosched honours only "off" (refused below)
         "DRADeviceBindingConditions": False,
-        "DRAExtendedResource": False,
     }  # fmt: skip
 
 
@@ -141,6 +141,8 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
     for value in (True, False):
         gates = feature_gates(f"DRAConsumableCapacity={str(value).lower()}")
         assert Features.from_gates(gates).allocator_features().consumable_capacity is value
+        gates = feature_gates(f"DRAExtendedResource={str(value).lower()}")
+        assert Features.from_gates(gates).extended_resource is value
 
 
 @pytest.mark.parametrize(
@@ -154,7 +156,6 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
          "feature gate DRADeviceBindingConditions=true is not supported by aiosched: it does not "
          "implement binding conditions (PreBind waiting for devices) yet (kube-scheduler v1.36: "
          "beta, on by default)"),
-        ("DRAExtendedResource=true", "DRAExtendedResource=true is not supported by aiosched"),
     ],
 )  # fmt: skip
 def test_feature_gates_refused(flag: str, message: str) -> None:

@@ -62,9 +62,9 @@ DRA_GATES: Mapping[str, GateSpec] = {
     DRA_DEVICE_BINDING_CONDITIONS: GateSpec(
         True, "beta", False, _OFF, False, "binding conditions (PreBind waiting for devices)"
     ),
-    DRA_EXTENDED_RESOURCE: GateSpec(
-        True, "beta", False, _OFF, False, "extended resources backed by DeviceClasses"
-    ),
+    # Extended resources backed by DeviceClasses (NodeResourcesFit leaves them to
+    # DynamicResources, which creates the pod's extended-resource claim).
+    DRA_EXTENDED_RESOURCE: GateSpec(True, "beta", False, _BOTH, True),
 }
 
 #: The gates' values aiosched starts with.

@@ -1,9 +1,12 @@
-"""GPUs shared by capacity end to end: `aiosched cluster --nodes 1 --dra-devices 2
---dra-sharing` (the simulated driver publishes two shareable GPUs with 80Gi of memory and 1000
-of compute each) and `aiosched run` with the default profile, driven with kubectl.
+"""DRA end to end on one cluster: `aiosched cluster --nodes 1 --dra-devices 2 --dra-sharing`
+(the simulated driver publishes two shareable GPUs with 80Gi of memory and 1000 of compute
+each) and `aiosched run` with the default profile, driven with kubectl.
 
-Each pod's claim asks for half a GPU (memory 40Gi, compute 500): four pods fit on the two
-GPUs, two on each; the fifth waits with upstream's message until one of them goes.
+- Sharing by capacity: each pod's claim asks for half a GPU (memory 40Gi, compute 500); four
+  pods fit on the two GPUs, two on each; the fifth waits with upstream's message until one of
+  them goes.
+- An extended resource backed by a DeviceClass: a pod asking for `example.com/gpu: 1` gets a
+  whole GPU through a claim the scheduler creates for it.
 """
 
 from __future__ import annotations
@@ -106,3 +109,49 @@ def test_four_pods_share_two_gpus_by_capacity_and_the_fifth_waits(kubectl: Kubec
     wait_until(lambda: _phase(kubectl, waiting) == "Running", timeout=30.0,
                what=f"{waiting} running once a share was freed")  # fmt: skip
     kubectl("delete", "pod", *names, "--wait=true", "--grace-period=0", "--force", check=False)
+
+
+EXTENDED_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "example-gpu"},
+    "spec": {
+        "selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
+        "extendedResourceName": "example.com/gpu",
+    },
+}
+
+
+def test_an_extended_resource_is_served_by_a_device_class(kubectl: Kubectl) -> None:
+    kubectl.apply(to_yaml(EXTENDED_CLASS))
+    gpu = {"example.com/gpu": "1"}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "wants-example-gpu"},
+        "spec": {"containers": [{"name": "c", "image": PAUSE, "resources": {
+            "requests": {"cpu": "100m", **gpu}, "limits": gpu}}]},
+    }  # fmt: skip
+    kubectl.apply(to_yaml(pod))
+    wait_until(lambda: _phase(kubectl, "wants-example-gpu") == "Running", timeout=30.0,
+               what="the pod running")  # fmt: skip
+    obj = kubectl.json("pod", "wants-example-gpu")
+    status = obj["status"]["extendedResourceClaimStatus"]
+    assert status["requestMappings"] == [
+        {"containerName": "c", "resourceName": "example.com/gpu",
+         "requestName": "container-0-request-1"}
+    ]  # fmt: skip
+    name = status["resourceClaimName"]
+    assert name.startswith("wants-example-gpu-extended-resources-")
+    claim = kubectl.json("resourceclaim", name)
+    assert claim["metadata"]["annotations"] == {
+        "resource.kubernetes.io/extended-resource-claim": "true"
+    }
+    assert claim["metadata"]["ownerReferences"][0]["uid"] == obj["metadata"]["uid"]
+    assert claim["spec"]["devices"]["requests"] == [{"name": "container-0-request-1", "exactly": {
+        "deviceClassName": "example-gpu", "allocationMode": "ExactCount", "count": 1}}]  # fmt: skip
+    (result,) = claim["status"]["allocation"]["devices"]["results"]
+    # a claim that names no capacity takes all of a shareable GPU
+    assert result["consumedCapacity"] == {"memory": "80Gi", "compute": "1000"}
+    assert [r["uid"] for r in claim["status"]["reservedFor"]] == [obj["metadata"]["uid"]]
+    kubectl("delete", "pod", "wants-example-gpu", "--wait=true", "--grace-period=0", "--force")
