@@ -475,8 +475,10 @@ class _Run:
         request naming a capacity the device lacks skips the device."""
         if not self.features.consumable_capacity:
             return True
-        device_id = candidate.device_id
         request = data.request
+        if not candidate.device.consumable:  # the common case, without a call
+            return not request.capacity
+        device_id = candidate.device_id
         try:
             return capacity.fits(
                 self.owner.allocated.consumed_capacity.get(device_id, {}),
