@@ -7,6 +7,10 @@ each) and `aiosched run` with the default profile, driven with kubectl.
   them goes.
 - An extended resource backed by a DeviceClass: a pod asking for `example.com/gpu: 1` gets a
   whole GPU through a claim the scheduler creates for it.
+- Binding conditions (`--dra-binding-delay 1`): every device must be attached before a pod
+  using it binds; the driver sets the condition a second after the allocation, and the
+  scheduler waits in PreBind (polling every 5 s, as upstream) with the claim allocated and
+  reserved and the pod not yet bound.
 """
 
 from __future__ import annotations
@@ -54,7 +58,9 @@ def _pod(name: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
     workdir: Path = tmp_path_factory.mktemp("dra-sharing")
-    cluster = start_cluster(workdir, 0, 1, "--dra-devices", "2", "--dra-sharing")
+    cluster = start_cluster(
+        workdir, 0, 1, "--dra-devices", "2", "--dra-sharing", "--dra-binding-delay", "1"
+    )
     with stopping(cluster):
         kubectl = Kubectl(workdir)
         wait_until(lambda: len(kubectl.json("resourceslices")["items"]) == 1, what="the slice")
@@ -155,3 +161,27 @@ def test_an_extended_resource_is_served_by_a_device_class(kubectl: Kubectl) -> N
     assert result["consumedCapacity"] == {"memory": "80Gi", "compute": "1000"}
     assert [r["uid"] for r in claim["status"]["reservedFor"]] == [obj["metadata"]["uid"]]
     kubectl("delete", "pod", "wants-example-gpu", "--wait=true", "--grace-period=0", "--force")
+
+
+def test_a_pod_waits_in_prebind_until_its_devices_are_attached(kubectl: Kubectl) -> None:
+    kubectl.apply(to_yaml(_pod("attach-me")))
+    claim = wait_until(
+        lambda: (kubectl.json("pod", "attach-me").get("status", {}).get("resourceClaimStatuses")
+                 and _claim_of(kubectl, "attach-me").get("status", {}).get("allocation")
+                 and _claim_of(kubectl, "attach-me")),
+        timeout=30.0, what="the claim allocated",
+    )  # fmt: skip
+    pod = kubectl.json("pod", "attach-me")
+    assert not pod["spec"].get("nodeName")  # waiting in PreBind, not bound
+    (result,) = claim["status"]["allocation"]["devices"]["results"]
+    assert result["bindingConditions"] == ["gpu.kubesim.io/attached"]
+    assert result["bindingFailureConditions"] == ["gpu.kubesim.io/attach-failed"]
+    assert claim["status"]["allocation"]["allocationTimestamp"]
+    assert [r["uid"] for r in claim["status"]["reservedFor"]] == [pod["metadata"]["uid"]]
+    wait_until(lambda: _phase(kubectl, "attach-me") == "Running", timeout=30.0,
+               what="attach-me running once attached")  # fmt: skip
+    (device,) = _claim_of(kubectl, "attach-me")["status"]["devices"]
+    assert [(c["type"], c["status"]) for c in device["conditions"]] == [
+        ("gpu.kubesim.io/attached", "True")
+    ]
+    kubectl("delete", "pod", "attach-me", "--wait=true", "--grace-period=0", "--force")

@@ -126,8 +126,7 @@ def test_feature_gate_defaults() -> None:
         "DRAPartitionableDevices": True,
         "DRAConsumableCapacity": True,
         "DRAExtendedResource": True,
-        # upstream v1.36 turns this on; aiosched honours only "off" (refused below)
-        "DRADeviceBindingConditions": False,
+        "DRADeviceBindingConditions": True,
     }  # fmt: skip
 
 
@@ -143,6 +142,8 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
         assert Features.from_gates(gates).allocator_features().consumable_capacity is value
         gates = feature_gates(f"DRAExtendedResource={str(value).lower()}")
         assert Features.from_gates(gates).extended_resource is value
+        gates = feature_gates(f"DRADeviceBindingConditions={str(value).lower()}")
+        assert Features.from_gates(gates).binding_conditions is value
 
 
 @pytest.mark.parametrize(
@@ -152,10 +153,6 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
          "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
         ("DRAAdminAccess=false",
          "cannot set feature gate DRAAdminAccess to false, feature is locked to true"),
-        ("DRADeviceBindingConditions=true",
-         "feature gate DRADeviceBindingConditions=true is not supported by aiosched: it does not "
-         "implement binding conditions (PreBind waiting for devices) yet (kube-scheduler v1.36: "
-         "beta, on by default)"),
     ],
 )  # fmt: skip
 def test_feature_gates_refused(flag: str, message: str) -> None:

@@ -220,7 +220,12 @@ class _Run:
             return None
         return [
             allocation_result(
-                i, claim, self.results[i], self.request_data, self.features.device_taints
+                i,
+                claim,
+                self.results[i],
+                self.request_data,
+                self.features.device_taints,
+                self.features.device_binding_conditions,
             )
             for i, claim in enumerate(self.claims)
         ]

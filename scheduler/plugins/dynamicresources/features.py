@@ -41,7 +41,6 @@ class GateSpec:
 
 
 _BOTH = frozenset({True, False})
-_OFF = frozenset({False})
 
 # kube_features.go at v1.36 (DynamicResourceAllocation GA and locked since v1.35; DRAAdminAccess
 # GA and locked in v1.36; the others beta). aiosched starts with upstream's default wherever it
@@ -59,9 +58,8 @@ DRA_GATES: Mapping[str, GateSpec] = {
     DRA_PARTITIONABLE_DEVICES: GateSpec(True, "beta", False, _BOTH, True),
     # Shareable devices, capacity requests and request policies, distinctAttribute.
     DRA_CONSUMABLE_CAPACITY: GateSpec(True, "beta", False, _BOTH, True),
-    DRA_DEVICE_BINDING_CONDITIONS: GateSpec(
-        True, "beta", False, _OFF, False, "binding conditions (PreBind waiting for devices)"
-    ),
+    # PreBind waits for the devices' binding conditions (with DRAResourceClaimDeviceStatus).
+    DRA_DEVICE_BINDING_CONDITIONS: GateSpec(True, "beta", False, _BOTH, True),
     # Extended resources backed by DeviceClasses (NodeResourcesFit leaves them to
     # DynamicResources, which creates the pod's extended-resource claim).
     DRA_EXTENDED_RESOURCE: GateSpec(True, "beta", False, _BOTH, True),

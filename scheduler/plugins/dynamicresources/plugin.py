@@ -60,7 +60,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.status import Status
 from scheduler.listers.resource_objects import ResourceObjects
-from scheduler.plugins.dynamicresources import extended, hints, writes
+from scheduler.plugins.dynamicresources import binding, extended, hints, writes
 from scheduler.plugins.dynamicresources.allocator import (
     AllocatedState,
     AllocationError,
@@ -134,6 +134,8 @@ class DRAState:
     # the claim Filter filled for each node (None: the node needs no device for them), and
     # the pod itself (PreBind records the claim in its status)
     extended_index: int = -1
+    # allocated claims whose binding conditions failed or timed out
+    binding_stuck: set[int] = field(default_factory=set)
     special_uid: str = ""  # the in-memory claim's uid, under which Reserve put it in flight
     node_extended: dict[str, extended.NodeClaim | None] = field(default_factory=dict)
 
@@ -284,6 +286,11 @@ class DynamicResources:
         to_allocate = 0
         for index, claim in enumerate(claims):
             if claim.allocation is not None:
+                if self.features.binding_conditions and binding.claim_stuck(
+                    claim, self.binding_timeout
+                ):
+                    # failed or timed out: PostFilter may deallocate it to try other devices
+                    s.binding_stuck.add(index)
                 if len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE and not claim.is_reserved_for(
                     pod.uid
                 ):
@@ -382,8 +389,11 @@ class DynamicResources:
         unavailable = [
             index
             for index, info in enumerate(s.infos)
-            if info.available_on_nodes is not None
-            and not info.available_on_nodes.matches(node.labels, node.name)
+            if index in s.binding_stuck
+            or (
+                info.available_on_nodes is not None
+                and not info.available_on_nodes.matches(node.labels, node.name)
+            )
         ]
         allocations: list[AllocationResult] | None = None
         if s.extended_index >= 0 and s.claims[s.extended_index].allocation is None:
@@ -629,7 +639,31 @@ class DynamicResources:
                 return Status.error(str(err))
         if s.claims and state.tracer is not None:
             state.annotate_span("PreBind", _allocation_attributes(s))
+        if self.features.binding_conditions and binding.has_binding_conditions(s.claims):
+            return await self._wait_for_binding_conditions(s, pod, node_name)
         return Status.OK
+
+    async def _wait_for_binding_conditions(
+        self, s: DRAState, pod: PodView, node_name: str
+    ) -> Status:
+        """PreBind's wait (upstream polls every 5 s, up to bindingTimeout) for the drivers to
+        set the devices' binding conditions, reading the claims as the informer and this
+        scheduler's writes show them."""
+        # (upstream also records a BindingConditionsPending event; plugins here have no
+        # event recorder)
+        resources = self.resources
+        deadline = time.monotonic() + self.binding_timeout
+        while True:
+            for index, claim in enumerate(s.claims):
+                s.claims[index] = resources.claim(claim.namespace, claim.name) or claim
+            try:
+                if binding.pod_ready(s.claims, self.binding_timeout):
+                    return Status.OK
+            except binding.BindingFailed as err:
+                return Status.error(str(err))
+            if time.monotonic() >= deadline:
+                return Status.error(f"{binding.ERR_TIMEOUT}: context deadline exceeded")
+            await asyncio.sleep(min(binding.POLL_INTERVAL, max(deadline - time.monotonic(), 0)))
 
     async def _bind_claim(self, s: DRAState, index: int, pod: PodView) -> ResourceClaimView:
         """Record the allocation from Reserve (if any) and the pod's reservation (bindClaim)."""
@@ -644,7 +678,14 @@ class DynamicResources:
                 if attempt:
                     await asyncio.sleep(CONFLICT_DELAY)
                     raw = await writes.get_claim(self._handle.client, claim)
-                outcome = await writes.write_claim(self._handle.client, raw, claim, allocation, pod)
+                outcome = await writes.write_claim(
+                    self._handle.client,
+                    raw,
+                    claim,
+                    allocation,
+                    pod,
+                    self.features.binding_conditions,
+                )
                 if isinstance(outcome, str):
                     conflict = outcome  # a conflict: again with the latest claim
                     continue

@@ -31,6 +31,7 @@ def allocation_result(
     device_results: Sequence[DeviceResult],
     request_data: Mapping[tuple[int, int, int], RequestData],
     device_taints: bool,
+    binding_conditions: bool = False,
 ) -> AllocationResult:
     """One claim's `status.allocation`: its devices, the config passed through from its
     classes and itself (in upstream's order), the node selector that pins it."""
@@ -122,7 +123,18 @@ def allocation_result(
     consumed_text = tuple(
         {name: text for name, (_, text) in result.consumed.items()} for result in device_results
     )
-    return AllocationResult(devices, tuple(config), node_selector, tolerations, consumed_text)
+    binding = tuple(
+        (
+            result.candidate.device.binding_conditions,
+            result.candidate.device.binding_failure_conditions,
+        )
+        if binding_conditions
+        else ((), ())
+        for result in device_results
+    )
+    return AllocationResult(
+        devices, tuple(config), node_selector, tolerations, consumed_text, binding
+    )
 
 
 def _request_of(claim: ResourceClaimView, result: DeviceResult) -> DeviceSubRequest:

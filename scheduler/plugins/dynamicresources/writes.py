@@ -22,6 +22,7 @@ from scheduler.api.resource import ResourceClaimView
 from scheduler.listers.resource_objects import RESOURCE_API
 from scheduler.plugins.dynamicresources import extended
 from scheduler.plugins.dynamicresources.allocation import AllocationResult
+from scheduler.plugins.dynamicresources.binding import now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +178,7 @@ async def write_claim(
     claim: ResourceClaimView,
     allocation: AllocationResult | None,
     pod: PodView,
+    binding_conditions: bool = False,
 ) -> Mapping[str, Any] | str:
     """One try: the updated claim, or on a conflict the error (the caller retries)."""
     meta = dict(raw.get("metadata") or {})
@@ -203,6 +205,13 @@ async def write_claim(
             status = dict(raw.get("status") or {})
             raw["status"] = status
         status["allocation"] = allocation.to_dict()
+    if binding_conditions and allocation is not None:
+        # the binding timeout counts from the allocation (DRADeviceBindingConditions)
+        current = status.get("allocation")
+        if not isinstance(current, Mapping):
+            raise BindError(f"claim {claim.key} got deallocated elsewhere in the meantime")
+        if not current.get("allocationTimestamp"):
+            status["allocation"] = {**current, "allocationTimestamp": now_rfc3339()}
     status["reservedFor"] = [
         *(status.get("reservedFor") or []),
         {"resource": "pods", "name": pod.name, "uid": pod.uid},
