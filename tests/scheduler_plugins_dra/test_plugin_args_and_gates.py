@@ -123,6 +123,7 @@ def test_feature_gate_defaults() -> None:
         "DRASchedulerFilterTimeout": True,
         "DRAResourceClaimDeviceStatus": True,
         "DRADeviceTaints": True,
+        "DRADeviceTaintRules": False,  # beta and off in v1.36 (its API is off by default)
         "DRAPartitionableDevices": True,
         "DRAConsumableCapacity": True,
         "DRAExtendedResource": True,

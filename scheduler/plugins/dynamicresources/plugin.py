@@ -327,7 +327,9 @@ class DynamicResources:
                     features=self._allocator_features,
                     allocated=allocated,
                     classes=resources.classes.by_key,
-                    slices=list(resources.slices.list()),
+                    slices=resources.slices_with_taint_rules()
+                    if self.features.device_taint_rules
+                    else list(resources.slices.list()),
                     cel_cache=self._cel_cache,
                     ranker=self.device_ranker,
                 )
