@@ -11,6 +11,7 @@ from scheduler.api.resource import (
     CONFIG_SOURCE_CLASS,
     AllocatedDevice,
     DeviceSubRequest,
+    OpaqueConfig,
     ResourceClaimView,
 )
 from scheduler.plugins.dynamicresources.allocation import (
@@ -87,28 +88,14 @@ def allocation_result(
             continue
         for request_index, request in enumerate(claim.requests):
             if request.name in claim_config.requests:
-                config.append(
-                    ConfigEntry(
-                        CONFIG_SOURCE_CLAIM,
-                        claim_config.requests,
-                        claim_config.driver,
-                        claim_config.parameters,
-                    )
-                )
+                config.append(_from_claim(claim_config))
                 continue
             data = request_data[(claim_index, request_index, 0)]
             if not data.parent_name:
                 continue
             chosen = request.first_available[data.selected_sub_request]
             if f"{request.name}/{chosen.name}" in claim_config.requests:
-                config.append(
-                    ConfigEntry(
-                        CONFIG_SOURCE_CLAIM,
-                        claim_config.requests,
-                        claim_config.driver,
-                        claim_config.parameters,
-                    )
-                )
+                config.append(_from_claim(claim_config))
     # a config for every request: "empty means all"
     config = [
         ConfigEntry(entry.source, (), entry.driver, entry.parameters)
@@ -146,3 +133,9 @@ def _request_of(claim: ResourceClaimView, result: DeviceResult) -> DeviceSubRequ
                 if sub.name == result.request:
                     return sub
     raise AssertionError("allocated device for an unknown request")
+
+
+def _from_claim(claim_config: OpaqueConfig) -> ConfigEntry:
+    return ConfigEntry(
+        CONFIG_SOURCE_CLAIM, claim_config.requests, claim_config.driver, claim_config.parameters
+    )
