@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from apimachinery.quantity import parse_nanos
+from scheduler.api.device_capacity import DeviceCapacity, parse_device_capacity
+from scheduler.api.device_capacity import quantity_nanos as _quantity_nanos
 from scheduler.api.errors import MalformedObject
 from scheduler.api.fields import (
     as_bool,
@@ -93,15 +94,6 @@ def _attribute(raw: Any, path: str) -> AttributeValue:
         return SemVer.parse(text)
     except ValueError as err:
         raise MalformedObject(f"{path}.version: {err}") from None
-
-
-def _quantity_nanos(raw: Any, path: str) -> int:
-    if not isinstance(raw, str | int) or isinstance(raw, bool):
-        raise MalformedObject(f"{path}: expected a quantity, got {type(raw).__name__}")
-    try:
-        return parse_nanos(str(raw))
-    except ValueError as err:
-        raise MalformedObject(f"{path}: {err}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,68 +246,6 @@ class CounterConsumption:
 
 
 @dataclass(frozen=True, slots=True)
-class DeviceCapacity:
-    """One `capacity` entry of a device, for consumable capacity (DRAConsumableCapacity):
-    its value and `requestPolicy`, in nanos; `*_text` keep the quantities as written so that
-    a claim's `consumedCapacity` shows them as upstream copies them."""
-
-    value: int
-    value_text: str = ""
-    default: int | None = None
-    default_text: str = ""
-    valid_values: tuple[tuple[int, str], ...] = ()
-    range_min: int | None = None
-    range_min_text: str = ""
-    range_max: int | None = None
-    range_step: int | None = None
-
-    @property
-    def has_policy(self) -> bool:
-        return (
-            self.default is not None or bool(self.valid_values) or self.range_min is not None
-        )
-
-
-def _device_capacity(raw: Any, path: str) -> DeviceCapacity:
-    item = as_mapping(raw, path)
-    value = _quantity_nanos(item.get("value"), f"{path}.value")
-    policy = item.get("requestPolicy")
-    value_text = str(item.get("value"))
-    if policy is None:
-        return DeviceCapacity(value, value_text)
-    policy = as_mapping(policy, f"{path}.requestPolicy")
-    ppath = f"{path}.requestPolicy"
-    default = policy.get("default")
-    valid_values = tuple(
-        (_quantity_nanos(v, f"{ppath}.validValues[{i}]"), str(v))
-        for i, v in enumerate(as_list(policy.get("validValues"), f"{ppath}.validValues"))
-    )
-    valid_range = policy.get("validRange")
-    range_min = range_max = range_step = None
-    range_min_text = ""
-    if valid_range is not None:
-        valid_range = as_mapping(valid_range, f"{ppath}.validRange")
-        if valid_range.get("min") is not None:
-            range_min = _quantity_nanos(valid_range["min"], f"{ppath}.validRange.min")
-            range_min_text = str(valid_range["min"])
-        if valid_range.get("max") is not None:
-            range_max = _quantity_nanos(valid_range["max"], f"{ppath}.validRange.max")
-        if valid_range.get("step") is not None:
-            range_step = _quantity_nanos(valid_range["step"], f"{ppath}.validRange.step")
-    return DeviceCapacity(
-        value=value,
-        value_text=value_text,
-        default=None if default is None else _quantity_nanos(default, f"{ppath}.default"),
-        default_text="" if default is None else str(default),
-        valid_values=valid_values,
-        range_min=range_min,
-        range_min_text=range_min_text,
-        range_max=range_max,
-        range_step=range_step,
-    )
-
-
-@dataclass(frozen=True, slots=True)
 class DeviceView:
     """One device of a slice. `attributes` and `capacity` are keyed by fully qualified name;
     capacity values are in nanos of the quantity (exact for any quantity the API accepts)."""
@@ -349,7 +279,7 @@ def _device(raw: Any, driver: str, path: str) -> DeviceView:
     capacity_text: dict[str, str] = {}
     consumable: dict[str, DeviceCapacity] = {}
     for name, value in as_mapping(item.get("capacity"), f"{path}.capacity").items():
-        device_capacity = _device_capacity(value, f"{path}.capacity[{name}]")
+        device_capacity = parse_device_capacity(value, f"{path}.capacity[{name}]")
         consumable[name] = device_capacity
         capacity[qualify(name, driver)] = device_capacity.value
         capacity_text[qualify(name, driver)] = device_capacity.value_text
@@ -459,55 +389,6 @@ class ResourceSliceView:
                     counters=_counters(s.get("counters"), f"spec.sharedCounters[{i}].counters"),
                 )
                 for i, s in enumerate(as_list(spec.get("sharedCounters"), "spec.sharedCounters"))
-            ),
-            raw=obj,
-        )
-
-
-# --- DeviceTaintRule (resource.k8s.io/v1beta2) ----------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceTaintRuleView:
-    """A taint for the devices its selector names ("" matches any driver, pool or device)."""
-
-    name: str
-    uid: str
-    resource_version: str
-    driver: str
-    pool: str
-    device: str
-    taint: DeviceTaint
-    raw: Mapping[str, Any] = field(repr=False, compare=False)
-
-    @property
-    def key(self) -> str:
-        return self.name
-
-    def selects(self, driver: str, pool: str, device: str) -> bool:
-        return (
-            (not self.driver or self.driver == driver)
-            and (not self.pool or self.pool == pool)
-            and (not self.device or self.device == device)
-        )
-
-    @staticmethod
-    def from_dict(obj: Mapping[str, Any], previous: Any = None) -> DeviceTaintRuleView:
-        meta = _metadata(obj, "devicetaintrule")
-        spec = as_mapping(obj.get("spec"), "spec")
-        selector = as_mapping(spec.get("deviceSelector"), "spec.deviceSelector")
-        taint = as_mapping(spec.get("taint"), "spec.taint")
-        return DeviceTaintRuleView(
-            name=as_str(meta.get("name"), "metadata.name"),
-            uid=as_str(meta.get("uid"), "metadata.uid"),
-            resource_version=as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
-            driver=as_str(selector.get("driver"), "spec.deviceSelector.driver"),
-            pool=as_str(selector.get("pool"), "spec.deviceSelector.pool"),
-            device=as_str(selector.get("device"), "spec.deviceSelector.device"),
-            taint=DeviceTaint(
-                key=as_str(taint.get("key"), "spec.taint.key"),
-                value=as_str(taint.get("value"), "spec.taint.value"),
-                effect=as_str(taint.get("effect"), "spec.taint.effect"),
             ),
             raw=obj,
         )

@@ -22,10 +22,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from scheduler.api.device_taint_rule import DeviceTaintRuleView
 from scheduler.api.resource import (
     AllocatedDevice,
     DeviceClassView,
-    DeviceTaintRuleView,
     ResourceClaimView,
     ResourceSliceView,
 )

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.api.resource import DeviceTaintRuleView, ResourceClaimView
+from scheduler.api.device_taint_rule import DeviceTaintRuleView
+from scheduler.api.resource import ResourceClaimView
 from scheduler.listers.resource_objects import ResourceObjects
 from scheduler.testing import run_cycle
 from tests.scheduler_plugins_dra.dra_plugin_kit import (

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 
 from apimachinery.quantity import QuantityFormat, format_quantity
-from scheduler.api.resource import DeviceCapacity
+from scheduler.api.device_capacity import DeviceCapacity
 
 NANO = 10**9
 
