@@ -100,10 +100,32 @@ def add_dra_arguments(parser: argparse.ArgumentParser) -> None:
         f"first, node-1 the second, ...); a node label {MODEL_LABEL}=MODEL overrides it "
         "(default a100)",
     )
+    parser.add_argument(
+        "--dra-sharing",
+        action="store_true",
+        help="the devices are shared by capacity (DRAConsumableCapacity): each allows multiple "
+        "allocations and publishes capacity memory (the device's, claimed in whole Gi) and "
+        "compute (1000 for the whole GPU, claimed in steps of 1); a claim takes what its "
+        "request's capacity.requests name, all of a capacity it does not name",
+    )
+    parser.add_argument(
+        "--dra-binding-delay",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="the devices have a binding condition (gpu.kubesim.io/attached): the driver "
+        "sets it in a claim's status.devices SECONDS after the claim is allocated, and the "
+        "scheduler waits for it in PreBind (DRADeviceBindingConditions); default: none",
+    )
 
 
 def dra_options_from_args(args: argparse.Namespace) -> DraOptions:
-    return DraOptions(devices=args.dra_devices, models=args.dra_models or ("a100",))
+    return DraOptions(
+        devices=args.dra_devices,
+        models=args.dra_models or ("a100",),
+        sharing=args.dra_sharing,
+        binding_delay=args.dra_binding_delay,
+    )
 
 
 def add_controller_arguments(parser: argparse.ArgumentParser) -> None:

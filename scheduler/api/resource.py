@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from apimachinery.quantity import parse_nanos
+from scheduler.api.device_capacity import DeviceCapacity, parse_device_capacity
+from scheduler.api.device_capacity import quantity_nanos as _quantity_nanos
 from scheduler.api.errors import MalformedObject
 from scheduler.api.fields import (
     as_bool,
@@ -93,15 +94,6 @@ def _attribute(raw: Any, path: str) -> AttributeValue:
         return SemVer.parse(text)
     except ValueError as err:
         raise MalformedObject(f"{path}.version: {err}") from None
-
-
-def _quantity_nanos(raw: Any, path: str) -> int:
-    if not isinstance(raw, str | int) or isinstance(raw, bool):
-        raise MalformedObject(f"{path}: expected a quantity, got {type(raw).__name__}")
-    try:
-        return parse_nanos(str(raw))
-    except ValueError as err:
-        raise MalformedObject(f"{path}: {err}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +212,7 @@ class DeviceClassView:
     config: tuple[OpaqueConfig, ...]
     extended_resource_name: str  # "" when unset
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    created: str = ""  # metadata.creationTimestamp (RFC 3339, compares as text)
 
     @property
     def key(self) -> str:
@@ -239,6 +232,7 @@ class DeviceClassView:
                 spec.get("extendedResourceName"), "spec.extendedResourceName"
             ),
             raw=obj,
+            created=as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         )
 
 
@@ -270,6 +264,9 @@ class DeviceView:
     binding_conditions: tuple[str, ...]
     binding_failure_conditions: tuple[str, ...]
     allow_multiple_allocations: bool
+    # `capacity` by name as written (not qualified), with request policies: what consumable
+    # capacity compares a request's `capacity.requests` against
+    consumable: Mapping[str, DeviceCapacity] = field(default_factory=dict)
 
 
 def _device(raw: Any, driver: str, path: str) -> DeviceView:
@@ -280,10 +277,12 @@ def _device(raw: Any, driver: str, path: str) -> DeviceView:
     }
     capacity: dict[str, int] = {}
     capacity_text: dict[str, str] = {}
+    consumable: dict[str, DeviceCapacity] = {}
     for name, value in as_mapping(item.get("capacity"), f"{path}.capacity").items():
-        amount = as_mapping(value, f"{path}.capacity[{name}]").get("value")
-        capacity[qualify(name, driver)] = _quantity_nanos(amount, f"{path}.capacity[{name}].value")
-        capacity_text[qualify(name, driver)] = str(amount)
+        device_capacity = parse_device_capacity(value, f"{path}.capacity[{name}]")
+        consumable[name] = device_capacity
+        capacity[qualify(name, driver)] = device_capacity.value
+        capacity_text[qualify(name, driver)] = device_capacity.value_text
     consumes = []
     for i, entry in enumerate(as_list(item.get("consumesCounters"), f"{path}.consumesCounters")):
         entry_path = f"{path}.consumesCounters[{i}]"
@@ -318,6 +317,7 @@ def _device(raw: Any, driver: str, path: str) -> DeviceView:
         allow_multiple_allocations=as_bool(
             item.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations"
         ),
+        consumable=consumable,
     )
 
 
@@ -417,11 +417,14 @@ class DeviceSubRequest:
     admin_access: bool
     tolerations: tuple[DeviceToleration, ...]
     capacity: Mapping[str, int]  # capacity.requests, name as written → nanos
+    # None when the request has no `capacity` at all (upstream's nil CapacityRequirements)
+    capacity_text: Mapping[str, str] | None = None
 
 
 def _sub_request(raw: Any, path: str, name: str | None = None) -> DeviceSubRequest:
     item = as_mapping(raw, path)
     mode = as_str(item.get("allocationMode"), f"{path}.allocationMode", ALLOCATION_MODE_EXACT_COUNT)
+    has_capacity = item.get("capacity") is not None
     capacity = as_mapping(
         as_mapping(item.get("capacity"), f"{path}.capacity").get("requests"),
         f"{path}.capacity.requests",
@@ -442,6 +445,9 @@ def _sub_request(raw: Any, path: str, name: str | None = None) -> DeviceSubReque
             key: _quantity_nanos(value, f"{path}.capacity.requests[{key}]")
             for key, value in capacity.items()
         },
+        capacity_text={key: str(value) for key, value in capacity.items()}
+        if has_capacity
+        else None,
     )
 
 

@@ -3,29 +3,44 @@ node (upstream's k8s.io/dynamic-resource-allocation/structured, allocator.go).
 
 The plugin builds one `Allocator` per scheduling cycle (PreFilter) and calls `allocate` per node
 (Filter). The allocator never changes anything: it answers with the allocation results the
-plugin reserves (in-flight) and later writes to each claim's status in PreBind.
+plugin reserves (in-flight) and later writes to each claim's status in PreBind. What it answers
+and starts from is in `allocation`, its working pieces in `candidates`, consumable capacity in
+`capacity`; `diagnosis` (explain, what-if) builds on all of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from scheduler.api.node import NodeView
 from scheduler.api.resource import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
-    CONFIG_SOURCE_CLAIM,
-    CONFIG_SOURCE_CLASS,
-    AllocatedDevice,
-    AttributeValue,
     DeviceClassView,
     DeviceSubRequest,
-    DeviceToleration,
-    DeviceView,
     ResourceClaimView,
     ResourceSliceView,
+)
+from scheduler.plugins.dynamicresources import capacity
+from scheduler.plugins.dynamicresources.allocation import (
+    ALLOCATION_RESULTS_MAX_SIZE,
+    AllocatedState,
+    AllocationError,
+    AllocationResult,
+    DeviceID,
+    DRAFeatures,
+    FailedAllocationOnNode,
+    klog,
+)
+from scheduler.plugins.dynamicresources.candidates import (
+    Candidate,
+    DeviceResult,
+    DistinctAttributeConstraint,
+    MatchAttributeConstraint,
+    RequestData,
+    taint_prevents_allocation,
 )
 from scheduler.plugins.dynamicresources.cel import CelCache, CelRuntimeError
 from scheduler.plugins.dynamicresources.pools import (
@@ -34,121 +49,21 @@ from scheduler.plugins.dynamicresources.pools import (
     SliceIndex,
     node_matches,
 )
+from scheduler.plugins.dynamicresources.ranking import DeviceChoice, DeviceRanker
+from scheduler.plugins.dynamicresources.results import allocation_result
 
-if TYPE_CHECKING:
-    from scheduler.plugins.dynamicresources.diagnosis import RequestDiagnosis
+__all__ = [
+    "AllocatedState",
+    "AllocationError",
+    "AllocationResult",
+    "Allocator",
+    "DRAFeatures",
+    "FailedAllocationOnNode",
+]
 
-# (driver, pool, device): how upstream's DeviceID names one device.
-DeviceID = tuple[str, str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class DRAFeatures:
-    """The feature gates the allocator reads (upstream's structured.Features)."""
-
-    prioritized_list: bool = True  # DRAPrioritizedList: `firstAvailable`
-    admin_access: bool = True  # DRAAdminAccess
-    device_taints: bool = False  # DRADeviceTaints
-    partitionable_devices: bool = False  # DRAPartitionableDevices: shared counters
-    consumable_capacity: bool = False  # DRAConsumableCapacity
-    device_binding_conditions: bool = False  # DRADeviceBindingConditions
-
-
-@dataclass(frozen=True, slots=True)
-class AllocatedState:
-    """What is allocated already, by claims in the cluster and by in-flight allocations of pods
-    assumed but not bound yet (upstream's structured.AllocatedState)."""
-
-    devices: frozenset[DeviceID] = frozenset()
-    # devices that allow multiple allocations: (device, share id) pairs already handed out,
-    # and the capacity consumed on each such device so far (nanos by qualified name)
-    shared_device_ids: frozenset[tuple[DeviceID, str]] = frozenset()
-    consumed_capacity: Mapping[DeviceID, Mapping[str, int]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigEntry:
-    """One `status.allocation.devices.config` entry (DeviceAllocationConfiguration)."""
-
-    source: str  # "FromClass" | "FromClaim"
-    requests: tuple[str, ...]
-    driver: str
-    parameters: Any
-
-
-@dataclass(frozen=True, slots=True)
-class AllocationResult:
-    """What one claim gets on the node: its devices, the config passed through from its
-    classes and itself, and the node selector that restricts pods using it."""
-
-    devices: tuple[AllocatedDevice, ...]
-    config: tuple[ConfigEntry, ...]
-    node_selector: Mapping[str, Any] | None  # a core/v1 NodeSelector, as JSON
-    # per device (same order as `devices`): the tolerations of the request that got it, which
-    # upstream copies into the result with DRADeviceTaints; empty tuples otherwise
-    tolerations: tuple[tuple[DeviceToleration, ...], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """`status.allocation` as the API takes it (resourceapi.AllocationResult)."""
-        results: list[dict[str, Any]] = []
-        for i, device in enumerate(self.devices):
-            entry: dict[str, Any] = {
-                "request": device.request,
-                "driver": device.driver,
-                "pool": device.pool,
-                "device": device.device,
-            }
-            if device.admin_access:
-                entry["adminAccess"] = True
-            if device.share_id:
-                entry["shareID"] = device.share_id
-            tolerations = self.tolerations[i] if i < len(self.tolerations) else ()
-            if tolerations:
-                entry["tolerations"] = [_toleration_dict(t) for t in tolerations]
-            results.append(entry)
-        devices: dict[str, Any] = {"results": results}
-        if self.config:
-            devices["config"] = [
-                {
-                    "source": entry.source,
-                    **({"requests": list(entry.requests)} if entry.requests else {}),
-                    "opaque": {"driver": entry.driver, "parameters": entry.parameters},
-                }
-                for entry in self.config
-            ]
-        allocation: dict[str, Any] = {"devices": devices}
-        if self.node_selector is not None:
-            allocation["nodeSelector"] = self.node_selector
-        return allocation
-
-
-def _toleration_dict(toleration: DeviceToleration) -> dict[str, Any]:
-    result: dict[str, Any] = {"operator": toleration.operator}
-    if toleration.key:
-        result["key"] = toleration.key
-    if toleration.value:
-        result["value"] = toleration.value
-    if toleration.effect:
-        result["effect"] = toleration.effect
-    if toleration.toleration_seconds is not None:
-        result["tolerationSeconds"] = toleration.toleration_seconds
-    return result
-
-
-class AllocationError(Exception):
-    """A claim cannot be allocated on any node for a reason the user must fix (a class that
-    does not exist, a selector that fails to compile or evaluate...). The message is
-    upstream's and names the claim and request."""
-
-
-class FailedAllocationOnNode(AllocationError):
-    """Allocation failed on this node only, for a reason worth telling the user (upstream's
-    ErrFailedAllocationOnNode: "invalid resource pools were encountered"). The plugin treats it
-    as the node being unschedulable with this message, not as an error for the pod."""
-
-
-# resourceapi.AllocationResultsMaxSize: at most this many devices per claim.
-ALLOCATION_RESULTS_MAX_SIZE = 32
+Constraint = MatchAttributeConstraint | DistinctAttributeConstraint
+# Where a search over the node's devices starts: (pool, slice, device) indices.
+Location = tuple[int, int, int]
 
 
 class _Stop(Exception):
@@ -158,92 +73,6 @@ class _Stop(Exception):
 class _MaxSizeExceeded(Exception):
     """errAllocationResultMaxSizeExceeded: backtrack further (a sub-request with fewer devices
     may still fit)."""
-
-
-def _klog(claim: ResourceClaimView) -> str:
-    return f"{claim.namespace}/{claim.name}" if claim.namespace else claim.name
-
-
-@dataclass(slots=True)
-class _RequestData:
-    """requestData: one request without sub-requests, or one sub-request."""
-
-    request: DeviceSubRequest
-    parent_name: str  # "" unless a sub-request
-    class_: DeviceClassView | None
-    num_devices: int = 0
-    selected_sub_request: int = 0
-    all_devices: list[_Candidate] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return f"{self.parent_name}/{self.request.name}" if self.parent_name else self.request.name
-
-    @property
-    def admin_access(self) -> bool:
-        # deviceSubRequestAccessor.adminAccess() is always false
-        return self.request.admin_access and not self.parent_name
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    device_id: DeviceID
-    device: DeviceView
-    device_index: int
-    slice: ResourceSliceView
-    pool: Pool
-
-
-@dataclass(slots=True)
-class _DeviceResult:
-    request: str  # the request's or sub-request's own name
-    parent_request: str
-    candidate: _Candidate
-    admin_access: bool
-
-    @property
-    def request_name(self) -> str:
-        return f"{self.parent_request}/{self.request}" if self.parent_request else self.request
-
-
-class _MatchAttributeConstraint:
-    """matchAttributeConstraint: all devices of the named requests (all requests when none are
-    named) share one value of the attribute; a device without it never satisfies it."""
-
-    __slots__ = ("attribute", "num_devices", "request_names", "value")
-
-    def __init__(self, request_names: tuple[str, ...], attribute: str) -> None:
-        self.request_names = frozenset(request_names)
-        self.attribute = attribute
-        self.value: AttributeValue | None = None
-        self.num_devices = 0
-
-    def _applies(self, request: str, sub_request: str) -> bool:
-        if not self.request_names:
-            return True
-        if not sub_request:
-            return request in self.request_names
-        return request in self.request_names or f"{request}/{sub_request}" in self.request_names
-
-    def add(self, request: str, sub_request: str, device: DeviceView) -> bool:
-        if not self._applies(request, sub_request):
-            return True
-        value = device.attributes.get(self.attribute)
-        if value is None:
-            return False
-        if self.num_devices == 0:
-            self.value = value
-            self.num_devices = 1
-            return True
-        # the same type and the same value (True == 1 in Python, not in the API)
-        if type(value) is not type(self.value) or value != self.value:
-            return False
-        self.num_devices += 1
-        return True
-
-    def remove(self, request: str, sub_request: str, device: DeviceView) -> None:
-        if self._applies(request, sub_request):
-            self.num_devices -= 1
 
 
 class Allocator:
@@ -263,9 +92,12 @@ class Allocator:
         classes: Mapping[str, DeviceClassView],
         slices: Sequence[ResourceSliceView],
         cel_cache: Any = None,
+        ranker: DeviceRanker | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
+        # None: upstream's device order (ranking.py)
+        self.ranker = ranker
         self.classes = classes
         self.slices = slices
         self.cel_cache: CelCache = (
@@ -296,16 +128,6 @@ class Allocator:
             raise AllocationError(f"gather pool information: {err}") from None
         return _Run(self, node, claims, pools).run()
 
-    def diagnose(
-        self, node: NodeView, claims: Sequence[ResourceClaimView]
-    ) -> list[RequestDiagnosis]:
-        """Why `claims` cannot all be allocated on `node`: a RequestDiagnosis (claim, request,
-        reason) per unsatisfiable request (diagnosis.py). Never called while scheduling: only
-        explain and what-if ask, after `allocate` said no."""
-        from scheduler.plugins.dynamicresources.diagnosis import diagnose
-
-        return diagnose(self, node, claims)
-
 
 class _Run:
     """One Allocate call (upstream's unexported `allocator`)."""
@@ -322,10 +144,12 @@ class _Run:
         self.node = node
         self.claims = claims
         self.pools = pools
-        self.request_data: dict[tuple[int, int, int], _RequestData] = {}
-        self.constraints: list[list[_MatchAttributeConstraint]] = []
+        self.request_data: dict[tuple[int, int, int], RequestData] = {}
+        self.constraints: list[list[Constraint]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
-        self.results: list[list[_DeviceResult]] = [[] for _ in claims]
+        # consumable capacity this call hands out on shareable devices (allocatingCapacity)
+        self.allocating_capacity: dict[DeviceID, dict[str, int]] = {}
+        self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
 
@@ -335,12 +159,13 @@ class _Run:
         for claim_index, claim in enumerate(self.claims):
             min_devices = 0
             for request_index, request in enumerate(claim.requests):
+                if request.first_available and not self.features.prioritized_list:
+                    raise AllocationError(
+                        f"claim {klog(claim)}, request {request.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                self._check_capacity_requests(claim, request.exactly, request.first_available)
                 if request.first_available:
-                    if not self.features.prioritized_list:
-                        raise AllocationError(
-                            f"claim {_klog(claim)}, request {request.name}: has subrequests, "
-                            "but the DRAPrioritizedList feature is disabled"
-                        )
                     fewest = None
                     for sub_index, sub in enumerate(request.first_available):
                         data = self._validate(
@@ -353,7 +178,7 @@ class _Run:
                 else:
                     if request.exactly is None:
                         raise AllocationError(
-                            f"claim {_klog(claim)}, request {request.name}: missing device "
+                            f"claim {klog(claim)}, request {request.name}: missing device "
                             "class name (unsupported request type?)"
                         )
                     data = self._validate(claim_index, request_index, 0, request.exactly, "")
@@ -361,19 +186,26 @@ class _Run:
                     min_devices += data.num_devices
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(
-                    f"claim {_klog(claim)}: number of requested devices {min_devices} exceeds "
+                    f"claim {klog(claim)}: number of requested devices {min_devices} exceeds "
                     f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
                 )
-            constraints = []
+            constraints: list[Constraint] = []
             for i, constraint in enumerate(claim.constraints):
-                if not constraint.match_attribute:
+                if constraint.match_attribute:
+                    constraints.append(
+                        MatchAttributeConstraint(constraint.requests, constraint.match_attribute)
+                    )
+                elif constraint.distinct_attribute and self.features.consumable_capacity:
+                    constraints.append(
+                        DistinctAttributeConstraint(
+                            constraint.requests, constraint.distinct_attribute
+                        )
+                    )
+                else:
                     raise AllocationError(
-                        f"claim {_klog(claim)}, constraint #{i}: empty constraint "
+                        f"claim {klog(claim)}, constraint #{i}: empty constraint "
                         "(unsupported constraint type?)"
                     )
-                constraints.append(
-                    _MatchAttributeConstraint(constraint.requests, constraint.match_attribute)
-                )
             self.constraints.append(constraints)
 
         try:
@@ -386,7 +218,39 @@ class _Run:
             if any(pool.invalid for pool in self.pools):
                 raise FailedAllocationOnNode("invalid resource pools were encountered")
             return None
-        return [self._result(i, claim) for i, claim in enumerate(self.claims)]
+        return [
+            allocation_result(
+                i,
+                claim,
+                self.results[i],
+                self.request_data,
+                self.features.device_taints,
+                self.features.device_binding_conditions,
+            )
+            for i, claim in enumerate(self.claims)
+        ]
+
+    def _check_capacity_requests(
+        self,
+        claim: ResourceClaimView,
+        exactly: DeviceSubRequest | None,
+        first_available: Sequence[DeviceSubRequest],
+    ) -> None:
+        """Capacity requests need DRAConsumableCapacity (upstream errors out rather than
+        silently ignoring them)."""
+        if self.features.consumable_capacity:
+            return
+        if exactly is not None and exactly.capacity_text is not None:
+            raise AllocationError(
+                f"claim {klog(claim)}, request {exactly.name}: has capacity requests, but the "
+                "DRAConsumableCapacity feature is disabled"
+            )
+        for sub in first_available:
+            if sub.capacity_text is not None:
+                raise AllocationError(
+                    f"claim {klog(claim)}, subrequest {sub.name}: has capacity requests, but "
+                    "the DRAConsumableCapacity feature is disabled"
+                )
 
     def _validate(
         self,
@@ -395,26 +259,26 @@ class _Run:
         sub_index: int,
         request: DeviceSubRequest,
         parent_name: str,
-    ) -> _RequestData:
+    ) -> RequestData:
         claim = self.claims[claim_index]
         if request.admin_access and not parent_name and not self.features.admin_access:
             raise AllocationError(
-                f"claim {_klog(claim)}, request {request.name}: admin access is requested, "
+                f"claim {klog(claim)}, request {request.name}: admin access is requested, "
                 "but the feature is disabled"
             )
         if not request.device_class_name:
             raise AllocationError(
-                f"claim {_klog(claim)}, request {request.name}: missing device class name "
+                f"claim {klog(claim)}, request {request.name}: missing device class name "
                 "(unsupported request type?)"
             )
         device_class = self.owner.classes.get(request.device_class_name)
         if device_class is None:
             raise AllocationError(
-                f"claim {_klog(claim)}, request {request.name}: could not retrieve device "
+                f"claim {klog(claim)}, request {request.name}: could not retrieve device "
                 f"class {request.device_class_name}: deviceclass.resource.k8s.io "
                 f'"{request.device_class_name}" not found'
             )
-        data = _RequestData(request, parent_name, device_class)
+        data = RequestData(request, parent_name, device_class)
         if request.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = request.count
         elif request.allocation_mode == ALLOCATION_MODE_ALL:
@@ -422,29 +286,31 @@ class _Run:
             for pool in self.pools:
                 if pool.incomplete:
                     raise AllocationError(
-                        f"claim {_klog(claim)}, request {request.name}: asks for all devices, "
+                        f"claim {klog(claim)}, request {request.name}: asks for all devices, "
                         f"but resource pool {pool.pool_id} is currently being updated"
                     )
                 if pool.invalid:
                     raise AllocationError(
-                        f"claim {_klog(claim)}, request {request.name}: asks for all devices, "
+                        f"claim {klog(claim)}, request {request.name}: asks for all devices, "
                         f"but resource pool {pool.pool_id} is currently invalid"
                     )
                 for resource_slice in pool.slices:
                     for device_index, device in enumerate(resource_slice.devices):
-                        candidate = _Candidate(
+                        candidate = Candidate(
                             (resource_slice.driver, resource_slice.pool_name, device.name),
                             device,
                             device_index,
                             resource_slice,
                             pool,
                         )
-                        if self._is_selectable(key, data, candidate):
+                        if self._is_selectable(key, data, candidate) and self._capacity_fits(
+                            data, candidate
+                        ):
                             data.all_devices.append(candidate)
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(
-                f"claim {_klog(claim)}, request {request.name}: unsupported count mode "
+                f"claim {klog(claim)}, request {request.name}: unsupported count mode "
                 f"{request.allocation_mode}"
             )
         return data
@@ -458,6 +324,7 @@ class _Run:
         sub_index: int,
         device_index: int,
         allocate_sub_request: bool,
+        start: Location = (0, 0, 0),
     ) -> bool:
         if claim_index >= len(self.claims):
             return True
@@ -519,45 +386,126 @@ class _Run:
                 rollback()
             return done
 
+        found: Iterable[tuple[Candidate, Location]] = self._candidates(
+            claim_index, key, data, start
+        )
+        ranker = self.owner.ranker
+        if ranker is not None:
+            found = self._ranked(ranker, data, list(found))
+        for candidate, next_start in found:
+            rollback = self._allocate_device(claim_index, key, data, candidate, must=False)
+            if rollback is None:
+                continue
+            try:
+                done = self._allocate_one(
+                    claim_index,
+                    request_index,
+                    sub_index,
+                    device_index + 1,
+                    allocate_sub_request,
+                    next_start,
+                )
+            except BaseException:
+                rollback()
+                raise
+            if done:
+                return True
+            rollback()
+        return False
+
+    def _candidates(
+        self,
+        claim_index: int,
+        key: tuple[int, int, int],
+        data: RequestData,
+        start: Location,
+    ) -> Iterator[tuple[Candidate, Location]]:
+        """The devices that may take the request now, in upstream's order from `start` on
+        (the next device of a request is searched after the one before it: incubating's
+        startLocation), each with where the search for the request's next device starts."""
         admin = data.admin_access
-        for pool in self.pools:
+        for pool_index in range(start[0], len(self.pools)):
+            pool = self.pools[pool_index]
             if pool.incomplete or pool.invalid:
                 continue
-            for resource_slice in pool.slices:
-                for index, device in enumerate(resource_slice.devices):
+            first_slice = start[1] if pool_index == start[0] else 0
+            for slice_index in range(first_slice, len(pool.slices)):
+                resource_slice = pool.slices[slice_index]
+                first_device = start[2] if (pool_index, slice_index) == start[:2] else 0
+                for index in range(first_device, len(resource_slice.devices)):
+                    device = resource_slice.devices[index]
                     device_id = (pool.driver, pool.name, device.name)
                     if admin:
                         if claim_index in self.allocating.get(device_id, ()):
                             continue
                     elif self._in_use(device_id):
                         continue
-                    candidate = _Candidate(device_id, device, index, resource_slice, pool)
+                    candidate = Candidate(device_id, device, index, resource_slice, pool)
                     if not self._is_selectable(key, data, candidate):
                         continue
-                    rollback = self._allocate_device(claim_index, key, data, candidate, must=False)
-                    if rollback is None:
+                    if not self._capacity_fits(data, candidate):
                         continue
-                    try:
-                        done = self._allocate_one(
-                            claim_index,
-                            request_index,
-                            sub_index,
-                            device_index + 1,
-                            allocate_sub_request,
-                        )
-                    except BaseException:
-                        rollback()
-                        raise
-                    if done:
-                        return True
-                    rollback()
-        return False
+                    yield candidate, (pool_index, slice_index, index + 1)
+
+    def _ranked(
+        self,
+        ranker: DeviceRanker,
+        data: RequestData,
+        found: list[tuple[Candidate, Location]],
+    ) -> list[tuple[Candidate, Location]]:
+        """The candidates in the order a plugin's DeviceRanker asks for (ranking.py)."""
+        by_id = {candidate.device_id: (candidate, start) for candidate, start in found}
+        choices = [self._choice(candidate) for candidate, _ in found]
+        ranked = ranker.rank(self.node, data.request, choices)
+        return [by_id[choice.device_id] for choice in ranked if choice.device_id in by_id]
+
+    def _choice(self, candidate: Candidate) -> DeviceChoice:
+        device_id = candidate.device_id
+        device = candidate.device
+        held = self.owner.allocated.consumed_capacity.get(device_id, {})
+        taking = self.allocating_capacity.get(device_id, {})
+        return DeviceChoice(
+            device_id=device_id,
+            device=device,
+            shared=self.features.consumable_capacity and device.allow_multiple_allocations,
+            free={
+                name: entry.value - held.get(name, 0) - taking.get(name, 0)
+                for name, entry in device.consumable.items()
+            },
+        )
+
+    def _capacity_fits(self, data: RequestData, candidate: Candidate) -> bool:
+        """With DRAConsumableCapacity, whether the request fits in what is left of the
+        device's capacity (every device's, shareable or not: CmpRequestOverCapacity); a
+        request naming a capacity the device lacks skips the device."""
+        if not self.features.consumable_capacity:
+            return True
+        request = data.request
+        if not candidate.device.consumable:  # the common case, without a call
+            return not request.capacity
+        device_id = candidate.device_id
+        try:
+            return capacity.fits(
+                self.owner.allocated.consumed_capacity.get(device_id, {}),
+                request.capacity_text,
+                request.capacity,
+                candidate.device.consumable,
+                self.allocating_capacity.get(device_id, {}),
+            )
+        except capacity.UnknownCapacity:
+            return False
+
+    def _capacity_in_use(self, device_id: DeviceID) -> bool:
+        return (
+            device_id in self.owner.allocated.consumed_capacity
+            or device_id in self.allocating_capacity
+        )
 
     def _in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.owner.allocated.devices or bool(self.allocating.get(device_id))
 
     def _is_selectable(
-        self, key: tuple[int, int, int], data: _RequestData, candidate: _Candidate
+        self, key: tuple[int, int, int], data: RequestData, candidate: Candidate
     ) -> bool:
         device = candidate.device
         if not self.features.device_binding_conditions and device.binding_conditions:
@@ -589,7 +537,7 @@ class _Run:
         self,
         key: tuple[int, int, int],
         device_class: DeviceClassView | None,
-        candidate: _Candidate,
+        candidate: Candidate,
         selectors: Sequence[str],
     ) -> bool:
         cache = self.owner.cel_cache
@@ -603,7 +551,7 @@ class _Run:
                         f"{compiled.error}"
                     )
                 raise AllocationError(
-                    f"claim {_klog(self.claims[key[0]])}: selector #{i}: CEL compile error: "
+                    f"claim {klog(self.claims[key[0]])}: selector #{i}: CEL compile error: "
                     f"{compiled.error}"
                 )
             try:
@@ -622,7 +570,7 @@ class _Run:
                         f"CEL runtime error: {err}"
                     ) from None
                 raise AllocationError(
-                    f"claim {_klog(self.claims[key[0]])}: selector #{i} on device {device_id}: "
+                    f"claim {klog(self.claims[key[0]])}: selector #{i} on device {device_id}: "
                     f"CEL runtime error: {err}"
                 ) from None
             if not matches:
@@ -633,26 +581,32 @@ class _Run:
         self,
         claim_index: int,
         key: tuple[int, int, int],
-        data: _RequestData,
-        candidate: _Candidate,
+        data: RequestData,
+        candidate: Candidate,
         *,
         must: bool,
     ) -> Callable[[], None] | None:
         """allocateDevice: the rollback when the candidate was taken, None when it cannot be."""
         claim = self.claims[claim_index]
         device_id = candidate.device_id
+        device = candidate.device
+        # A shareable device is never "in use": what limits it is its capacity.
+        shared = self.features.consumable_capacity and device.allow_multiple_allocations
         if data.admin_access:
-            if claim_index in self.allocating.get(device_id, ()):
+            if not shared and claim_index in self.allocating.get(device_id, ()):
                 return None
         elif self._in_use(device_id):
             return None
-        device = candidate.device
         if device.consumes_counters and not self.features.partitionable_devices:
             return None
-        if device.consumes_counters and not self._take_counters(candidate):
+        # Counters are taken by the first share of a device only (skipCounterCheck).
+        take_counters = bool(device.consumes_counters) and not (
+            shared and self._capacity_in_use(device_id)
+        )
+        if take_counters and not self._take_counters(candidate):
             return None
-        if self.features.device_taints and _taint_prevents_allocation(device, data.request):
-            if device.consumes_counters:
+        if self.features.device_taints and taint_prevents_allocation(device, data.request):
+            if take_counters:
                 self._release_counters(candidate)
             return None
 
@@ -663,27 +617,63 @@ class _Run:
             if not constraint.add(base, sub, device):
                 if must:
                     raise AllocationError(
-                        f"claim {_klog(claim)}, request {data.request.name}: cannot add device "
+                        f"claim {klog(claim)}, request {data.request.name}: cannot add device "
                         f"{'/'.join(device_id)} because a claim constraint would not be satisfied"
                     )
                 for previous in constraints[:i]:
                     previous.remove(base, sub, device)
-                if device.consumes_counters:
+                if take_counters:
                     self._release_counters(candidate)
                 return None
 
-        self.allocating.setdefault(device_id, set()).add(claim_index)
+        if not self._capacity_fits(data, candidate):
+            # a request of an "All" request whose devices were listed before earlier
+            # requests of this claim took their capacity
+            for constraint in constraints:
+                constraint.remove(base, sub, device)
+            if take_counters:
+                self._release_counters(candidate)
+            return None
+
+        allocating = self.allocating.setdefault(device_id, set())
+        if not shared:
+            allocating.add(claim_index)
+        share_id = ""
+        consumed: dict[str, tuple[int, str]] = {}
+        if shared:
+            request = data.request
+            consumed = capacity.consumed_by_request(
+                request.capacity_text, request.capacity, device.consumable
+            )
+            share_id = str(uuid.uuid4())
+            taken = self.allocating_capacity.setdefault(device_id, {})
+            for name, (amount, _) in consumed.items():
+                taken[name] = taken.get(name, 0) + amount
         results = self.results[claim_index]
         previous_count = len(results)
         results.append(
-            _DeviceResult(data.request.name, data.parent_name, candidate, data.admin_access)
+            DeviceResult(
+                data.request.name,
+                data.parent_name,
+                candidate,
+                data.admin_access,
+                share_id,
+                consumed,
+            )
         )
 
         def rollback() -> None:
             for constraint in constraints:
                 constraint.remove(base, sub, device)
-            self.allocating[device_id].discard(claim_index)
-            if device.consumes_counters:
+            allocating.discard(claim_index)
+            if shared:
+                taken = self.allocating_capacity[device_id]
+                for name, (amount, _) in consumed.items():
+                    taken[name] -= amount
+                if not any(taken.values()):
+                    del self.allocating_capacity[device_id]
+                # upstream does not give back the counters of a shareable device here
+            elif take_counters:
                 self._release_counters(candidate)
             del results[previous_count:]
 
@@ -712,7 +702,7 @@ class _Run:
             self.available_counters[key] = available
         return available
 
-    def _take_counters(self, candidate: _Candidate) -> bool:
+    def _take_counters(self, candidate: Candidate) -> bool:
         pool = candidate.pool
         available = self._available(pool)
         consumed = self.consumed_counters.setdefault((pool.driver, pool.name), {})
@@ -728,189 +718,9 @@ class _Run:
                     return False
         return True
 
-    def _release_counters(self, candidate: _Candidate) -> None:
+    def _release_counters(self, candidate: Candidate) -> None:
         consumed = self.consumed_counters[(candidate.pool.driver, candidate.pool.name)]
         for consumption in candidate.device.consumes_counters:
             counters = consumed[consumption.counter_set]
             for name, amount in consumption.counters.items():
                 counters[name] -= amount
-
-    # --- the result -------------------------------------------------------------------
-
-    def _result(self, claim_index: int, claim: ResourceClaimView) -> AllocationResult:
-        device_results = self.results[claim_index]
-        devices = tuple(
-            AllocatedDevice(
-                request=result.request_name,
-                driver=result.candidate.device_id[0],
-                pool=result.candidate.device_id[1],
-                device=result.candidate.device_id[2],
-                admin_access=result.admin_access,
-                share_id="",
-                consumed_capacity={},
-            )
-            for result in device_results
-        )
-        tolerations = tuple(
-            self._request_of(claim, result).tolerations if self.features.device_taints else ()
-            for result in device_results
-        )
-
-        config: list[ConfigEntry] = []
-        class_ranges: dict[str, tuple[int, int]] = {}
-        for request_index in range(len(claim.requests)):
-            data = self.request_data[(claim_index, request_index, 0)]
-            if data.parent_name:
-                data = self.request_data[(claim_index, request_index, data.selected_sub_request)]
-            device_class = data.class_
-            if device_class is None:
-                continue
-            span = class_ranges.get(device_class.name)
-            if span is not None:
-                for i in range(*span):
-                    entry = config[i]
-                    config[i] = ConfigEntry(
-                        entry.source, (*entry.requests, data.name), entry.driver, entry.parameters
-                    )
-                continue
-            start = len(config)
-            for class_config in device_class.config:
-                config.append(
-                    ConfigEntry(
-                        CONFIG_SOURCE_CLASS,
-                        (data.name,),
-                        class_config.driver,
-                        class_config.parameters,
-                    )
-                )
-            class_ranges[device_class.name] = (start, len(config))
-        for claim_config in claim.config:
-            if not claim_config.requests:
-                config.append(
-                    ConfigEntry(
-                        CONFIG_SOURCE_CLAIM, (), claim_config.driver, claim_config.parameters
-                    )
-                )
-                continue
-            for request_index, request in enumerate(claim.requests):
-                if request.name in claim_config.requests:
-                    config.append(
-                        ConfigEntry(
-                            CONFIG_SOURCE_CLAIM,
-                            claim_config.requests,
-                            claim_config.driver,
-                            claim_config.parameters,
-                        )
-                    )
-                    continue
-                data = self.request_data[(claim_index, request_index, 0)]
-                if not data.parent_name:
-                    continue
-                chosen = request.first_available[data.selected_sub_request]
-                if f"{request.name}/{chosen.name}" in claim_config.requests:
-                    config.append(
-                        ConfigEntry(
-                            CONFIG_SOURCE_CLAIM,
-                            claim_config.requests,
-                            claim_config.driver,
-                            claim_config.parameters,
-                        )
-                    )
-        # a config for every request: "empty means all"
-        config = [
-            ConfigEntry(entry.source, (), entry.driver, entry.parameters)
-            if len(entry.requests) == len(claim.requests)
-            else entry
-            for entry in config
-        ]
-        try:
-            node_selector = _node_selector(device_results)
-        except ValueError as err:
-            raise AllocationError(f"create NodeSelector for claim {claim.name}: {err}") from None
-        return AllocationResult(devices, tuple(config), node_selector, tolerations)
-
-    @staticmethod
-    def _request_of(claim: ResourceClaimView, result: _DeviceResult) -> DeviceSubRequest:
-        for request in claim.requests:
-            if request.name == (result.parent_request or result.request):
-                if not result.parent_request and request.exactly is not None:
-                    return request.exactly
-                for sub in request.first_available:
-                    if sub.name == result.request:
-                        return sub
-        raise AssertionError("allocated device for an unknown request")
-
-
-def _taint_prevents_allocation(device: DeviceView, request: DeviceSubRequest) -> bool:
-    for taint in device.taints:
-        # only the known effects prevent allocation
-        if taint.effect in ("NoSchedule", "NoExecute") and not any(
-            toleration.tolerates(taint) for toleration in request.tolerations
-        ):
-            return True
-    return False
-
-
-def _raw_node_selection(result: _DeviceResult) -> tuple[str, Mapping[str, Any] | None]:
-    """The nodeName and nodeSelector (as JSON) that place a device: its own with
-    perDeviceNodeSelection, else its slice's."""
-    resource_slice = result.candidate.slice
-    spec = resource_slice.raw.get("spec", {}) if resource_slice.raw else {}
-    if resource_slice.per_device_node_selection:
-        devices = spec.get("devices") or []
-        raw = (
-            devices[result.candidate.device_index]
-            if result.candidate.device_index < len(devices)
-            else {}
-        )
-        return result.candidate.device.node_name, raw.get("nodeSelector")
-    return resource_slice.node_name, spec.get("nodeSelector")
-
-
-def _node_selector(results: Sequence[_DeviceResult]) -> Mapping[str, Any] | None:
-    """createNodeSelector: a node-local device pins the claim to its node; node selectors of
-    network-attached devices are merged into one term; devices on all nodes add nothing."""
-    fields: list[Mapping[str, Any]] = []
-    expressions: list[Mapping[str, Any]] = []
-    for result in results:
-        node_name, selector = _raw_node_selection(result)
-        if node_name:
-            return {
-                "nodeSelectorTerms": [
-                    {
-                        "matchFields": [
-                            {"key": "metadata.name", "operator": "In", "values": [node_name]}
-                        ]
-                    }
-                ]
-            }
-        if selector is None:
-            continue
-        terms = selector.get("nodeSelectorTerms") or []
-        if len(terms) == 0:
-            continue
-        if len(terms) > 1:
-            raise ValueError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
-        term = terms[0] or {}
-        _add_requirements(term.get("matchFields") or [], fields)
-        _add_requirements(term.get("matchExpressions") or [], expressions)
-    if not fields and not expressions:
-        return None
-    merged: dict[str, Any] = {}
-    if expressions:
-        merged["matchExpressions"] = expressions
-    if fields:
-        merged["matchFields"] = fields
-    return {"nodeSelectorTerms": [merged]}
-
-
-def _add_requirements(new: Sequence[Mapping[str, Any]], into: list[Mapping[str, Any]]) -> None:
-    for requirement in new:
-        values = set(requirement.get("values") or ())
-        if not any(
-            existing.get("key") == requirement.get("key")
-            and existing.get("operator") == requirement.get("operator")
-            and set(existing.get("values") or ()) == values
-            for existing in into
-        ):
-            into.append(requirement)
