@@ -362,7 +362,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tracing.add_argument(
         "--otel-protocol",
         metavar="PROTO",
-        help="http/protobuf (default, port 4318) or grpc (port 4317) (OTEL_EXPORTER_OTLP_PROTOCOL)",
+        help="http/protobuf (default, port 4318) or grpc (port 4317) "
+        "(OTEL_EXPORTER_OTLP_PROTOCOL)",
     )
     tracing.add_argument("--otel-service-name", metavar="NAME", help="(OTEL_SERVICE_NAME)")
     tracing.add_argument(
