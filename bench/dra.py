@@ -23,7 +23,8 @@ from bench import workloads as wl
 from bench.kubeapi import KubeApi, bulk
 from scheduler.api.node import NodeView
 from scheduler.api.resource import DeviceClassView, ResourceClaimView, ResourceSliceView
-from scheduler.plugins.dynamicresources.allocator import AllocatedState, Allocator, DeviceID
+from scheduler.plugins.dynamicresources.allocation import AllocatedState, DeviceID
+from scheduler.plugins.dynamicresources.allocator import Allocator
 from scheduler.plugins.dynamicresources.cel import CelCache
 from scheduler.plugins.dynamicresources.features import Features
 

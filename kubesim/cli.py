@@ -99,10 +99,22 @@ def add_dra_arguments(parser: argparse.ArgumentParser) -> None:
         f"first, node-1 the second, ...); a node label {MODEL_LABEL}=MODEL overrides it "
         "(default a100)",
     )
+    parser.add_argument(
+        "--dra-sharing",
+        action="store_true",
+        help="the devices are shared by capacity (DRAConsumableCapacity): each allows multiple "
+        "allocations and publishes capacity memory (the device's, claimed in whole Gi) and "
+        "compute (1000 for the whole GPU, claimed in steps of 1); a claim takes what its "
+        "request's capacity.requests name, all of a capacity it does not name",
+    )
 
 
 def dra_options_from_args(args: argparse.Namespace) -> DraOptions:
-    return DraOptions(devices=args.dra_devices, models=args.dra_models or ("a100",))
+    return DraOptions(
+        devices=args.dra_devices,
+        models=args.dra_models or ("a100",),
+        sharing=args.dra_sharing,
+    )
 
 
 def add_controller_arguments(parser: argparse.ArgumentParser) -> None:

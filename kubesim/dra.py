@@ -8,6 +8,11 @@ ships a DeviceClass selecting the driver. kubesim does both for every node in th
 (--dra-models a100,h100: node-0 a100, node-1 h100, node-2 a100, ...), or per node by the node
 label MODEL_LABEL, which wins. A slice follows its node: it is written when the node appears,
 rewritten (pool generation + 1) when the node's model changes, and deleted with the node.
+
+With --dra-sharing each device allows multiple allocations (DRAConsumableCapacity): claims
+share it by capacity. It publishes `memory` (whole Gi, at least 1Gi) and `compute` (1000 =
+the whole GPU, in steps of 1); a request that names neither takes the whole of both, so a claim
+without capacity requests still gets a GPU to itself.
 """
 
 from __future__ import annotations
@@ -41,6 +46,12 @@ class DraOptions:
     models: tuple[str, ...] = ("a100",)
     # each device's capacity `memory`
     memory: str = "80Gi"
+    # devices shared by capacity (allowMultipleAllocations, capacity with request policies)
+    sharing: bool = False
+
+
+#: With sharing, the `compute` capacity of one whole device.
+COMPUTE_PER_DEVICE = "1000"
 
 
 def device_class() -> Obj:
@@ -71,7 +82,9 @@ def resource_slice(node: Obj, model: str, options: DraOptions, generation: int =
         {
             "name": f"gpu-{index}",
             "attributes": {"model": {"string": model}, "index": {"int": index}},
-            "capacity": {"memory": {"value": options.memory}},
+            "capacity": _shared_capacity(options) if options.sharing
+            else {"memory": {"value": options.memory}},
+            **({"allowMultipleAllocations": True} if options.sharing else {}),
         }
         for index in range(options.devices)
     ]
@@ -89,6 +102,16 @@ def resource_slice(node: Obj, model: str, options: DraOptions, generation: int =
             "pool": {"name": name, "generation": generation, "resourceSliceCount": 1},
             "devices": devices,
         },
+    }
+
+
+def _shared_capacity(options: DraOptions) -> dict[str, Any]:
+    """What a shareable GPU publishes: each capacity's default is all of it."""
+    return {
+        "memory": {"value": options.memory, "requestPolicy": {
+            "default": options.memory, "validRange": {"min": "1Gi", "step": "1Gi"}}},
+        "compute": {"value": COMPUTE_PER_DEVICE, "requestPolicy": {
+            "default": COMPUTE_PER_DEVICE, "validRange": {"min": "1", "step": "1"}}},
     }
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from apimachinery.quantity import format_quantity, parse_nanos, parse_quantity
 from apimachinery.validation import is_dns1123_label, is_dns1123_subdomain, regex_error
 from kubesim.validation_fields import (
     NOT_POSITIVE,
@@ -313,8 +314,9 @@ def validate_device_claim(devices: Any, path: str) -> list[Cause]:
         elif item.get("distinctAttribute") is not None:
             found += _validate_fully_qualified_name(item["distinctAttribute"],
                                                     f"{item_path}.distinctAttribute")
-        else:
-            found.append(required(f"{item_path}.matchAttribute"))
+        else:  # as a v1.34+ API server with DRAConsumableCapacity (on by default) says
+            found.append(required(item_path, 'exactly one of "matchAttribute" or '
+                                  '"distinctAttribute" is required, but multiple fields are set'))
         return found
 
     def config(item: Any, item_path: str) -> list[Cause]:
@@ -366,6 +368,24 @@ def _validate_claim_status(claim: Mapping[str, Any], old: Mapping[str, Any] | No
     return causes
 
 
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def _validate_uid(uid: Any, path: str) -> list[Cause]:
+    """validateUID: an RFC 4122 UUID in normalized (lowercase, 36 character) form."""
+    text = str(uid)
+    if not _UUID.match(text) and not _UUID.match(text.strip("{}").replace("urn:uuid:", "")):
+        # google/uuid's Validate: the forms it knows by length, else the length is wrong
+        reason = ("invalid UUID format" if len(text) in (32, 36, 38, 45)
+                  else f"invalid UUID length: {len(text)}")
+        return [invalid(path, text, f"error validating uid: {reason}")]
+    if len(text) != 36 or text != text.lower():
+        return [invalid(path, text, "uid must be in RFC 4122 normalized form, "
+                        "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal "
+                        "characters")]
+    return []
+
+
 def _validate_allocation(allocation: Any, names: dict[str, set[str] | None]) -> list[Cause]:
     path = "status.allocation.devices"
     devices = _map(_map(allocation).get("devices"))
@@ -378,6 +398,8 @@ def _validate_allocation(allocation: Any, names: dict[str, set[str] | None]) -> 
         device = str(item.get("device") or "")
         found += ([required(f"{item_path}.device")] if not device
                   else invalid_each(f"{item_path}.device", device, is_dns1123_label(device)))
+        if item.get("shareID") is not None:
+            found += _validate_uid(item["shareID"], f"{item_path}.shareID")
         return found
 
     causes = _validate_slice(devices.get("results"), DEVICE_REQUESTS_MAX_SIZE, result,
@@ -453,6 +475,125 @@ def _validate_map(values: Any, path: str, check: Item) -> list[Cause]:
     return causes
 
 
+CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS = 10  # CapacityRequestPolicyDiscreteMaxOptions
+
+
+def _nanos(value: Any) -> int | None:
+    try:
+        return parse_nanos(str(value))
+    except ValueError:
+        return None
+
+
+def _validate_exclusive_capacity(capacity: Any, path: str) -> list[Cause]:
+    """validateSingleAllocatableDeviceCapacity: request policies only on shareable devices."""
+    if _map(capacity).get("requestPolicy") is not None:
+        return [forbidden(f"{path}.requestPolicy", "allowMultipleAllocations must be true")]
+    return []
+
+
+def _validate_shareable_capacity(capacity: Any, path: str) -> list[Cause]:
+    """validateMultiAllocatableDeviceCapacity / validateRequestPolicy (validation.go)."""
+    capacity = _map(capacity)
+    policy = capacity.get("requestPolicy")
+    maximum = _nanos(capacity.get("value"))
+    if policy is None or maximum is None:
+        return []
+    policy, path = _map(policy), f"{path}.requestPolicy"
+    values, valid_range = _list(policy.get("validValues")), policy.get("validRange")
+    if values and valid_range is not None:
+        return [forbidden(path, 'exactly one policy can be specified, cannot specify '
+                                '"validValues" and "validRange" at the same time')]
+    if not values and valid_range is None:
+        return []
+    default = policy.get("default")
+    if default is None:
+        which = "validValues" if values else "validRange"
+        return [required(f"{path}.default", f"required when {which} is defined")]
+    default_nanos = _nanos(default)
+    if default_nanos is None:
+        return []
+    if values:
+        return _validate_valid_values(values, default, default_nanos, maximum,
+                                      str(capacity.get("value")), f"{path}.validValues")
+    return _validate_range(_map(valid_range), default, default_nanos, maximum,
+                           str(capacity.get("value")), f"{path}.validRange")
+
+
+def _validate_valid_values(values: list[Any], default: Any, default_nanos: int, maximum: int,
+                           maximum_text: str, path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    parsed = [_nanos(v) for v in values]
+    for i in range(len(parsed) - 1):
+        left, right = parsed[i], parsed[i + 1]
+        if left is not None and right is not None and left > right:
+            causes.append(invalid(f"{path}[{i + 1}]", str(values[i + 1]),
+                                  "values must be sorted in ascending order"))
+    if len(values) > CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS:
+        causes.append(too_many(path, len(values), CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS))
+    seen: set[int] = set()
+    for i, (value, nanos) in enumerate(zip(values, parsed, strict=True)):
+        if nanos is None:
+            continue
+        if nanos in seen:
+            causes.append(duplicate(f"{path}[{i}]", str(value)))
+        seen.add(nanos)
+        if nanos > maximum:
+            causes.append(invalid(f"{path}[{i}]", str(value),
+                                  f"option is larger than capacity value: {maximum_text}"))
+    if default_nanos not in seen:
+        causes.append(invalid(path, str(default),
+                              "default value is not valid according to the requestPolicy"))
+    return causes
+
+
+def _validate_range(valid_range: Mapping[str, Any], default: Any, default_nanos: int,
+                    maximum: int, maximum_text: str, path: str) -> list[Cause]:
+    if valid_range.get("min") is None:
+        return [required(f"{path}.min", "required when validRange is defined")]
+    low_text, high_text = str(valid_range["min"]), valid_range.get("max")
+    low, high = _nanos(low_text), _nanos(high_text) if high_text is not None else None
+    step_text = valid_range.get("step")
+    step = _nanos(step_text) if step_text is not None else None
+    if low is None:
+        return []
+    causes: list[Cause] = []
+    if low > maximum:
+        causes.append(invalid(f"{path}.min", low_text,
+                              f"min is larger than capacity value: {maximum_text}"))
+    if default_nanos < low:
+        causes.append(invalid(f"{path}.min", str(default), f"default is less than min: {low_text}"))
+    if high is not None:
+        if low > high:
+            causes.append(invalid(f"{path}.max", low_text, f"min is larger than max: {high_text}"))
+        if high > maximum:
+            causes.append(invalid(f"{path}.max", str(high_text),
+                                  f"max is larger than capacity value: {maximum_text}"))
+        if default_nanos > high:
+            causes.append(invalid(f"{path}.max", str(default),
+                                  f"default is more than max: {high_text}"))
+    if step is not None and step > 0:
+        if low + step > maximum:
+            causes.append(invalid(f"{path}.step", str(step_text),
+                                  f"one step {_format_sum(low_text, str(step_text))} is larger "
+                                  f"than capacity value: {maximum_text}"))
+        for value, text in ((default_nanos, str(default)), (high, str(high_text))):
+            if value is not None and (_units(value) - _units(low)) % _units(step) != 0:
+                causes.append(invalid(f"{path}.step", text, "value is not a multiple of a given "
+                                      f"step ({step_text}) from ({low_text})"))
+    return causes
+
+
+def _units(nanos: int) -> int:
+    """Quantity.Value(): whole units, rounded away from zero."""
+    whole = -(-abs(nanos) // 10**9)
+    return whole if nanos >= 0 else -whole
+
+
+def _format_sum(left: str, right: str) -> str:
+    return format_quantity(parse_quantity(left) + parse_quantity(right))
+
+
 def _validate_device(device: Any, path: str, per_device: bool) -> list[Cause]:
     device = _map(device)
     name = str(device.get("name") or "")
@@ -464,7 +605,10 @@ def _validate_device(device: Any, path: str, per_device: bool) -> list[Cause]:
         causes.append(invalid(path, total, "the total number of attributes and capacities must "
                               f"not exceed {RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES}"))
     causes += _validate_map(attributes, f"{path}.attributes", _validate_attribute)
-    causes += _validate_map(capacity, f"{path}.capacity", lambda value, p: [])
+    if device.get("allowMultipleAllocations") is True:
+        causes += _validate_map(capacity, f"{path}.capacity", _validate_shareable_capacity)
+    else:
+        causes += _validate_map(capacity, f"{path}.capacity", _validate_exclusive_capacity)
     if not per_device and any(device.get(k) is not None
                               for k in ("nodeName", "nodeSelector", "allNodes")):
         causes.append(invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be "

@@ -252,6 +252,68 @@ class CounterConsumption:
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceCapacity:
+    """One `capacity` entry of a device, for consumable capacity (DRAConsumableCapacity):
+    its value and `requestPolicy`, in nanos; `*_text` keep the quantities as written so that
+    a claim's `consumedCapacity` shows them as upstream copies them."""
+
+    value: int
+    value_text: str = ""
+    default: int | None = None
+    default_text: str = ""
+    valid_values: tuple[tuple[int, str], ...] = ()
+    range_min: int | None = None
+    range_min_text: str = ""
+    range_max: int | None = None
+    range_step: int | None = None
+
+    @property
+    def has_policy(self) -> bool:
+        return (
+            self.default is not None or bool(self.valid_values) or self.range_min is not None
+        )
+
+
+def _device_capacity(raw: Any, path: str) -> DeviceCapacity:
+    item = as_mapping(raw, path)
+    value = _quantity_nanos(item.get("value"), f"{path}.value")
+    policy = item.get("requestPolicy")
+    value_text = str(item.get("value"))
+    if policy is None:
+        return DeviceCapacity(value, value_text)
+    policy = as_mapping(policy, f"{path}.requestPolicy")
+    ppath = f"{path}.requestPolicy"
+    default = policy.get("default")
+    valid_values = tuple(
+        (_quantity_nanos(v, f"{ppath}.validValues[{i}]"), str(v))
+        for i, v in enumerate(as_list(policy.get("validValues"), f"{ppath}.validValues"))
+    )
+    valid_range = policy.get("validRange")
+    range_min = range_max = range_step = None
+    range_min_text = ""
+    if valid_range is not None:
+        valid_range = as_mapping(valid_range, f"{ppath}.validRange")
+        if valid_range.get("min") is not None:
+            range_min = _quantity_nanos(valid_range["min"], f"{ppath}.validRange.min")
+            range_min_text = str(valid_range["min"])
+        if valid_range.get("max") is not None:
+            range_max = _quantity_nanos(valid_range["max"], f"{ppath}.validRange.max")
+        if valid_range.get("step") is not None:
+            range_step = _quantity_nanos(valid_range["step"], f"{ppath}.validRange.step")
+    return DeviceCapacity(
+        value=value,
+        value_text=value_text,
+        default=None if default is None else _quantity_nanos(default, f"{ppath}.default"),
+        default_text="" if default is None else str(default),
+        valid_values=valid_values,
+        range_min=range_min,
+        range_min_text=range_min_text,
+        range_max=range_max,
+        range_step=range_step,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceView:
     """One device of a slice. `attributes` and `capacity` are keyed by fully qualified name;
     capacity values are in nanos of the quantity (exact for any quantity the API accepts)."""
@@ -270,6 +332,9 @@ class DeviceView:
     binding_conditions: tuple[str, ...]
     binding_failure_conditions: tuple[str, ...]
     allow_multiple_allocations: bool
+    # `capacity` by name as written (not qualified), with request policies: what consumable
+    # capacity compares a request's `capacity.requests` against
+    consumable: Mapping[str, DeviceCapacity] = field(default_factory=dict)
 
 
 def _device(raw: Any, driver: str, path: str) -> DeviceView:
@@ -280,10 +345,12 @@ def _device(raw: Any, driver: str, path: str) -> DeviceView:
     }
     capacity: dict[str, int] = {}
     capacity_text: dict[str, str] = {}
+    consumable: dict[str, DeviceCapacity] = {}
     for name, value in as_mapping(item.get("capacity"), f"{path}.capacity").items():
-        amount = as_mapping(value, f"{path}.capacity[{name}]").get("value")
-        capacity[qualify(name, driver)] = _quantity_nanos(amount, f"{path}.capacity[{name}].value")
-        capacity_text[qualify(name, driver)] = str(amount)
+        device_capacity = _device_capacity(value, f"{path}.capacity[{name}]")
+        consumable[name] = device_capacity
+        capacity[qualify(name, driver)] = device_capacity.value
+        capacity_text[qualify(name, driver)] = device_capacity.value_text
     consumes = []
     for i, entry in enumerate(as_list(item.get("consumesCounters"), f"{path}.consumesCounters")):
         entry_path = f"{path}.consumesCounters[{i}]"
@@ -318,6 +385,7 @@ def _device(raw: Any, driver: str, path: str) -> DeviceView:
         allow_multiple_allocations=as_bool(
             item.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations"
         ),
+        consumable=consumable,
     )
 
 
@@ -417,11 +485,14 @@ class DeviceSubRequest:
     admin_access: bool
     tolerations: tuple[DeviceToleration, ...]
     capacity: Mapping[str, int]  # capacity.requests, name as written → nanos
+    # None when the request has no `capacity` at all (upstream's nil CapacityRequirements)
+    capacity_text: Mapping[str, str] | None = None
 
 
 def _sub_request(raw: Any, path: str, name: str | None = None) -> DeviceSubRequest:
     item = as_mapping(raw, path)
     mode = as_str(item.get("allocationMode"), f"{path}.allocationMode", ALLOCATION_MODE_EXACT_COUNT)
+    has_capacity = item.get("capacity") is not None
     capacity = as_mapping(
         as_mapping(item.get("capacity"), f"{path}.capacity").get("requests"),
         f"{path}.capacity.requests",
@@ -442,6 +513,9 @@ def _sub_request(raw: Any, path: str, name: str | None = None) -> DeviceSubReque
             key: _quantity_nanos(value, f"{path}.capacity.requests[{key}]")
             for key, value in capacity.items()
         },
+        capacity_text={key: str(value) for key, value in capacity.items()}
+        if has_capacity
+        else None,
     )
 
 

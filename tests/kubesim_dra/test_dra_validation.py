@@ -130,7 +130,9 @@ def test_constraints_and_config_name_requests() -> None:
         "'/'",
         'spec.devices.constraints[1].matchAttribute: Invalid value: "model": a fully qualified '
         "name must be a domain and a name separated by a slash",
-        "spec.devices.constraints[2].matchAttribute: Required value",
+        # with DRAConsumableCapacity (on by default since v1.36)
+        'spec.devices.constraints[2]: Required value: exactly one of "matchAttribute" or '
+        '"distinctAttribute" is required, but multiple fields are set',
         "spec.devices.config[1].opaque: Required value",
     ]
 

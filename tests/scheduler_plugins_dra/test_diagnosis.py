@@ -16,7 +16,7 @@ from scheduler.plugins.dynamicresources.allocator import (
     Allocator,
     DRAFeatures,
 )
-from scheduler.plugins.dynamicresources.diagnosis import RequestDiagnosis
+from scheduler.plugins.dynamicresources.diagnosis import RequestDiagnosis, diagnose
 from tests.scheduler_plugins_dra.builders import (
     CLAIM_0,
     CLAIM_1,
@@ -198,20 +198,20 @@ def test_diagnosis(row: Row) -> None:
     # a class that does not exist: the allocator refuses the claim outright
     with contextlib.suppress(AllocationError):
         assert allocator.allocate(node(NODE_1), row.claims) is None
-    assert allocator.diagnose(node(NODE_1), row.claims) == row.want
+    assert diagnose(allocator, node(NODE_1), row.claims) == row.want
 
 
 def test_nothing_to_say_when_the_claims_fit() -> None:
     allocator = _allocator(Row("fits", [], [slice_on(NODE_1, DEVICE_1)], []))
     claims = [claim(CLAIM_0, exact(REQ_0))]
     assert allocator.allocate(node(NODE_1), claims) is not None
-    assert allocator.diagnose(node(NODE_1), claims) == []
+    assert diagnose(allocator, node(NODE_1), claims) == []
 
 
 def test_invalid_pool_is_named() -> None:
     slices = [slice_on(NODE_1, DEVICE_1, DEVICE_1)]
     allocator = _allocator(Row("invalid", [], slices, []))
-    assert allocator.diagnose(node(NODE_1), [claim(CLAIM_0, exact(REQ_0))]) == [
+    assert diagnose(allocator, node(NODE_1), [claim(CLAIM_0, exact(REQ_0))]) == [
         RequestDiagnosis(
             CLAIM_0_KEY, REQ_0, "resource pool driver-a/pool-1 is invalid: duplicate device name "
             "device-1"

@@ -124,8 +124,8 @@ def test_feature_gate_defaults() -> None:
         "DRAResourceClaimDeviceStatus": True,
         "DRADeviceTaints": True,
         "DRAPartitionableDevices": True,
+        "DRAConsumableCapacity": True,
         # upstream v1.36 turns these on; aiosched honours only "off" (refused below)
-        "DRAConsumableCapacity": False,
         "DRADeviceBindingConditions": False,
         "DRAExtendedResource": False,
     }  # fmt: skip
@@ -137,6 +137,10 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
     features = Features.from_gates(gates).allocator_features()
     assert features.prioritized_list is False and features.device_taints is False
     assert features.partitionable_devices is True
+    assert features.consumable_capacity is True
+    for value in (True, False):
+        gates = feature_gates(f"DRAConsumableCapacity={str(value).lower()}")
+        assert Features.from_gates(gates).allocator_features().consumable_capacity is value
 
 
 @pytest.mark.parametrize(
@@ -146,10 +150,10 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
          "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
         ("DRAAdminAccess=false",
          "cannot set feature gate DRAAdminAccess to false, feature is locked to true"),
-        ("DRAConsumableCapacity=true",
-         "feature gate DRAConsumableCapacity=true is not supported by aiosched: it does not "
-         "implement consumable capacity (shared devices) yet (kube-scheduler v1.36: beta, on by "
-         "default)"),
+        ("DRADeviceBindingConditions=true",
+         "feature gate DRADeviceBindingConditions=true is not supported by aiosched: it does not "
+         "implement binding conditions (PreBind waiting for devices) yet (kube-scheduler v1.36: "
+         "beta, on by default)"),
         ("DRAExtendedResource=true", "DRAExtendedResource=true is not supported by aiosched"),
     ],
 )  # fmt: skip

@@ -3,14 +3,16 @@ node (upstream's k8s.io/dynamic-resource-allocation/structured, allocator.go).
 
 The plugin builds one `Allocator` per scheduling cycle (PreFilter) and calls `allocate` per node
 (Filter). The allocator never changes anything: it answers with the allocation results the
-plugin reserves (in-flight) and later writes to each claim's status in PreBind.
+plugin reserves (in-flight) and later writes to each claim's status in PreBind. What it answers
+and starts from is in `allocation`, its working pieces in `candidates`, consumable capacity in
+`capacity`; `diagnosis` (explain, what-if) builds on all of them.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scheduler.api.node import NodeView
 from scheduler.api.resource import (
@@ -19,13 +21,31 @@ from scheduler.api.resource import (
     CONFIG_SOURCE_CLAIM,
     CONFIG_SOURCE_CLASS,
     AllocatedDevice,
-    AttributeValue,
     DeviceClassView,
     DeviceSubRequest,
-    DeviceToleration,
-    DeviceView,
     ResourceClaimView,
     ResourceSliceView,
+)
+from scheduler.plugins.dynamicresources import capacity
+from scheduler.plugins.dynamicresources.allocation import (
+    ALLOCATION_RESULTS_MAX_SIZE,
+    AllocatedState,
+    AllocationError,
+    AllocationResult,
+    ConfigEntry,
+    DeviceID,
+    DRAFeatures,
+    FailedAllocationOnNode,
+    klog,
+)
+from scheduler.plugins.dynamicresources.candidates import (
+    Candidate,
+    DeviceResult,
+    DistinctAttributeConstraint,
+    MatchAttributeConstraint,
+    RequestData,
+    node_selector_for,
+    taint_prevents_allocation,
 )
 from scheduler.plugins.dynamicresources.cel import CelCache, CelRuntimeError
 from scheduler.plugins.dynamicresources.pools import (
@@ -35,120 +55,16 @@ from scheduler.plugins.dynamicresources.pools import (
     node_matches,
 )
 
-if TYPE_CHECKING:
-    from scheduler.plugins.dynamicresources.diagnosis import RequestDiagnosis
+__all__ = [
+    "AllocatedState",
+    "AllocationError",
+    "AllocationResult",
+    "Allocator",
+    "DRAFeatures",
+    "FailedAllocationOnNode",
+]
 
-# (driver, pool, device): how upstream's DeviceID names one device.
-DeviceID = tuple[str, str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class DRAFeatures:
-    """The feature gates the allocator reads (upstream's structured.Features)."""
-
-    prioritized_list: bool = True  # DRAPrioritizedList: `firstAvailable`
-    admin_access: bool = True  # DRAAdminAccess
-    device_taints: bool = False  # DRADeviceTaints
-    partitionable_devices: bool = False  # DRAPartitionableDevices: shared counters
-    consumable_capacity: bool = False  # DRAConsumableCapacity
-    device_binding_conditions: bool = False  # DRADeviceBindingConditions
-
-
-@dataclass(frozen=True, slots=True)
-class AllocatedState:
-    """What is allocated already, by claims in the cluster and by in-flight allocations of pods
-    assumed but not bound yet (upstream's structured.AllocatedState)."""
-
-    devices: frozenset[DeviceID] = frozenset()
-    # devices that allow multiple allocations: (device, share id) pairs already handed out,
-    # and the capacity consumed on each such device so far (nanos by qualified name)
-    shared_device_ids: frozenset[tuple[DeviceID, str]] = frozenset()
-    consumed_capacity: Mapping[DeviceID, Mapping[str, int]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigEntry:
-    """One `status.allocation.devices.config` entry (DeviceAllocationConfiguration)."""
-
-    source: str  # "FromClass" | "FromClaim"
-    requests: tuple[str, ...]
-    driver: str
-    parameters: Any
-
-
-@dataclass(frozen=True, slots=True)
-class AllocationResult:
-    """What one claim gets on the node: its devices, the config passed through from its
-    classes and itself, and the node selector that restricts pods using it."""
-
-    devices: tuple[AllocatedDevice, ...]
-    config: tuple[ConfigEntry, ...]
-    node_selector: Mapping[str, Any] | None  # a core/v1 NodeSelector, as JSON
-    # per device (same order as `devices`): the tolerations of the request that got it, which
-    # upstream copies into the result with DRADeviceTaints; empty tuples otherwise
-    tolerations: tuple[tuple[DeviceToleration, ...], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """`status.allocation` as the API takes it (resourceapi.AllocationResult)."""
-        results: list[dict[str, Any]] = []
-        for i, device in enumerate(self.devices):
-            entry: dict[str, Any] = {
-                "request": device.request,
-                "driver": device.driver,
-                "pool": device.pool,
-                "device": device.device,
-            }
-            if device.admin_access:
-                entry["adminAccess"] = True
-            if device.share_id:
-                entry["shareID"] = device.share_id
-            tolerations = self.tolerations[i] if i < len(self.tolerations) else ()
-            if tolerations:
-                entry["tolerations"] = [_toleration_dict(t) for t in tolerations]
-            results.append(entry)
-        devices: dict[str, Any] = {"results": results}
-        if self.config:
-            devices["config"] = [
-                {
-                    "source": entry.source,
-                    **({"requests": list(entry.requests)} if entry.requests else {}),
-                    "opaque": {"driver": entry.driver, "parameters": entry.parameters},
-                }
-                for entry in self.config
-            ]
-        allocation: dict[str, Any] = {"devices": devices}
-        if self.node_selector is not None:
-            allocation["nodeSelector"] = self.node_selector
-        return allocation
-
-
-def _toleration_dict(toleration: DeviceToleration) -> dict[str, Any]:
-    result: dict[str, Any] = {"operator": toleration.operator}
-    if toleration.key:
-        result["key"] = toleration.key
-    if toleration.value:
-        result["value"] = toleration.value
-    if toleration.effect:
-        result["effect"] = toleration.effect
-    if toleration.toleration_seconds is not None:
-        result["tolerationSeconds"] = toleration.toleration_seconds
-    return result
-
-
-class AllocationError(Exception):
-    """A claim cannot be allocated on any node for a reason the user must fix (a class that
-    does not exist, a selector that fails to compile or evaluate...). The message is
-    upstream's and names the claim and request."""
-
-
-class FailedAllocationOnNode(AllocationError):
-    """Allocation failed on this node only, for a reason worth telling the user (upstream's
-    ErrFailedAllocationOnNode: "invalid resource pools were encountered"). The plugin treats it
-    as the node being unschedulable with this message, not as an error for the pod."""
-
-
-# resourceapi.AllocationResultsMaxSize: at most this many devices per claim.
-ALLOCATION_RESULTS_MAX_SIZE = 32
+Constraint = MatchAttributeConstraint | DistinctAttributeConstraint
 
 
 class _Stop(Exception):
@@ -158,92 +74,6 @@ class _Stop(Exception):
 class _MaxSizeExceeded(Exception):
     """errAllocationResultMaxSizeExceeded: backtrack further (a sub-request with fewer devices
     may still fit)."""
-
-
-def _klog(claim: ResourceClaimView) -> str:
-    return f"{claim.namespace}/{claim.name}" if claim.namespace else claim.name
-
-
-@dataclass(slots=True)
-class _RequestData:
-    """requestData: one request without sub-requests, or one sub-request."""
-
-    request: DeviceSubRequest
-    parent_name: str  # "" unless a sub-request
-    class_: DeviceClassView | None
-    num_devices: int = 0
-    selected_sub_request: int = 0
-    all_devices: list[_Candidate] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return f"{self.parent_name}/{self.request.name}" if self.parent_name else self.request.name
-
-    @property
-    def admin_access(self) -> bool:
-        # deviceSubRequestAccessor.adminAccess() is always false
-        return self.request.admin_access and not self.parent_name
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    device_id: DeviceID
-    device: DeviceView
-    device_index: int
-    slice: ResourceSliceView
-    pool: Pool
-
-
-@dataclass(slots=True)
-class _DeviceResult:
-    request: str  # the request's or sub-request's own name
-    parent_request: str
-    candidate: _Candidate
-    admin_access: bool
-
-    @property
-    def request_name(self) -> str:
-        return f"{self.parent_request}/{self.request}" if self.parent_request else self.request
-
-
-class _MatchAttributeConstraint:
-    """matchAttributeConstraint: all devices of the named requests (all requests when none are
-    named) share one value of the attribute; a device without it never satisfies it."""
-
-    __slots__ = ("attribute", "num_devices", "request_names", "value")
-
-    def __init__(self, request_names: tuple[str, ...], attribute: str) -> None:
-        self.request_names = frozenset(request_names)
-        self.attribute = attribute
-        self.value: AttributeValue | None = None
-        self.num_devices = 0
-
-    def _applies(self, request: str, sub_request: str) -> bool:
-        if not self.request_names:
-            return True
-        if not sub_request:
-            return request in self.request_names
-        return request in self.request_names or f"{request}/{sub_request}" in self.request_names
-
-    def add(self, request: str, sub_request: str, device: DeviceView) -> bool:
-        if not self._applies(request, sub_request):
-            return True
-        value = device.attributes.get(self.attribute)
-        if value is None:
-            return False
-        if self.num_devices == 0:
-            self.value = value
-            self.num_devices = 1
-            return True
-        # the same type and the same value (True == 1 in Python, not in the API)
-        if type(value) is not type(self.value) or value != self.value:
-            return False
-        self.num_devices += 1
-        return True
-
-    def remove(self, request: str, sub_request: str, device: DeviceView) -> None:
-        if self._applies(request, sub_request):
-            self.num_devices -= 1
 
 
 class Allocator:
@@ -296,16 +126,6 @@ class Allocator:
             raise AllocationError(f"gather pool information: {err}") from None
         return _Run(self, node, claims, pools).run()
 
-    def diagnose(
-        self, node: NodeView, claims: Sequence[ResourceClaimView]
-    ) -> list[RequestDiagnosis]:
-        """Why `claims` cannot all be allocated on `node`: a RequestDiagnosis (claim, request,
-        reason) per unsatisfiable request (diagnosis.py). Never called while scheduling: only
-        explain and what-if ask, after `allocate` said no."""
-        from scheduler.plugins.dynamicresources.diagnosis import diagnose
-
-        return diagnose(self, node, claims)
-
 
 class _Run:
     """One Allocate call (upstream's unexported `allocator`)."""
@@ -322,10 +142,12 @@ class _Run:
         self.node = node
         self.claims = claims
         self.pools = pools
-        self.request_data: dict[tuple[int, int, int], _RequestData] = {}
-        self.constraints: list[list[_MatchAttributeConstraint]] = []
+        self.request_data: dict[tuple[int, int, int], RequestData] = {}
+        self.constraints: list[list[Constraint]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
-        self.results: list[list[_DeviceResult]] = [[] for _ in claims]
+        # consumable capacity this call hands out on shareable devices (allocatingCapacity)
+        self.allocating_capacity: dict[DeviceID, dict[str, int]] = {}
+        self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
 
@@ -335,12 +157,13 @@ class _Run:
         for claim_index, claim in enumerate(self.claims):
             min_devices = 0
             for request_index, request in enumerate(claim.requests):
+                if request.first_available and not self.features.prioritized_list:
+                    raise AllocationError(
+                        f"claim {klog(claim)}, request {request.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                self._check_capacity_requests(claim, request.exactly, request.first_available)
                 if request.first_available:
-                    if not self.features.prioritized_list:
-                        raise AllocationError(
-                            f"claim {_klog(claim)}, request {request.name}: has subrequests, "
-                            "but the DRAPrioritizedList feature is disabled"
-                        )
                     fewest = None
                     for sub_index, sub in enumerate(request.first_available):
                         data = self._validate(
@@ -353,7 +176,7 @@ class _Run:
                 else:
                     if request.exactly is None:
                         raise AllocationError(
-                            f"claim {_klog(claim)}, request {request.name}: missing device "
+                            f"claim {klog(claim)}, request {request.name}: missing device "
                             "class name (unsupported request type?)"
                         )
                     data = self._validate(claim_index, request_index, 0, request.exactly, "")
@@ -361,19 +184,26 @@ class _Run:
                     min_devices += data.num_devices
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(
-                    f"claim {_klog(claim)}: number of requested devices {min_devices} exceeds "
+                    f"claim {klog(claim)}: number of requested devices {min_devices} exceeds "
                     f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
                 )
-            constraints = []
+            constraints: list[Constraint] = []
             for i, constraint in enumerate(claim.constraints):
-                if not constraint.match_attribute:
+                if constraint.match_attribute:
+                    constraints.append(
+                        MatchAttributeConstraint(constraint.requests, constraint.match_attribute)
+                    )
+                elif constraint.distinct_attribute and self.features.consumable_capacity:
+                    constraints.append(
+                        DistinctAttributeConstraint(
+                            constraint.requests, constraint.distinct_attribute
+                        )
+                    )
+                else:
                     raise AllocationError(
-                        f"claim {_klog(claim)}, constraint #{i}: empty constraint "
+                        f"claim {klog(claim)}, constraint #{i}: empty constraint "
                         "(unsupported constraint type?)"
                     )
-                constraints.append(
-                    _MatchAttributeConstraint(constraint.requests, constraint.match_attribute)
-                )
             self.constraints.append(constraints)
 
         try:
@@ -388,6 +218,28 @@ class _Run:
             return None
         return [self._result(i, claim) for i, claim in enumerate(self.claims)]
 
+    def _check_capacity_requests(
+        self,
+        claim: ResourceClaimView,
+        exactly: DeviceSubRequest | None,
+        first_available: Sequence[DeviceSubRequest],
+    ) -> None:
+        """Capacity requests need DRAConsumableCapacity (upstream errors out rather than
+        silently ignoring them)."""
+        if self.features.consumable_capacity:
+            return
+        if exactly is not None and exactly.capacity_text is not None:
+            raise AllocationError(
+                f"claim {klog(claim)}, request {exactly.name}: has capacity requests, but the "
+                "DRAConsumableCapacity feature is disabled"
+            )
+        for sub in first_available:
+            if sub.capacity_text is not None:
+                raise AllocationError(
+                    f"claim {klog(claim)}, subrequest {sub.name}: has capacity requests, but "
+                    "the DRAConsumableCapacity feature is disabled"
+                )
+
     def _validate(
         self,
         claim_index: int,
@@ -395,26 +247,26 @@ class _Run:
         sub_index: int,
         request: DeviceSubRequest,
         parent_name: str,
-    ) -> _RequestData:
+    ) -> RequestData:
         claim = self.claims[claim_index]
         if request.admin_access and not parent_name and not self.features.admin_access:
             raise AllocationError(
-                f"claim {_klog(claim)}, request {request.name}: admin access is requested, "
+                f"claim {klog(claim)}, request {request.name}: admin access is requested, "
                 "but the feature is disabled"
             )
         if not request.device_class_name:
             raise AllocationError(
-                f"claim {_klog(claim)}, request {request.name}: missing device class name "
+                f"claim {klog(claim)}, request {request.name}: missing device class name "
                 "(unsupported request type?)"
             )
         device_class = self.owner.classes.get(request.device_class_name)
         if device_class is None:
             raise AllocationError(
-                f"claim {_klog(claim)}, request {request.name}: could not retrieve device "
+                f"claim {klog(claim)}, request {request.name}: could not retrieve device "
                 f"class {request.device_class_name}: deviceclass.resource.k8s.io "
                 f'"{request.device_class_name}" not found'
             )
-        data = _RequestData(request, parent_name, device_class)
+        data = RequestData(request, parent_name, device_class)
         if request.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = request.count
         elif request.allocation_mode == ALLOCATION_MODE_ALL:
@@ -422,29 +274,31 @@ class _Run:
             for pool in self.pools:
                 if pool.incomplete:
                     raise AllocationError(
-                        f"claim {_klog(claim)}, request {request.name}: asks for all devices, "
+                        f"claim {klog(claim)}, request {request.name}: asks for all devices, "
                         f"but resource pool {pool.pool_id} is currently being updated"
                     )
                 if pool.invalid:
                     raise AllocationError(
-                        f"claim {_klog(claim)}, request {request.name}: asks for all devices, "
+                        f"claim {klog(claim)}, request {request.name}: asks for all devices, "
                         f"but resource pool {pool.pool_id} is currently invalid"
                     )
                 for resource_slice in pool.slices:
                     for device_index, device in enumerate(resource_slice.devices):
-                        candidate = _Candidate(
+                        candidate = Candidate(
                             (resource_slice.driver, resource_slice.pool_name, device.name),
                             device,
                             device_index,
                             resource_slice,
                             pool,
                         )
-                        if self._is_selectable(key, data, candidate):
+                        if self._is_selectable(key, data, candidate) and self._capacity_fits(
+                            data, candidate
+                        ):
                             data.all_devices.append(candidate)
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(
-                f"claim {_klog(claim)}, request {request.name}: unsupported count mode "
+                f"claim {klog(claim)}, request {request.name}: unsupported count mode "
                 f"{request.allocation_mode}"
             )
         return data
@@ -531,8 +385,10 @@ class _Run:
                             continue
                     elif self._in_use(device_id):
                         continue
-                    candidate = _Candidate(device_id, device, index, resource_slice, pool)
+                    candidate = Candidate(device_id, device, index, resource_slice, pool)
                     if not self._is_selectable(key, data, candidate):
+                        continue
+                    if not self._capacity_fits(data, candidate):
                         continue
                     rollback = self._allocate_device(claim_index, key, data, candidate, must=False)
                     if rollback is None:
@@ -553,11 +409,36 @@ class _Run:
                     rollback()
         return False
 
+    def _capacity_fits(self, data: RequestData, candidate: Candidate) -> bool:
+        """With DRAConsumableCapacity, whether the request fits in what is left of the
+        device's capacity (every device's, shareable or not: CmpRequestOverCapacity); a
+        request naming a capacity the device lacks skips the device."""
+        if not self.features.consumable_capacity:
+            return True
+        device_id = candidate.device_id
+        request = data.request
+        try:
+            return capacity.fits(
+                self.owner.allocated.consumed_capacity.get(device_id, {}),
+                request.capacity_text,
+                request.capacity,
+                candidate.device.consumable,
+                self.allocating_capacity.get(device_id, {}),
+            )
+        except capacity.UnknownCapacity:
+            return False
+
+    def _capacity_in_use(self, device_id: DeviceID) -> bool:
+        return (
+            device_id in self.owner.allocated.consumed_capacity
+            or device_id in self.allocating_capacity
+        )
+
     def _in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.owner.allocated.devices or bool(self.allocating.get(device_id))
 
     def _is_selectable(
-        self, key: tuple[int, int, int], data: _RequestData, candidate: _Candidate
+        self, key: tuple[int, int, int], data: RequestData, candidate: Candidate
     ) -> bool:
         device = candidate.device
         if not self.features.device_binding_conditions and device.binding_conditions:
@@ -589,7 +470,7 @@ class _Run:
         self,
         key: tuple[int, int, int],
         device_class: DeviceClassView | None,
-        candidate: _Candidate,
+        candidate: Candidate,
         selectors: Sequence[str],
     ) -> bool:
         cache = self.owner.cel_cache
@@ -603,7 +484,7 @@ class _Run:
                         f"{compiled.error}"
                     )
                 raise AllocationError(
-                    f"claim {_klog(self.claims[key[0]])}: selector #{i}: CEL compile error: "
+                    f"claim {klog(self.claims[key[0]])}: selector #{i}: CEL compile error: "
                     f"{compiled.error}"
                 )
             try:
@@ -622,7 +503,7 @@ class _Run:
                         f"CEL runtime error: {err}"
                     ) from None
                 raise AllocationError(
-                    f"claim {_klog(self.claims[key[0]])}: selector #{i} on device {device_id}: "
+                    f"claim {klog(self.claims[key[0]])}: selector #{i} on device {device_id}: "
                     f"CEL runtime error: {err}"
                 ) from None
             if not matches:
@@ -633,26 +514,32 @@ class _Run:
         self,
         claim_index: int,
         key: tuple[int, int, int],
-        data: _RequestData,
-        candidate: _Candidate,
+        data: RequestData,
+        candidate: Candidate,
         *,
         must: bool,
     ) -> Callable[[], None] | None:
         """allocateDevice: the rollback when the candidate was taken, None when it cannot be."""
         claim = self.claims[claim_index]
         device_id = candidate.device_id
+        device = candidate.device
+        # A shareable device is never "in use": what limits it is its capacity.
+        shared = self.features.consumable_capacity and device.allow_multiple_allocations
         if data.admin_access:
-            if claim_index in self.allocating.get(device_id, ()):
+            if not shared and claim_index in self.allocating.get(device_id, ()):
                 return None
         elif self._in_use(device_id):
             return None
-        device = candidate.device
         if device.consumes_counters and not self.features.partitionable_devices:
             return None
-        if device.consumes_counters and not self._take_counters(candidate):
+        # Counters are taken by the first share of a device only (skipCounterCheck).
+        take_counters = bool(device.consumes_counters) and not (
+            shared and self._capacity_in_use(device_id)
+        )
+        if take_counters and not self._take_counters(candidate):
             return None
-        if self.features.device_taints and _taint_prevents_allocation(device, data.request):
-            if device.consumes_counters:
+        if self.features.device_taints and taint_prevents_allocation(device, data.request):
+            if take_counters:
                 self._release_counters(candidate)
             return None
 
@@ -663,27 +550,63 @@ class _Run:
             if not constraint.add(base, sub, device):
                 if must:
                     raise AllocationError(
-                        f"claim {_klog(claim)}, request {data.request.name}: cannot add device "
+                        f"claim {klog(claim)}, request {data.request.name}: cannot add device "
                         f"{'/'.join(device_id)} because a claim constraint would not be satisfied"
                     )
                 for previous in constraints[:i]:
                     previous.remove(base, sub, device)
-                if device.consumes_counters:
+                if take_counters:
                     self._release_counters(candidate)
                 return None
 
-        self.allocating.setdefault(device_id, set()).add(claim_index)
+        if not self._capacity_fits(data, candidate):
+            # a request of an "All" request whose devices were listed before earlier
+            # requests of this claim took their capacity
+            for constraint in constraints:
+                constraint.remove(base, sub, device)
+            if take_counters:
+                self._release_counters(candidate)
+            return None
+
+        allocating = self.allocating.setdefault(device_id, set())
+        if not shared:
+            allocating.add(claim_index)
+        share_id = ""
+        consumed: dict[str, tuple[int, str]] = {}
+        if shared:
+            request = data.request
+            consumed = capacity.consumed_by_request(
+                request.capacity_text, request.capacity, device.consumable
+            )
+            share_id = str(uuid.uuid4())
+            taken = self.allocating_capacity.setdefault(device_id, {})
+            for name, (amount, _) in consumed.items():
+                taken[name] = taken.get(name, 0) + amount
         results = self.results[claim_index]
         previous_count = len(results)
         results.append(
-            _DeviceResult(data.request.name, data.parent_name, candidate, data.admin_access)
+            DeviceResult(
+                data.request.name,
+                data.parent_name,
+                candidate,
+                data.admin_access,
+                share_id,
+                consumed,
+            )
         )
 
         def rollback() -> None:
             for constraint in constraints:
                 constraint.remove(base, sub, device)
-            self.allocating[device_id].discard(claim_index)
-            if device.consumes_counters:
+            allocating.discard(claim_index)
+            if shared:
+                taken = self.allocating_capacity[device_id]
+                for name, (amount, _) in consumed.items():
+                    taken[name] -= amount
+                if not any(taken.values()):
+                    del self.allocating_capacity[device_id]
+                # upstream does not give back the counters of a shareable device here
+            elif take_counters:
                 self._release_counters(candidate)
             del results[previous_count:]
 
@@ -712,7 +635,7 @@ class _Run:
             self.available_counters[key] = available
         return available
 
-    def _take_counters(self, candidate: _Candidate) -> bool:
+    def _take_counters(self, candidate: Candidate) -> bool:
         pool = candidate.pool
         available = self._available(pool)
         consumed = self.consumed_counters.setdefault((pool.driver, pool.name), {})
@@ -728,7 +651,7 @@ class _Run:
                     return False
         return True
 
-    def _release_counters(self, candidate: _Candidate) -> None:
+    def _release_counters(self, candidate: Candidate) -> None:
         consumed = self.consumed_counters[(candidate.pool.driver, candidate.pool.name)]
         for consumption in candidate.device.consumes_counters:
             counters = consumed[consumption.counter_set]
@@ -746,8 +669,8 @@ class _Run:
                 pool=result.candidate.device_id[1],
                 device=result.candidate.device_id[2],
                 admin_access=result.admin_access,
-                share_id="",
-                consumed_capacity={},
+                share_id=result.share_id,
+                consumed_capacity={name: nanos for name, (nanos, _) in result.consumed.items()},
             )
             for result in device_results
         )
@@ -824,13 +747,16 @@ class _Run:
             for entry in config
         ]
         try:
-            node_selector = _node_selector(device_results)
+            node_selector = node_selector_for(device_results)
         except ValueError as err:
             raise AllocationError(f"create NodeSelector for claim {claim.name}: {err}") from None
-        return AllocationResult(devices, tuple(config), node_selector, tolerations)
+        consumed_text = tuple(
+            {name: text for name, (_, text) in result.consumed.items()} for result in device_results
+        )
+        return AllocationResult(devices, tuple(config), node_selector, tolerations, consumed_text)
 
     @staticmethod
-    def _request_of(claim: ResourceClaimView, result: _DeviceResult) -> DeviceSubRequest:
+    def _request_of(claim: ResourceClaimView, result: DeviceResult) -> DeviceSubRequest:
         for request in claim.requests:
             if request.name == (result.parent_request or result.request):
                 if not result.parent_request and request.exactly is not None:
@@ -839,78 +765,3 @@ class _Run:
                     if sub.name == result.request:
                         return sub
         raise AssertionError("allocated device for an unknown request")
-
-
-def _taint_prevents_allocation(device: DeviceView, request: DeviceSubRequest) -> bool:
-    for taint in device.taints:
-        # only the known effects prevent allocation
-        if taint.effect in ("NoSchedule", "NoExecute") and not any(
-            toleration.tolerates(taint) for toleration in request.tolerations
-        ):
-            return True
-    return False
-
-
-def _raw_node_selection(result: _DeviceResult) -> tuple[str, Mapping[str, Any] | None]:
-    """The nodeName and nodeSelector (as JSON) that place a device: its own with
-    perDeviceNodeSelection, else its slice's."""
-    resource_slice = result.candidate.slice
-    spec = resource_slice.raw.get("spec", {}) if resource_slice.raw else {}
-    if resource_slice.per_device_node_selection:
-        devices = spec.get("devices") or []
-        raw = (
-            devices[result.candidate.device_index]
-            if result.candidate.device_index < len(devices)
-            else {}
-        )
-        return result.candidate.device.node_name, raw.get("nodeSelector")
-    return resource_slice.node_name, spec.get("nodeSelector")
-
-
-def _node_selector(results: Sequence[_DeviceResult]) -> Mapping[str, Any] | None:
-    """createNodeSelector: a node-local device pins the claim to its node; node selectors of
-    network-attached devices are merged into one term; devices on all nodes add nothing."""
-    fields: list[Mapping[str, Any]] = []
-    expressions: list[Mapping[str, Any]] = []
-    for result in results:
-        node_name, selector = _raw_node_selection(result)
-        if node_name:
-            return {
-                "nodeSelectorTerms": [
-                    {
-                        "matchFields": [
-                            {"key": "metadata.name", "operator": "In", "values": [node_name]}
-                        ]
-                    }
-                ]
-            }
-        if selector is None:
-            continue
-        terms = selector.get("nodeSelectorTerms") or []
-        if len(terms) == 0:
-            continue
-        if len(terms) > 1:
-            raise ValueError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
-        term = terms[0] or {}
-        _add_requirements(term.get("matchFields") or [], fields)
-        _add_requirements(term.get("matchExpressions") or [], expressions)
-    if not fields and not expressions:
-        return None
-    merged: dict[str, Any] = {}
-    if expressions:
-        merged["matchExpressions"] = expressions
-    if fields:
-        merged["matchFields"] = fields
-    return {"nodeSelectorTerms": [merged]}
-
-
-def _add_requirements(new: Sequence[Mapping[str, Any]], into: list[Mapping[str, Any]]) -> None:
-    for requirement in new:
-        values = set(requirement.get("values") or ())
-        if not any(
-            existing.get("key") == requirement.get("key")
-            and existing.get("operator") == requirement.get("operator")
-            and set(existing.get("values") or ()) == values
-            for existing in into
-        ):
-            into.append(requirement)

@@ -28,14 +28,12 @@ from scheduler.api.resource import (
     DeviceSubRequest,
     ResourceClaimView,
 )
-from scheduler.plugins.dynamicresources.allocator import (
-    AllocationError,
-    Allocator,
-    _Candidate,
-    _klog,
-    _RequestData,
-    _Run,
-    _taint_prevents_allocation,
+from scheduler.plugins.dynamicresources.allocation import AllocationError, klog
+from scheduler.plugins.dynamicresources.allocator import Allocator, _Run
+from scheduler.plugins.dynamicresources.candidates import (
+    Candidate,
+    RequestData,
+    taint_prevents_allocation,
 )
 from scheduler.plugins.dynamicresources.pools import NodeSelectionError, Pool
 
@@ -102,7 +100,7 @@ def _requests_alone(
                 if reason is None:
                     failed = []  # one alternative fits: so does the request
                     break
-                failed.append(RequestDiagnosis(_klog(claim), name, reason))
+                failed.append(RequestDiagnosis(klog(claim), name, reason))
             findings.extend(failed)
     return findings
 
@@ -119,14 +117,14 @@ def _request_reason(
     device_class = allocator.classes.get(request.device_class_name)
     if device_class is None:
         return f"device class {request.device_class_name} not found"
-    data = _RequestData(request, parent, device_class)
+    data = RequestData(request, parent, device_class)
     try:
-        usable: list[_Candidate] = []
+        usable: list[Candidate] = []
         unusable: dict[str, Pool] = {}  # incomplete or invalid pools with a matching device
         for pool in pools:
             for resource_slice in pool.slices:
                 for index, device in enumerate(resource_slice.devices):
-                    candidate = _Candidate(
+                    candidate = Candidate(
                         (pool.driver, pool.name, device.name), device, index, resource_slice, pool
                     )
                     if not run._is_selectable(_KEY, data, candidate):
@@ -149,7 +147,7 @@ def _request_reason(
         for c in usable
         if (data.admin_access or c.device_id not in allocated)
         and not (c.device.consumes_counters and not features.partitionable_devices)
-        and not (features.device_taints and _taint_prevents_allocation(c.device, request))
+        and not (features.device_taints and taint_prevents_allocation(c.device, request))
     ]
     matching = len(usable)
     if request.allocation_mode == ALLOCATION_MODE_ALL:
@@ -186,7 +184,7 @@ def _pool_reason(pool: Pool) -> str:
 
 
 def _no_match_reason(
-    allocator: Allocator, run: _Run, data: _RequestData, pools: list[Pool]
+    allocator: Allocator, run: _Run, data: RequestData, pools: list[Pool]
 ) -> str:
     """No device of the node matches: either the node has no slice of any driver whose devices
     match elsewhere, or none of its devices match the selectors."""
@@ -198,7 +196,7 @@ def _no_match_reason(
     return f"no device of class {class_name} matches the selectors"
 
 
-def _matching_drivers(allocator: Allocator, run: _Run, data: _RequestData) -> frozenset[str]:
+def _matching_drivers(allocator: Allocator, run: _Run, data: RequestData) -> frozenset[str]:
     """The drivers of every device in the cycle's slices (any node) that matches the request's
     class and selectors; computed once per (class, selectors) and allocator."""
     class_name = data.class_.name if data.class_ is not None else ""
@@ -213,7 +211,7 @@ def _matching_drivers(allocator: Allocator, run: _Run, data: _RequestData) -> fr
             continue
         pool = Pool(resource_slice.driver, resource_slice.pool_name, [resource_slice])
         for index, device in enumerate(resource_slice.devices):
-            candidate = _Candidate(
+            candidate = Candidate(
                 (resource_slice.driver, resource_slice.pool_name, device.name),
                 device,
                 index,
@@ -255,7 +253,7 @@ def _claims_alone(
         fits = _fits(allocator, node, [claim], pools)
         if fits is True:
             continue
-        name = _klog(claim)
+        name = klog(claim)
         if isinstance(fits, str):
             findings.append(RequestDiagnosis(name, "", fits))
             continue
@@ -304,11 +302,11 @@ def _claims_together(
             continue
         claim = claims[count - 1]
         if isinstance(fits, str):
-            return [RequestDiagnosis(_klog(claim), "", fits)]
-        earlier = ", ".join(_klog(c) for c in claims[: count - 1])
+            return [RequestDiagnosis(klog(claim), "", fits)]
+        earlier = ", ".join(klog(c) for c in claims[: count - 1])
         return [
             RequestDiagnosis(
-                _klog(claim),
+                klog(claim),
                 "",
                 f"not enough free devices left after the pod's other claims ({earlier})",
             )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scheduler.plugins.dynamicresources.allocator import DRAFeatures
+from scheduler.plugins.dynamicresources.allocation import DRAFeatures
 
 DYNAMIC_RESOURCE_ALLOCATION = "DynamicResourceAllocation"
 DRA_ADMIN_ACCESS = "DRAAdminAccess"
@@ -57,9 +57,8 @@ DRA_GATES: Mapping[str, GateSpec] = {
     DRA_DEVICE_TAINTS: GateSpec(True, "beta", False, _BOTH, True),
     # Shared counters and per-device node selection, in the allocator.
     DRA_PARTITIONABLE_DEVICES: GateSpec(True, "beta", False, _BOTH, True),
-    DRA_CONSUMABLE_CAPACITY: GateSpec(
-        True, "beta", False, _OFF, False, "consumable capacity (shared devices)"
-    ),
+    # Shareable devices, capacity requests and request policies, distinctAttribute.
+    DRA_CONSUMABLE_CAPACITY: GateSpec(True, "beta", False, _BOTH, True),
     DRA_DEVICE_BINDING_CONDITIONS: GateSpec(
         True, "beta", False, _OFF, False, "binding conditions (PreBind waiting for devices)"
     ),

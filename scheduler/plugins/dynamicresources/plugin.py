@@ -75,6 +75,7 @@ from scheduler.plugins.dynamicresources.args import (
 )
 from scheduler.plugins.dynamicresources.cel import CelCache
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
+from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
 from scheduler.plugins.normalize_score import default_normalize_score
 
@@ -272,8 +273,13 @@ class DynamicResources:
                 return None, status
         if to_allocate:
             shared, consumed = tracker.allocated_shared()
+            devices = tracker.allocated_devices()
+            if not self._allocator_features.consumable_capacity:
+                # foreachAllocatedDevice: without the feature a share is a whole device
+                devices = devices | {device for device, _ in shared}
+                shared, consumed = frozenset(), {}
             allocated = AllocatedState(
-                devices=tracker.allocated_devices(),
+                devices=devices,
                 shared_device_ids=shared,
                 consumed_capacity=consumed,
             )
@@ -403,7 +409,7 @@ class DynamicResources:
                 and not info.available_on_nodes.matches(node.labels, node.name)
             ]
             if s.allocator is not None and to_allocate:
-                entries += [d.to_dict() for d in s.allocator.diagnose(node, to_allocate)]
+                entries += [d.to_dict() for d in diagnose(s.allocator, node, to_allocate)]
             if entries:
                 details[name] = entries
         return details
