@@ -193,10 +193,17 @@ def _node_objects(node: OpenbNode, shareable: bool) -> tuple[dict[str, Any], dic
         return obj, None
     devices = []
     for index in range(node.gpus):
+        milli: dict[str, Any] = {"value": str(FULL_GPU_MILLI)}
+        if shareable:
+            # A claim that asks no milli takes the whole GPU (the policy's default).
+            milli["requestPolicy"] = {
+                "default": str(FULL_GPU_MILLI),
+                "validRange": {"min": "1", "step": "1"},
+            }
         device: dict[str, Any] = {
             "name": f"gpu-{index}",
             "attributes": {MODEL_ATTRIBUTE: {"string": node.model}, "index": {"int": index}},
-            "capacity": {MILLI_CAPACITY: {"value": str(FULL_GPU_MILLI)}},
+            "capacity": {MILLI_CAPACITY: milli},
         }
         if shareable:
             device["allowMultipleAllocations"] = True

@@ -18,7 +18,7 @@ Claims are seen through `ClaimTracker`:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from scheduler.api.resource import (
@@ -32,6 +32,14 @@ from scheduler.listers.storage_objects import EventSink, KeyedStore
 
 DeviceID = tuple[str, str, str]
 SharedDeviceID = tuple[DeviceID, str]
+#: A plugin's preference among the devices of a node for a pod's claims (see
+#: `ResourceObjects.device_rankers`): given the pod, the node's name, and what the allocator
+#: holds allocated (whole devices; capacity consumed on shared ones, nanos by capacity name),
+#: a sort key over device ids (smaller first), or None for no preference.
+DeviceRanker = Callable[
+    [Any, str, frozenset[DeviceID], Mapping[DeviceID, Mapping[str, int]]],
+    Callable[[DeviceID], Any] | None,
+]
 
 RESOURCE_API = "/apis/resource.k8s.io/v1"
 
@@ -202,6 +210,11 @@ class ResourceObjects:
             EventResource.RESOURCE_CLAIM, "ResourceClaim"
         )
         self.tracker = ClaimTracker(self.claims)
+        # A profile's framework handle → the device ranker a plugin of that profile
+        # registered: the DRA allocator tries a node's devices in its order instead of the
+        # slices' (stable, so ties keep the slices' order). Upstream has no such hook; no
+        # plugin of the default profile registers one, so its allocation stays upstream's.
+        self.device_rankers: dict[object, DeviceRanker] = {}
 
     def connect(self, sink: EventSink) -> None:
         """Send every later change of classes, slices and claims to `sink` as a cluster event

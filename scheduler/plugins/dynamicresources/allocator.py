@@ -23,6 +23,7 @@ from scheduler.api.resource import (
     AllocatedDevice,
     DeviceClassView,
     DeviceSubRequest,
+    DeviceView,
     ResourceClaimView,
     ResourceSliceView,
 )
@@ -93,8 +94,11 @@ class Allocator:
         classes: Mapping[str, DeviceClassView],
         slices: Sequence[ResourceSliceView],
         cel_cache: Any = None,
+        device_order: Callable[[str], Callable[[DeviceID], Any] | None] | None = None,
     ) -> None:
         self.features = features
+        # node name → a sort key for that node's devices (ResourceObjects.device_rankers)
+        self.device_order = device_order
         self.allocated = allocated
         self.classes = classes
         self.slices = slices
@@ -150,6 +154,8 @@ class _Run:
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        order = owner.device_order
+        self.device_key = order(node.name) if order is not None else None
 
     # --- validation -------------------------------------------------------------------
 
@@ -378,7 +384,7 @@ class _Run:
             if pool.incomplete or pool.invalid:
                 continue
             for resource_slice in pool.slices:
-                for index, device in enumerate(resource_slice.devices):
+                for index, device in self._devices(pool, resource_slice):
                     device_id = (pool.driver, pool.name, device.name)
                     if admin:
                         if claim_index in self.allocating.get(device_id, ()):
@@ -408,6 +414,16 @@ class _Run:
                         return True
                     rollback()
         return False
+
+    def _devices(
+        self, pool: Pool, resource_slice: ResourceSliceView
+    ) -> Sequence[tuple[int, DeviceView]]:
+        """The slice's devices with their indices, in the ranker's order if one is set."""
+        listed = list(enumerate(resource_slice.devices))
+        key = self.device_key
+        if key is None:
+            return listed
+        return sorted(listed, key=lambda item: key((pool.driver, pool.name, item[1].name)))
 
     def _capacity_fits(self, data: RequestData, candidate: Candidate) -> bool:
         """With DRAConsumableCapacity, whether the request fits in what is left of the

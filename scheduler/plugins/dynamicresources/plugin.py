@@ -28,7 +28,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +59,7 @@ from scheduler.framework.interface import (
     SignFragment,
 )
 from scheduler.framework.status import Status
-from scheduler.listers.resource_objects import RESOURCE_API, ResourceObjects
+from scheduler.listers.resource_objects import RESOURCE_API, DeviceID, ResourceObjects
 from scheduler.plugins.dynamicresources import hints
 from scheduler.plugins.dynamicresources.allocator import (
     AllocatedState,
@@ -290,6 +290,9 @@ class DynamicResources:
                     classes=resources.classes.by_key,
                     slices=list(resources.slices.list()),
                     cel_cache=self._cel_cache,
+                    device_order=_device_order(
+                        resources, self._handle, pod, allocated
+                    ),
                 )
             except AllocationError as err:
                 return None, Status.error(str(err))
@@ -679,6 +682,19 @@ class DynamicResources:
         if not 200 <= code < 300 or not isinstance(answer, Mapping):
             raise _BindError(f"add {what} to claim {claim.key}: {_api_message(code, answer)}")
         return answer
+
+
+def _device_order(
+    resources: ResourceObjects, handle: object, pod: PodView, allocated: AllocatedState
+) -> Callable[[str], Callable[[DeviceID], Any] | None] | None:
+    """The profile's device ranker for this pod (ResourceObjects.device_rankers, by the
+    profile's framework handle), if any, shown what this cycle's allocator holds allocated."""
+    ranker = resources.device_rankers.get(handle)
+    if ranker is None:
+        return None
+    return lambda node_name: ranker(
+        pod, node_name, allocated.devices, allocated.consumed_capacity
+    )
 
 
 def _read_state(state: CycleState) -> DRAState | None:

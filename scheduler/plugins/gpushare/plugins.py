@@ -9,7 +9,7 @@ a full cycle, as in the paper.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from scheduler.api.objects import PodView
 from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
 from scheduler.framework.registry import ArgsError, PluginEntry, check_known_fields
 from scheduler.framework.status import Status
+from scheduler.listers.resource_objects import DeviceID
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.gpushare.frag import FragMeasure, TypicalPod, typical_pods
 from scheduler.plugins.gpushare.gpus import (
@@ -28,6 +29,7 @@ from scheduler.plugins.gpushare.gpus import (
 )
 from scheduler.plugins.gpushare.scores import (
     affinity_tag,
+    best_fit_gpu,
     best_fit_raw,
     dot_product_score,
     fgd_score,
@@ -59,13 +61,53 @@ class _GpuPolicy:
         self._resources = handle.cluster_objects.resources
         self._gpus = GpuIndex(self._resources)
         self._state_key = f"PreScore{self.name}"
+        # The last pod's request: the ranker is asked once per node in a cycle.
+        self._last: tuple[str, str, GpuRequest] | None = None
+        # Which GPU of a node a shared request takes: the DRA allocator asks this profile's
+        # ranker (ResourceObjects.device_rankers) while it filters the node.
+        self._resources.device_rankers[handle] = self.rank_devices
 
     def _request(self, pod: PodView) -> GpuRequest:
+        last = self._last
+        if last is not None and last[0] == pod.uid and last[1] == pod.resource_version:
+            return last[2]
         try:
             claims = pod_claims(pod, self._resources)
         except ClaimsNotReady:
             claims = []
-        return gpu_request(pod.requests.milli_cpu, claims)
+        request = gpu_request(pod.requests.milli_cpu, claims)
+        self._last = (pod.uid, pod.resource_version, request)
+        return request
+
+    def rank_devices(
+        self,
+        pod: PodView,
+        node_name: str,
+        whole: frozenset[DeviceID],
+        consumed: Mapping[DeviceID, Mapping[str, int]],
+    ) -> Callable[[DeviceID], int] | None:
+        """For a share of one GPU: the GPU this policy picks first (open_gpu_share.go's
+        gpuSelMethod); whole GPUs go in device order (the lowest-index free ones, as the
+        simulator's AllocateExclusiveGpuId)."""
+        request = self._request(pod)
+        gpus = self._gpus.by_node().get(node_name)
+        if not request.is_share or gpus is None:
+            return None
+        left = Allocated(whole, consumed).left(gpus)
+        node_info = self._handle.snapshot().get(node_name)
+        cpu_left = 0
+        if node_info is not None:
+            cpu_left = node_info.allocatable.milli_cpu - node_info.requested.milli_cpu
+        chosen = self._choose_gpu(request, cpu_left, left, gpus.model)
+        if chosen is None:
+            return None
+        preferred = gpus.devices[chosen]
+        return lambda device: 0 if device == preferred else 1
+
+    def _choose_gpu(
+        self, request: GpuRequest, cpu_left: int, left: tuple[int, ...], model: str
+    ) -> int | None:
+        return best_fit_gpu(request, left)
 
     def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
         state.write(self._state_key, _Cycle(self._request(pod), Allocated.read(self._resources)))
