@@ -11,7 +11,7 @@ and starts from is in `allocation`, its working pieces in `candidates`, consumab
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from scheduler.api.node import NodeView
@@ -23,7 +23,6 @@ from scheduler.api.resource import (
     AllocatedDevice,
     DeviceClassView,
     DeviceSubRequest,
-    DeviceView,
     ResourceClaimView,
     ResourceSliceView,
 )
@@ -55,6 +54,7 @@ from scheduler.plugins.dynamicresources.pools import (
     SliceIndex,
     node_matches,
 )
+from scheduler.plugins.dynamicresources.ranking import DeviceChoice, DeviceRanker
 
 __all__ = [
     "AllocatedState",
@@ -66,6 +66,8 @@ __all__ = [
 ]
 
 Constraint = MatchAttributeConstraint | DistinctAttributeConstraint
+# Where a search over the node's devices starts: (pool, slice, device) indices.
+Location = tuple[int, int, int]
 
 
 class _Stop(Exception):
@@ -94,12 +96,12 @@ class Allocator:
         classes: Mapping[str, DeviceClassView],
         slices: Sequence[ResourceSliceView],
         cel_cache: Any = None,
-        device_order: Callable[[str], Callable[[DeviceID], Any] | None] | None = None,
+        ranker: DeviceRanker | None = None,
     ) -> None:
         self.features = features
-        # node name → a sort key for that node's devices (ResourceObjects.device_rankers)
-        self.device_order = device_order
         self.allocated = allocated
+        # None: upstream's device order (ranking.py)
+        self.ranker = ranker
         self.classes = classes
         self.slices = slices
         self.cel_cache: CelCache = (
@@ -154,8 +156,6 @@ class _Run:
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
-        order = owner.device_order
-        self.device_key = order(node.name) if order is not None else None
 
     # --- validation -------------------------------------------------------------------
 
@@ -318,6 +318,7 @@ class _Run:
         sub_index: int,
         device_index: int,
         allocate_sub_request: bool,
+        start: Location = (0, 0, 0),
     ) -> bool:
         if claim_index >= len(self.claims):
             return True
@@ -379,12 +380,54 @@ class _Run:
                 rollback()
             return done
 
+        found: Iterable[tuple[Candidate, Location]] = self._candidates(
+            claim_index, key, data, start
+        )
+        ranker = self.owner.ranker
+        if ranker is not None:
+            found = self._ranked(ranker, data, list(found))
+        for candidate, next_start in found:
+            rollback = self._allocate_device(claim_index, key, data, candidate, must=False)
+            if rollback is None:
+                continue
+            try:
+                done = self._allocate_one(
+                    claim_index,
+                    request_index,
+                    sub_index,
+                    device_index + 1,
+                    allocate_sub_request,
+                    next_start,
+                )
+            except BaseException:
+                rollback()
+                raise
+            if done:
+                return True
+            rollback()
+        return False
+
+    def _candidates(
+        self,
+        claim_index: int,
+        key: tuple[int, int, int],
+        data: RequestData,
+        start: Location,
+    ) -> Iterator[tuple[Candidate, Location]]:
+        """The devices that may take the request now, in upstream's order from `start` on
+        (the next device of a request is searched after the one before it: incubating's
+        startLocation), each with where the search for the request's next device starts."""
         admin = data.admin_access
-        for pool in self.pools:
+        for pool_index in range(start[0], len(self.pools)):
+            pool = self.pools[pool_index]
             if pool.incomplete or pool.invalid:
                 continue
-            for resource_slice in pool.slices:
-                for index, device in self._devices(pool, resource_slice):
+            first_slice = start[1] if pool_index == start[0] else 0
+            for slice_index in range(first_slice, len(pool.slices)):
+                resource_slice = pool.slices[slice_index]
+                first_device = start[2] if (pool_index, slice_index) == start[:2] else 0
+                for index in range(first_device, len(resource_slice.devices)):
+                    device = resource_slice.devices[index]
                     device_id = (pool.driver, pool.name, device.name)
                     if admin:
                         if claim_index in self.allocating.get(device_id, ()):
@@ -396,34 +439,34 @@ class _Run:
                         continue
                     if not self._capacity_fits(data, candidate):
                         continue
-                    rollback = self._allocate_device(claim_index, key, data, candidate, must=False)
-                    if rollback is None:
-                        continue
-                    try:
-                        done = self._allocate_one(
-                            claim_index,
-                            request_index,
-                            sub_index,
-                            device_index + 1,
-                            allocate_sub_request,
-                        )
-                    except BaseException:
-                        rollback()
-                        raise
-                    if done:
-                        return True
-                    rollback()
-        return False
+                    yield candidate, (pool_index, slice_index, index + 1)
 
-    def _devices(
-        self, pool: Pool, resource_slice: ResourceSliceView
-    ) -> Sequence[tuple[int, DeviceView]]:
-        """The slice's devices with their indices, in the ranker's order if one is set."""
-        listed = list(enumerate(resource_slice.devices))
-        key = self.device_key
-        if key is None:
-            return listed
-        return sorted(listed, key=lambda item: key((pool.driver, pool.name, item[1].name)))
+    def _ranked(
+        self,
+        ranker: DeviceRanker,
+        data: RequestData,
+        found: list[tuple[Candidate, Location]],
+    ) -> list[tuple[Candidate, Location]]:
+        """The candidates in the order a plugin's DeviceRanker asks for (ranking.py)."""
+        by_id = {candidate.device_id: (candidate, start) for candidate, start in found}
+        choices = [self._choice(candidate) for candidate, _ in found]
+        ranked = ranker.rank(self.node, data.request, choices)
+        return [by_id[choice.device_id] for choice in ranked if choice.device_id in by_id]
+
+    def _choice(self, candidate: Candidate) -> DeviceChoice:
+        device_id = candidate.device_id
+        device = candidate.device
+        held = self.owner.allocated.consumed_capacity.get(device_id, {})
+        taking = self.allocating_capacity.get(device_id, {})
+        return DeviceChoice(
+            device_id=device_id,
+            device=device,
+            shared=self.features.consumable_capacity and device.allow_multiple_allocations,
+            free={
+                name: entry.value - held.get(name, 0) - taking.get(name, 0)
+                for name, entry in device.consumable.items()
+            },
+        )
 
     def _capacity_fits(self, data: RequestData, candidate: Candidate) -> bool:
         """With DRAConsumableCapacity, whether the request fits in what is left of the

@@ -28,9 +28,9 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -59,7 +59,7 @@ from scheduler.framework.interface import (
     SignFragment,
 )
 from scheduler.framework.status import Status
-from scheduler.listers.resource_objects import RESOURCE_API, DeviceID, ResourceObjects
+from scheduler.listers.resource_objects import RESOURCE_API, ResourceObjects
 from scheduler.plugins.dynamicresources import hints
 from scheduler.plugins.dynamicresources.allocator import (
     AllocatedState,
@@ -77,6 +77,7 @@ from scheduler.plugins.dynamicresources.cel import CelCache
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
+from scheduler.plugins.dynamicresources.ranking import DeviceRanker
 from scheduler.plugins.normalize_score import default_normalize_score
 
 if TYPE_CHECKING:
@@ -154,6 +155,9 @@ class _BindError(Exception):
 
 class DynamicResources:
     name = NAME
+    #: Ranks the devices a request may get on a node (ranking.py); None, as in every
+    #: built-in profile: upstream's order. Set by a subclass registered out of tree.
+    device_ranker: ClassVar[DeviceRanker | None] = None
 
     def __init__(self, args: DynamicResourcesArgs | None = None, handle: Handle | None = None):
         if handle is None:
@@ -290,9 +294,8 @@ class DynamicResources:
                     classes=resources.classes.by_key,
                     slices=list(resources.slices.list()),
                     cel_cache=self._cel_cache,
-                    device_order=_device_order(
-                        resources, self._handle, pod, allocated
-                    ),
+                    # a subclass's ranker, else one a plugin of this profile registered
+                    ranker=self.device_ranker or resources.ranker_for(self._handle, pod),
                 )
             except AllocationError as err:
                 return None, Status.error(str(err))
@@ -682,19 +685,6 @@ class DynamicResources:
         if not 200 <= code < 300 or not isinstance(answer, Mapping):
             raise _BindError(f"add {what} to claim {claim.key}: {_api_message(code, answer)}")
         return answer
-
-
-def _device_order(
-    resources: ResourceObjects, handle: object, pod: PodView, allocated: AllocatedState
-) -> Callable[[str], Callable[[DeviceID], Any] | None] | None:
-    """The profile's device ranker for this pod (ResourceObjects.device_rankers, by the
-    profile's framework handle), if any, shown what this cycle's allocator holds allocated."""
-    ranker = resources.device_rankers.get(handle)
-    if ranker is None:
-        return None
-    return lambda node_name: ranker(
-        pod, node_name, allocated.devices, allocated.consumed_capacity
-    )
 
 
 def _read_state(state: CycleState) -> DRAState | None:

@@ -9,16 +9,19 @@ a full cycle, as in the paper.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scheduler.api.node import NodeView
 from scheduler.api.objects import PodView
+from scheduler.api.resource import DeviceSubRequest
 from scheduler.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
 from scheduler.framework.registry import ArgsError, PluginEntry, check_known_fields
 from scheduler.framework.status import Status
 from scheduler.listers.resource_objects import DeviceID
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
+from scheduler.plugins.dynamicresources.ranking import DeviceChoice, DeviceRanker
 from scheduler.plugins.gpushare.frag import FragMeasure, TypicalPod, typical_pods
 from scheduler.plugins.gpushare.gpus import (
     Allocated,
@@ -63,9 +66,9 @@ class _GpuPolicy:
         self._state_key = f"PreScore{self.name}"
         # The last pod's request: the ranker is asked once per node in a cycle.
         self._last: tuple[str, str, GpuRequest] | None = None
-        # Which GPU of a node a shared request takes: the DRA allocator asks this profile's
-        # ranker (ResourceObjects.device_rankers) while it filters the node.
-        self._resources.device_rankers[handle] = self.rank_devices
+        # Which GPU of a node a shared request takes: DynamicResources asks this profile's
+        # ranker (ResourceObjects.device_rankers) for each pod, its allocator for each node.
+        self._resources.device_rankers[handle] = self.ranker_for
 
     def _request(self, pod: PodView) -> GpuRequest:
         last = self._last
@@ -79,30 +82,28 @@ class _GpuPolicy:
         self._last = (pod.uid, pod.resource_version, request)
         return request
 
-    def rank_devices(
-        self,
-        pod: PodView,
-        node_name: str,
-        whole: frozenset[DeviceID],
-        consumed: Mapping[DeviceID, Mapping[str, int]],
-    ) -> Callable[[DeviceID], int] | None:
-        """For a share of one GPU: the GPU this policy picks first (open_gpu_share.go's
-        gpuSelMethod); whole GPUs go in device order (the lowest-index free ones, as the
-        simulator's AllocateExclusiveGpuId)."""
+    def ranker_for(self, pod: PodView) -> DeviceRanker | None:
+        """For a share of one GPU: a DeviceRanker that offers the GPU this policy picks first
+        (open_gpu_share.go's gpuSelMethod); whole GPUs go in device order (the lowest-index
+        free ones, as the simulator's AllocateExclusiveGpuId). Asked in DynamicResources'
+        PreFilter, once per cycle: the GPUs' state is read then, as its allocator's."""
         request = self._request(pod)
-        gpus = self._gpus.by_node().get(node_name)
-        if not request.is_share or gpus is None:
+        if not request.is_share:
             return None
-        left = Allocated(whole, consumed).left(gpus)
+        return _PolicyRanker(self, request, Allocated.read(self._resources))
+
+    def choose_gpu_on(
+        self, request: GpuRequest, node_name: str, allocated: Allocated
+    ) -> DeviceID | None:
+        gpus = self._gpus.by_node().get(node_name)
+        if gpus is None:
+            return None
         node_info = self._handle.snapshot().get(node_name)
         cpu_left = 0
         if node_info is not None:
             cpu_left = node_info.allocatable.milli_cpu - node_info.requested.milli_cpu
-        chosen = self._choose_gpu(request, cpu_left, left, gpus.model)
-        if chosen is None:
-            return None
-        preferred = gpus.devices[chosen]
-        return lambda device: 0 if device == preferred else 1
+        chosen = self._choose_gpu(request, cpu_left, allocated.left(gpus), gpus.model)
+        return None if chosen is None else gpus.devices[chosen]
 
     def _choose_gpu(
         self, request: GpuRequest, cpu_left: int, left: tuple[int, ...], model: str
@@ -136,6 +137,26 @@ class _GpuPolicy:
 
     def score_extensions(self) -> Any:
         return None
+
+
+class _PolicyRanker:
+    """DynamicResources' DeviceRanker (dynamicresources/ranking.py) for one pod's share: the
+    policy's GPU first, the others after it in the allocator's order."""
+
+    __slots__ = ("_allocated", "_policy", "_request")
+
+    def __init__(self, policy: _GpuPolicy, request: GpuRequest, allocated: Allocated) -> None:
+        self._policy = policy
+        self._request = request
+        self._allocated = allocated
+
+    def rank(
+        self, node: NodeView, request: DeviceSubRequest, choices: Sequence[DeviceChoice]
+    ) -> Sequence[DeviceChoice]:
+        preferred = self._policy.choose_gpu_on(self._request, node.name, self._allocated)
+        if preferred is None:
+            return choices
+        return sorted(choices, key=lambda choice: choice.device_id != preferred)
 
 
 class RandomFit(_GpuPolicy):
