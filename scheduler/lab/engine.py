@@ -170,7 +170,8 @@ class Replay:
 
     def _arrive(self, arrival: PodArrival) -> None:
         for claim in arrival.claims:
-            self._add(self._claims, claim, "claim")
+            # A recorded claim may carry its allocation from the cluster: the replay decides anew.
+            self._add(self._claims, {k: v for k, v in claim.items() if k != "status"}, "claim")
         pod = copy.deepcopy(dict(arrival.pod))
         pod["spec"] = {**(pod.get("spec") or {}), "schedulerName": self.scheduler_name}
         pod.pop("status", None)

@@ -76,8 +76,8 @@ def summary(records: Sequence[Mapping[str, Any]]) -> str:
     grouped = by_profile(records)
     width = max(len(label) for label in grouped)
     head = (
-        f"{'profile':<{width}}  runs  {'alloc@100%':>12}  {'alloc@130%':>12}  "
-        f"{'frag@100%':>12}  {'failed':>7}  {'s/run':>6}"
+        f"{'profile':<{width}}  runs  {'pods':>6}  {'alloc@100%':>12}  {'alloc@130%':>12}  "
+        f"{'frag@100%':>12}  {'failed':>7}  {'wait p99':>8}  {'s/run':>6}"
     )
     lines = [
         f"trace {records[0]['trace']}: GPU allocation and fragmentation, % of capacity "
@@ -91,14 +91,16 @@ def summary(records: Sequence[Mapping[str, Any]]) -> str:
     )
     for label, runs in ranked:
         lines.append(
-            f"{label:<{width}}  {len(runs):>4}  {_mean_sd(_at(runs, METRICS[0], 100)):>12}  "
+            f"{label:<{width}}  {len(runs):>4}  {statistics.fmean(r['pods'] for r in runs):>6.0f}  "
+            f"{_mean_sd(_at(runs, METRICS[0], 100)):>12}  "
             f"{_mean_sd(_at(runs, METRICS[0], 130)):>12}  "
             f"{_mean_sd(_at(runs, METRICS[1], 100)):>12}  "
             f"{statistics.fmean(r['failed_pods'] for r in runs):>7.0f}  "
+            f"{statistics.fmean(r['pending_seconds']['p99'] for r in runs):>7.1f}s  "
             f"{statistics.fmean(r['seconds'] for r in runs):>6.1f}"
         )
-    best = ranked[0][0]
-    lines.append(f"most GPU allocated at 130 % arrived: {best}")
+    if _at(ranked[0][1], METRICS[0], 130):
+        lines.append(f"most GPU allocated at 130 % arrived: {ranked[0][0]}")
     return "\n".join(lines) + "\n"
 
 
