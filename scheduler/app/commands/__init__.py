@@ -2,7 +2,7 @@
 
 from types import ModuleType
 
-from scheduler.app.commands import check_config, explain, replay, run, view, what_if
+from scheduler.app.commands import check_config, explain, record, replay, run, view, what_if
 
 COMMANDS: dict[str, ModuleType] = {
     "run": run,
@@ -11,4 +11,5 @@ COMMANDS: dict[str, ModuleType] = {
     "what-if": what_if,
     "view": view,
     "replay": replay,
+    "record": record,
 }
