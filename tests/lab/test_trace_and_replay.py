@@ -164,3 +164,15 @@ def test_the_policy_chooses_the_gpu_a_share_takes(policy: str | None, want: str)
     assert result.failed == []
     assert (_gpu_of(replay, "a"), _gpu_of(replay, "b")) == ("gpu-0", "gpu-1")
     assert _gpu_of(replay, "c") == want
+
+
+def test_node_rank_sends_ties_to_one_node_every_time() -> None:
+    # Four identical nodes: with no score but NodeRank's, every pod goes to the node of the
+    # highest seeded rank (the simulator's tie-break); without it, upstream's uniform
+    # tie-break spreads them.
+    objects = [*(node(f"n{i}", 4) for i in range(4))]
+    objects += [pod(f"p{i}", 100, arrival=i) for i in range(8)]
+    _, ranked = _replay(objects, policy="NodeRank")
+    assert len(set(ranked.placements.values())) == 1
+    _, spread = _replay(objects, policy="DotProduct")  # CPU-only pods: it scores all alike
+    assert len(set(spread.placements.values())) > 1

@@ -325,6 +325,34 @@ class FGD(_GpuPolicy):
         return fgd_score(cycle.request, cpu_left, left, model, self._measure)[0]
 
 
+class NodeRank:
+    """The simulator's tie-break, as a Score plugin: each node gets a random rank, drawn once
+    from the scheduler's seeded randomness the first time it is scored, and scores it
+    (0-100). Enabled at weight 1 beside a policy at weight 1000, it only decides between nodes
+    the policy scores equally, and always the same way: the paper's kube-scheduler fork sends
+    ties to the node with the smallest seeded rank (selectHost on names prefixed by a seeded
+    permutation), which consolidates pods that upstream's uniform tie-break spreads."""
+
+    name = "NodeRank"
+
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
+        if handle is None:
+            raise ValueError(f"{self.name} needs a framework handle")
+        self._rng = handle.rng
+        self._ranks: dict[str, int] = {}
+
+    def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
+        rank = self._ranks.get(node_info.node_name)
+        if rank is None:
+            rank = self._ranks[node_info.node_name] = self._rng.randrange(MAX_NODE_SCORE + 1)
+            if len(self._ranks) > 1_000_000:  # bounded: nodes come and go over months
+                self._ranks.clear()
+        return rank, Status.OK
+
+    def score_extensions(self) -> None:
+        return None
+
+
 PLUGIN_ENTRIES = (
     PluginEntry(RandomFit.name, RandomFit),
     PluginEntry(DotProduct.name, DotProduct),
@@ -332,4 +360,5 @@ PLUGIN_ENTRIES = (
     PluginEntry(GpuPacking.name, GpuPacking),
     PluginEntry(BestFit.name, BestFit),
     PluginEntry(FGD.name, FGD, decode_fgd_args),
+    PluginEntry(NodeRank.name, NodeRank),
 )
