@@ -32,10 +32,6 @@ from scheduler.listers.storage_objects import EventSink, KeyedStore
 
 DeviceID = tuple[str, str, str]
 SharedDeviceID = tuple[DeviceID, str]
-#: What a plugin registers to rank, for one pod, the devices the DRA allocator may give its
-#: claims on a node (see `ResourceObjects.ranker_for`): the pod → a DeviceRanker
-#: (scheduler/plugins/dynamicresources/ranking.py), or None for upstream's order.
-PodDeviceRanker = Callable[[Any], Any]
 
 RESOURCE_API = "/apis/resource.k8s.io/v1"
 
@@ -206,11 +202,6 @@ class ResourceObjects:
             EventResource.RESOURCE_CLAIM, "ResourceClaim"
         )
         self.tracker = ClaimTracker(self.claims)
-        # A profile's framework handle → the PodDeviceRanker a plugin of that profile
-        # registered (DynamicResources' ranking hook, reached without subclassing it: the
-        # FGD paper's GPU policies register here). No plugin of the default profile does, so
-        # its allocation stays upstream's.
-        self.device_rankers: dict[object, PodDeviceRanker] = {}
 
     def connect(self, sink: EventSink) -> None:
         """Send every later change of classes, slices and claims to `sink` as a cluster event
@@ -231,11 +222,6 @@ class ResourceObjects:
             ("resourceclaims", f"{RESOURCE_API}/resourceclaims", ResourceClaimView.from_dict,
              self.claims),
         ]  # fmt: skip
-
-    def ranker_for(self, handle: object, pod: Any) -> Any:
-        """The DeviceRanker the profile of `handle` registered for `pod`; None: none."""
-        ranker = self.device_rankers.get(handle)
-        return ranker(pod) if ranker is not None else None
 
     # -- listers ---------------------------------------------------------------------------
 

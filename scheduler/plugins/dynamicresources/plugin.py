@@ -77,7 +77,7 @@ from scheduler.plugins.dynamicresources.cel import CelCache
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
-from scheduler.plugins.dynamicresources.ranking import DeviceRanker
+from scheduler.plugins.dynamicresources.ranking import DeviceRanker, profile_device_ranker
 from scheduler.plugins.normalize_score import default_normalize_score
 
 if TYPE_CHECKING:
@@ -294,8 +294,8 @@ class DynamicResources:
                     classes=resources.classes.by_key,
                     slices=list(resources.slices.list()),
                     cel_cache=self._cel_cache,
-                    # a subclass's ranker, else one a plugin of this profile registered
-                    ranker=self.device_ranker or resources.ranker_for(self._handle, pod),
+                    # a subclass's ranker, else one a Score plugin of the profile offers
+                    ranker=self.device_ranker or profile_device_ranker(self._handle, pod),
                 )
             except AllocationError as err:
                 return None, Status.error(str(err))

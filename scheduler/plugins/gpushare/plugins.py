@@ -66,9 +66,6 @@ class _GpuPolicy:
         self._state_key = f"PreScore{self.name}"
         # The last pod's request: the ranker is asked once per node in a cycle.
         self._last: tuple[str, str, GpuRequest] | None = None
-        # Which GPU of a node a shared request takes: DynamicResources asks this profile's
-        # ranker (ResourceObjects.device_rankers) for each pod, its allocator for each node.
-        self._resources.device_rankers[handle] = self.ranker_for
 
     def _request(self, pod: PodView) -> GpuRequest:
         last = self._last
@@ -82,11 +79,12 @@ class _GpuPolicy:
         self._last = (pod.uid, pod.resource_version, request)
         return request
 
-    def ranker_for(self, pod: PodView) -> DeviceRanker | None:
+    def device_ranker_for(self, pod: PodView) -> DeviceRanker | None:
         """For a share of one GPU: a DeviceRanker that offers the GPU this policy picks first
         (open_gpu_share.go's gpuSelMethod); whole GPUs go in device order (the lowest-index
-        free ones, as the simulator's AllocateExclusiveGpuId). Asked in DynamicResources'
-        PreFilter, once per cycle: the GPUs' state is read then, as its allocator's."""
+        free ones, as the simulator's AllocateExclusiveGpuId). DynamicResources asks it in
+        PreFilter, once per cycle (ranking.py, PodDeviceRankers): the GPUs' state is read then,
+        as its allocator's."""
         request = self._request(pod)
         if not request.is_share:
             return None
