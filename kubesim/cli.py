@@ -107,6 +107,15 @@ def add_dra_arguments(parser: argparse.ArgumentParser) -> None:
         "compute (1000 for the whole GPU, claimed in steps of 1); a claim takes what its "
         "request's capacity.requests name, all of a capacity it does not name",
     )
+    parser.add_argument(
+        "--dra-binding-delay",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="the devices have a binding condition (gpu.kubesim.io/attached): the driver "
+        "sets it in a claim's status.devices SECONDS after the claim is allocated, and the "
+        "scheduler waits for it in PreBind (DRADeviceBindingConditions); default: none",
+    )
 
 
 def dra_options_from_args(args: argparse.Namespace) -> DraOptions:
@@ -114,6 +123,7 @@ def dra_options_from_args(args: argparse.Namespace) -> DraOptions:
         devices=args.dra_devices,
         models=args.dra_models or ("a100",),
         sharing=args.dra_sharing,
+        binding_delay=args.dra_binding_delay,
     )
 
 

@@ -9,6 +9,11 @@ ships a DeviceClass selecting the driver. kubesim does both for every node in th
 label MODEL_LABEL, which wins. A slice follows its node: it is written when the node appears,
 rewritten (pool generation + 1) when the node's model changes, and deleted with the node.
 
+With --dra-binding-delay SECONDS each device has a binding condition (`gpu.kubesim.io/attached`,
+and the failure condition `gpu.kubesim.io/attach-failed`): once a claim's allocation names the
+device, the driver sets the condition True in the claim's `status.devices` that many seconds
+later, as a driver attaching a device over a fabric would; the scheduler waits in PreBind.
+
 With --dra-sharing each device allows multiple allocations (DRAConsumableCapacity): claims
 share it by capacity. It publishes `memory` (whole Gi, at least 1Gi) and `compute` (1000 =
 the whole GPU, in steps of 1); a request that names neither takes the whole of both, so a claim
@@ -48,6 +53,16 @@ class DraOptions:
     memory: str = "80Gi"
     # devices shared by capacity (allowMultipleAllocations, capacity with request policies)
     sharing: bool = False
+    # devices with binding conditions, which the driver sets this many seconds after a
+    # claim's allocation names them (None: no binding conditions)
+    binding_delay: float | None = None
+
+
+#: With binding conditions: what the driver reports once a device is attached, and the
+#: condition that would say it failed.
+BINDING_CONDITION = f"{DRIVER_NAME}/attached"
+BINDING_FAILURE_CONDITION = f"{DRIVER_NAME}/attach-failed"
+CLAIMS = "resource.k8s.io/resourceclaims"
 
 
 #: With sharing, the `compute` capacity of one whole device.
@@ -85,6 +100,9 @@ def resource_slice(node: Obj, model: str, options: DraOptions, generation: int =
             "capacity": _shared_capacity(options) if options.sharing
             else {"memory": {"value": options.memory}},
             **({"allowMultipleAllocations": True} if options.sharing else {}),
+            **({"bindingConditions": [BINDING_CONDITION],
+                "bindingFailureConditions": [BINDING_FAILURE_CONDITION]}
+               if options.binding_delay is not None else {}),
         }
         for index in range(options.devices)
     ]
@@ -165,6 +183,9 @@ class SimulatedDriver:
         return obj
 
     def _on_event(self, key: str, event: Event) -> None:
+        if key == CLAIMS and self._listening and self.options.binding_delay is not None:
+            self._maybe_attach(event)
+            return
         if key != NODES or not self._listening:
             return
         old_labels = ((event.old or {}).get("metadata") or {}).get("labels") or {}
@@ -172,6 +193,46 @@ class SimulatedDriver:
         if event.type != "MODIFIED" or old_labels.get(MODEL_LABEL) != labels.get(MODEL_LABEL):
             self._pending.add(event.obj["metadata"]["name"])
             self._wakeup.set()
+
+    def _maybe_attach(self, event: Event) -> None:
+        """A claim newly allocated one of our devices with binding conditions: attach it
+        (set the condition in status.devices) after the configured delay."""
+        if event.type == "DELETED":
+            return
+        allocation = (event.obj.get("status") or {}).get("allocation") or {}
+        before = ((event.old or {}).get("status") or {}).get("allocation")
+        if not allocation or before:
+            return
+        if not any(r.get("driver") == DRIVER_NAME and r.get("bindingConditions")
+                   for r in (allocation.get("devices") or {}).get("results") or []):
+            return
+        meta = event.obj["metadata"]
+        self._tasks.start_soon(self._attach, str(meta.get("namespace") or ""),
+                               str(meta["name"]), name="dra driver attach")
+
+    async def _attach(self, namespace: str, name: str) -> None:
+        await asyncio.sleep(self.options.binding_delay or 0.0)
+        current = self.store.get(CLAIMS, namespace, name)
+        status = (current or {}).get("status") or {}
+        allocation = status.get("allocation")
+        if current is None or not allocation:
+            return
+        now = rfc3339(self.api.clock())
+        devices = list(status.get("devices") or [])
+        for result in (allocation.get("devices") or {}).get("results") or []:
+            if result.get("driver") != DRIVER_NAME or not result.get("bindingConditions"):
+                continue
+            entry = {key: result[key] for key in ("driver", "pool", "device", "shareID")
+                     if result.get(key)}
+            entry["conditions"] = [
+                {"type": kind, "status": "True", "reason": "Attached",
+                 "message": "the simulated device is attached", "lastTransitionTime": now}
+                for kind in result["bindingConditions"]
+            ]
+            devices = [d for d in devices if not all(d.get(k) == v for k, v in entry.items()
+                                                      if k != "conditions")] + [entry]
+        updated = {**current, "status": {**status, "devices": devices}}
+        await self.store.commit([(CLAIMS, updated, current)])
 
     def model_of(self, node: Obj) -> str:
         labels = node["metadata"].get("labels") or {}

@@ -244,6 +244,12 @@ RESOURCES: tuple[ResourceType, ...] = (
         "resourceclaimtemplate", True,
     ),
     _R("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", "resourceslice", False),
+    # DeviceTaintRules taint devices of ResourceSlices from outside them (an admin's way to
+    # drain a device); v1beta2 as v1.36 serves them (DRADeviceTaintRules)
+    _R(
+        "resource.k8s.io", "v1beta2", "DeviceTaintRule", "devicetaintrules", "devicetaintrule",
+        False, subresources=("status",),
+    ),
     # Workload-aware scheduling, as a v1.37 API server serves it (beta there): a Workload is the
     # template, a PodGroup the runtime group pods name in spec.schedulingGroup.podGroupName
     # (staging/src/k8s.io/api/scheduling/v1beta1/types.go; kubesim/validation_workload.py;

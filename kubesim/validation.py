@@ -22,6 +22,7 @@ from apimachinery.validation import (
 from kubesim.resources import RESOURCES
 from kubesim.validation_dra import (
     validate_device_class,
+    validate_device_taint_rule,
     validate_pod_resource_claims,
     validate_resource_claim,
     validate_resource_claim_template,
@@ -615,6 +616,8 @@ def _validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> lis
         causes += validate_device_class(obj)
     elif kind == "ResourceSlice":
         causes += validate_resource_slice(obj, old)
+    elif kind == "DeviceTaintRule":
+        causes += validate_device_taint_rule(obj)
     elif kind == "Workload":
         causes += validate_workload(obj, old)
     elif kind == "PodGroup":

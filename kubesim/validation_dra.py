@@ -441,6 +441,31 @@ def validate_device_class(device_class: Mapping[str, Any]) -> list[Cause]:
     return causes
 
 
+# ---- device taint rules ------------------------------------------------------------------------
+DEVICE_TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
+
+
+def validate_device_taint_rule(rule: Mapping[str, Any]) -> list[Cause]:
+    """validateDeviceTaintRuleSpec (v1beta2): the taint's key and effect, the selector's
+    driver and pool names."""
+    spec = _map(rule.get("spec"))
+    taint = _map(spec.get("taint"))
+    causes: list[Cause] = []
+    key = str(taint.get("key") or "")
+    if not key:
+        causes.append(required("spec.taint.key"))
+    effect = str(taint.get("effect") or "")
+    if effect not in DEVICE_TAINT_EFFECTS:
+        causes.append(required("spec.taint.effect") if not effect else
+                      not_supported("spec.taint.effect", effect, DEVICE_TAINT_EFFECTS))
+    selector = _map(spec.get("deviceSelector"))
+    if selector.get("driver") is not None:
+        causes += validate_driver_name(selector["driver"], "spec.deviceSelector.driver")
+    if selector.get("pool") is not None:
+        causes += _validate_pool_name(selector["pool"], "spec.deviceSelector.pool")
+    return causes
+
+
 # ---- resource slices ---------------------------------------------------------------------------
 def _validate_attribute(attribute: Any, path: str) -> list[Cause]:
     attribute = _map(attribute)

@@ -220,6 +220,7 @@ class DeviceClassView:
     config: tuple[OpaqueConfig, ...]
     extended_resource_name: str  # "" when unset
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    created: str = ""  # metadata.creationTimestamp (RFC 3339, compares as text)
 
     @property
     def key(self) -> str:
@@ -239,6 +240,7 @@ class DeviceClassView:
                 spec.get("extendedResourceName"), "spec.extendedResourceName"
             ),
             raw=obj,
+            created=as_str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         )
 
 
@@ -457,6 +459,55 @@ class ResourceSliceView:
                     counters=_counters(s.get("counters"), f"spec.sharedCounters[{i}].counters"),
                 )
                 for i, s in enumerate(as_list(spec.get("sharedCounters"), "spec.sharedCounters"))
+            ),
+            raw=obj,
+        )
+
+
+# --- DeviceTaintRule (resource.k8s.io/v1beta2) ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaintRuleView:
+    """A taint for the devices its selector names ("" matches any driver, pool or device)."""
+
+    name: str
+    uid: str
+    resource_version: str
+    driver: str
+    pool: str
+    device: str
+    taint: DeviceTaint
+    raw: Mapping[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    def selects(self, driver: str, pool: str, device: str) -> bool:
+        return (
+            (not self.driver or self.driver == driver)
+            and (not self.pool or self.pool == pool)
+            and (not self.device or self.device == device)
+        )
+
+    @staticmethod
+    def from_dict(obj: Mapping[str, Any], previous: Any = None) -> DeviceTaintRuleView:
+        meta = _metadata(obj, "devicetaintrule")
+        spec = as_mapping(obj.get("spec"), "spec")
+        selector = as_mapping(spec.get("deviceSelector"), "spec.deviceSelector")
+        taint = as_mapping(spec.get("taint"), "spec.taint")
+        return DeviceTaintRuleView(
+            name=as_str(meta.get("name"), "metadata.name"),
+            uid=as_str(meta.get("uid"), "metadata.uid"),
+            resource_version=as_str(meta.get("resourceVersion"), "metadata.resourceVersion"),
+            driver=as_str(selector.get("driver"), "spec.deviceSelector.driver"),
+            pool=as_str(selector.get("pool"), "spec.deviceSelector.pool"),
+            device=as_str(selector.get("device"), "spec.deviceSelector.device"),
+            taint=DeviceTaint(
+                key=as_str(taint.get("key"), "spec.taint.key"),
+                value=as_str(taint.get("value"), "spec.taint.value"),
+                effect=as_str(taint.get("effect"), "spec.taint.effect"),
             ),
             raw=obj,
         )

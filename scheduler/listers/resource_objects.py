@@ -17,6 +17,7 @@ Claims are seen through `ClaimTracker`:
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from scheduler.api.resource import (
     AllocatedDevice,
     DeviceClassView,
+    DeviceTaintRuleView,
     ResourceClaimView,
     ResourceSliceView,
 )
@@ -34,6 +36,14 @@ DeviceID = tuple[str, str, str]
 SharedDeviceID = tuple[DeviceID, str]
 
 RESOURCE_API = "/apis/resource.k8s.io/v1"
+TAINT_RULES_API = "/apis/resource.k8s.io/v1beta2"
+# resourceapi.ResourceDeviceClassPrefix: every class backs `<prefix><class name>`
+DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def _reversed_text(text: str) -> tuple[int, ...]:
+    """A key that sorts names backwards (so that the smallest name comes last, and wins)."""
+    return (*(-ord(c) for c in text), 1)
 
 
 def _resource_version_number(version: str) -> int | None:
@@ -202,12 +212,37 @@ class ResourceObjects:
             EventResource.RESOURCE_CLAIM, "ResourceClaim"
         )
         self.tracker = ClaimTracker(self.claims)
+        # DeviceTaintRules (v1beta2; DRADeviceTaintRules): their taints are added to the
+        # devices they select in `slices_with_taint_rules`, recomputed after a change
+        self.taint_rules: KeyedStore[DeviceTaintRuleView] = KeyedStore(
+            EventResource.RESOURCE_SLICE, "DeviceTaintRule"
+        )
+        self._tainted_slices: list[ResourceSliceView] | None = None
+        for store in (self.slices, self.taint_rules):
+            store.subscribe(lambda old, new: self._forget_tainted_slices())
+        # extended resource name → the DeviceClass backing it (DRAExtendedResource)
+        self._extended: dict[str, DeviceClassView] = {}
+        self.classes.subscribe(lambda old, new: self._index_extended_resources())
 
     def connect(self, sink: EventSink) -> None:
         """Send every later change of classes, slices and claims to `sink` as a cluster event
-        (upstream's eventhandlers.go registers these three, not templates)."""
-        for store in (self.classes, self.slices, self.claims):
+        (upstream's eventhandlers.go registers these three, not templates); a DeviceTaintRule's
+        change reads as a change of slices (upstream's slice tracker republishes them)."""
+        for store in (self.classes, self.slices, self.claims, self.taint_rules):
             store.subscribe(_as_events(store, sink))
+
+    def _forget_tainted_slices(self) -> None:
+        self._tainted_slices = None
+
+    def slices_with_taint_rules(self) -> list[ResourceSliceView]:
+        """The slices with the DeviceTaintRules' taints added to the devices they select
+        (upstream's resourceslicetracker), computed once per change of slices or rules."""
+        if self._tainted_slices is None:
+            rules = list(self.taint_rules.list())
+            self._tainted_slices = [
+                _with_taint_rules(s, rules) if rules else s for s in self.slices.list()
+            ]
+        return self._tainted_slices
 
     def informer_specs(self) -> list[tuple[str, str, Any, KeyedStore[Any]]]:
         """(informer name, API path, parser, store) for each kind the scheduler reads.
@@ -221,12 +256,32 @@ class ResourceObjects:
              self.slices),
             ("resourceclaims", f"{RESOURCE_API}/resourceclaims", ResourceClaimView.from_dict,
              self.claims),
+            ("devicetaintrules", f"{TAINT_RULES_API}/devicetaintrules",
+             DeviceTaintRuleView.from_dict, self.taint_rules),
         ]  # fmt: skip
 
     # -- listers ---------------------------------------------------------------------------
 
     def device_class(self, name: str) -> DeviceClassView | None:
         return self.classes.get(name)
+
+    def class_for_extended_resource(self, resource_name: str) -> DeviceClassView | None:
+        """The DeviceClass that backs an extended resource (upstream's ExtendedResourceCache
+        GetDeviceClass): the class naming it in `spec.extendedResourceName` (the newest such
+        class, then the first by name), or `deviceclass.resource.kubernetes.io/<class>`."""
+        return self._extended.get(resource_name)
+
+    def _index_extended_resources(self) -> None:
+        # Rebuilt on each DeviceClass change: classes are few and change rarely, and a
+        # lookup per pod must not walk them.
+        index: dict[str, DeviceClassView] = {}
+        by_age = sorted(self.classes.list(), key=lambda c: (c.created, _reversed_text(c.name)))
+        for device_class in by_age:  # later (newer, then smaller name) entries win
+            if device_class.extended_resource_name:
+                index[device_class.extended_resource_name] = device_class
+        for device_class in self.classes.list():
+            index[DEVICE_CLASS_RESOURCE_PREFIX + device_class.name] = device_class
+        self._extended = index
 
     def claim(self, namespace: str, name: str) -> ResourceClaimView | None:
         """The claim as the scheduler sees it (assumed writes included)."""
@@ -240,6 +295,7 @@ class ResourceObjects:
             DeviceClassView: self.classes,
             ResourceSliceView: self.slices,
             ResourceClaimView: self.claims,
+            DeviceTaintRuleView: self.taint_rules,
         }
         for obj in objects:
             stores[type(obj)].on_add(obj)
@@ -250,3 +306,23 @@ def _as_events(store: KeyedStore[Any], sink: EventSink) -> Callable[[Any, Any], 
         sink(store.event_of(old, new), old, new)
 
     return send
+
+
+def _with_taint_rules(
+    resource_slice: ResourceSliceView, rules: list[DeviceTaintRuleView]
+) -> ResourceSliceView:
+    devices = []
+    changed = False
+    for device in resource_slice.devices:
+        extra = tuple(
+            rule.taint
+            for rule in rules
+            if rule.selects(resource_slice.driver, resource_slice.pool_name, device.name)
+        )
+        if extra:
+            changed = True
+            device = dataclasses.replace(device, taints=device.taints + extra)
+        devices.append(device)
+    if not changed:
+        return resource_slice
+    return dataclasses.replace(resource_slice, devices=tuple(devices))

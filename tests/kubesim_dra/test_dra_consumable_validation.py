@@ -124,3 +124,27 @@ def test_the_simulated_driver_publishes_valid_shareable_gpus() -> None:
     assert devices[0]["capacity"]["compute"]["value"] == "1000"
     exclusive = resource_slice(node, "a100", DraOptions(devices=1))
     assert "allowMultipleAllocations" not in exclusive["spec"]["devices"][0]
+
+
+def test_the_simulated_driver_publishes_valid_devices_with_binding_conditions() -> None:
+    from kubesim.dra import BINDING_CONDITION, DraOptions, resource_slice
+
+    node = {"metadata": {"name": "node-0", "uid": "u"}}
+    published = resource_slice(node, "a100", DraOptions(devices=1, binding_delay=1.0))
+    assert errors("ResourceSlice", published) == []
+    assert published["spec"]["devices"][0]["bindingConditions"] == [BINDING_CONDITION]
+
+
+def test_device_taint_rules() -> None:
+    rule: dict[str, Any] = {
+        "metadata": {"name": "drain-gpu-0"},
+        "spec": {"deviceSelector": {"driver": "gpu.kubesim.io", "pool": "node-0",
+                                    "device": "gpu-0"},
+                 "taint": {"key": "example.com/maintenance", "effect": "NoSchedule"}},
+    }  # fmt: skip
+    assert errors("DeviceTaintRule", rule) == []
+    rule["spec"]["taint"] = {"key": "example.com/maintenance", "effect": "Sometimes"}
+    assert errors("DeviceTaintRule", rule) == [
+        'spec.taint.effect: Unsupported value: "Sometimes": supported values: "NoSchedule", '
+        '"NoExecute", "None"'
+    ]

@@ -520,3 +520,22 @@ def test_distinct_attribute_needs_the_feature() -> None:
     with pytest.raises(AllocationError, match="constraint #0: empty constraint"):
         allocator.allocate(node(), [claim(CLAIM_0, req(REQ_0), constraints=[
             {"distinctAttribute": f"{DRIVER_A}/numa"}])])  # fmt: skip
+
+
+def test_explain_says_the_capacity_is_taken() -> None:
+    from scheduler.plugins.dynamicresources.diagnosis import RequestDiagnosis, diagnose
+
+    allocator = Allocator(
+        features=CONSUMABLE,
+        allocated=AllocatedState(consumed_capacity={D1: {CAP_0: 3 * ONE}}),
+        classes={CLASS_A: plain_class()},
+        slices=[slice_of(dev(DEVICE_1, shared=True, capacity={CAP_0: "4"}))],
+    )
+    wanted = claim(CLAIM_0, req(REQ_0, capacity="2"))
+    assert allocator.allocate(node(), [wanted]) is None
+    assert diagnose(allocator, node(), [wanted]) == [
+        RequestDiagnosis(
+            "default/claim-0", REQ_0, "1 device(s) match, 0 with the requested capacity left, "
+            "1 requested"
+        )
+    ]

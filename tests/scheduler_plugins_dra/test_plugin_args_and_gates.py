@@ -123,11 +123,11 @@ def test_feature_gate_defaults() -> None:
         "DRASchedulerFilterTimeout": True,
         "DRAResourceClaimDeviceStatus": True,
         "DRADeviceTaints": True,
+        "DRADeviceTaintRules": False,  # beta and off in v1.36 (its API is off by default)
         "DRAPartitionableDevices": True,
         "DRAConsumableCapacity": True,
-        # upstream v1.36 turns these on; aiosched honours only "off" (refused below)
-        "DRADeviceBindingConditions": False,
-        "DRAExtendedResource": False,
+        "DRAExtendedResource": True,
+        "DRADeviceBindingConditions": True,
     }  # fmt: skip
 
 
@@ -141,6 +141,10 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
     for value in (True, False):
         gates = feature_gates(f"DRAConsumableCapacity={str(value).lower()}")
         assert Features.from_gates(gates).allocator_features().consumable_capacity is value
+        gates = feature_gates(f"DRAExtendedResource={str(value).lower()}")
+        assert Features.from_gates(gates).extended_resource is value
+        gates = feature_gates(f"DRADeviceBindingConditions={str(value).lower()}")
+        assert Features.from_gates(gates).binding_conditions is value
 
 
 @pytest.mark.parametrize(
@@ -150,11 +154,6 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
          "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
         ("DRAAdminAccess=false",
          "cannot set feature gate DRAAdminAccess to false, feature is locked to true"),
-        ("DRADeviceBindingConditions=true",
-         "feature gate DRADeviceBindingConditions=true is not supported by aiosched: it does not "
-         "implement binding conditions (PreBind waiting for devices) yet (kube-scheduler v1.36: "
-         "beta, on by default)"),
-        ("DRAExtendedResource=true", "DRAExtendedResource=true is not supported by aiosched"),
     ],
 )  # fmt: skip
 def test_feature_gates_refused(flag: str, message: str) -> None:

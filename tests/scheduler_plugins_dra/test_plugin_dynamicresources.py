@@ -12,6 +12,7 @@ import pytest
 from scheduler.framework.interface import CycleState, NodeToStatus
 from scheduler.framework.status import Code
 from scheduler.plugins.dynamicresources import plugin as plugin_module
+from scheduler.plugins.dynamicresources import writes
 from scheduler.testing import RecordingClient, run_cycle
 from tests.scheduler_plugins_dra.dra_plugin_kit import (
     CLASS,
@@ -179,7 +180,7 @@ async def test_allocate_reserve_and_prebind_write_the_claim() -> None:
     assert [(m, path) for m, path, _ in api.requests] == [
         ("PUT", CLAIM_PATH), ("PUT", CLAIM_PATH + "/status"),
     ]  # fmt: skip
-    assert api.requests[0][2]["metadata"]["finalizers"] == [plugin_module.FINALIZER]
+    assert api.requests[0][2]["metadata"]["finalizers"] == [writes.FINALIZER]
     status = api.requests[1][2]["status"]
     assert status["reservedFor"] == [{"resource": "pods", "name": "my-pod", "uid": "pod-uid"}]
     assert status["allocation"]["devices"]["results"] == [

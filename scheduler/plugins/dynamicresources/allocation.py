@@ -64,6 +64,9 @@ class AllocationResult:
     tolerations: tuple[tuple[DeviceToleration, ...], ...] = ()
     # per device (same order): `consumedCapacity` as written (empty unless shared)
     consumed_text: tuple[Mapping[str, str], ...] = ()
+    # per device: the device's (bindingConditions, bindingFailureConditions), copied with
+    # DRADeviceBindingConditions; empty otherwise
+    binding: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """`status.allocation` as the API takes it (resourceapi.AllocationResult)."""
@@ -82,6 +85,11 @@ class AllocationResult:
             consumed = self.consumed_text[i] if i < len(self.consumed_text) else {}
             if consumed:
                 entry["consumedCapacity"] = dict(consumed)
+            conditions, failures = self.binding[i] if i < len(self.binding) else ((), ())
+            if conditions:
+                entry["bindingConditions"] = list(conditions)
+            if failures:
+                entry["bindingFailureConditions"] = list(failures)
             tolerations = self.tolerations[i] if i < len(self.tolerations) else ()
             if tolerations:
                 entry["tolerations"] = [_toleration_dict(t) for t in tolerations]

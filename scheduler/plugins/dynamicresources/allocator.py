@@ -18,9 +18,6 @@ from scheduler.api.node import NodeView
 from scheduler.api.resource import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
-    CONFIG_SOURCE_CLAIM,
-    CONFIG_SOURCE_CLASS,
-    AllocatedDevice,
     DeviceClassView,
     DeviceSubRequest,
     ResourceClaimView,
@@ -32,7 +29,6 @@ from scheduler.plugins.dynamicresources.allocation import (
     AllocatedState,
     AllocationError,
     AllocationResult,
-    ConfigEntry,
     DeviceID,
     DRAFeatures,
     FailedAllocationOnNode,
@@ -44,7 +40,6 @@ from scheduler.plugins.dynamicresources.candidates import (
     DistinctAttributeConstraint,
     MatchAttributeConstraint,
     RequestData,
-    node_selector_for,
     taint_prevents_allocation,
 )
 from scheduler.plugins.dynamicresources.cel import CelCache, CelRuntimeError
@@ -55,6 +50,7 @@ from scheduler.plugins.dynamicresources.pools import (
     node_matches,
 )
 from scheduler.plugins.dynamicresources.ranking import DeviceChoice, DeviceRanker
+from scheduler.plugins.dynamicresources.results import allocation_result
 
 __all__ = [
     "AllocatedState",
@@ -222,7 +218,17 @@ class _Run:
             if any(pool.invalid for pool in self.pools):
                 raise FailedAllocationOnNode("invalid resource pools were encountered")
             return None
-        return [self._result(i, claim) for i, claim in enumerate(self.claims)]
+        return [
+            allocation_result(
+                i,
+                claim,
+                self.results[i],
+                self.request_data,
+                self.features.device_taints,
+                self.features.device_binding_conditions,
+            )
+            for i, claim in enumerate(self.claims)
+        ]
 
     def _check_capacity_requests(
         self,
@@ -474,8 +480,10 @@ class _Run:
         request naming a capacity the device lacks skips the device."""
         if not self.features.consumable_capacity:
             return True
-        device_id = candidate.device_id
         request = data.request
+        if not candidate.device.consumable:  # the common case, without a call
+            return not request.capacity
+        device_id = candidate.device_id
         try:
             return capacity.fits(
                 self.owner.allocated.consumed_capacity.get(device_id, {}),
@@ -716,111 +724,3 @@ class _Run:
             counters = consumed[consumption.counter_set]
             for name, amount in consumption.counters.items():
                 counters[name] -= amount
-
-    # --- the result -------------------------------------------------------------------
-
-    def _result(self, claim_index: int, claim: ResourceClaimView) -> AllocationResult:
-        device_results = self.results[claim_index]
-        devices = tuple(
-            AllocatedDevice(
-                request=result.request_name,
-                driver=result.candidate.device_id[0],
-                pool=result.candidate.device_id[1],
-                device=result.candidate.device_id[2],
-                admin_access=result.admin_access,
-                share_id=result.share_id,
-                consumed_capacity={name: nanos for name, (nanos, _) in result.consumed.items()},
-            )
-            for result in device_results
-        )
-        tolerations = tuple(
-            self._request_of(claim, result).tolerations if self.features.device_taints else ()
-            for result in device_results
-        )
-
-        config: list[ConfigEntry] = []
-        class_ranges: dict[str, tuple[int, int]] = {}
-        for request_index in range(len(claim.requests)):
-            data = self.request_data[(claim_index, request_index, 0)]
-            if data.parent_name:
-                data = self.request_data[(claim_index, request_index, data.selected_sub_request)]
-            device_class = data.class_
-            if device_class is None:
-                continue
-            span = class_ranges.get(device_class.name)
-            if span is not None:
-                for i in range(*span):
-                    entry = config[i]
-                    config[i] = ConfigEntry(
-                        entry.source, (*entry.requests, data.name), entry.driver, entry.parameters
-                    )
-                continue
-            start = len(config)
-            for class_config in device_class.config:
-                config.append(
-                    ConfigEntry(
-                        CONFIG_SOURCE_CLASS,
-                        (data.name,),
-                        class_config.driver,
-                        class_config.parameters,
-                    )
-                )
-            class_ranges[device_class.name] = (start, len(config))
-        for claim_config in claim.config:
-            if not claim_config.requests:
-                config.append(
-                    ConfigEntry(
-                        CONFIG_SOURCE_CLAIM, (), claim_config.driver, claim_config.parameters
-                    )
-                )
-                continue
-            for request_index, request in enumerate(claim.requests):
-                if request.name in claim_config.requests:
-                    config.append(
-                        ConfigEntry(
-                            CONFIG_SOURCE_CLAIM,
-                            claim_config.requests,
-                            claim_config.driver,
-                            claim_config.parameters,
-                        )
-                    )
-                    continue
-                data = self.request_data[(claim_index, request_index, 0)]
-                if not data.parent_name:
-                    continue
-                chosen = request.first_available[data.selected_sub_request]
-                if f"{request.name}/{chosen.name}" in claim_config.requests:
-                    config.append(
-                        ConfigEntry(
-                            CONFIG_SOURCE_CLAIM,
-                            claim_config.requests,
-                            claim_config.driver,
-                            claim_config.parameters,
-                        )
-                    )
-        # a config for every request: "empty means all"
-        config = [
-            ConfigEntry(entry.source, (), entry.driver, entry.parameters)
-            if len(entry.requests) == len(claim.requests)
-            else entry
-            for entry in config
-        ]
-        try:
-            node_selector = node_selector_for(device_results)
-        except ValueError as err:
-            raise AllocationError(f"create NodeSelector for claim {claim.name}: {err}") from None
-        consumed_text = tuple(
-            {name: text for name, (_, text) in result.consumed.items()} for result in device_results
-        )
-        return AllocationResult(devices, tuple(config), node_selector, tolerations, consumed_text)
-
-    @staticmethod
-    def _request_of(claim: ResourceClaimView, result: DeviceResult) -> DeviceSubRequest:
-        for request in claim.requests:
-            if request.name == (result.parent_request or result.request):
-                if not result.parent_request and request.exactly is not None:
-                    return request.exactly
-                for sub in request.first_available:
-                    if sub.name == result.request:
-                        return sub
-        raise AssertionError("allocated device for an unknown request")

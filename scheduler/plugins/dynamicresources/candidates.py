@@ -78,20 +78,29 @@ def _applies(request_names: frozenset[str], request: str, sub_request: str) -> b
     return request in request_names or f"{request}/{sub_request}" in request_names
 
 
-class DistinctAttributeConstraint:
+class _AttributeConstraint:
+    """What both constraint kinds share: the requests they apply to and the attribute."""
+
+    __slots__ = ("attribute", "num_devices", "request_names")
+
+    def __init__(self, request_names: tuple[str, ...], attribute: str) -> None:
+        self.request_names = frozenset(request_names)
+        self.attribute = attribute
+        self.num_devices = 0
+
+
+class DistinctAttributeConstraint(_AttributeConstraint):
     """distinctAttributeConstraint (with DRAConsumableCapacity): the devices of the named
     requests (all when none are named) each have the attribute, no two with one value.
 
     As upstream's, the values seen are kept per request name, so a second device of the same
     request replaces the first one's value (and removing either forgets it)."""
 
-    __slots__ = ("attribute", "num_devices", "request_names", "values")
+    __slots__ = ("values",)
 
     def __init__(self, request_names: tuple[str, ...], attribute: str) -> None:
-        self.request_names = frozenset(request_names)
-        self.attribute = attribute
+        super().__init__(request_names, attribute)
         self.values: dict[str, AttributeValue] = {}
-        self.num_devices = 0
 
     def add(self, request: str, sub_request: str, device: DeviceView) -> bool:
         if not _applies(self.request_names, request, sub_request):
@@ -120,17 +129,15 @@ def _same(a: AttributeValue, b: AttributeValue) -> bool:
     return a == b
 
 
-class MatchAttributeConstraint:
+class MatchAttributeConstraint(_AttributeConstraint):
     """matchAttributeConstraint: all devices of the named requests (all requests when none are
     named) share one value of the attribute; a device without it never satisfies it."""
 
-    __slots__ = ("attribute", "num_devices", "request_names", "value")
+    __slots__ = ("value",)
 
     def __init__(self, request_names: tuple[str, ...], attribute: str) -> None:
-        self.request_names = frozenset(request_names)
-        self.attribute = attribute
+        super().__init__(request_names, attribute)
         self.value: AttributeValue | None = None
-        self.num_devices = 0
 
     def add(self, request: str, sub_request: str, device: DeviceView) -> bool:
         if not _applies(self.request_names, request, sub_request):

@@ -162,8 +162,15 @@ def _request_reason(
             )
         return None
     needed = request.count
-    if len(free) >= needed:
+    with_room = [c for c in free if run._capacity_fits(data, c)]
+    if len(with_room) >= needed:
         return None
+    if len(free) >= needed:
+        # consumable capacity: the devices are there, their capacity is taken
+        return (
+            f"{matching} device(s) match, {len(with_room)} with the requested capacity left, "
+            f"{needed} requested"
+        )
     if unusable:
         return _pool_reason(next(iter(unusable.values())))
     if not usable:

@@ -19,6 +19,7 @@ DYNAMIC_RESOURCE_ALLOCATION = "DynamicResourceAllocation"
 DRA_ADMIN_ACCESS = "DRAAdminAccess"
 DRA_PRIORITIZED_LIST = "DRAPrioritizedList"
 DRA_DEVICE_TAINTS = "DRADeviceTaints"
+DRA_DEVICE_TAINT_RULES = "DRADeviceTaintRules"
 DRA_PARTITIONABLE_DEVICES = "DRAPartitionableDevices"
 DRA_CONSUMABLE_CAPACITY = "DRAConsumableCapacity"
 DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
@@ -41,7 +42,6 @@ class GateSpec:
 
 
 _BOTH = frozenset({True, False})
-_OFF = frozenset({False})
 
 # kube_features.go at v1.36 (DynamicResourceAllocation GA and locked since v1.35; DRAAdminAccess
 # GA and locked in v1.36; the others beta). aiosched starts with upstream's default wherever it
@@ -52,19 +52,20 @@ DRA_GATES: Mapping[str, GateSpec] = {
     DRA_PRIORITIZED_LIST: GateSpec(True, "GA", False, _BOTH, True),
     DRA_SCHEDULER_FILTER_TIMEOUT: GateSpec(True, "beta", False, _BOTH, True),
     DRA_RESOURCE_CLAIM_DEVICE_STATUS: GateSpec(True, "beta", False, _BOTH, True),
-    # Taints published in ResourceSlices and the claims' tolerations; DeviceTaintRule objects
-    # are not read yet (README, DynamicResources).
+    # Taints published in ResourceSlices and the claims' tolerations.
     DRA_DEVICE_TAINTS: GateSpec(True, "beta", False, _BOTH, True),
+    # DeviceTaintRule objects (resource.k8s.io/v1beta2), read with the slices' own taints;
+    # v1.36 has it beta and off (its API is off by default)
+    DRA_DEVICE_TAINT_RULES: GateSpec(False, "beta", False, _BOTH, False),
     # Shared counters and per-device node selection, in the allocator.
     DRA_PARTITIONABLE_DEVICES: GateSpec(True, "beta", False, _BOTH, True),
     # Shareable devices, capacity requests and request policies, distinctAttribute.
     DRA_CONSUMABLE_CAPACITY: GateSpec(True, "beta", False, _BOTH, True),
-    DRA_DEVICE_BINDING_CONDITIONS: GateSpec(
-        True, "beta", False, _OFF, False, "binding conditions (PreBind waiting for devices)"
-    ),
-    DRA_EXTENDED_RESOURCE: GateSpec(
-        True, "beta", False, _OFF, False, "extended resources backed by DeviceClasses"
-    ),
+    # PreBind waits for the devices' binding conditions (with DRAResourceClaimDeviceStatus).
+    DRA_DEVICE_BINDING_CONDITIONS: GateSpec(True, "beta", False, _BOTH, True),
+    # Extended resources backed by DeviceClasses (NodeResourcesFit leaves them to
+    # DynamicResources, which creates the pod's extended-resource claim).
+    DRA_EXTENDED_RESOURCE: GateSpec(True, "beta", False, _BOTH, True),
 }
 
 #: The gates' values aiosched starts with.
@@ -97,6 +98,7 @@ class Features:
     prioritized_list: bool = True
     admin_access: bool = True
     device_taints: bool = False
+    device_taint_rules: bool = False
     partitionable_devices: bool = False
     consumable_capacity: bool = False
     device_binding_conditions: bool = False
@@ -113,6 +115,7 @@ class Features:
             prioritized_list=values[DRA_PRIORITIZED_LIST],
             admin_access=values[DRA_ADMIN_ACCESS],
             device_taints=values[DRA_DEVICE_TAINTS],
+            device_taint_rules=values[DRA_DEVICE_TAINT_RULES] and values[DRA_DEVICE_TAINTS],
             partitionable_devices=values[DRA_PARTITIONABLE_DEVICES],
             consumable_capacity=values[DRA_CONSUMABLE_CAPACITY],
             device_binding_conditions=values[DRA_DEVICE_BINDING_CONDITIONS],

@@ -28,7 +28,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -59,8 +59,8 @@ from scheduler.framework.interface import (
     SignFragment,
 )
 from scheduler.framework.status import Status
-from scheduler.listers.resource_objects import RESOURCE_API, ResourceObjects
-from scheduler.plugins.dynamicresources import hints
+from scheduler.listers.resource_objects import ResourceObjects
+from scheduler.plugins.dynamicresources import binding, extended, hints, writes
 from scheduler.plugins.dynamicresources.allocator import (
     AllocatedState,
     AllocationError,
@@ -78,6 +78,13 @@ from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
 from scheduler.plugins.dynamicresources.ranking import DeviceRanker, profile_device_ranker
+from scheduler.plugins.dynamicresources.writes import (
+    CONFLICT_DELAY,
+    CONFLICT_RETRIES,
+)
+from scheduler.plugins.dynamicresources.writes import BindError as _BindError
+from scheduler.plugins.dynamicresources.writes import api_message as _api_message
+from scheduler.plugins.dynamicresources.writes import claim_path as _claim_path
 from scheduler.plugins.normalize_score import default_normalize_score
 
 if TYPE_CHECKING:
@@ -88,13 +95,9 @@ log = logging.getLogger(__name__)
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
-# resourceapi.Finalizer, ResourceClaimReservedForMaxSize, FirstAvailableDeviceRequestMaxSize
-FINALIZER = "resource.kubernetes.io/delete-protection"
+# resourceapi.ResourceClaimReservedForMaxSize, FirstAvailableDeviceRequestMaxSize
 RESERVED_FOR_MAX_SIZE = 256
 FIRST_AVAILABLE_MAX_SIZE = 8
-# client-go's retry.DefaultRetry: 5 steps of 10 ms.
-CONFLICT_RETRIES = 5
-CONFLICT_DELAY = 0.01
 
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
@@ -127,6 +130,14 @@ class DRAState:
     unavailable_claims: set[int] = field(default_factory=set)
     # Filter's allocation results per node name, in the order of the claims to allocate.
     node_allocations: dict[str, list[AllocationResult]] = field(default_factory=dict)
+    # DRAExtendedResource: the index of the extended-resource claim in `claims` (-1: none),
+    # the claim Filter filled for each node (None: the node needs no device for them), and
+    # the pod itself (PreBind records the claim in its status)
+    extended_index: int = -1
+    # allocated claims whose binding conditions failed or timed out
+    binding_stuck: set[int] = field(default_factory=set)
+    special_uid: str = ""  # the in-memory claim's uid, under which Reserve put it in flight
+    node_extended: dict[str, extended.NodeClaim | None] = field(default_factory=dict)
 
     def clone(self) -> DRAState:
         return self
@@ -134,23 +145,21 @@ class DRAState:
     def to_allocate(self) -> list[tuple[int, ResourceClaimView]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.allocation is None]
 
+    def to_allocate_on(self, node_name: str) -> list[tuple[int, ResourceClaimView]]:
+        """The claims to allocate on one node: the extended-resource claim as Filter filled
+        it there, or left out where the node needs no device for the pod's resources."""
+        pairs = self.to_allocate()
+        if self.extended_index < 0 or self.claims[self.extended_index].allocation is not None:
+            return pairs
+        node_claim = self.node_extended.get(node_name)
+        return [
+            (i, node_claim.claim if i == self.extended_index and node_claim else c)
+            for i, c in pairs
+            if i != self.extended_index or node_claim is not None
+        ]
+
 
 _NO_CLAIMS = DRAState()
-
-
-def _claim_path(claim: ResourceClaimView, status: bool = False) -> str:
-    path = f"{RESOURCE_API}/namespaces/{claim.namespace}/resourceclaims/{claim.name}"
-    return f"{path}/status" if status else path
-
-
-def _api_message(status: int, body: Any) -> str:
-    if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-        return str(body["message"])
-    return f"the server responded with the status code {status}"
-
-
-class _BindError(Exception):
-    """PreBind could not record a claim's allocation or reservation (upstream's error)."""
 
 
 class DynamicResources:
@@ -188,9 +197,18 @@ class DynamicResources:
     # -- batching --------------------------------------------------------------------------
 
     def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
-        """Upstream's SignPod: pods with claims are never batched (kubernetes#134986)."""
+        """Upstream's SignPod: pods with claims are never batched (kubernetes#134986), nor
+        (NodeResourcesFit's SignPod) pods asking for an extended resource a class backs."""
         if pod.resource_claims:
             return (), Status.unschedulable("pods with dra resource claims are not signable")
+        if (
+            self.features.extended_resource
+            and pod.requests.scalar
+            and extended.backed_by_dra(pod, self.resources)
+        ):
+            return (), Status.unschedulable(
+                "signature disabled when dra extended resources are used in the cluster"
+            )
         return (), Status.OK
 
     # -- queueing --------------------------------------------------------------------------
@@ -239,16 +257,28 @@ class DynamicResources:
     def pre_filter(
         self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status]:
-        if not pod.resource_claims:
+        resources = self.resources
+        wants_extended = (
+            self.features.extended_resource
+            and bool(pod.requests.scalar)
+            and extended.backed_by_dra(pod, resources)
+        )
+        if not pod.resource_claims and not wants_extended:
             state.write(STATE_KEY, _NO_CLAIMS)
             return None, Status.skip()
         s = DRAState()
         state.write(STATE_KEY, s)
-        resources = self.resources
         try:
-            claims = pod_claims(pod, resources)
+            claims = pod_claims(pod, resources) if pod.resource_claims else []
         except ClaimsNotReady as err:
             return None, _unschedulable(str(err))
+        if wants_extended:
+            s.extended_index = len(claims)
+            found = extended.find_claim(pod, resources)
+            if found is None:
+                found = extended.special_claim(pod)
+                s.special_uid = found.uid
+            claims.append(found)
         if not claims:
             return None, Status.skip()
         tracker = resources.tracker
@@ -256,6 +286,11 @@ class DynamicResources:
         to_allocate = 0
         for index, claim in enumerate(claims):
             if claim.allocation is not None:
+                if self.features.binding_conditions and binding.claim_stuck(
+                    claim, self.binding_timeout
+                ):
+                    # failed or timed out: PostFilter may deallocate it to try other devices
+                    s.binding_stuck.add(index)
                 if len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE and not claim.is_reserved_for(
                     pod.uid
                 ):
@@ -292,7 +327,9 @@ class DynamicResources:
                     features=self._allocator_features,
                     allocated=allocated,
                     classes=resources.classes.by_key,
-                    slices=list(resources.slices.list()),
+                    slices=resources.slices_with_taint_rules()
+                    if self.features.device_taint_rules
+                    else list(resources.slices.list()),
                     cel_cache=self._cel_cache,
                     # a subclass's ranker, else one a Score plugin of the profile offers
                     ranker=self.device_ranker or profile_device_ranker(self._handle, pod),
@@ -355,12 +392,25 @@ class DynamicResources:
         unavailable = [
             index
             for index, info in enumerate(s.infos)
-            if info.available_on_nodes is not None
-            and not info.available_on_nodes.matches(node.labels, node.name)
+            if index in s.binding_stuck
+            or (
+                info.available_on_nodes is not None
+                and not info.available_on_nodes.matches(node.labels, node.name)
+            )
         ]
         allocations: list[AllocationResult] | None = None
+        if s.extended_index >= 0 and s.claims[s.extended_index].allocation is None:
+            try:
+                s.node_extended[node.name] = extended.node_claim(
+                    pod,
+                    s.claims[s.extended_index],
+                    self.resources,
+                    lambda name: node_info.allocatable.scalar.get(name),
+                )
+            except extended.CannotFit as err:
+                return _unschedulable(str(err))
         if s.allocator is not None:
-            to_allocate = [claim for _, claim in s.to_allocate()]
+            to_allocate = [claim for _, claim in s.to_allocate_on(node.name)]
             started = time.perf_counter()
             try:
                 allocations = s.allocator.allocate(node, to_allocate)
@@ -510,14 +560,14 @@ class DynamicResources:
         s = _read_state(state)
         if s is None:
             return Status.error(f'reading "{STATE_KEY}" from cycleState: not found')
-        to_allocate = s.to_allocate() if s.claims else []
+        to_allocate = s.to_allocate_on(node_name) if s.claims else []
         if not to_allocate or s.allocator is None:
             # Allocated claims are reserved for real in PreBind; a conflict there retries.
             if s.claims and state.tracer is not None:
                 state.annotate_span("Reserve", _allocation_attributes(s))
             return Status.OK
         allocations = s.node_allocations.get(node_name)
-        if not allocations:
+        if allocations is None:
             return Status.error("claim allocation not found for node")
         if len(allocations) != len(to_allocate):
             return Status.error(
@@ -537,11 +587,18 @@ class DynamicResources:
         if s is None or not s.claims:
             return
         tracker = self.resources.tracker
-        for claim in s.claims:
+        for index, claim in enumerate(s.claims):
             if tracker.remove_pending_allocation(claim.uid):
                 tracker.restore(claim.namespace, claim.name)
+            if index == s.extended_index:
+                if s.special_uid:
+                    tracker.remove_pending_allocation(s.special_uid)
+                if claim.name != extended.SPECIAL_CLAIM_NAME:
+                    # the claim created for this attempt (deleteClaim)
+                    self._spawn(writes.delete_claim(self._handle.client, claim))
+                continue
             if claim.allocation is not None and claim.is_reserved_for(pod.uid):
-                self._spawn(self._remove_reservation(claim, pod))
+                self._spawn(writes.remove_reservation(self._handle.client, claim, pod))
 
     def _spawn(self, coroutine: Any) -> None:
         try:
@@ -551,30 +608,6 @@ class DynamicResources:
             return
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-    async def _remove_reservation(self, claim: ResourceClaimView, pod: PodView) -> None:
-        """A strategic merge patch removes one reservedFor entry without the latest claim."""
-        patch = {
-            "metadata": {"uid": claim.uid},
-            "status": {"reservedFor": [{"$patch": "delete", "uid": pod.uid}]},
-        }
-        try:
-            code, answer = await self._handle.client.request(
-                "PATCH",
-                _claim_path(claim, status=True),
-                body=patch,
-                content_type="application/strategic-merge-patch+json",
-            )
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
-        except Exception as err:
-            code, answer = 0, {"message": str(err)}
-        if not 200 <= code < 300:
-            # The next attempt gets here again.
-            log.warning(
-                "unreserve failed",
-                extra={"resourceclaim": claim.key, "error": _api_message(code, answer)},
-            )
 
     async def drain(self) -> None:
         """Wait for Unreserve's API calls (tests)."""
@@ -590,13 +623,50 @@ class DynamicResources:
         for index, claim in enumerate(s.claims):
             if claim.is_reserved_for(pod.uid):
                 continue
+            node_claim = s.node_extended.get(node_name) if index == s.extended_index else None
+            if index == s.extended_index and claim.allocation is None and node_claim is None:
+                continue  # the node needs no device for the pod's extended resources
             try:
+                if node_claim is not None and claim.name == extended.SPECIAL_CLAIM_NAME:
+                    s.claims[index] = await writes.create_extended_claim(
+                        self._handle.client, node_claim, claim
+                    )
                 s.claims[index] = await self._bind_claim(s, index, pod)
+                if index == s.extended_index:
+                    if s.special_uid:
+                        self.resources.tracker.remove_pending_allocation(s.special_uid)
+                    await writes.record_extended_claim(
+                        self._handle.client, pod, s.claims[index], node_claim
+                    )
             except _BindError as err:
                 return Status.error(str(err))
         if s.claims and state.tracer is not None:
             state.annotate_span("PreBind", _allocation_attributes(s))
+        if self.features.binding_conditions and binding.has_binding_conditions(s.claims):
+            return await self._wait_for_binding_conditions(s, pod, node_name)
         return Status.OK
+
+    async def _wait_for_binding_conditions(
+        self, s: DRAState, pod: PodView, node_name: str
+    ) -> Status:
+        """PreBind's wait (upstream polls every 5 s, up to bindingTimeout) for the drivers to
+        set the devices' binding conditions, reading the claims as the informer and this
+        scheduler's writes show them."""
+        # (upstream also records a BindingConditionsPending event; plugins here have no
+        # event recorder)
+        resources = self.resources
+        deadline = time.monotonic() + self.binding_timeout
+        while True:
+            for index, claim in enumerate(s.claims):
+                s.claims[index] = resources.claim(claim.namespace, claim.name) or claim
+            try:
+                if binding.pod_ready(s.claims, self.binding_timeout):
+                    return Status.OK
+            except binding.BindingFailed as err:
+                return Status.error(str(err))
+            if time.monotonic() >= deadline:
+                return Status.error(f"{binding.ERR_TIMEOUT}: context deadline exceeded")
+            await asyncio.sleep(min(binding.POLL_INTERVAL, max(deadline - time.monotonic(), 0)))
 
     async def _bind_claim(self, s: DRAState, index: int, pod: PodView) -> ResourceClaimView:
         """Record the allocation from Reserve (if any) and the pod's reservation (bindClaim)."""
@@ -610,8 +680,15 @@ class DynamicResources:
             for attempt in range(CONFLICT_RETRIES):
                 if attempt:
                     await asyncio.sleep(CONFLICT_DELAY)
-                    raw = await self._get_claim(claim)
-                outcome = await self._write_claim(raw, claim, allocation, pod)
+                    raw = await writes.get_claim(self._handle.client, claim)
+                outcome = await writes.write_claim(
+                    self._handle.client,
+                    raw,
+                    claim,
+                    allocation,
+                    pod,
+                    self.features.binding_conditions,
+                )
                 if isinstance(outcome, str):
                     conflict = outcome  # a conflict: again with the latest claim
                     continue
@@ -625,67 +702,6 @@ class DynamicResources:
                 tracker.assume(written)
             if allocation is not None:
                 tracker.remove_pending_allocation(claim.uid)
-
-    async def _request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        try:
-            return await self._handle.client.request(method, path, body=body)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
-        except Exception as err:
-            return 0, {"message": str(err)}
-
-    async def _get_claim(self, claim: ResourceClaimView) -> dict[str, Any]:
-        code, answer = await self._request("GET", _claim_path(claim))
-        if code != 200 or not isinstance(answer, Mapping):
-            raise _BindError(
-                f"get updated claim {claim.key} after conflict: {_api_message(code, answer)}"
-            )
-        return dict(answer)
-
-    async def _write_claim(
-        self,
-        raw: dict[str, Any],
-        claim: ResourceClaimView,
-        allocation: AllocationResult | None,
-        pod: PodView,
-    ) -> Mapping[str, Any] | str:
-        """One try: the updated claim, or on a conflict the error (the caller retries)."""
-        meta = dict(raw.get("metadata") or {})
-        raw["metadata"] = meta
-        if meta.get("deletionTimestamp") is not None:
-            raise _BindError(f"claim {claim.key} got deleted in the meantime")
-        status = dict(raw.get("status") or {})
-        raw["status"] = status
-        if allocation is not None:
-            if status.get("allocation") is not None:
-                raise _BindError(f"claim {claim.key} got allocated elsewhere in the meantime")
-            finalizers = list(meta.get("finalizers") or [])
-            if FINALIZER not in finalizers:
-                # The finalizer needs a normal update, before the status one.
-                meta["finalizers"] = [*finalizers, FINALIZER]
-                code, answer = await self._request("PUT", _claim_path(claim), raw)
-                if code == 409:
-                    return f"add finalizer to claim {claim.key}: {_api_message(code, answer)}"
-                if not 200 <= code < 300 or not isinstance(answer, Mapping):
-                    raise _BindError(
-                        f"add finalizer to claim {claim.key}: {_api_message(code, answer)}"
-                    )
-                raw = dict(answer)
-                status = dict(raw.get("status") or {})
-                raw["status"] = status
-            status["allocation"] = allocation.to_dict()
-        status["reservedFor"] = [
-            *(status.get("reservedFor") or []),
-            {"resource": "pods", "name": pod.name, "uid": pod.uid},
-        ]
-        code, answer = await self._request("PUT", _claim_path(claim, status=True), raw)
-        what = "allocation and reservation" if allocation is not None else "reservation"
-        if code == 409:
-            return f"add {what} to claim {claim.key}: {_api_message(code, answer)}"
-        if not 200 <= code < 300 or not isinstance(answer, Mapping):
-            raise _BindError(f"add {what} to claim {claim.key}: {_api_message(code, answer)}")
-        return answer
-
 
 def _read_state(state: CycleState) -> DRAState | None:
     try:

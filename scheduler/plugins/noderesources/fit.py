@@ -9,7 +9,7 @@ what it frees (isSchedulableAfterPodScaleDown).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -36,6 +36,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
+from scheduler.plugins.dynamicresources.extended import fit_delegation
 from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
 from scheduler.plugins.noderesources.scoring import row_scorer_for, scorer_for
 
@@ -82,8 +83,11 @@ def fits_request(
     node_info: ResourceView,
     ignored_resources: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
+    delegated: Callable[[str, int], bool] | None = None,
 ) -> list[InsufficientResource]:
-    """Every resource the node lacks for `request`, in upstream's order and words."""
+    """Every resource the node lacks for `request`, in upstream's order and words;
+    `delegated(name, allocatable)` says which extended resources DynamicResources serves
+    (DRAExtendedResource: shouldDelegateResourceToDRA)."""
     insufficient = []
     allocatable = node_info.allocatable
     requested = node_info.requested
@@ -140,6 +144,8 @@ def fits_request(
         if is_extended_resource_name(name) and (
             name in ignored_resources or name.split("/", 1)[0] in ignored_groups
         ):
+            continue
+        if delegated is not None and delegated(name, allocatable.scalar.get(name, 0)):
             continue
         free = allocatable.scalar.get(name, 0) - requested.scalar.get(name, 0)
         if amount > free:
@@ -241,6 +247,8 @@ class NodeResourcesFit:
         self._weights = tuple(spec.weight for spec in self.args.scoring_strategy.resources)
         # Rejections of the row fast path by their reasons, built once (statuses are values).
         self._row_rejections: dict[tuple[str, ...], Status] = {}
+        # extended resources DynamicResources serves through DeviceClasses (None: gate off)
+        self._delegated = fit_delegation(handle)
 
     # PreFilter / Filter
 
@@ -274,7 +282,9 @@ class NodeResourcesFit:
             return Status.error(
                 f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
             )
-        insufficient = fits_request(request, node_info, self._ignored, self._ignored_groups)
+        insufficient = fits_request(
+            request, node_info, self._ignored, self._ignored_groups, self._delegated
+        )
         if insufficient:
             return Status.unschedulable(*(item.reason for item in insufficient))
         return Status.OK
