@@ -7,6 +7,8 @@
     aiosched explain NAMESPACE/POD --http-address HOST:PORT              why a pod is (not) placed
     aiosched what-if POD.yaml --http-address HOST:PORT                   where a pod would go now
     aiosched view --http-address HOST:PORT                               the web view, in a browser
+    aiosched replay --trace FILE --config A.yaml [--config B.yaml]       compare profiles on a trace
+    aiosched record --kubeconfig PATH --out TRACE.yaml                   record a cluster's trace
 
 Subcommands that live outside the scheduler package (the embedded cluster, the benchmarks) are
 found through the `aiosched.commands` entry point group: the scheduler never imports them, it
@@ -78,7 +80,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     handlers: dict[str, Command] = {}
     modules: dict[str, ModuleType] = {**builtin.COMMANDS, **_external_commands()}
-    for name in ("run", "cluster", "bench", "check-config", "explain", "what-if", "view"):
+    for name in (
+        "run", "cluster", "bench", "check-config", "explain", "what-if", "view", "replay", "record"
+    ):
         module = modules.pop(name, None)
         if module is not None:
             modules[name] = module  # keep the documented order first

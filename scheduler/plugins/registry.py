@@ -13,6 +13,7 @@ from scheduler.plugins import (
     defaultpreemption,
     dynamicresources,
     gangscheduling,
+    gpushare,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -68,6 +69,8 @@ def in_tree_registry() -> Registry:
         podgrouppodscount.PLUGIN_ENTRY,
         # scheduler-plugins' Coscheduling: registered, in no default profile.
         coscheduling.PLUGIN_ENTRY,
+        # The GPU-sharing policies of the FGD paper (docs/policy-lab.md): in no default profile.
+        *gpushare.PLUGIN_ENTRIES,
     ):
         registry.register(entry)
     return registry

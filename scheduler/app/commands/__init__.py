@@ -2,7 +2,7 @@
 
 from types import ModuleType
 
-from scheduler.app.commands import check_config, explain, run, view, what_if
+from scheduler.app.commands import check_config, explain, record, replay, run, view, what_if
 
 COMMANDS: dict[str, ModuleType] = {
     "run": run,
@@ -10,4 +10,6 @@ COMMANDS: dict[str, ModuleType] = {
     "explain": explain,
     "what-if": what_if,
     "view": view,
+    "replay": replay,
+    "record": record,
 }

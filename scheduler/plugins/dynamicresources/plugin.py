@@ -77,7 +77,7 @@ from scheduler.plugins.dynamicresources.cel import CelCache
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
-from scheduler.plugins.dynamicresources.ranking import DeviceRanker
+from scheduler.plugins.dynamicresources.ranking import DeviceRanker, profile_device_ranker
 from scheduler.plugins.dynamicresources.writes import (
     CONFLICT_DELAY,
     CONFLICT_RETRIES,
@@ -331,7 +331,8 @@ class DynamicResources:
                     if self.features.device_taint_rules
                     else list(resources.slices.list()),
                     cel_cache=self._cel_cache,
-                    ranker=self.device_ranker,
+                    # a subclass's ranker, else one a Score plugin of the profile offers
+                    ranker=self.device_ranker or profile_device_ranker(self._handle, pod),
                 )
             except AllocationError as err:
                 return None, Status.error(str(err))

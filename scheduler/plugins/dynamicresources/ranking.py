@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from scheduler.api.node import NodeView
+from scheduler.api.pod import PodView
 from scheduler.api.resource import DeviceSubRequest, DeviceView
 
 
@@ -43,3 +44,26 @@ class DeviceRanker(Protocol):
     ) -> Sequence[DeviceChoice]:
         """The choices to try, best first (a subset of `choices`, in any order)."""
         ...
+
+
+class PodDeviceRankers(Protocol):
+    """A Score plugin of the profile that ranks devices for each pod (the FGD paper's GPU
+    policies, scheduler/plugins/gpushare/), so that enabling it is enough: no subclass."""
+
+    def device_ranker_for(self, pod: PodView) -> DeviceRanker | None:
+        """The ranker for this pod's claims, asked once per cycle in PreFilter; None: none."""
+        ...
+
+
+def profile_device_ranker(handle: object, pod: PodView) -> DeviceRanker | None:
+    """The DeviceRanker the profile's Score plugins offer for `pod` (the first that offers
+    one), for a DynamicResources without a `device_ranker` of its own. The default profile's
+    plugins offer none: its order stays upstream's."""
+    # The framework's score plugins (the Handle protocol does not list them for plugins).
+    for plugin in getattr(handle, "score_plugins", ()):
+        ranker_for = getattr(plugin, "device_ranker_for", None)
+        if ranker_for is not None:
+            ranker: DeviceRanker | None = ranker_for(pod)
+            if ranker is not None:
+                return ranker
+    return None
