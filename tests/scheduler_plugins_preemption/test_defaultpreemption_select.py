@@ -341,7 +341,7 @@ def test_pick_one_node_for_preemption(nodes: dict[str, Victims], expected: str) 
 
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 NODE_NAME = "node(s) didn't match the requested node name"
-TAINT = "node(s) had untolerated taint {node-role: master}"
+TAINT = "node(s) had untolerated taint(s)"
 AFFINITY_RULES = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_RULES = "node(s) didn't match pod anti-affinity rules"
 UNSCHEDULABLE_NODE = "node(s) were unschedulable"
