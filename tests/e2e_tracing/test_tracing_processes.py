@@ -35,8 +35,8 @@ HUGE_MESSAGE = (
     # Reasons sorted as strings, as upstream's sort.Strings does.
     "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
     " no new claims to deallocate,"
-    " preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling,"
-    " 2 No preemption victims found for incoming pod."
+    # More cpu than any node has: no preemption can help anywhere (fit.go's Unresolvable).
+    " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 )
 
 
