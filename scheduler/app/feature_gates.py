@@ -86,7 +86,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     ),
     # kube-scheduler: beta, on by default at v1.37, not done yet.
     "StorageCapacityScoring": NotHonoured(True, "VolumeBinding's storage capacity scoring"),
-    "SchedulerPopFromBackoffQ": NotHonoured(True, "popping from backoffQ when activeQ is empty"),
     "NominatedNodeNameForExpectation": NotHonoured(
         True, "setting nominatedNodeName before WaitOnPermit / PreBind (PreBindPreFlight)"
     ),
