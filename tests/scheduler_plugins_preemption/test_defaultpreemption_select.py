@@ -414,7 +414,7 @@ def UU(reason: str = "") -> Status:
         pytest.param(
             {
                 "node1": UU("node(s) had no available volume zone"),
-                "node2": UU("node(s) had volume node affinity conflict"),
+                "node2": UU("node(s) didn't match PersistentVolume's node affinity"),
                 "node3": UU("node(s) didn't find available persistent volumes to bind"),
                 "node4": U("Unschedulable"),
             },
