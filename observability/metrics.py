@@ -396,6 +396,14 @@ class SchedulerMetrics:
             tuple(labels),
             registry=reg,
         ).labels(**labels).set(1)
+        # component-base/metrics/prometheus/feature: every registered gate, its stage
+        # ("ALPHA", "BETA", "" for GA, "DEPRECATED") and 1 when enabled (set_feature_info).
+        self._feature_enabled = Gauge(
+            "kubernetes_feature_enabled",
+            "This metric records the data about the stage and enablement of a k8s feature.",
+            ("name", "stage"),
+            registry=reg,
+        )
         # Upstream's legacy registry carries Go's process and runtime collectors.
         ProcessCollector(registry=reg)
         PlatformCollector(registry=reg)
@@ -420,6 +428,12 @@ class SchedulerMetrics:
         self._pod_attempts_c = self._pod_attempts.labels()
         self._preemption_attempts_c = self._preemption_attempts.labels()
         self._preemption_victims_c = self._preemption_victims.labels()
+
+    def set_feature_info(self, features: Iterable[tuple[str, str, bool]]) -> None:
+        """kubernetes_feature_enabled for each (name, stage, enabled), as featureGate.AddMetrics
+        records them once the gates are set."""
+        for name, stage, enabled in features:
+            self._feature_enabled.labels(name, stage).set(1.0 if enabled else 0.0)
 
     # --- scheduling attempts (upstream metric_recorder.go / metrics.go helpers) ---
 

@@ -303,6 +303,9 @@ class CSIDriverView:
     attach_required: bool  # defaults to true
     storage_capacity: bool  # defaults to false
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    # spec.preventPodSchedulingIfMissing (v1.35+, read under the VolumeLimitScaling gate):
+    # a node whose CSINode does not list the driver cannot run its volumes.
+    prevent_pod_scheduling_if_missing: bool = False
 
     @property
     def key(self) -> str:
@@ -318,6 +321,9 @@ class CSIDriverView:
             attach_required=as_bool(spec.get("attachRequired"), "spec.attachRequired", True),
             storage_capacity=as_bool(spec.get("storageCapacity"), "spec.storageCapacity"),
             raw=obj,
+            prevent_pod_scheduling_if_missing=as_bool(
+                spec.get("preventPodSchedulingIfMissing"), "spec.preventPodSchedulingIfMissing"
+            ),
         )
 
 

@@ -39,6 +39,7 @@ from profiles.errors import ConfigInvalidError
 from profiles.fields import caveats, restart_required
 from profiles.reload import ConfigWatcher
 from scheduler.app import gc_tuning
+from scheduler.app.feature_gates import feature_info
 from scheduler.app.startup import listen_error
 from scheduler.app.web_view import WebViewState
 from scheduler.client.leaderelection import LeaderElector
@@ -111,6 +112,7 @@ class SchedulerService:
         self.tracing_overrides = dict(tracing_overrides or {})
         self.registry = registry if registry is not None else full_registry()
         self.metrics = SchedulerMetrics()
+        self.metrics.set_feature_info(feature_info(self.feature_gates))
         # Pending pods' last attempts, and each profile's last N first-attempt successes.
         self.explain = ExplainStore(recent_per_profile=explain_recent_attempts)
         # The web view's recent attempts, and where it links their traces ({trace_id}).

@@ -133,6 +133,9 @@ class Scheduler:
             max_unschedulable_duration=self.options.max_unschedulable_seconds,
             metrics=self.metrics,
             gate_may_lift=self._gate_may_lift,
+            # SchedulerPopFromBackoffQ (beta and on by default upstream since v1.33): aiosched
+            # refuses it on for now (scheduler/app/feature_gates.py says why).
+            pop_from_backoff_q=self.options.feature_gates.get("SchedulerPopFromBackoffQ", False),
         )
         # (gating plugin, event) → answer, for the profiles named (a reload starts afresh)
         self._gate_answers: dict[tuple[str, ClusterEvent], bool] = {}

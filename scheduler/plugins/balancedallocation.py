@@ -1,12 +1,13 @@
-"""NodeResourcesBalancedAllocation (PreScore, Score): favour nodes whose resource usage
-fractions stay close to each other once the pod is placed.
+"""NodeResourcesBalancedAllocation (PreScore, Score): favour nodes whose balance of resource
+usage fractions the pod improves.
 
 Upstream: pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go and
-resource_allocation.go (v1.33+: best-effort pods are skipped). Unlike NodeResourcesFit's
-scoring it uses the actual requests (useRequested), not the non-zero defaults, for both the
-pod and the node. score = (1 - std) * 100 over the fractions requested / allocatable (each
-capped at 1); resources the node has none of, or extended resources the pod does not request,
-are left out.
+resource_allocation.go (v1.33+: best-effort pods are skipped; v1.36: the score is the
+improvement in balance, balancedResourceScorer). Unlike NodeResourcesFit's scoring it uses the
+actual requests (useRequested), not the non-zero defaults, for both the pod and the node.
+balance = (1 - std) * 100 over the fractions requested / allocatable (each capped at 1);
+resources the node has none of, or extended resources the pod does not request, are left out.
+score = 50 + (50 + balance with the pod - balance without it) / 2, in Go's integer division.
 """
 
 from __future__ import annotations
@@ -109,8 +110,24 @@ def allocatable_and_requested(node_info: NodeInfo, name: str, request: int) -> t
     return capacity, requested.scalar.get(name, 0) + request
 
 
+def balanced_resource_scorer(
+    requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+) -> int:
+    """Upstream's balancedResourceScorer (v1.36): the improvement in balance that placing the
+    pod brings, mapped back to [MaxNodeScore/2, MaxNodeScore] (75 when it changes nothing)."""
+    with_pod = balanced_resource_score(requested, allocatable)
+    without_pod = balanced_resource_score(allocated, allocatable)
+    return MAX_NODE_SCORE // 2 + _go_div2(MAX_NODE_SCORE // 2 + with_pod - without_pod)
+
+
+def _go_div2(value: int) -> int:
+    """value / 2 in Go's int64 division (truncates toward zero; Python's // floors)."""
+    return value // 2 if value >= 0 else -(-value // 2)
+
+
 def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-    """Upstream's balancedResourceScorer, in the same float64 operations."""
+    """Upstream's balancedResourceScore: the balance of one set of requests, in the same
+    float64 operations."""
     fractions: list[float] = []
     total = 0.0
     for req, alloc in zip(requested, allocatable, strict=True):
@@ -167,11 +184,13 @@ class NodeResourcesBalancedAllocation:
     def _score(self, node_info: NodeInfo, requests: Sequence[int]) -> int:
         allocatable: list[int] = []
         requested: list[int] = []
+        allocated: list[int] = []
         for name, request in zip(self._resources, requests, strict=True):
             alloc, req = allocatable_and_requested(node_info, name, request)
             allocatable.append(alloc)
             requested.append(req if alloc else 0)
-        return balanced_resource_score(requested, allocatable)
+            allocated.append(req - request if alloc else 0)
+        return balanced_resource_scorer(requested, allocated, allocatable)
 
     def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
         requests = self._state_requests(state, pod)
@@ -190,6 +209,7 @@ class NodeResourcesBalancedAllocation:
             return None
         allocatable: list[IntArray] = []
         requested: list[IntArray] = []
+        allocated: list[IntArray] = []
         for name, request in zip(self._resources, requests, strict=True):
             if name == "cpu":
                 alloc, used = table.alloc_cpu[rows], table.req_cpu[rows]
@@ -203,7 +223,15 @@ class NodeResourcesBalancedAllocation:
                 return None
             allocatable.append(alloc)
             requested.append(used + request)
-        return balanced_resource_score_rows(requested, allocatable, len(rows))
+            allocated.append(used)
+        size = len(rows)
+        with_pod = balanced_resource_score_rows(requested, allocatable, size)
+        without_pod = balanced_resource_score_rows(allocated, allocatable, size)
+        change = MAX_NODE_SCORE // 2 + with_pod - without_pod
+        # Go's int64 division by 2 truncates toward zero.
+        halved = np.where(change >= 0, change // 2, -(-change // 2))
+        scores: IntArray = MAX_NODE_SCORE // 2 + halved
+        return scores
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -18,6 +18,11 @@ For the pod being scheduled a missing claim fails every node with UnschedulableA
 rejects the node with "node(s) exceed max volume count" (Unschedulable). PreFilter skips pods
 without claims, so Filter costs nothing for them.
 
+With the VolumeLimitScaling gate (beta and on by default since v1.37), a node whose CSINode
+does not list a driver of the pod's new volumes is rejected with "<driver> CSI driver is not
+installed on the node" (Unschedulable) when that driver's CSIDriver sets
+preventPodSchedulingIfMissing; a driver without a CSIDriver object is let through.
+
 Queueing: a new CSINode always queues; a CSINode update queues when a driver's allocatable
 count went up or away (upstream's isSchedulableAfterCSINodeUpdated, for the mutable counts of
 MutableCSINodeAllocatableCount); a deleted pod queues when it was on a node and used a claim,
@@ -72,6 +77,10 @@ from scheduler.plugins.volume_helpers import (
     volume_is_for_pod,
 )
 
+# pkg/scheduler's features at v1.37: beta, on by default (alpha and off in v1.35-v1.36).
+VOLUME_LIMIT_SCALING = "VolumeLimitScaling"
+VOLUME_LIMIT_SCALING_DEFAULT = True
+
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.interface import PreFilterExtensions
@@ -114,6 +123,10 @@ class NodeVolumeLimits:
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self._handle = handle
+        gates = getattr(handle, "feature_gates", None) or {}
+        self._volume_limit_scaling = bool(
+            gates.get(VOLUME_LIMIT_SCALING, VOLUME_LIMIT_SCALING_DEFAULT)
+        )
         # Handles of unbound claims must not collide with real volume handles.
         self._random_prefix = secrets.token_hex(16)
         self._exceeded = Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
@@ -185,7 +198,14 @@ class NodeVolumeLimits:
         if not new_volumes:
             return Status.OK
         try:
-            limits = volume_limits(self._storage().csi_node(node.name))
+            csi_node = self._storage().csi_node(node.name)
+            if self._volume_limit_scaling:
+                missing = self._driver_missing(new_volumes, csi_node)
+                if missing is not None:
+                    return Status.unschedulable(
+                        f"{missing} CSI driver is not installed on the node"
+                    )
+            limits = volume_limits(csi_node)
             if not limits:
                 return Status.OK
             attached: Volumes = {}
@@ -211,6 +231,25 @@ class NodeVolumeLimits:
                 return self._exceeded
         return Status.OK
 
+    def _opted_in_drivers(self, new_volumes: Volumes) -> set[str]:
+        """The drivers of `new_volumes` whose CSIDriver sets preventPodSchedulingIfMissing."""
+        storage = self._storage()
+        opted_in = set()
+        for driver in new_volumes.values():
+            csi_driver = storage.csi_driver(driver)
+            if csi_driver is not None and csi_driver.prevent_pod_scheduling_if_missing:
+                opted_in.add(driver)
+        return opted_in
+
+    def _driver_missing(self, new_volumes: Volumes, csi_node: CSINodeView | None) -> str | None:
+        """Upstream's checkCSIDriverOnNode over the new volumes (VolumeLimitScaling): the
+        first opted-in driver the node's CSINode does not list, in the volumes' order."""
+        opted_in = self._opted_in_drivers(new_volumes)
+        for driver in new_volumes.values():
+            if driver in opted_in and (csi_node is None or driver not in csi_node.drivers):
+                return driver
+        return None
+
     def filter_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> RowVerdict | None:
@@ -224,6 +263,15 @@ class NodeVolumeLimits:
             return verdict_with_status(np.zeros(len(rows), dtype=np.bool_), new_volumes)
         if self._handle is None:
             return None
+        if self._volume_limit_scaling and new_volumes:
+            try:
+                if self._opted_in_drivers(new_volumes):
+                    # Every node must list the driver: each is checked.
+                    return verdict_per_node(
+                        self.filter, state, pod, table, rows, np.ones(len(rows), dtype=np.bool_)
+                    )
+            except _Failure:
+                return None
         csi_nodes = self._handle.cluster_objects.storage.csi_nodes.by_key
         names = table.names
         infos = table.infos

@@ -2,12 +2,13 @@
 tolerate reject the node; untolerated PreferNoSchedule taints lower its score.
 
 Upstream: pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go (queueing hints
-enabled). The Filter reason names the first untolerated taint as upstream v1.30-v1.34 do:
-"node(s) had untolerated taint {key: value}" ("{key: }" for a taint without value).
+enabled). The Filter reason is "node(s) had untolerated taint(s)" as since v1.35; the first
+untolerated taint is logged at debug level (upstream's V(4)), no longer named in the reason.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -50,8 +51,9 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 DO_NOT_SCHEDULE_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
 
 
-def untolerated_taint_reason(taint: Taint) -> str:
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+log = logging.getLogger(__name__)
+
+UNTOLERATED_TAINTS = "node(s) had untolerated taint(s)"
 
 
 def _untolerated(node: NodeView, tolerations: Sequence[Toleration]) -> Taint | None:
@@ -94,7 +96,12 @@ class TaintToleration:
         taint = _untolerated(node, pod.tolerations)
         if taint is None:
             return Status.OK
-        return Status.unresolvable(untolerated_taint_reason(taint))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "node had untolerated taints",
+                extra={"node": node.name, "pod": pod.key, "untoleratedTaint": str(taint)},
+            )
+        return Status.unresolvable(UNTOLERATED_TAINTS)
 
     def filter_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows

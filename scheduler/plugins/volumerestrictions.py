@@ -60,8 +60,10 @@ if TYPE_CHECKING:
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
+# volume_restrictions.go's ErrReasonReadWriteOncePodConflict (v1.36).
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+    "in-use by another pod"
 )
 
 

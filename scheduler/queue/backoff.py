@@ -1,7 +1,8 @@
 """backoffQ: pods waiting out their backoff, ordered by when it expires.
 
 Upstream: pkg/scheduler/backend/queue/backoff_queue.go (calculateBackoffDuration,
-lessBackoffCompleted).
+lessBackoffCompleted, lessBackoffCompletedWithPriority, podBackoffQ and podErrorBackoffQ,
+popBackoff).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 
+from scheduler.queue.active import LessFn
 from scheduler.queue.types import QueuedPodInfo
 
 
@@ -24,16 +26,49 @@ def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
     return min(duration, maximum)
 
 
+class _Slot:
+    """A heap slot: (expiry, then `less` when given, then insertion order)."""
+
+    __slots__ = ("expiry", "less", "pinfo", "seq")
+
+    def __init__(self, expiry: float, seq: int, pinfo: QueuedPodInfo, less: LessFn | None):
+        self.expiry = expiry
+        self.seq = seq
+        self.pinfo = pinfo
+        self.less = less
+
+    def __lt__(self, other: _Slot) -> bool:
+        if self.expiry != other.expiry:
+            return self.expiry < other.expiry
+        less = self.less
+        if less is not None:
+            if less(self.pinfo, other.pinfo):
+                return True
+            if less(other.pinfo, self.pinfo):
+                return False
+        return self.seq < other.seq
+
+
 class BackoffQueue:
-    """A heap keyed by backoff expiry with lazy deletion through a uid → live entry map."""
+    """Two heaps keyed by backoff expiry, with lazy deletion through a uid → live slot map:
+    pods rejected by plugins (podBackoffQ) and pods whose attempt ended in an error
+    (podErrorBackoffQ). With SchedulerPopFromBackoffQ, `pop_head` takes the first of the
+    former when activeQ is empty; pods of one expiry are then in activeQ's order (`less`,
+    lessBackoffCompletedWithPriority), the error ones never popped early."""
 
-    __slots__ = ("_entries", "_heap", "_seq")
+    __slots__ = ("_entries", "_heaps", "_less", "_poppable", "_seq")
 
-    def __init__(self) -> None:
-        # (expiry, insertion sequence, pod info); the sequence keeps equal expiries in FIFO order.
-        self._heap: list[tuple[float, int, QueuedPodInfo]] = []
-        self._entries: dict[str, tuple[float, int, QueuedPodInfo]] = {}
+    def __init__(self, less: LessFn | None = None) -> None:
+        # _heaps[False]: rejected by plugins; _heaps[True]: errors.
+        self._heaps: dict[bool, list[_Slot]] = {False: [], True: []}
+        self._entries: dict[str, tuple[bool, _Slot]] = {}
         self._seq = 0
+        self._less = less
+        self._poppable = 0  # live slots in _heaps[False]
+
+    def set_less(self, less: LessFn | None) -> None:
+        """New ties order for slots added from now on (a reload's QueueSort)."""
+        self._less = less
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -43,39 +78,67 @@ class BackoffQueue:
 
     def get(self, uid: str) -> QueuedPodInfo | None:
         entry = self._entries.get(uid)
-        return entry[2] if entry is not None else None
+        return entry[1].pinfo if entry is not None else None
 
-    def add(self, pinfo: QueuedPodInfo, expiry: float) -> None:
+    def add(self, pinfo: QueuedPodInfo, expiry: float, error: bool = False) -> None:
+        self.remove(pinfo.uid)
         self._seq += 1
-        entry = (expiry, self._seq, pinfo)
-        self._entries[pinfo.uid] = entry
-        heapq.heappush(self._heap, entry)
-        self._compact_if_sparse()
+        slot = _Slot(expiry, self._seq, pinfo, self._less)
+        self._entries[pinfo.uid] = (error, slot)
+        heapq.heappush(self._heaps[error], slot)
+        self._poppable += not error
+        self._compact_if_sparse(error)
 
     def remove(self, uid: str) -> QueuedPodInfo | None:
         entry = self._entries.pop(uid, None)
-        return entry[2] if entry is not None else None
+        if entry is None:
+            return None
+        self._poppable -= not entry[0]
+        return entry[1].pinfo
 
-    def pop_expired(self, now: float) -> list[QueuedPodInfo]:
-        """Remove and return, earliest first, every pod whose backoff ended at or before `now`."""
-        done: list[QueuedPodInfo] = []
-        heap = self._heap
+    def poppable(self) -> int:
+        """How many pods `pop_head` could take (upstream's lenBackoff)."""
+        return self._poppable
+
+    def pop_head(self) -> QueuedPodInfo | None:
+        """Remove and return the first pod rejected by plugins, backing off or not."""
+        heap = self._heaps[False]
         while heap:
-            expiry, _, pinfo = heap[0]
-            if self._entries.get(pinfo.uid) is not heap[0]:
-                heapq.heappop(heap)  # stale: removed or re-added since
-                continue
-            if expiry > now:
-                break
-            heapq.heappop(heap)
-            del self._entries[pinfo.uid]
-            done.append(pinfo)
-        return done
+            slot = heapq.heappop(heap)
+            entry = self._entries.get(slot.pinfo.uid)
+            if entry is not None and entry[1] is slot:
+                del self._entries[slot.pinfo.uid]
+                self._poppable -= 1
+                return slot.pinfo
+        return None
+
+    def pop_expired(self, now: float, inclusive: bool = True) -> list[QueuedPodInfo]:
+        """Remove and return, earliest first, every pod whose backoff ended at or before `now`
+        (before it, when not `inclusive`)."""
+        done: list[_Slot] = []
+        for error in (False, True):
+            heap = self._heaps[error]
+            while heap:
+                slot = heap[0]
+                entry = self._entries.get(slot.pinfo.uid)
+                if entry is None or entry[1] is not slot:
+                    heapq.heappop(heap)  # stale: removed or re-added since
+                    continue
+                if slot.expiry > now or (not inclusive and slot.expiry == now):
+                    break
+                heapq.heappop(heap)
+                del self._entries[slot.pinfo.uid]
+                self._poppable -= not error
+                done.append(slot)
+        # popAllBackoffCompleted: podBackoffQ's pods, then podErrorBackoffQ's.
+        return [slot.pinfo for slot in done]
 
     def __iter__(self) -> Iterator[QueuedPodInfo]:
-        return (entry[2] for entry in self._entries.values())
+        return (entry[1].pinfo for entry in self._entries.values())
 
-    def _compact_if_sparse(self) -> None:
-        if len(self._heap) > 64 and len(self._heap) > 2 * len(self._entries):
-            self._heap = list(self._entries.values())
-            heapq.heapify(self._heap)
+    def _compact_if_sparse(self, error: bool) -> None:
+        heap = self._heaps[error]
+        if len(heap) > 64 and len(heap) > 2 * len(self._entries):
+            live = [slot for e, slot in self._entries.values() if e is error]
+            heapq.heapify(live)
+            self._heaps[error] = live

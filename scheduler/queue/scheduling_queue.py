@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Any
@@ -71,6 +72,17 @@ ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "Ass
 # PodTopologySpread before asking the hints.
 CROSS_TOPOLOGY_PLUGINS = frozenset({INTER_POD_AFFINITY, POD_TOPOLOGY_SPREAD})
 
+# framework.PopFromBackoffQ: the incoming-pods event of a pod popped from backoffQ.
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
+# backoffQOrderingWindowDuration: backoff expiries are ordered in windows of a second.
+BACKOFF_Q_ORDERING_WINDOW = 1.0
+
+
+def _align_to_window(t: float) -> float:
+    """alignToWindow: `t` truncated to its ordering window."""
+    return math.floor(t / BACKOFF_Q_ORDERING_WINDOW) * BACKOFF_Q_ORDERING_WINDOW
+
+
 ACTIVE = "active"
 BACKOFF = "backoff"
 UNSCHEDULABLE = "unschedulable"
@@ -101,6 +113,7 @@ class SchedulingQueue:
         max_unschedulable_duration: float = 300.0,
         metrics: SchedulerMetrics | None = None,
         gate_may_lift: GateEventsFn | None = None,
+        pop_from_backoff_q: bool = False,
     ) -> None:
         self._metrics = metrics if metrics is not None else SchedulerMetrics()
         self._pre_enqueue = pre_enqueue
@@ -113,7 +126,12 @@ class SchedulingQueue:
         self._max_unschedulable_duration = max_unschedulable_duration
 
         self._active = ActiveQueue(less)
-        self._backoff = BackoffQueue()
+        # The SchedulerPopFromBackoffQ gate (beta and on by default upstream since v1.33):
+        # with activeQ empty, Pop takes the first pod of backoffQ rather than waiting out its
+        # backoff; backoff expiries fall into one-second windows ordered as activeQ, and
+        # PreEnqueue runs before a pod enters backoffQ.
+        self._pop_from_backoff_q = pop_from_backoff_q
+        self._backoff = BackoffQueue(less if pop_from_backoff_q else None)
         self._unschedulable = UnschedulablePods()
         self._in_flight = InFlight(self._metrics.inflight_event)
         # In-flight pods deleted (or dropped) meanwhile: they must not come back.
@@ -228,7 +246,13 @@ class SchedulingQueue:
             return None
         pinfo = self._active.pop()
         if pinfo is None:
-            return None
+            if not self._pop_from_backoff_q:
+                return None
+            # activeQ is empty: take backoffQ's first pod (popBackoff), not an errored one.
+            pinfo = self._backoff.pop_head()
+            if pinfo is None:
+                return None
+            self._metrics.incoming(ACTIVE, POP_FROM_BACKOFF_Q)
         pinfo.attempts += 1
         self._scheduling_cycle += 1
         # Rejections are recorded afresh by this attempt.
@@ -329,7 +353,13 @@ class SchedulingQueue:
 
     def flush_backoff_completed(self) -> None:
         activated = False
-        for pinfo in self._backoff.pop_expired(self._clock()):
+        now = self._clock()
+        if self._pop_from_backoff_q:
+            # isPodBackingoff: a pod whose window is the current one still backs off.
+            expired = self._backoff.pop_expired(_align_to_window(now), inclusive=False)
+        else:
+            expired = self._backoff.pop_expired(now, inclusive=False)
+        for pinfo in expired:
             activated |= self._move_to_active(pinfo, BACKOFF_COMPLETE)
         if activated:
             self._wakeup.set()
@@ -375,6 +405,8 @@ class SchedulingQueue:
     def set_less(self, less: LessFn) -> None:
         """Reorder activeQ by a new QueueSort (profile reload); no pod is lost."""
         self._active.set_less(less)
+        if self._pop_from_backoff_q:
+            self._backoff.set_less(less)
 
     def drop_if(self, predicate: Callable[[PodView], bool]) -> list[PodView]:
         """Remove queued (and in-flight) pods matching `predicate`; returns them.
@@ -587,9 +619,23 @@ class SchedulingQueue:
                 pinfo.unschedulable_plugins | pinfo.pending_plugins, pinfo.pod.scheduler_name
             )
 
-    def _backoff_expiry(self, pinfo: QueuedPodInfo) -> float:
+    def _backoff_expiry(self, pinfo: QueuedPodInfo) -> float | None:
+        """When the pod's backoff ends (getBackoffTime); None when it owes none."""
         duration = backoff_duration(pinfo.attempts, self._initial_backoff, self._max_backoff)
+        if duration <= 0:
+            return None
+        if self._pop_from_backoff_q:
+            return _align_to_window(pinfo.timestamp + duration)
         return pinfo.timestamp + duration
+
+    def _backing_off(self, expiry: float | None) -> bool:
+        """isPodBackingoff: not yet past its expiry (!boTime.Before(now)), in windows under
+        SchedulerPopFromBackoffQ."""
+        if expiry is None:
+            return False
+        if self._pop_from_backoff_q:
+            return expiry >= _align_to_window(self._clock())
+        return expiry >= self._clock()
 
     def _requeue(self, pinfo: QueuedPodInfo, strategy: _Strategy, event: str) -> str:
         """Put a pod that is in no queue (or in the unschedulable pods) where `strategy` says;
@@ -600,10 +646,20 @@ class SchedulingQueue:
             return GATED if pinfo.gated else UNSCHEDULABLE
         if strategy is _Strategy.AFTER_BACKOFF:
             expiry = self._backoff_expiry(pinfo)
-            if expiry > self._clock():
+            if expiry is not None and self._backing_off(expiry):
+                if self._pop_from_backoff_q:
+                    # Pods popped from backoffQ are not asked again (moveToBackoffQ).
+                    self._run_pre_enqueue(pinfo)
+                    if pinfo.gated:
+                        pinfo.flushed_from_unschedulable = False
+                        self._park_unschedulable(pinfo, event)
+                        return GATED
                 self._unschedulable.pop(uid)
-                self._backoff.add(pinfo, expiry)
+                error = not pinfo.unschedulable_plugins and not pinfo.pending_plugins
+                self._backoff.add(pinfo, expiry, error=error)
                 self._metrics.incoming(BACKOFF, event)
+                if self._pop_from_backoff_q and not error:
+                    self._wakeup.set()  # a waiting Pop may take it
                 return BACKOFF
         return ACTIVE if self._move_to_active(pinfo, event) else GATED
 

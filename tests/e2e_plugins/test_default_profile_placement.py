@@ -90,11 +90,9 @@ NODES = (
 PINNED = pod("pinned", cpu="100m", memory="128Mi", host_port=8080, nodeName="n-spot")
 
 # Reasons every rejection message carries for the three nodes no ordinary pod may use.
-TAINTED_AND_CORDONED = (
-    "1 node(s) had untolerated taint {dedicated: gpu}, "
-    "1 node(s) had untolerated taint {maintenance: true}, "
-    "1 node(s) were unschedulable"
-)
+CORDONED = "1 node(s) were unschedulable"
+TAINTED = "2 node(s) had untolerated taint(s)"  # n-gpu and n-draining
+TAINTED_AND_CORDONED = f"{CORDONED}, {TAINTED}"
 
 
 @dataclass(frozen=True)
@@ -301,7 +299,8 @@ class Rejection(PodCase):
 # nodes and sorted as strings, then DefaultPreemption's own: every pod here has the priority of
 # the pods already placed, so nodes that could pass Filter had "No preemption victims found for
 # incoming pod", and nodes rejected as UnschedulableAndUnresolvable (affinity, taints,
-# unschedulable) "Preemption is not helpful for scheduling".
+# unschedulable, a request over the node's allocatable) "Preemption is not helpful for
+# scheduling".
 
 
 def preemption(no_victims: int, not_helpful: int) -> str:
@@ -324,10 +323,11 @@ EVERY_REASON = Rejection(
     required([expr(ZONE, "NotIn", "b")]),  # n-large: affinity
     cpu="3",  # n-small: 2 cpu
     host_port=8080,  # n-spot: held by the nodeName pod
+    # n-small's 2 cpu are less than the 3 asked: no preemption there can help.
     message="0/6 nodes are available: 1 Insufficient cpu, "
     "1 node(s) didn't have free ports for the requested pod ports, "
     "1 node(s) didn't match Pod's node affinity/selector, "
-    f"{TAINTED_AND_CORDONED}." + preemption(2, 4),
+    f"{TAINTED_AND_CORDONED}." + preemption(1, 5),
 )
 
 REJECTIONS = [
@@ -338,8 +338,9 @@ REJECTIONS = [
         {},
         cpu="20",
         memory="40Gi",
+        # More than any node's allocatable: UnschedulableAndUnresolvable everywhere.
         message=f"0/6 nodes are available: {TAINTED_AND_CORDONED}, "
-        "3 Insufficient cpu, 3 Insufficient memory." + preemption(3, 3),
+        "3 Insufficient cpu, 3 Insufficient memory." + preemption(0, 6),
     ),
     Rejection(
         "toleration-wrong-value",
@@ -368,13 +369,13 @@ REJECTIONS = [
         message=f"0/6 nodes are available: {TAINTED_AND_CORDONED}, "
         "3 node(s) didn't match Pod's node affinity/selector." + preemption(0, 6),
     ),
-    # n-gpu has 2 of them, the other schedulable nodes none.
+    # n-gpu has 2 of them, the other schedulable nodes none: no node can ever hold 3.
     Rejection(
         "extended-resource-short",
         tolerations(toleration("dedicated", "Exists")),
         extended={GPU: "3"},
-        message="0/6 nodes are available: 1 node(s) had untolerated taint {maintenance: true}, "
-        "1 node(s) were unschedulable, 4 Insufficient example.com/gpu." + preemption(4, 2),
+        message="0/6 nodes are available: 1 node(s) had untolerated taint(s), "
+        "1 node(s) were unschedulable, 4 Insufficient example.com/gpu." + preemption(0, 6),
     ),
     # The pod's cpu request is the larger of its init container's (3) and its containers' sum.
     Rejection(
@@ -382,8 +383,8 @@ REJECTIONS = [
         {"nodeSelector": {ZONE: "a"}},
         init_cpu="3",
         message="0/6 nodes are available: 1 Insufficient cpu, "
-        f"{TAINTED_AND_CORDONED}, 2 node(s) didn't match Pod's node affinity/selector."
-        + preemption(1, 5),
+        f"{CORDONED}, 2 node(s) didn't match Pod's node affinity/selector, {TAINTED}."
+        + preemption(0, 6),
     ),
     # Zone a holds n-small (too small) and n-cordoned; the rest do not match the selector.
     Rejection(
@@ -391,8 +392,8 @@ REJECTIONS = [
         {"nodeSelector": {ZONE: "a"}},
         cpu="3",
         message="0/6 nodes are available: 1 Insufficient cpu, "
-        f"{TAINTED_AND_CORDONED}, 2 node(s) didn't match Pod's node affinity/selector."
-        + preemption(1, 5),
+        f"{CORDONED}, 2 node(s) didn't match Pod's node affinity/selector, {TAINTED}."
+        + preemption(0, 6),
     ),
 ]
 
@@ -546,8 +547,9 @@ def test_same_host_port_spreads_and_the_odd_one_waits_for_a_free_port(kubectl: K
             kubectl,
             "web-c",
             "0/6 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-            f"{TAINTED_AND_CORDONED}, "
-            "2 node(s) didn't have free ports for the requested pod ports." + preemption(2, 4),
+            f"{CORDONED}, "
+            f"2 node(s) didn't have free ports for the requested pod ports, {TAINTED}."
+            + preemption(2, 4),
         )
         # Deleting a pod that held the port brings web-c back at once (NodePorts' pod-delete
         # event), not after the five-minute unschedulable timeout.

@@ -69,7 +69,8 @@ def test_mixed_cluster_scheduled_as_kube_scheduler_would(tmp_path: Path) -> None
         assert cond["message"] == (
             "0/3 nodes are available: 3 Insufficient cpu. "
             "no new claims to deallocate, "
-            "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+            # More cpu than any node has (fit.go's Unresolvable): no preemption can help.
+            "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
         )
         assert huge["metadata"]["name"] == "huge"
 

@@ -139,6 +139,8 @@ def test_config_kubeconfig_secure_port_tls_and_master(tmp_path: Path) -> None:
             )
 
         # --master wins over the kubeconfig's (wrong) server; its credentials still apply.
+        # The feature gates of a v1.37 manifest, most unrelated to scheduling, one from a
+        # later version: it starts, and /metrics says which gates are on.
         wrong = tmp_path / "wrong-server.kubeconfig"
         wrong.write_text(
             (tmp_path / "kubeconfig").read_text().replace(cluster.url, "https://127.0.0.1:1")
@@ -147,13 +149,27 @@ def test_config_kubeconfig_secure_port_tls_and_master(tmp_path: Path) -> None:
         plain.write_text(CONFIG)
         third = start(
             [*aiosched(), "run", "--config", str(plain), "--kubeconfig", str(wrong),
-             "--master", cluster.url, "--secure-port=0", "--insecure-http"],
+             "--master", cluster.url, "--secure-port=0", "--insecure-http",
+             "--feature-gates=KubeletPSI=true,ContextualLogging=false,WatchListClient=false,"
+             "OpportunisticBatching=false,GateFromALaterRelease=true"],
             tmp_path / "third.log",
             r"serving /metrics, .+? on (http://[\d.]+:\d+) \(plain HTTP",
         )  # fmt: skip
         with stopping(third):
             kubectl.apply(pod_manifest("via-master", "1"))
             wait_until(lambda: bound_to(kubectl, "via-master") == "n1", what="bound")
+            status, metrics = http_get(f"{third.url}/metrics")
+            assert status == 200
+            for line in (
+                'kubernetes_feature_enabled{name="OpportunisticBatching",stage="BETA"} 0.0',
+                'kubernetes_feature_enabled{name="KubeletPSI",stage=""} 1.0',
+                'kubernetes_feature_enabled{name="SchedulerQueueingHints",stage=""} 1.0',
+                'kubernetes_feature_enabled{name="GangScheduling",stage="ALPHA"} 0.0',
+            ):
+                assert line in metrics.splitlines(), line
+            assert "GateFromALaterRelease" not in metrics
+            log = (tmp_path / "third.log").read_text()
+            assert "unrecognized feature gate: GateFromALaterRelease" in log
 
 
 def test_removed_flags_and_startup_errors_are_one_line(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ leaderElection: {leaderElect: false}
 BLOCKED_MESSAGE = (
     "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
     "preemption: 0/1 nodes are available: "
-    "1 No preemption victims found for incoming pod."
+    "1 Preemption is not helpful for scheduling."  # 2 cpu on a 1-cpu node: Unresolvable
 )
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from observability.explain import ExplainStore, ResolvedDetails, build_explanation, render_text
 
-TAINT = "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
+TAINT = "node(s) had untolerated taint(s)"
 
 
 def record_taints_and_cpu(store: ExplainStore, uid: str = "u1", name: str = "web") -> None:

@@ -91,7 +91,10 @@ async def test_bind_conflict_leaves_the_other_binding_alone(tmp_path: Path) -> N
 
 
 async def test_permit_rejection_unreserves_requeues_and_explains(tmp_path: Path) -> None:
-    async with running_scheduler(tmp_path, HOLD_CONFIG, hold_registry()) as h:
+    # Without SchedulerPopFromBackoffQ the rejected pod waits out its backoff, so the node is
+    # seen free in between (with it, the pod is popped again at once).
+    gates = {"SchedulerPopFromBackoffQ": False}
+    async with running_scheduler(tmp_path, HOLD_CONFIG, hold_registry(), feature_gates=gates) as h:
         await h.api.create_node("a", cpu="1")
         await h.wait_for(lambda: h.scheduler.cache.node_count() == 1, what="node in cache")
         pod = await h.api.create_pod("p", cpu="800m")

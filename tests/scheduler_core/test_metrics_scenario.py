@@ -34,6 +34,9 @@ NOT_MOVED_BY_THIS_SCENARIO = {
     # Configuration reloads happen in the service (tests/profiles_runtime).
     "aiosched_config_reloads": "service reloads",
     "aiosched_config_last_reload_success": "service reloads",
+    # Set once by the service from --feature-gates (tests/scheduler_startup/
+    # test_feature_gates.py, tests/e2e_scheduler/test_upstream_flags.py).
+    "kubernetes_feature_enabled": "service start",
     # Only an event the recorder could not write moves it (tests/scheduler_core recorder tests).
     "aiosched_events_dropped": "recorder failures",
     # Needs the 5-minute leftover flush (tests/scheduler_queue/test_queue_metrics.py flags the

@@ -36,11 +36,11 @@ async def test_unschedulable_pod_is_explained_and_scheduled_when_a_node_fits(
         await h.api.create_node("b", cpu="2")
         await h.wait_nodes_cached(2)  # the first failure message must count both nodes
         await h.api.create_pod("huge", cpu="6")
-        # No pod has a lower priority than "huge", so preemption finds no victims.
+        # 6 cpu is more than either node has: no preemption can help (fit.go's Unresolvable).
         expected = (
             "0/2 nodes are available: 2 Insufficient cpu. "
             "no new claims to deallocate, "
-            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
         )
 
         async def condition() -> dict[str, Any] | None:
@@ -130,7 +130,7 @@ async def test_cordoned_and_tainted_nodes_are_avoided_with_upstream_reasons(
 
         text = await h.wait_for(message, what="failure message")
         assert text == (
-            "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
+            "0/2 nodes are available: 1 node(s) had untolerated taint(s), "
             "1 node(s) were unschedulable. "
             "no new claims to deallocate, "
             "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."

@@ -151,7 +151,7 @@ def test_answers_with_the_chosen_node_verdicts_and_scores(scheduler: Scheduler) 
     assert (answer["evaluatedNodes"], answer["feasibleNodes"], answer["rejectedNodes"]) == (4, 1, 3)
     assert {(g["plugin"], g["reason"], tuple(g["nodes"])) for g in answer["filterVerdicts"]} == {
         ("NodeResourcesFit", "Insufficient cpu", ("medium", "small")),
-        ("TaintToleration", "node(s) had untolerated taint {dedicated: gpu}", ("gpu",)),
+        ("TaintToleration", "node(s) had untolerated taint(s)", ("gpu",)),
     }
     assert answer["pod"]["namespace"] == "default"
     assert answer["whatIf"]["configuration"] == "live"
@@ -203,8 +203,7 @@ def test_no_fit_says_preemption_would_be_needed(scheduler: Scheduler) -> None:
     assert answer["node"] is None
     assert answer["message"] == (
         # Reasons sorted as strings, as upstream's FitError.Error().
-        "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
-        "3 Insufficient cpu."
+        "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient cpu."
     )
     assert answer["whatIf"]["needsPreemption"] is True
     assert answer["whatIf"]["note"] == NEEDS_PREEMPTION_NOTE

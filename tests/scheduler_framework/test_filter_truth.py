@@ -76,7 +76,7 @@ CASES = [
         {
             "NodeUnschedulable": ("Success", 0),
             "TaintToleration": ("Success", 0),
-            "NodeResourcesFit": ("Unschedulable", 4),
+            "NodeResourcesFit": ("UnschedulableAndUnresolvable", 4),
         },
     ),
     Case(
@@ -91,7 +91,7 @@ CASES = [
         {
             "NodeUnschedulable": ("UnschedulableAndUnresolvable", 1),
             "TaintToleration": ("Success", 0),
-            "NodeResourcesFit": ("Unschedulable", 1),
+            "NodeResourcesFit": ("UnschedulableAndUnresolvable", 1),
         },
     ),
     Case(
@@ -121,7 +121,7 @@ CASES = [
         {
             "NodeUnschedulable": ("UnschedulableAndUnresolvable", 1),
             "TaintToleration": ("Success", 0),
-            "NodeResourcesFit": ("Unschedulable", 3),
+            "NodeResourcesFit": ("UnschedulableAndUnresolvable", 3),
         },
     ),
 ]
@@ -294,7 +294,8 @@ async def test_filter_metrics_carry_the_status_plugins_returned(
         if ("plugin", "NodeResourcesFit") in labels and ("extension_point", "Filter") in labels
     }
     assert fit_filter, plugin_counts
-    assert {dict(labels)["status"] for labels in fit_filter} == {"Unschedulable"}
+    # 2 cpu on nodes of 1: over their allocatable (fit.go's Unresolvable).
+    assert {dict(labels)["status"] for labels in fit_filter} == {"UnschedulableAndUnresolvable"}
     assert (
         plugin_counts[
             label_set(extension_point="Filter", plugin="NodeUnschedulable", status="Success")

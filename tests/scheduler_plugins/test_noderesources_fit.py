@@ -3,6 +3,8 @@ pkg/scheduler/framework/plugins/noderesources/fit_test.go (TestEnoughRequests an
 
 Upstream's node there is makeResources(10, 20, 32, 5, 20, 5): 10 milli-CPU, 20 bytes of
 memory, 32 pods, 5 of extended resource "example.com/aaa", 20 of ephemeral storage, 5 hugepages.
+Since v1.36 a request over the node's allocatable is UnschedulableAndUnresolvable (no
+preemption can help): the cases in UNRESOLVABLE, as upstream's wantStatus says.
 """
 
 from __future__ import annotations
@@ -117,6 +119,27 @@ CASES: list[
         ("Insufficient example.com/aaa",),
     ),
     (
+        "extended resource allocatable enforced for init container",
+        [req()],
+        [req(**{EXT_A: 1})],
+        req(**{EXT_A: 5}),
+        ("Insufficient example.com/aaa",),
+    ),
+    (
+        "extended resource allocatable enforced for multiple containers",
+        [req(1, 1, **{EXT_A: 3}), req(1, 1, **{EXT_A: 3})],
+        [],
+        req(**{EXT_A: 2}),
+        ("Insufficient example.com/aaa",),
+    ),
+    (
+        "extended resource allocatable enforced for multiple init containers",
+        [req()],
+        [req(1, 1, **{EXT_A: 6}), req(1, 1, **{EXT_A: 3})],
+        req(**{EXT_A: 2}),
+        ("Insufficient example.com/aaa",),
+    ),
+    (
         "extended resource allocatable admits multiple init containers",
         [req()],
         [req(**{EXT_A: 3}), req(**{EXT_A: 2})],
@@ -131,11 +154,32 @@ CASES: list[
         ("Insufficient example.com/bbb",),
     ),
     (
+        "extended resource allocatable enforced for unknown resource for init container",
+        [req()],
+        [req(1, 1, **{EXT_B: 1})],
+        req(),
+        ("Insufficient example.com/bbb",),
+    ),
+    (
         "kubernetes.io resource capacity enforced",
         [req(**{KUBE_EXT: 10})],
         [],
         req(),
         ("Insufficient kubernetes.io/something",),
+    ),
+    (
+        "kubernetes.io resource capacity enforced for init container",
+        [req()],
+        [req(1, 1, **{KUBE_EXT: 10})],
+        req(),
+        ("Insufficient kubernetes.io/something",),
+    ),
+    (
+        "hugepages resource capacity enforced for init container",
+        [req()],
+        [req(1, 1, hugepages_2Mi=10)],
+        req(hugepages_2Mi=0),
+        ("Insufficient hugepages-2Mi",),
     ),
     (
         "hugepages resource capacity enforced",
@@ -152,6 +196,24 @@ CASES: list[
         ("Insufficient hugepages-2Mi",),
     ),
 ]
+
+
+# The cases whose request exceeds the node's allocatable (fit.go's Unresolvable).
+UNRESOLVABLE = frozenset(
+    {
+        "extended resource capacity enforced",
+        "extended resource capacity enforced for init container",
+        "extended resource allocatable enforced for multiple containers",
+        "extended resource allocatable enforced for multiple init containers",
+        "extended resource allocatable enforced for unknown resource",
+        "extended resource allocatable enforced for unknown resource for init container",
+        "kubernetes.io resource capacity enforced",
+        "kubernetes.io resource capacity enforced for init container",
+        "hugepages resource capacity enforced",
+        "hugepages resource capacity enforced for init container",
+        "hugepages resource allocatable enforced for multiple containers",
+    }
+)
 
 
 def run_filter(
@@ -179,7 +241,8 @@ def test_enough_requests(
 ) -> None:
     status = run_filter(NodeResourcesFit(None), containers, init, existing)
     if reasons:
-        assert status.code == Code.UNSCHEDULABLE
+        want = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if name in UNRESOLVABLE else Code.UNSCHEDULABLE
+        assert status.code == want
         assert status.reasons == reasons
     else:
         assert status.is_success, status
@@ -269,6 +332,37 @@ def test_storage_requests() -> None:
     assert fits.is_success
     too_big = run_filter(plugin, [{"ephemeral-storage": "25"}], [], {})
     assert too_big.reasons == ("Insufficient ephemeral-storage",)
+    # "storage ephemeral local storage request exceeds allocatable" (20 on the node).
+    assert too_big.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    short = run_filter(plugin, [{"ephemeral-storage": "15"}], [], {"ephemeral-storage": "10"})
+    assert (short.code, short.reasons) == (Code.UNSCHEDULABLE, ("Insufficient ephemeral-storage",))
+
+
+@pytest.mark.parametrize(
+    ("containers", "existing", "code", "reasons"),
+    [
+        # Over the node's 10m / 20 bytes: no preemption can make room.
+        ([req(11, 1)], req(), Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient cpu",)),
+        ([req(1, 21)], req(), Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Insufficient memory",)),
+        # One request resolvable, the other not: the node is unresolvable.
+        (
+            [req(2, 21)],
+            req(9, 0),
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            ("Insufficient cpu", "Insufficient memory"),
+        ),
+        # Within allocatable, short only of what other pods hold.
+        ([req(2, 1)], req(9, 0), Code.UNSCHEDULABLE, ("Insufficient cpu",)),
+    ],
+)
+def test_request_over_allocatable_is_unresolvable(
+    containers: Sequence[Mapping[str, str]],
+    existing: Mapping[str, str],
+    code: Code,
+    reasons: tuple[str, ...],
+) -> None:
+    status = run_filter(NodeResourcesFit(None), containers, [], existing)
+    assert (status.code, status.reasons) == (code, reasons)
 
 
 def test_filter_without_pre_filter_is_an_error() -> None:

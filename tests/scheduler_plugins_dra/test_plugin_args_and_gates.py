@@ -17,7 +17,7 @@ from scheduler.plugins.dynamicresources.args import (
     DynamicResourcesArgs,
     decode_dynamic_resources_args,
 )
-from scheduler.plugins.dynamicresources.features import Features
+from scheduler.plugins.dynamicresources.features import DRA_GATES, Features
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
@@ -113,9 +113,7 @@ def test_check_config_rejects_bad_args(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_feature_gate_defaults() -> None:
     # Only the DRA gates (the workload-aware ones: tests/scheduler_gang/test_gates.py).
-    dra = {
-        name: value for name, value in FEATURE_GATES.items() if name.startswith(("DRA", "Dynamic"))
-    }
+    dra = {name: value for name, value in FEATURE_GATES.items() if name in DRA_GATES}
     assert dra == {
         "DynamicResourceAllocation": True,
         "DRAAdminAccess": True,
@@ -132,10 +130,10 @@ def test_feature_gate_defaults() -> None:
 
 
 def test_feature_gates_honoured_values_are_accepted() -> None:
-    gates = feature_gates("DRAPrioritizedList=false,DRADeviceTaints=false")
-    assert gates["DRAPrioritizedList"] is False
+    gates = feature_gates("DRADeviceTaints=false")
+    assert gates["DRADeviceTaints"] is False
     features = Features.from_gates(gates).allocator_features()
-    assert features.prioritized_list is False and features.device_taints is False
+    assert features.prioritized_list is True and features.device_taints is False
     assert features.partitionable_devices is True
     assert features.consumable_capacity is True
     for value in (True, False):

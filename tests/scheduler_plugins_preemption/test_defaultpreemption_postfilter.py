@@ -508,7 +508,7 @@ ELIGIBLE_CASES = [
         ),
         [make_pod("p1", uid="p1", priority=LOW_PRIORITY, node_name="node1", terminating=True)],
         ["node1"],
-        Status.unresolvable("node(s) had untolerated taint {node-role: master}"),
+        Status.unresolvable("node(s) had untolerated taint(s)"),
         True,
         id="Pod with nominated node",
     ),

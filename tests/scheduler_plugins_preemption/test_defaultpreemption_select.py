@@ -341,7 +341,7 @@ def test_pick_one_node_for_preemption(nodes: dict[str, Victims], expected: str) 
 
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 NODE_NAME = "node(s) didn't match the requested node name"
-TAINT = "node(s) had untolerated taint {node-role: master}"
+TAINT = "node(s) had untolerated taint(s)"
 AFFINITY_RULES = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_RULES = "node(s) didn't match pod anti-affinity rules"
 UNSCHEDULABLE_NODE = "node(s) were unschedulable"
@@ -414,7 +414,7 @@ def UU(reason: str = "") -> Status:
         pytest.param(
             {
                 "node1": UU("node(s) had no available volume zone"),
-                "node2": UU("node(s) had volume node affinity conflict"),
+                "node2": UU("node(s) didn't match PersistentVolume's node affinity"),
                 "node3": UU("node(s) didn't find available persistent volumes to bind"),
                 "node4": U("Unschedulable"),
             },

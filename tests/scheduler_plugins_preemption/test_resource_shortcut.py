@@ -135,7 +135,8 @@ def test_shortcut_decides_as_the_full_dry_run(cluster: Cluster) -> None:
 
 def test_shortcut_rejects_without_copying_when_nothing_can_help() -> None:
     """Upstream's Unschedulable shape: a pod larger than any node; every node is rejected with
-    NodeResourcesFit's reasons, and the FitError is the full dry run's."""
+    NodeResourcesFit's reasons, UnschedulableAndUnresolvable since the request exceeds the
+    node's allocatable, and the FitError is the full dry run's."""
     nodes = [
         make_node(f"n{i}", capacity={"cpu": "4", "memory": "8Gi", "pods": "110"}) for i in range(3)
     ]
@@ -153,13 +154,19 @@ def test_shortcut_rejects_without_copying_when_nothing_can_help() -> None:
     victims, _, status = outcome
     assert victims == []
     assert (status.code, status.reasons, status.plugin) == (
-        Code.UNSCHEDULABLE,
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         ("Insufficient cpu",),
         "NodeResourcesFit",
     )
     filtered = NodeToStatus(absent=Status.unschedulable("Insufficient cpu"))
     _, result = harness.plugin.post_filter(state, preemptor, filtered)
     assert result.message == "preemption: 0/3 nodes are available: 3 Insufficient cpu."
+    # As Filter itself rejects these nodes, preemption does not try them at all.
+    filtered = NodeToStatus(absent=Status.unresolvable("Insufficient cpu"))
+    _, result = harness.plugin.post_filter(state, preemptor, filtered)
+    assert result.message == (
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
 
 
 def test_shortcut_reprieves_by_resources_for_a_plain_pod() -> None:

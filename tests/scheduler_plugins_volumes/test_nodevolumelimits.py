@@ -28,6 +28,7 @@ import pytest
 
 from scheduler.api.objects import PodView
 from scheduler.api.storage import (
+    CSIDriverView,
     CSINodeView,
     PersistentVolumeClaimView,
     PersistentVolumeView,
@@ -122,11 +123,11 @@ def fake_pvcs(driver_names: Sequence[str]) -> list[PersistentVolumeClaimView]:
 
 
 def csi_node(limit_source: str, limit: int, driver_names: Sequence[str]) -> CSINodeView | None:
-    """getNodeWithPodAndVolumeLimits's CSINode."""
-    if limit_source not in ("csinode", "csinode-with-no-limit"):
+    """getNodeWithPodAndVolumeLimits's CSINode ("no-csi-driver": one listing no driver)."""
+    if limit_source not in ("csinode", "csinode-with-no-limit", "no-csi-driver"):
         return None
     drivers = []
-    for driver in driver_names:
+    for driver in driver_names if limit_source != "no-csi-driver" else ():
         entry: dict[str, Any] = {"name": driver, "nodeID": NODE}
         if limit_source == "csinode":
             entry["allocatable"] = {"count": limit}
@@ -143,7 +144,9 @@ class Harness:
     snapshot: Snapshot
 
 
-def build(nodes: Iterable[NodeInfo], objects: Iterable[Any]) -> Harness:
+def build(
+    nodes: Iterable[NodeInfo], objects: Iterable[Any], gates: dict[str, bool] | None = None
+) -> Harness:
     registry = Registry()
     registry.register(PLUGIN_ENTRY)
     snapshot = Snapshot.from_node_infos(nodes)
@@ -155,6 +158,7 @@ def build(nodes: Iterable[NodeInfo], objects: Iterable[Any]) -> Harness:
         nominator=StaticNominator(),
         cluster_objects=cluster,
         rng=random.Random(1),
+        feature_gates=gates or {},
     )
     enabled = {"preFilter": [(NAME, 0)], "filter": [(NAME, 0)]}
     framework = Framework.build("default-scheduler", registry, enabled, {}, deps)
@@ -450,6 +454,64 @@ def test_filter_rows_over_many_nodes() -> None:
         for info in harness.snapshot.list()
     }
     assert got == want == {"node-a": EXCEEDED, "node-b": Status.OK, "node-c": Status.OK}
+
+
+def csi_driver(name: str, prevent_if_missing: bool) -> CSIDriverView:
+    spec = {"preventPodSchedulingIfMissing": True} if prevent_if_missing else {}
+    return CSIDriverView.from_dict(
+        {"metadata": {"name": name, "resourceVersion": "1"}, "spec": spec}
+    )
+
+
+NOT_INSTALLED = Status.unschedulable(f"{EBS} CSI driver is not installed on the node")
+
+
+@pytest.mark.parametrize(
+    ("enabled", "limit_source", "limit", "driver_present", "prevent", "want"),
+    [
+        # csi_test.go TestVolumeLimitScalingGate
+        pytest.param(True, "no-csi-driver", 0, True, False, Status.OK, id="driver not opted in"),
+        pytest.param(
+            True, "no-csi-driver", 0, True, True, NOT_INSTALLED, id="opted in, not installed"
+        ),
+        pytest.param(False, "no-csi-driver", 0, True, True, Status.OK, id="gate disabled"),
+        pytest.param(True, "csinode", 2, True, True, Status.OK, id="installed within limit"),
+        pytest.param(True, "no-csi-driver", 0, False, False, Status.OK, id="no CSIDriver object"),
+        # Not in upstream's table: no CSINode at all is "not installed" too.
+        pytest.param(True, "", 0, True, True, NOT_INSTALLED, id="no CSINode"),
+    ],
+)
+def test_volume_limit_scaling_gate(
+    enabled: bool, limit_source: str, limit: int, driver_present: bool, prevent: bool, want: Status
+) -> None:
+    case = Case(make_pod(pvcs=["csi-ebs.csi.aws.com-0"]), max_vols=limit, limit_source=limit_source)
+    objects = objects_for(case)
+    if driver_present:
+        objects.append(csi_driver(EBS, prevent))
+    harness = build([node_info(())], objects, {"VolumeLimitScaling": enabled})
+    assert run(harness, case.new_pod) == (Status.OK, want)
+
+
+def test_volume_limit_scaling_rows_check_every_node_for_an_opted_in_driver() -> None:
+    """With an opted-in driver the row path checks nodes without limits too."""
+    case = Case(CSI_EBS_ONE_VOL_POD, max_vols=2, limit_source="")
+    objects = [*objects_for(case), csi_driver(EBS, True)]
+    listed = csi_node("csinode-with-no-limit", 0, (EBS,))
+    assert listed is not None
+    objects.append(replace(listed, name="has-driver"))
+    harness = build([node_info((), "has-driver"), node_info((), "bare")], objects)
+    state = CycleState()
+    _, status = harness.plugin.pre_filter(state, CSI_EBS_ONE_VOL_POD, harness.snapshot.list())
+    assert status.is_success
+    table = harness.snapshot.node_table()
+    rows = np.arange(len(table), dtype=np.intp)
+    verdict = harness.plugin.filter_rows(state, CSI_EBS_ONE_VOL_POD, table, rows)
+    assert verdict is not None
+    got = {
+        table.names[row]: Status.OK if verdict.passed[i] else verdict.reject(row)
+        for i, row in enumerate(rows.tolist())
+    }
+    assert got == {"has-driver": Status.OK, "bare": NOT_INSTALLED}
 
 
 def test_existing_pod_with_an_unowned_ephemeral_claim_errs() -> None:

@@ -474,3 +474,14 @@ def test_registered_events(event: ClusterEvent, want: QueueingHint) -> None:
     """Node/Add always queues (no hint, queueing hints enabled); other events are not
     registered."""
     assert hint(make_pod(pvcs=["c"]), event, None, make_node("node-1")) == want
+
+
+def test_reasons_are_upstreams_v136() -> None:
+    """volume_restrictions.go's and binder.go's reasons as v1.36 words them."""
+    from scheduler.plugins.volumebinding import ERR_REASON_NODE_CONFLICT
+
+    assert ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT == (
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+        "already in-use by another pod"
+    )
+    assert ERR_REASON_NODE_CONFLICT == "node(s) didn't match PersistentVolume's node affinity"

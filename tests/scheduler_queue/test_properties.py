@@ -100,11 +100,12 @@ def _check_partition(q: SchedulingQueue, live: set[str]) -> None:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(ops=st.lists(operation, max_size=40))
+@given(ops=st.lists(operation, max_size=40), pop_from_backoff=st.booleans())
 def test_every_live_pod_is_in_exactly_one_place(
-    new_queue: Any, make_pod: Any, clock: Any, ops: list[tuple[str, Any]]
+    new_queue: Any, make_pod: Any, clock: Any, ops: list[tuple[str, Any]], pop_from_backoff: bool
 ) -> None:
-    q: SchedulingQueue = new_queue(PLUGINS)
+    # Either value of SchedulerPopFromBackoffQ.
+    q: SchedulingQueue = new_queue(PLUGINS, pop_from_backoff_q=pop_from_backoff)
     less = q._active._less
     live: set[str] = set()
     versions: dict[str, int] = {}
@@ -140,7 +141,11 @@ def test_every_live_pod_is_in_exactly_one_place(
             if pinfo is not None:
                 # Nothing left in activeQ should have come before it.
                 assert not any(less(other, pinfo) for other in q._active)
+                assert not pinfo.gated
                 in_flight.append(pinfo)
+            elif pop_from_backoff:
+                # Nothing to pop means no pod a plugin rejected is backing off either.
+                assert q._backoff.poppable() == 0
         elif op in ("fail", "done") and in_flight:
             index = (arg[0] if op == "fail" else arg) % len(in_flight)
             pinfo = in_flight.pop(index)

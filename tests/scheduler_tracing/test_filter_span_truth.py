@@ -98,7 +98,7 @@ async def test_filter_span_of_a_rejected_and_a_fitting_pod(
         assert attrs(span)["aiosched.evaluated_nodes"] == 4
         assert attrs(span)["aiosched.feasible_nodes"] == 0
         events = plugin_events(span)
-        assert events.pop("NodeResourcesFit") == ("Unschedulable", 4)
+        assert events.pop("NodeResourcesFit") == ("UnschedulableAndUnresolvable", 4)  # 2 cpu > 1
         assert events and set(events.values()) == {("Success", 0)}
         assert ("AcceptAll" in events) == (path != "rows")
 

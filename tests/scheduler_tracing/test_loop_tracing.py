@@ -155,10 +155,9 @@ async def test_unschedulable_pod_shows_each_finished_attempt_then_ends_on_delete
         (first,) = await h.wait_for(lambda: h.attempts("huge"), what="first attempt")
         message = (
             "0/2 nodes are available: 1 Insufficient cpu, "
-            "1 node(s) had untolerated taint {dedicated: gpu}. "
+            "1 node(s) had untolerated taint(s). "
             "no new claims to deallocate, "
-            "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming "
-            "pod, 1 Preemption is not helpful for scheduling."
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
         )
         assert attrs(first)["aiosched.result"] == "unschedulable"
         assert attrs(first)["aiosched.failure_message"] == message

@@ -19,6 +19,7 @@ from scheduler.app.commands.upstream_flags import (
     go_bool,
     go_duration,
 )
+from scheduler.app.feature_gates import feature_gates_help
 
 DEFAULT_BIND_ADDRESS = "127.0.0.1"
 DEFAULT_SECURE_PORT = 10259  # kube-scheduler's (kubeschedulerconfig.DefaultKubeSchedulerPort)
@@ -341,9 +342,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=feature_gates,
         default=dict(FEATURE_GATES),
         metavar="GATES",
-        help="kube-scheduler's feature gates as key=value pairs, e.g. "
-        "OpportunisticBatching=false. Known: OpportunisticBatching (beta, default true as "
-        "upstream v1.35: a pod signed like the previous one reuses that cycle's ranking)",
+        help=feature_gates_help(),
     )
     parser.add_argument("--seed", type=int, help="seed tie-breaking randomness (reproducible runs)")
     tracing = parser.add_argument_group(

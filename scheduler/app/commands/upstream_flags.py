@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from profiles.duration import parse_duration
-from scheduler.plugins.dynamicresources.features import DRA_GATE_DEFAULTS, unsupported_gate_value
-from scheduler.plugins.gangscheduling import features as workload_features
-from scheduler.plugins.nodedeclaredfeatures import GATE_DEFAULTS as NODE_DECLARED_FEATURES_GATE
-from scheduler.server.zpages import ZPAGES_GATE_DEFAULTS
+from scheduler.app.feature_gates import DEFAULTS, feature_gates
+
+__all__ = ["FEATURE_GATES", "feature_gates"]
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -45,47 +44,9 @@ def go_duration(text: str) -> float:
     return seconds
 
 
-#: The feature gates aiosched implements, with upstream's default at the version it follows
-#: (pkg/features/kube_features.go: OpportunisticBatching beta and on since v1.35; the DRA gates
-#: at v1.36, except those aiosched honours only off: scheduler/plugins/dynamicresources/
-#: features.py says which and refuses the other value; the workload-aware scheduling gates at
-#: v1.37: scheduler/plugins/gangscheduling/features.py; component-base/zpages/features:
-#: ComponentStatusz and ComponentFlagz, beta and on since v1.36; NodeDeclaredFeatures, beta and
-#: on since v1.36: scheduler/plugins/nodedeclaredfeatures/plugin.py).
-FEATURE_GATES: dict[str, bool] = {
-    "OpportunisticBatching": True,
-    **ZPAGES_GATE_DEFAULTS,
-    **DRA_GATE_DEFAULTS,
-    **workload_features.WORKLOAD_GATE_DEFAULTS,
-    **NODE_DECLARED_FEATURES_GATE,
-}
-
-
-def feature_gates(text: str) -> dict[str, bool]:
-    """``--feature-gates=A=true,B=false`` (component-base's featuregate Set): every gate as
-    given, the others at their defaults. A gate aiosched does not know is refused, as upstream
-    refuses an unknown one."""
-    gates = dict(FEATURE_GATES)
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep:
-            raise argparse.ArgumentTypeError(f"missing bool value for {name}")
-        if name not in FEATURE_GATES:
-            raise argparse.ArgumentTypeError(f"unrecognized feature gate: {name}")
-        try:
-            gates[name] = go_bool(value.strip())
-        except argparse.ArgumentTypeError:
-            raise argparse.ArgumentTypeError(
-                f"invalid value of {name}={value.strip()}, err: strconv.ParseBool: parsing "
-                f'"{value.strip()}": invalid syntax'
-            ) from None
-        refusal = unsupported_gate_value(
-            name, gates[name]
-        ) or workload_features.unsupported_gate_value(name, gates[name])
-        if refusal is not None:
-            raise argparse.ArgumentTypeError(refusal)
-    return gates
+#: Every gate of kube-scheduler v1.37's binary at the value aiosched starts it with, and the
+#: `--feature-gates` parser (scheduler/app/feature_gates.py says what each gate does here).
+FEATURE_GATES: dict[str, bool] = dict(DEFAULTS)
 
 
 #: Flags kube-scheduler no longer has: what became of them, and what to use instead.

@@ -31,14 +31,12 @@ from scheduler.plugins.defaultpreemption.util import (
     filter_pods_with_pdb_violation,
     sort_by_importance,
 )
-from scheduler.plugins.noderesources.fit import NAME as FIT
 from scheduler.plugins.noderesources.fit_alone import (
     FitAlone,
-    RemainingResources,
     fit_alone,
     nominated_that_count,
-    requested_by,
 )
+from scheduler.plugins.noderesources.resource_view import FIT, RemainingResources, requested_by
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,13 +39,15 @@ from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.dynamicresources.extended import fit_delegation
 from scheduler.plugins.noderesources.args import NodeResourcesFitArgs
+from scheduler.plugins.noderesources.fit_alone import nominated_pods_verdict
+from scheduler.plugins.noderesources.resource_view import FIT, ResourceFilter, ResourceView
 from scheduler.plugins.noderesources.scoring import row_scorer_for, scorer_for
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.framework.interface import PreFilterExtensions
 
-NAME = "NodeResourcesFit"
+NAME = FIT
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
@@ -58,28 +60,14 @@ class InsufficientResource:
     requested: int
     used: int
     capacity: int
+    # The request exceeds the node's allocatable, so no preemption on it can help (fit.go's
+    # Unresolvable since v1.36; the pod count never is).
+    unresolvable: bool = False
 
 
 def is_extended_resource_name(name: str) -> bool:
     """Upstream's IsExtendedResourceName: namespaced, outside kubernetes.io, not "requests."."""
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
-
-
-class ResourceView(Protocol):
-    """What fitting a request reads of a node: a NodeInfo, or what is left of one once
-    preemption's victims are gone."""
-
-    @property
-    def allocatable(self) -> Resource: ...
-
-    @property
-    def requested(self) -> Resource: ...
-
-    @property
-    def pods(self) -> Sequence[PodView]: ...
-
-    @property
-    def num_pods(self) -> int: ...
 
 
 def fits_request(
@@ -117,6 +105,7 @@ def fits_request(
                 request.milli_cpu,
                 requested.milli_cpu,
                 allocatable.milli_cpu,
+                request.milli_cpu > allocatable.milli_cpu,
             )
         )
     if request.memory > 0 and request.memory > allocatable.memory - requested.memory:
@@ -127,6 +116,7 @@ def fits_request(
                 request.memory,
                 requested.memory,
                 allocatable.memory,
+                request.memory > allocatable.memory,
             )
         )
     if (
@@ -140,6 +130,7 @@ def fits_request(
                 request.ephemeral_storage,
                 requested.ephemeral_storage,
                 allocatable.ephemeral_storage,
+                request.ephemeral_storage > allocatable.ephemeral_storage,
             )
         )
     for name, amount in request.scalar.items():
@@ -160,9 +151,19 @@ def fits_request(
                     amount,
                     requested.scalar.get(name, 0),
                     allocatable.scalar.get(name, 0),
+                    amount > allocatable.scalar.get(name, 0),
                 )
             )
     return insufficient
+
+
+def insufficient_status(insufficient: Sequence[InsufficientResource], plugin: str = "") -> Status:
+    """Filter's status for what the node lacks: every reason, UnschedulableAndUnresolvable
+    when one request exceeds the node's allocatable (fit.go's Filter)."""
+    reasons = (item.reason for item in insufficient)
+    if any(item.unresolvable for item in insufficient):
+        return Status.unresolvable(*reasons, plugin=plugin)
+    return Status.unschedulable(*reasons, plugin=plugin)
 
 
 def fits(pod: PodView, node_info: NodeInfo) -> list[InsufficientResource]:
@@ -235,7 +236,7 @@ def allocatable_and_requested(node_info: NodeInfo, name: str, pod_request: int) 
     )
 
 
-class NodeResourcesFit:
+class NodeResourcesFit(ResourceFilter):
     name = NAME
 
     def sign_pod(self, pod: PodView) -> tuple[Sequence[SignFragment], Status]:
@@ -251,7 +252,7 @@ class NodeResourcesFit:
         self._row_scorer = row_scorer_for(self.args.scoring_strategy)
         self._weights = tuple(spec.weight for spec in self.args.scoring_strategy.resources)
         # Rejections of the row fast path by their reasons, built once (statuses are values).
-        self._row_rejections: dict[tuple[str, ...], Status] = {}
+        self._row_rejections: dict[tuple[bool | str, ...], Status] = {}
         # extended resources DynamicResources serves through DeviceClasses (None: gate off)
         self._delegated = fit_delegation(handle)
 
@@ -274,9 +275,6 @@ class NodeResourcesFit:
     ) -> NominatedPodsVerdict | None:
         """The row pass's one-step verdict on nodes with nominated pods when this plugin
         alone decides (NominatedPodsFilterPlugin; see fit_alone)."""
-        # fit_alone imports this module (it names NodeResourcesFit): imported when called.
-        from scheduler.plugins.noderesources.fit_alone import nominated_pods_verdict
-
         return nominated_pods_verdict(handle, state, pod)
 
     def filter_resources(self, state: CycleState, node_info: ResourceView) -> Status:
@@ -291,7 +289,7 @@ class NodeResourcesFit:
             request, node_info, self._ignored, self._ignored_groups, self._delegated
         )
         if insufficient:
-            return Status.unschedulable(*(item.reason for item in insufficient))
+            return insufficient_status(insufficient)
         return Status.OK
 
     def filter_rows(
@@ -318,6 +316,7 @@ class NodeResourcesFit:
 
     def _row_rejection(self, request: Resource, table: NodeTable, row: int) -> Status:
         reasons: list[str] = []
+        unresolvable = False
         if int(table.pod_count[row]) + 1 > int(table.alloc_pods[row]):
             reasons.append("Too many pods")
         for amount, allocatable, requested, reason in (
@@ -332,10 +331,15 @@ class NodeResourcesFit:
         ):
             if amount > 0 and amount > int(allocatable[row]) - int(requested[row]):
                 reasons.append(reason)
-        key = tuple(reasons)
+                unresolvable |= amount > int(allocatable[row])
+        key: tuple[bool | str, ...] = (unresolvable, *reasons)
         status = self._row_rejections.get(key)
         if status is None:
-            status = self._row_rejections[key] = Status.unschedulable(*key, plugin=NAME)
+            status = self._row_rejections[key] = (
+                Status.unresolvable(*reasons, plugin=NAME)
+                if unresolvable
+                else Status.unschedulable(*reasons, plugin=NAME)
+            )
         return status
 
     # PreScore / Score

@@ -14,9 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from scheduler.api.objects import PodView, Resource
-from scheduler.plugins.noderesources.fit import NAME as FIT
-from scheduler.plugins.noderesources.fit import NodeResourcesFit
+from scheduler.api.objects import PodView
+from scheduler.plugins.noderesources.resource_view import (
+    FIT,
+    RemainingResources,
+    ResourceFilter,
+    requested_by,
+)
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
@@ -34,25 +38,13 @@ _QUIET_EXTENSIONS = frozenset({"InterPodAffinity", "PodTopologySpread"})
 
 
 @dataclass(frozen=True, slots=True)
-class RemainingResources:
-    """What NodeResourcesFit reads of a node with some pods added or removed."""
-
-    allocatable: Resource
-    requested: Resource
-    pods: Sequence[PodView]
-
-    @property
-    def num_pods(self) -> int:
-        return len(self.pods)
-
-
 @dataclass(frozen=True, slots=True)
 class FitAlone:
     """NodeResourcesFit for this attempt, and whether it is the only filter that runs whose
     verdict pods on the node can change (`decides_alone`; otherwise it only comes first:
     every filter before it has a fixed verdict)."""
 
-    fit: NodeResourcesFit
+    fit: ResourceFilter
     decides_alone: bool
 
 
@@ -66,14 +58,14 @@ def fit_alone(handle: PreemptionHandle, state: CycleState, pod: PodView) -> FitA
             continue
         if pre_filter.pre_filter_extensions() is not None:
             return None
-    fit: NodeResourcesFit | None = None
+    fit: ResourceFilter | None = None
     for plugin in handle.filter_plugins:
         if plugin.name in skipped:
             continue
         if fit is not None:
             return FitAlone(fit, decides_alone=False)  # a filter after Fit runs for this pod
         if plugin.name == FIT:
-            if not isinstance(plugin, NodeResourcesFit):
+            if not isinstance(plugin, ResourceFilter):
                 return None
             fit = plugin
         elif plugin.name not in POD_SET_INDEPENDENT and not (
@@ -93,20 +85,13 @@ def nominated_that_count(handle: PreemptionHandle, pod: PodView, node_name: str)
     ]
 
 
-def requested_by(pods: Sequence[PodView]) -> Resource:
-    requested = Resource()
-    for other in pods:
-        requested.add(other.requests)
-    return requested
-
-
 @dataclass(frozen=True, slots=True)
 class FitWithNominatedPods:
     """NodeResourcesFit's one-step verdict on a node with nominated pods, when it alone
     decides: the pod must fit the node's requests plus those of the nominated pods, which
     also implies fitting without them, so the two passes reduce to one sum."""
 
-    fit: NodeResourcesFit
+    fit: ResourceFilter
 
     @property
     def plugin(self) -> str:

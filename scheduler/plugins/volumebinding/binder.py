@@ -55,7 +55,8 @@ from scheduler.plugins.volumebinding.helpers import (
 )
 
 # Upstream's ConflictReasons, in the order FindPodVolumes reports them.
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+# binder.go's ErrReasonNodeConflict (v1.36; "had volume node affinity conflict" before).
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
