@@ -38,7 +38,6 @@ _QUIET_EXTENSIONS = frozenset({"InterPodAffinity", "PodTopologySpread"})
 
 
 @dataclass(frozen=True, slots=True)
-@dataclass(frozen=True, slots=True)
 class FitAlone:
     """NodeResourcesFit for this attempt, and whether it is the only filter that runs whose
     verdict pods on the node can change (`decides_alone`; otherwise it only comes first:
