@@ -96,7 +96,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
         True, "setting nominatedNodeName before WaitOnPermit / PreBind (PreBindPreFlight)"
     ),
     # DRA gates that scheduler/plugins/dynamicresources/features.py does not list yet.
-    "DRADeviceTaintRules": NotHonoured(True, "DeviceTaintRule objects"),
     "DRAWorkloadResourceClaims": NotHonoured(True, "ResourceClaims shared by a PodGroup"),
     "DRAListTypeAttributes": NotHonoured(True, "list-typed device attributes"),
     "DRANodeAllocatableResources": NotHonoured(True, "node allocatable resources backed by DRA"),

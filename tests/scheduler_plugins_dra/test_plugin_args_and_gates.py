@@ -121,7 +121,7 @@ def test_feature_gate_defaults() -> None:
         "DRASchedulerFilterTimeout": True,
         "DRAResourceClaimDeviceStatus": True,
         "DRADeviceTaints": True,
-        "DRADeviceTaintRules": False,  # beta and off in v1.36 (its API is off by default)
+        "DRADeviceTaintRules": True,  # GA in v1.37
         "DRAPartitionableDevices": True,
         "DRAConsumableCapacity": True,
         "DRAExtendedResource": True,
@@ -139,8 +139,8 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
     for value in (True, False):
         gates = feature_gates(f"DRAConsumableCapacity={str(value).lower()}")
         assert Features.from_gates(gates).allocator_features().consumable_capacity is value
-        gates = feature_gates(f"DRAExtendedResource={str(value).lower()}")
-        assert Features.from_gates(gates).extended_resource is value
+        gates = feature_gates(f"DRADeviceTaintRules={str(value).lower()}")
+        assert Features.from_gates(gates).device_taint_rules is value
         gates = feature_gates(f"DRADeviceBindingConditions={str(value).lower()}")
         assert Features.from_gates(gates).binding_conditions is value
 
@@ -152,6 +152,11 @@ def test_feature_gates_honoured_values_are_accepted() -> None:
          "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
         ("DRAAdminAccess=false",
          "cannot set feature gate DRAAdminAccess to false, feature is locked to true"),
+        # GA and locked in v1.37.
+        ("DRAExtendedResource=false",
+         "cannot set feature gate DRAExtendedResource to false, feature is locked to true"),
+        ("DRAPrioritizedList=false",
+         "cannot set feature gate DRAPrioritizedList to false, feature is locked to true"),
     ],
 )  # fmt: skip
 def test_feature_gates_refused(flag: str, message: str) -> None:

@@ -2,7 +2,8 @@
 under each.
 
 Upstream: pkg/features/kube_features.go (the versioned defaults; aiosched follows v1.36, the
-newest release) and pkg/scheduler/framework/plugins/feature (what the plugin reads). A gate is
+newest release, and the
+v1.37 stages and locks of scheduler/app/feature_gate_table.py) and pkg/scheduler/framework/plugins/feature (what the plugin reads). A gate is
 either honoured, as upstream behaves with it on and off, or only one of its values is: the
 other is refused at start-up with `unsupported_gate_value`'s message, so that aiosched never
 silently decides differently from kube-scheduler with the same flags.
@@ -43,20 +44,22 @@ class GateSpec:
 
 _BOTH = frozenset({True, False})
 
-# kube_features.go at v1.36 (DynamicResourceAllocation GA and locked since v1.35; DRAAdminAccess
-# GA and locked in v1.36; the others beta). aiosched starts with upstream's default wherever it
+# kube_features.go at v1.37 (DynamicResourceAllocation GA and locked since v1.35; DRAAdminAccess
+# GA and locked in v1.36; DRAPrioritizedList, DRAResourceClaimDeviceStatus and DRAExtendedResource
+# GA and locked, DRADeviceTaints and DRADeviceTaintRules GA in v1.37; the others beta). aiosched
+# starts with upstream's default wherever it
 # honours it; where it honours only "off", it starts off and says so.
 DRA_GATES: Mapping[str, GateSpec] = {
     DYNAMIC_RESOURCE_ALLOCATION: GateSpec(True, "GA", True, frozenset({True}), True),
     DRA_ADMIN_ACCESS: GateSpec(True, "GA", True, frozenset({True}), True),
-    DRA_PRIORITIZED_LIST: GateSpec(True, "GA", False, _BOTH, True),
+    DRA_PRIORITIZED_LIST: GateSpec(True, "GA", True, frozenset({True}), True),
     DRA_SCHEDULER_FILTER_TIMEOUT: GateSpec(True, "beta", False, _BOTH, True),
-    DRA_RESOURCE_CLAIM_DEVICE_STATUS: GateSpec(True, "beta", False, _BOTH, True),
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS: GateSpec(True, "GA", True, frozenset({True}), True),
     # Taints published in ResourceSlices and the claims' tolerations.
-    DRA_DEVICE_TAINTS: GateSpec(True, "beta", False, _BOTH, True),
-    # DeviceTaintRule objects (resource.k8s.io/v1beta2), read with the slices' own taints;
-    # v1.36 has it beta and off (its API is off by default)
-    DRA_DEVICE_TAINT_RULES: GateSpec(False, "beta", False, _BOTH, False),
+    DRA_DEVICE_TAINTS: GateSpec(True, "GA", False, _BOTH, True),
+    # DeviceTaintRule objects (resource.k8s.io/v1beta2), read with the slices' own taints
+    # (watched optionally: a server without the kind leaves them empty)
+    DRA_DEVICE_TAINT_RULES: GateSpec(True, "GA", False, _BOTH, True),
     # Shared counters and per-device node selection, in the allocator.
     DRA_PARTITIONABLE_DEVICES: GateSpec(True, "beta", False, _BOTH, True),
     # Shareable devices, capacity requests and request policies, distinctAttribute.
@@ -65,7 +68,7 @@ DRA_GATES: Mapping[str, GateSpec] = {
     DRA_DEVICE_BINDING_CONDITIONS: GateSpec(True, "beta", False, _BOTH, True),
     # Extended resources backed by DeviceClasses (NodeResourcesFit leaves them to
     # DynamicResources, which creates the pod's extended-resource claim).
-    DRA_EXTENDED_RESOURCE: GateSpec(True, "beta", False, _BOTH, True),
+    DRA_EXTENDED_RESOURCE: GateSpec(True, "GA", True, frozenset({True}), True),
 }
 
 #: The gates' values aiosched starts with.
