@@ -14,7 +14,7 @@ Scheduler → worker:
 Worker → scheduler:
   READY       id 0: u32 pid, once the worker's client is built
   RESPONSE    id: u16 status + body
-  FAILED      id: UTF-8 message (no HTTP answer: the caller sees ApiError)
+  FAILED      id: JSON [message, reason, untrusted certificate] (no HTTP answer: ApiError)
   STREAM_STATUS, STREAM_DATA (raw bytes as they arrived), STREAM_END (the server ended it)
 
 A frame longer than MAX_FRAME is a protocol error: the connection is closed, as a dead worker.
@@ -100,6 +100,19 @@ def parse_status(payload: bytes) -> tuple[int, bytes]:
     if len(payload) < U16.size:
         raise ProtocolError("answer shorter than its status")
     return U16.unpack_from(payload)[0], payload[U16.size :]
+
+
+def failure_payload(message: str, reason: str = "", untrusted_certificate: bool = False) -> bytes:
+    return orjson.dumps([message, reason, untrusted_certificate])
+
+
+def parse_failure(payload: bytes) -> tuple[str, str, bool]:
+    """(message, reason, untrusted certificate) of a FAILED payload."""
+    try:
+        message, reason, untrusted = orjson.loads(payload)
+        return str(message), str(reason), bool(untrusted)
+    except (orjson.JSONDecodeError, ValueError, TypeError):
+        return payload.decode("utf-8", "replace"), "", False
 
 
 class FrameReader:

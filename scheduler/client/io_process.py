@@ -169,7 +169,9 @@ class WorkerProtocol(asyncio.Protocol):
             configuration = await load_configuration(settings)
             self._http = HttpTransport(configuration, settings.user_agent, settings.max_connections)
         except (KubeconfigError, OSError, ValueError, TypeError) as exc:
-            self._send(framing.FAILED, 0, f"cannot build the API client: {exc}".encode())
+            self._send(
+                framing.FAILED, 0, framing.failure_payload(f"cannot build the API client: {exc}")
+            )
             assert self._transport is not None
             self._transport.close()
             return
@@ -185,7 +187,7 @@ class WorkerProtocol(asyncio.Protocol):
                 method, path, dict(query), body or None, content_type
             )
         except (ApiError, framing.ProtocolError) as exc:
-            self._send(framing.FAILED, request_id, str(exc).encode())
+            self._failed(request_id, exc)
             return
         self._send(framing.RESPONSE, request_id, framing.status_payload(status, answer))
 
@@ -204,9 +206,16 @@ class WorkerProtocol(asyncio.Protocol):
                     window.sent(len(chunk))
                     self._send(framing.STREAM_DATA, request_id, chunk)
         except (ApiError, framing.ProtocolError) as exc:
-            self._send(framing.FAILED, request_id, str(exc).encode())
+            self._failed(request_id, exc)
             return
         self._send(framing.STREAM_END, request_id)
+
+    def _failed(self, request_id: int, exc: Exception) -> None:
+        if isinstance(exc, ApiError):
+            payload = framing.failure_payload(str(exc), exc.reason, exc.untrusted_certificate)
+        else:
+            payload = framing.failure_payload(str(exc))
+        self._send(framing.FAILED, request_id, payload)
 
     async def close(self) -> None:
         for task in list(self._tasks.values()):

@@ -68,7 +68,7 @@ class WorkerStream:
         self._chunks: collections.deque[bytes] = collections.deque()
         self._wakeup: asyncio.Future[None] | None = None
         self._ended = False
-        self._error: str | None = None
+        self._error: ApiError | None = None
         self._credit = credit
 
     @property
@@ -87,16 +87,16 @@ class WorkerStream:
         self._ended = True
         self._wake()
 
-    def fail(self, message: str) -> None:
-        self._error = message
+    def fail(self, error: ApiError) -> None:
+        self._error = error
         if not self.status.done():
-            self.status.set_exception(ApiError(message))
+            self.status.set_exception(error)
         self._wake()
 
     async def _next(self) -> bytes | None:
         while not self._chunks:
             if self._error is not None:
-                raise ApiError(self._error)
+                raise ApiError(str(self._error), reason=self._error.reason)
             if self._ended:
                 return None
             self._wakeup = asyncio.get_running_loop().create_future()
@@ -183,21 +183,22 @@ class WorkerConnection(asyncio.Protocol):
                 if stream is not None:
                     stream.end()
             elif kind == framing.FAILED:
-                self._failed(request_id, payload.decode("utf-8", "replace"))
+                self._failed(request_id, *framing.parse_failure(payload))
             elif kind == framing.READY and not self.ready.done():
                 self.ready.set_result(framing.U32.unpack_from(payload)[0])
 
-    def _failed(self, request_id: int, message: str) -> None:
+    def _failed(self, request_id: int, message: str, reason: str, untrusted: bool) -> None:
         if request_id == 0:
             if not self.ready.done():
                 self.ready.set_exception(WorkersFailed(message))
             return
+        error = ApiError(message, reason=reason, untrusted_certificate=untrusted)
         future = self.pending.pop(request_id, None)
         if future is not None and not future.done():
-            future.set_exception(ApiError(message))
+            future.set_exception(error)
         stream = self.streams.get(request_id)
         if stream is not None:
-            stream.fail(message)
+            stream.fail(error)
 
     def connection_lost(self, exc: Exception | None) -> None:
         message = f"API I/O worker {self.name} is gone"
@@ -210,7 +211,7 @@ class WorkerConnection(asyncio.Protocol):
             if not future.done():
                 future.set_exception(ApiError(message))
         for stream in self.streams.values():
-            stream.fail(message)
+            stream.fail(ApiError(message))
 
 
 class ProcessTransport:
@@ -281,9 +282,11 @@ class ProcessTransport:
         try:
             async with asyncio.timeout(START_TIMEOUT):
                 await connection.ready
-        except BaseException:
+        except BaseException as exc:
             connection.close()
             await self._reap(process)
+            if isinstance(exc, TimeoutError):
+                raise WorkersFailed(f"{name} was not ready after {START_TIMEOUT:.0f}s") from None
             raise
         self._slots[index] = connection
         self._someone_alive.set()

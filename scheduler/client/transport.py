@@ -14,6 +14,7 @@ query, body bytes, content type) in, (status, body bytes) out, and watch streams
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 import urllib.request
 from collections.abc import AsyncIterator, Mapping
@@ -28,7 +29,42 @@ JSON = "application/json"
 
 
 class ApiError(Exception):
-    """A request that failed without an HTTP answer (connection refused, reset, timeout)."""
+    """A request that failed without an HTTP answer (connection refused, reset, timeout).
+
+    ``reason`` is the cause in a few words ("Connection refused"); ``untrusted_certificate`` says
+    the API server's TLS certificate failed verification. Both survive the trip from an API I/O
+    worker, where the underlying exception itself stays behind.
+    """
+
+    def __init__(
+        self, message: str, *, reason: str = "", untrusted_certificate: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason or " ".join(message.split())
+        self.untrusted_certificate = untrusted_certificate
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The cause of a failed request in a few words."""
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return " ".join(str(exc.certificate_error).split())
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        if exc.errno:
+            return os.strerror(exc.errno)  # "Connection refused", not "Connect call failed"
+        if exc.strerror:
+            return exc.strerror
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def api_error(what: str, exc: BaseException) -> ApiError:
+    """The ApiError for ``what`` (e.g. "GET /version") failing with ``exc``."""
+    return ApiError(
+        f"{what}: {exc or type(exc).__name__}",
+        reason=failure_reason(exc),
+        untrusted_certificate=isinstance(
+            exc, aiohttp.ClientConnectorCertificateError | ssl.SSLError
+        ),
+    )
 
 
 class StreamBody(Protocol):
@@ -156,7 +192,7 @@ class HttpTransport:
             ) as response:
                 return response.status, await response.read()
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise ApiError(f"{method} {path}: {exc or type(exc).__name__}") from exc
+            raise api_error(f"{method} {path}", exc) from exc
 
     @asynccontextmanager
     async def stream(
@@ -175,4 +211,4 @@ class HttpTransport:
             ) as response:
                 yield response.status, response.content
         except (aiohttp.ClientError, OSError) as exc:
-            raise ApiError(f"watch {path}: {exc or type(exc).__name__}") from exc
+            raise api_error(f"watch {path}", exc) from exc

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -23,7 +24,11 @@ import pytest
 from aiohttp import web
 
 from scheduler.client import process_transport
-from scheduler.client.process_transport import ProcessTransport, WorkersFailed
+from scheduler.client.process_transport import (
+    ProcessTransport,
+    WorkersFailed,
+    default_api_workers,
+)
 from scheduler.client.rest import ClientSettings, KubeClient
 from scheduler.client.transport import ApiError
 
@@ -254,3 +259,28 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"  # a zombie is dead, waiting for init to reap it
+
+
+@pytest.mark.parametrize(
+    ("cores", "workers"),
+    [(None, 0), (1, 0), (2, 0), (3, 1), (4, 1), (8, 2), (16, 4), (64, 4)],
+)
+def test_the_default_keeps_one_process_on_small_machines(cores: int | None, workers: int) -> None:
+    assert default_api_workers(cores) == workers
+
+
+async def test_a_refused_connection_reads_the_same_through_the_workers() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    local, remote = await _both(url, workers=1)
+    try:
+        failures = []
+        for client in (local, remote):
+            with pytest.raises(ApiError) as caught:
+                await client.request("GET", "/version")
+            failures.append((caught.value.reason, caught.value.untrusted_certificate))
+        assert failures == [("Connection refused", False)] * 2
+    finally:
+        await local.close()
+        await remote.close()
