@@ -27,7 +27,7 @@ from contextlib import asynccontextmanager
 from typing import cast
 
 from scheduler.client import framing
-from scheduler.client.io_process import settings_to_json
+from scheduler.client.io_process import STREAM_WINDOW, settings_to_json
 from scheduler.client.rest import ClientSettings
 from scheduler.client.transport import ApiError, StreamBody
 
@@ -40,6 +40,7 @@ HEALTHY_AFTER = 30.0  # a worker that ran this long resets its slot's failure co
 STOP_TIMEOUT = 5.0
 MAX_LINE = 64 << 20  # a watch line longer than this is not an event
 SOCKET_BUFFER = 4 << 20
+CREDIT_BATCH = STREAM_WINDOW // 8
 
 
 def default_api_workers(cpu_count: int | None) -> int:
@@ -70,6 +71,7 @@ class WorkerStream:
         self._ended = False
         self._error: ApiError | None = None
         self._credit = credit
+        self._uncredited = 0
 
     @property
     def finished(self) -> bool:
@@ -102,7 +104,12 @@ class WorkerStream:
             self._wakeup = asyncio.get_running_loop().create_future()
             await self._wakeup
         chunk = self._chunks.popleft()
-        self._credit(len(chunk))
+        # Credit in batches: a frame (and a write) per MiB read rather than per chunk. The
+        # worker stops only with a whole window unacknowledged, so batching cannot stall it.
+        self._uncredited += len(chunk)
+        if self._uncredited >= CREDIT_BATCH:
+            self._credit(self._uncredited)
+            self._uncredited = 0
         return chunk
 
     async def read(self) -> bytes:
