@@ -46,13 +46,13 @@ CREDIT_BATCH = STREAM_WINDOW // 8
 def default_api_workers(cpu_count: int | None) -> int:
     """`aiosched run --api-workers`'s default for a machine of ``cpu_count`` cores.
 
-    0 (one process) on 1-2 cores: there the workers compete with the scheduling loop for the
-    same cores. Above, one worker per 4 cores up to 4: one worker keeps up with a few
-    thousand requests per second, and the other cores are left to the loop and to Filter
-    and Score (see ARCHITECTURE.md, Processes, for the figures).
+    0 (one process) on 1 core, where the workers could only take turns with the scheduling loop.
+    From 2 cores, one worker per 4 cores, at least 1 and at most 4: on 2 cores one worker
+    doubled SchedulingBasic/500Nodes' pods/s for about the same total CPU, and the other cores
+    are left to the loop and to Filter and Score (ARCHITECTURE.md, Processes, has the figures).
     """
     cores = cpu_count or 1
-    if cores <= 2:
+    if cores < 2:
         return 0
     return max(1, min(4, cores // 4))
 

@@ -263,9 +263,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize(
     ("cores", "workers"),
-    [(None, 0), (1, 0), (2, 0), (3, 1), (4, 1), (8, 2), (16, 4), (64, 4)],
+    [(None, 0), (1, 0), (2, 1), (3, 1), (4, 1), (8, 2), (16, 4), (64, 4)],
 )
-def test_the_default_keeps_one_process_on_small_machines(cores: int | None, workers: int) -> None:
+def test_the_default_keeps_one_process_on_one_core(cores: int | None, workers: int) -> None:
     assert default_api_workers(cores) == workers
 
 

@@ -353,8 +353,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="API I/O worker processes (aiosched-io-0 ... in ps) that carry the requests and "
         "watches to the API server (HTTP, TLS, reading watch streams), so that the process "
         "running scheduling cycles spends its core on scheduling; 0 keeps all of it in one "
-        "process. The default follows the machine's cores: 0 on 1 or 2 cores, where one "
-        "process is faster (here %(default)s; see docs/processes.md)",
+        "process. The default follows the machine's cores: 0 on one core, else one per 4 "
+        "cores, at least 1 and at most 4 (here %(default)s; see docs/processes.md)",
     )
     tracing = parser.add_argument_group(
         "tracing (each flag wins over its OTEL_* environment variables)"
