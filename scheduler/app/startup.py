@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 import ssl
-
-import aiohttp
 
 from scheduler.client.rest import ApiError, KubeClient
 
@@ -38,14 +35,13 @@ async def check_api_server(client: KubeClient, timeout: float = API_SERVER_TIMEO
             "it is reachable from here"
         ) from None
     except ApiError as exc:
-        cause = exc.__cause__
-        if isinstance(cause, aiohttp.ClientConnectorCertificateError | ssl.SSLError):
+        if exc.untrusted_certificate:
             raise StartupError(
                 f"cannot verify the TLS certificate of the API server at {where} "
-                f"({_reason(cause)}); check certificate-authority in the kubeconfig"
+                f"({exc.reason}); check certificate-authority in the kubeconfig"
             ) from None
         raise StartupError(
-            f"cannot reach the API server at {where} ({_reason(cause or exc)}); {hint}, and "
+            f"cannot reach the API server at {where} ({exc.reason}); {hint}, and "
             "that the API server is running"
         ) from None
     if status == 401:
@@ -53,17 +49,6 @@ async def check_api_server(client: KubeClient, timeout: float = API_SERVER_TIMEO
             f"the API server at {where} refused our credentials (401 Unauthorized); check the "
             "user (token or client certificate) in the kubeconfig, or the service account"
         )
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return " ".join(str(exc.certificate_error).split())
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        if exc.errno:
-            return os.strerror(exc.errno)  # "Connection refused", not "Connect call failed"
-        if exc.strerror:
-            return exc.strerror
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def listen_error(host: str, port: int, exc: OSError) -> StartupError:

@@ -1,14 +1,9 @@
-"""The scheduler's API client: kubernetes-asyncio's configuration, an aiohttp session, raw JSON.
+"""The scheduler's API client: kubernetes-asyncio's configuration, a transport, raw JSON.
 
 kubernetes-asyncio resolves kubeconfig / in-cluster config (tokens, exec plugins, client
-certificates, CA bundles, proxy-url); the session gets the TLS context its REST client would
-build. Its generated models are far too slow for the hot path (~100 µs per pod), so requests and
-responses here are raw JSON through orjson.
-
-The session is not kubernetes-asyncio's own: that one trusts the environment, and aiohttp then
-looks up proxy variables and reads ~/.netrc (in a worker thread) on every request, which was a
-third of the scheduler's CPU at 500 pods/s. The proxy the environment names for the API server
-(HTTPS_PROXY / HTTP_PROXY, minus NO_PROXY, as client-go reads them) is resolved once instead.
+certificates, CA bundles, proxy-url); the transport (transport.py) gets the TLS context its REST
+client would build. Its generated models are far too slow for the hot path (~100 µs per pod), so
+requests and responses here are raw JSON through orjson.
 
 Client-side rate limiting follows client-go: a token bucket of `qps` refilled continuously with
 room for `burst` requests (clientConnection.qps / burst in KubeSchedulerConfiguration). Watches are
@@ -22,29 +17,32 @@ import copy
 import logging
 import ssl
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-import aiohttp
 import orjson
 from kubernetes_asyncio.client import Configuration
-from yarl import URL
 
 from scheduler.client.kubeconfig import InCluster, KubeconfigError, resolve_configuration
+from scheduler.client.transport import (
+    JSON,
+    ApiError,
+    HttpTransport,
+    StreamBody,
+    Transport,
+    proxy_for,
+    ssl_context_for,
+)
+
+__all__ = ["JSON", "ApiError", "KubeClient", "proxy_for", "ssl_context_for"]
 
 log = logging.getLogger(__name__)
 
-JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-
-
-class ApiError(Exception):
-    """A request that failed without an HTTP answer (connection refused, reset, timeout)."""
 
 
 class TokenBucket:
@@ -92,30 +90,6 @@ async def load_configuration(settings: ClientSettings) -> Configuration:
     )
 
 
-def ssl_context_for(configuration: Configuration) -> ssl.SSLContext:
-    """The TLS context kubernetes-asyncio's REST client builds from the same configuration."""
-    context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
-    if configuration.cert_file:
-        context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
-    if not configuration.verify_ssl:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    if getattr(configuration, "disable_strict_ssl_verification", False):
-        context.verify_flags &= ~ssl.VERIFY_X509_STRICT
-    return context
-
-
-def proxy_for(host_url: str) -> str | None:
-    """The proxy the environment names for ``host_url`` (None when NO_PROXY covers it)."""
-    url = URL(host_url)
-    if not url.host:
-        return None
-    proxy = urllib.request.getproxies().get(url.scheme)
-    if not proxy or urllib.request.proxy_bypass(url.host):
-        return None
-    return proxy
-
-
 class RequestObserver(Protocol):
     """Hears of each request a KubeClient made (observability.metrics.RestClientMetrics)."""
 
@@ -123,43 +97,60 @@ class RequestObserver(Protocol):
 
 
 class KubeClient:
-    """Raw-JSON access to one API server. Implements framework.interface.ApiClient."""
+    """Raw-JSON access to one API server. Implements framework.interface.ApiClient.
 
-    def __init__(self, configuration: Configuration, settings: ClientSettings) -> None:
-        self._configuration = configuration
-        connector = aiohttp.TCPConnector(
-            limit=settings.max_connections, ssl=ssl_context_for(configuration)
+    The bytes travel through a transport (transport.py): this process's aiohttp session, or
+    the API I/O worker processes (process_transport.py). The rate limiter and the JSON stay
+    here, on the caller's side, so qps and burst mean what they mean in client-go.
+    """
+
+    def __init__(
+        self,
+        configuration: Configuration,
+        settings: ClientSettings,
+        transport: Transport | None = None,
+    ) -> None:
+        self._transport: Transport = transport or HttpTransport(
+            configuration, settings.user_agent, settings.max_connections
         )
-        # trust_env=False: see the module docstring; read_bufsize as kubernetes-asyncio's (a
-        # watch event can carry an object up to etcd's 1.5 MiB).
-        self._session = aiohttp.ClientSession(
-            connector=connector, trust_env=False, read_bufsize=2**21
-        )
-        self._host = (configuration.host or "").rstrip("/")
-        self._proxy = configuration.proxy or proxy_for(self._host)
-        self._proxy_headers = configuration.proxy_headers if self._proxy else None
-        self._user_agent = settings.user_agent
         self._limiter = TokenBucket(settings.qps, settings.burst)
-        self._owns_session = True
+        self._owns_transport = True
         # who hears of each request (rest_client_* metrics); a list, so that the twins
         # with_own_rate_limit makes (sharing it, as copies) report to the same observers
         self._observers: list[RequestObserver] = []
-        self._url_host = urlsplit(self._host).netloc
+        self._url_host = urlsplit((configuration.host or "").rstrip("/")).netloc
 
     @classmethod
-    async def connect(cls, settings: ClientSettings) -> KubeClient:
+    async def connect(cls, settings: ClientSettings, api_workers: int = 0) -> KubeClient:
+        """A client for ``settings``; with ``api_workers`` > 0 its requests go through that many
+        API I/O worker processes (started here, ready when this returns)."""
         configuration = await load_configuration(settings)
         try:
-            return cls(configuration, settings)
+            transport: Transport = HttpTransport(
+                configuration, settings.user_agent, settings.max_connections
+            )
         except (ssl.SSLError, OSError, ValueError) as exc:  # CA bundle or client certificate
             raise KubeconfigError(
                 f"cannot use the TLS settings for {configuration.host} "
                 f"(certificate-authority, client-certificate or client-key): {exc}"
             ) from None
+        if api_workers > 0:
+            # Checked here (the TLS files load); the workers build their own from the settings.
+            await transport.close()
+            from scheduler.client.process_transport import ProcessTransport
+
+            transport = await ProcessTransport.start(
+                settings, configuration.host or "", api_workers
+            )
+        return cls(configuration, settings, transport)
 
     @property
     def host(self) -> str:
-        return self._host
+        return self._transport.host
+
+    @property
+    def transport(self) -> Transport:
+        return self._transport
 
     def with_own_rate_limit(self) -> KubeClient:
         """This client with a token bucket of its own (same qps and burst) over the same
@@ -168,7 +159,7 @@ class KubeClient:
         never wait for each other's budget. Closing it leaves the connections open."""
         twin = copy.copy(self)
         twin._limiter = TokenBucket(self._limiter.qps, self._limiter.burst)
-        twin._owns_session = False
+        twin._owns_transport = False
         return twin
 
     def observe_requests(self, observer: RequestObserver) -> None:
@@ -182,16 +173,8 @@ class KubeClient:
             observer.request_done(method, self._url_host, code, elapsed)
 
     async def close(self) -> None:
-        if self._owns_session:
-            await self._session.close()
-
-    async def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": JSON, "User-Agent": self._user_agent}
-        if content_type is not None:
-            headers["Content-Type"] = content_type
-        for setting in (await self._configuration.auth_settings()).values():
-            headers[setting["key"]] = setting["value"]
-        return headers
+        if self._owns_transport:
+            await self._transport.close()
 
     async def request(
         self,
@@ -210,24 +193,14 @@ class KubeClient:
         if wait > 0:
             await asyncio.sleep(wait)
         data = None if body is None else orjson.dumps(body)
-        headers = await self._headers(content_type if data is not None else None)
         started = time.perf_counter()
         try:
-            async with self._session.request(
-                method,
-                self._host + path,
-                params=params,
-                data=data,
-                headers=headers,
-                server_hostname=self._configuration.tls_server_name,
-                proxy=self._proxy,
-                proxy_headers=self._proxy_headers,
-            ) as response:
-                raw = await response.read()
-                status = response.status
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            status, raw = await self._transport.send(
+                method, path, params, data, content_type if data is not None else None
+            )
+        except ApiError:
             self._observed(method, None, started)
-            raise ApiError(f"{method} {path}: {exc or type(exc).__name__}") from exc
+            raise
         self._observed(method, status, started)
         if not raw:
             return status, None
@@ -236,32 +209,31 @@ class KubeClient:
         except orjson.JSONDecodeError:
             return status, {"message": raw[:500].decode("utf-8", "replace")}
 
-    @asynccontextmanager
-    async def stream(
+    def stream(
         self, path: str, params: Mapping[str, str]
-    ) -> AsyncIterator[tuple[int, aiohttp.StreamReader]]:
-        """Open a streaming GET (a watch); yields (status, body reader) until the caller exits."""
-        headers = await self._headers(None)
+    ) -> AbstractAsyncContextManager[tuple[int, StreamBody]]:
+        """Open a streaming GET (a watch); yields (status, body) until the caller exits.
+        Iterating the body gives its lines; ApiError when the stream breaks."""
+        if not self._observers:
+            return self._transport.stream(path, params)
+        return self._observed_stream(path, params)
+
+    @asynccontextmanager
+    async def _observed_stream(
+        self, path: str, params: Mapping[str, str]
+    ) -> AsyncIterator[tuple[int, StreamBody]]:
         started = time.perf_counter()
         answered = False
         try:
-            async with self._session.get(
-                self._host + path,
-                params=params,
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=None, sock_read=None),
-                server_hostname=self._configuration.tls_server_name,
-                proxy=self._proxy,
-                proxy_headers=self._proxy_headers,
-            ) as response:
+            async with self._transport.stream(path, params) as (status, body):
                 # a watch is counted once its answer starts, as client-go counts the request
-                self._observed("GET", response.status, started)
+                self._observed("GET", status, started)
                 answered = True
-                yield response.status, response.content
-        except (aiohttp.ClientError, OSError) as exc:
+                yield status, body
+        except ApiError:
             if not answered:  # a watch broken mid-stream was counted when it was answered
                 self._observed("GET", None, started)
-            raise ApiError(f"watch {path}: {exc or type(exc).__name__}") from exc
+            raise
 
 
 def status_message(body: Any) -> str:

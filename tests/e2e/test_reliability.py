@@ -3,7 +3,9 @@
 - kubesim (`aiosched cluster --data-dir`) is killed with SIGKILL five times while pods are being
   created and bound, and restarted from its data dir on the same port each time;
 - the scheduler is killed with SIGKILL while bindings are in flight, and a new one takes over;
-- two schedulers elect a leader; the leader is killed with SIGKILL and the other takes over.
+- two schedulers elect a leader; the leader is killed with SIGKILL and the other takes over;
+- the scheduler's API I/O worker processes are killed with SIGKILL while bindings are in flight,
+  and the scheduler replaces them and carries on.
 
 After each, every invariant holds:
 - no pod whose creation the API server acknowledged (201) is lost;
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import signal
 import ssl
@@ -318,3 +321,52 @@ def test_leader_killed_and_the_other_takes_over(tmp_path: Path) -> None:
         load.wait()
         figures = check_invariants(watcher, load, expected=150)
     print(f"reliability: leader failover, {figures}")
+
+
+def io_workers(process: Process) -> dict[int, str]:
+    """pid → process name of the scheduler's API I/O workers (its children named aiosched-io-N)."""
+    found: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
+        state, ppid = rest.split()[:2]
+        if int(ppid) == process.proc.pid and name.startswith("aiosched-io-") and state != "Z":
+            found[int(stat.parent.name)] = name
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_api_io_workers_killed_under_load(tmp_path: Path) -> None:
+    cluster = start_cluster(tmp_path)
+    kubectl = Kubectl(tmp_path)
+    add_nodes(kubectl)
+    scheduler = start_scheduler(tmp_path, SINGLE, "--api-workers", "2")
+    watcher = Watcher(kubectl)
+    load = Load(ApiClient(tmp_path / "kubeconfig"), total=150, per_second=150)
+    killed: list[int] = []
+    with stopping(cluster, scheduler), watcher.polling(interval=0.1):
+        first = io_workers(scheduler)
+        assert sorted(first.values()) == ["aiosched-io-0", "aiosched-io-1"], first
+        load.start()
+        for _ in range(2):  # one kill while bindings flow, one after its replacement came up
+            wait_until(lambda: len(watcher.first_node) > 10 * (len(killed) + 1), timeout=30)
+            pid = sorted(io_workers(scheduler))[0]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            wait_until(
+                lambda: (
+                    len(io_workers(scheduler)) == 2
+                    and not set(killed) & io_workers(scheduler).keys()
+                ),
+                timeout=30,
+                what="the killed worker's replacement",
+            )
+        load.wait()
+        figures = check_invariants(watcher, load, expected=150)
+        assert scheduler.proc.poll() is None, scheduler.log.read_text()
+    log = scheduler.log.read_text(errors="replace")
+    assert log.count("API I/O worker exited; starting another") == 2, log
+    print(f"reliability: API I/O workers {killed} killed under load, {figures}")

@@ -63,6 +63,7 @@ from scheduler.app.commands.upstream_flags import (
 from scheduler.app.service import LeadershipLost, SchedulerService
 from scheduler.app.startup import StartupError, check_api_server, load_serving_certificate
 from scheduler.client.kubeconfig import KubeconfigError
+from scheduler.client.process_transport import WorkersFailed
 from scheduler.client.rest import ClientSettings, KubeClient
 from scheduler.server.certificate import self_signed_context
 from scheduler.server.delegated_auth import (
@@ -89,6 +90,7 @@ def main(args: argparse.Namespace) -> int:
         StartupError,
         KubeconfigError,
         TracingConfigError,
+        WorkersFailed,
     ) as exc:
         print(f"aiosched run: {exc}", file=sys.stderr)
         return 1
@@ -327,7 +329,7 @@ async def _run(args: argparse.Namespace) -> int:
             )
         master = None if args.embedded else args.master
         settings = client_settings(config, args.context, master)
-        client = await KubeClient.connect(settings)
+        client = await KubeClient.connect(settings, api_workers=args.api_workers)
         stack.push_async_callback(client.close)
         await check_api_server(client)
         guard = await delegated_auth(args, settings, stack)
@@ -350,7 +352,11 @@ async def _run(args: argparse.Namespace) -> int:
                     await stop.wait()
                     group.cancel_scope.cancel()
 
+                async def api_workers_failed() -> None:
+                    await client.transport.failed()  # raises when workers cannot restart
+
                 group.start_soon(serve, name="scheduler service")
+                group.start_soon(api_workers_failed, name="API I/O workers")
                 group.start_soon(stop_on_signal, name="stop on SIGINT/SIGTERM")
         except BaseExceptionGroup as exc:
             failure = exc

@@ -20,6 +20,7 @@ from scheduler.app.commands.upstream_flags import (
     go_duration,
 )
 from scheduler.app.feature_gates import feature_gates_help
+from scheduler.client.process_transport import default_api_workers
 
 DEFAULT_BIND_ADDRESS = "127.0.0.1"
 DEFAULT_SECURE_PORT = 10259  # kube-scheduler's (kubeschedulerconfig.DefaultKubeSchedulerPort)
@@ -345,6 +346,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=feature_gates_help(),
     )
     parser.add_argument("--seed", type=int, help="seed tie-breaking randomness (reproducible runs)")
+    parser.add_argument(
+        "--api-workers",
+        type=_non_negative_int,
+        default=default_api_workers(os.cpu_count()),
+        metavar="N",
+        help="API I/O worker processes (aiosched-io-0 ... in ps) that carry the requests and "
+        "watches to the API server (HTTP, TLS, reading watch streams), so that the process "
+        "running scheduling cycles spends its core on scheduling; 0 keeps all of it in one "
+        "process. The default follows the machine's cores: 0 on one core, else one per 4 "
+        "cores, at least 1 and at most 4 (here %(default)s; see docs/processes.md)",
+    )
     tracing = parser.add_argument_group(
         "tracing (each flag wins over its OTEL_* environment variables)"
     )
@@ -363,8 +375,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tracing.add_argument(
         "--otel-protocol",
         metavar="PROTO",
-        help="http/protobuf (default, port 4318) or grpc (port 4317) "
-        "(OTEL_EXPORTER_OTLP_PROTOCOL)",
+        help="http/protobuf (default, port 4318) or grpc (port 4317) (OTEL_EXPORTER_OTLP_PROTOCOL)",
     )
     tracing.add_argument("--otel-service-name", metavar="NAME", help="(OTEL_SERVICE_NAME)")
     tracing.add_argument(

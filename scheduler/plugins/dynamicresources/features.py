@@ -1,9 +1,9 @@
 """The Dynamic Resource Allocation feature gates (`--feature-gates`) and what aiosched does
 under each.
 
-Upstream: pkg/features/kube_features.go (the versioned defaults; aiosched follows v1.36, the
-newest release, and the
-v1.37 stages and locks of scheduler/app/feature_gate_table.py) and pkg/scheduler/framework/plugins/feature (what the plugin reads). A gate is
+Upstream: pkg/features/kube_features.go (the versioned defaults: v1.37's stages and locks, as
+scheduler/app/feature_gate_table.py has them) and pkg/scheduler/framework/plugins/feature (what
+the plugin reads). A gate is
 either honoured, as upstream behaves with it on and off, or only one of its values is: the
 other is refused at start-up with `unsupported_gate_value`'s message, so that aiosched never
 silently decides differently from kube-scheduler with the same flags.

@@ -1,0 +1,256 @@
+"""An API I/O worker process (`aiosched-io-N` in ps): the scheduler's HTTP, TLS and watch reading.
+
+Started by ProcessTransport (process_transport.py) as ``python -m scheduler.client.io_process
+NAME FD PARENT_PID`` with one end of a socketpair as FD. It reads the ClientSettings from the
+first frame, builds its own aiohttp session from the same kubeconfig (HttpTransport), and then
+serves frames (framing.py): each request is sent to the API server as it came and its answer
+goes back as (status, body bytes); each watch is forwarded as the raw chunks it arrives in,
+no faster than the scheduler acknowledges them (a window of STREAM_WINDOW bytes per stream),
+so a slow scheduler slows the API server's stream as a slow reader of one socket would.
+
+It keeps no state the scheduler needs: killed, its requests fail on the scheduler's side as
+connection errors and a fresh one takes its place. It ends when the socket closes or when its
+parent dies (PR_SET_PDEATHSIG, and the parent pid checked once at start for the race).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any, cast
+
+import aiohttp
+import orjson
+
+from apimachinery.eventloop import run_event_loop
+from scheduler.client import framing
+from scheduler.client.kubeconfig import InCluster, KubeconfigError
+from scheduler.client.rest import ClientSettings, load_configuration
+from scheduler.client.transport import ApiError, HttpTransport
+
+log = logging.getLogger(__name__)
+
+STREAM_WINDOW = 8 << 20  # bytes of one watch in flight to the scheduler, unacknowledged
+PR_SET_NAME = 15
+PR_SET_PDEATHSIG = 1
+
+
+def settings_to_json(settings: ClientSettings) -> bytes:
+    fields = asdict(settings)
+    if settings.in_cluster is not None:
+        fields["in_cluster"]["environ"] = dict(settings.in_cluster.environ)
+    return orjson.dumps(fields)
+
+
+def settings_from_json(data: bytes) -> ClientSettings:
+    fields: dict[str, Any] = orjson.loads(data)
+    in_cluster = fields.pop("in_cluster", None)
+    return ClientSettings(
+        **fields, in_cluster=None if in_cluster is None else InCluster(**in_cluster)
+    )
+
+
+def name_process(name: str) -> None:
+    """Show ``name`` in ps and top: the whole command line where setproctitle is installed,
+    else the kernel's 15-character command name (prctl PR_SET_NAME)."""
+    try:
+        import setproctitle
+
+        setproctitle.setproctitle(name)
+        return
+    except ImportError:
+        pass
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Be killed when the scheduler dies, whatever kills it (kill -9 included)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # it died before prctl took effect
+        os._exit(1)
+
+
+class _Window:
+    """One stream's flow control: bytes sent minus bytes the scheduler said it consumed."""
+
+    def __init__(self) -> None:
+        self.outstanding = 0
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def sent(self, size: int) -> None:
+        self.outstanding += size
+        if self.outstanding >= STREAM_WINDOW:
+            self._room.clear()
+
+    def consumed(self, size: int) -> None:
+        self.outstanding -= size
+        if self.outstanding < STREAM_WINDOW:
+            self._room.set()
+
+    async def wait(self) -> None:
+        await self._room.wait()
+
+
+class WorkerProtocol(asyncio.Protocol):
+    """The worker's end of the socket: frames in, requests to the API server, frames out."""
+
+    def __init__(self, closed: asyncio.Future[None]) -> None:
+        self._closed = closed
+        self._reader = framing.FrameReader()
+        self._transport: asyncio.Transport | None = None
+        self._http: HttpTransport | None = None
+        self._ready = asyncio.Event()
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._windows: dict[int, _Window] = {}
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast(asyncio.Transport, transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+    def _send(self, kind: int, request_id: int, payload: bytes = b"") -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.write(framing.frame(kind, request_id, payload))
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self._reader.feed(data)
+        except framing.ProtocolError as exc:
+            log.error("bad frame from the scheduler; exiting", extra={"error": str(exc)})
+            assert self._transport is not None
+            self._transport.abort()
+            return
+        for kind, request_id, payload in frames:
+            if kind == framing.REQUEST:
+                self._start(request_id, self._request(request_id, payload))
+            elif kind == framing.OPEN_STREAM:
+                self._windows[request_id] = _Window()
+                self._start(request_id, self._stream(request_id, payload))
+            elif kind == framing.CREDIT:
+                window = self._windows.get(request_id)
+                if window is not None:
+                    window.consumed(framing.U32.unpack_from(payload)[0])
+            elif kind == framing.CANCEL:
+                task = self._tasks.get(request_id)
+                if task is not None:
+                    task.cancel()
+            elif kind == framing.CONFIG:
+                self._start(0, self._configure(payload))
+
+    def _start(self, request_id: int, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks[request_id] = task
+        task.add_done_callback(lambda _: self._finished(request_id, task))
+
+    def _finished(self, request_id: int, task: asyncio.Task[None]) -> None:
+        if self._tasks.get(request_id) is task:
+            del self._tasks[request_id]
+            self._windows.pop(request_id, None)
+
+    async def _configure(self, payload: bytes) -> None:
+        try:
+            settings = settings_from_json(payload)
+            configuration = await load_configuration(settings)
+            self._http = HttpTransport(configuration, settings.user_agent, settings.max_connections)
+        except (KubeconfigError, OSError, ValueError, TypeError) as exc:
+            self._send(
+                framing.FAILED, 0, framing.failure_payload(f"cannot build the API client: {exc}")
+            )
+            assert self._transport is not None
+            self._transport.close()
+            return
+        self._ready.set()
+        self._send(framing.READY, 0, framing.U32.pack(os.getpid()))
+
+    async def _request(self, request_id: int, payload: bytes) -> None:
+        await self._ready.wait()
+        assert self._http is not None
+        try:
+            method, path, query, content_type, body = framing.parse_request(payload)
+            status, answer = await self._http.send(
+                method, path, dict(query), body or None, content_type
+            )
+        except (ApiError, framing.ProtocolError) as exc:
+            self._failed(request_id, exc)
+            return
+        self._send(framing.RESPONSE, request_id, framing.status_payload(status, answer))
+
+    async def _stream(self, request_id: int, payload: bytes) -> None:
+        await self._ready.wait()
+        assert self._http is not None
+        window = self._windows[request_id]
+        try:
+            _, path, query, _, _ = framing.parse_request(payload)
+            params: Mapping[str, str] = dict(query)
+            async with self._http.stream(path, params) as (status, body):
+                self._send(framing.STREAM_STATUS, request_id, framing.U16.pack(status))
+                reader = cast(aiohttp.StreamReader, body)
+                async for chunk in reader.iter_any():
+                    await window.wait()
+                    window.sent(len(chunk))
+                    self._send(framing.STREAM_DATA, request_id, chunk)
+        except (ApiError, framing.ProtocolError) as exc:
+            self._failed(request_id, exc)
+            return
+        self._send(framing.STREAM_END, request_id)
+
+    def _failed(self, request_id: int, exc: Exception) -> None:
+        if isinstance(exc, ApiError):
+            payload = framing.failure_payload(str(exc), exc.reason, exc.untrusted_certificate)
+        else:
+            payload = framing.failure_payload(str(exc))
+        self._send(framing.FAILED, request_id, payload)
+
+    async def close(self) -> None:
+        for task in list(self._tasks.values()):
+            task.cancel()
+        if self._http is not None:
+            await self._http.close()
+
+
+async def serve(fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    closed: asyncio.Future[None] = loop.create_future()
+    sock = socket.socket(fileno=fd)
+    _, protocol = await loop.create_connection(lambda: WorkerProtocol(closed), sock=sock)
+    try:
+        await closed
+    finally:
+        await protocol.close()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 4:
+        print("usage: python -m scheduler.client.io_process NAME FD PARENT_PID", file=sys.stderr)
+        return 2
+    name, fd, parent_pid = argv[1], int(argv[2]), int(argv[3])
+    die_with_parent(parent_pid)
+    name_process(name)
+    # Ctrl-C reaches the whole process group: the scheduler shuts down and closes the socket,
+    # and this worker must serve that shutdown's last requests until then.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(
+        level=logging.WARNING, format=f"%(asctime)s {name} %(levelname)s %(message)s"
+    )
+    run_event_loop(serve(fd))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
