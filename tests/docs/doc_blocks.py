@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 #: The demo's kubeconfig and secure port, as the documents write them.
-DEMO_KUBECONFIG = "/tmp/aiosched-embedded.kubeconfig"
+DEMO_KUBECONFIG = "~/.kube/aiosched-embedded.kubeconfig"
 DEMO_ADDRESS = "127.0.0.1:10259"
 
 _FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)\s*$")

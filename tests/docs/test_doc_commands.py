@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from doc_blocks import (
     DEMO_ADDRESS,
+    REPO,
     DocConventionError,
     Document,
     documents,
@@ -86,7 +87,7 @@ def test_the_document_s_commands_run(document: Document, tmp_path: Path) -> None
     with stopping(scheduler, cluster):
         address = scheduler.url.removeprefix("http://")
         (tmp_path / "home").mkdir()
-        text = script(document, tmp_path / "kubeconfig", address, tmp_path)
+        text = script(document, tmp_path / "kubeconfig", address, tmp_path, root=_tree(tmp_path))
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
         env = {**os.environ, "PATH": path}
         result = subprocess.run(
@@ -103,3 +104,15 @@ def test_the_document_s_commands_run(document: Document, tmp_path: Path) -> None
         f"announced on stderr is the one:\n--- stderr\n{result.stderr[-4000:]}\n"
         f"--- stdout\n{result.stdout[-3000:]}"
     )
+
+
+def _tree(tmp_path: Path) -> Path:
+    """A scratch directory that looks like the repository (each top-level entry a symlink), so
+    that the documents' relative paths work while the files their commands write land there,
+    never in the checkout."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for entry in REPO.iterdir():
+        if entry.name != ".git":
+            (tree / entry.name).symlink_to(entry)
+    return tree
