@@ -40,7 +40,8 @@ needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="need
 
 # Upstream's bootstrap roles the ClusterRoles mirror (kubernetes/kubernetes
 # plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/cluster-roles.yaml; the resource.k8s.io
-# rules are policy.go's DynamicResourceAllocation block, v1.34+).
+# rules are policy.go's DynamicResourceAllocation block, v1.34+, with its DRAExtendedResource and
+# DRADeviceTaintRules rules, both on by default in v1.37).
 UPSTREAM_ROLES = yaml.safe_load("""
 system:kube-scheduler:
 - {apiGroups: ["", events.k8s.io], resources: [events], verbs: [create, patch, update]}
@@ -67,6 +68,8 @@ system:kube-scheduler:
    verbs: [get, list, patch, update, watch]}
 - {apiGroups: [resource.k8s.io], resources: [deviceclasses, resourceslices],
    verbs: [get, list, watch]}
+- {apiGroups: [resource.k8s.io], resources: [resourceclaims], verbs: [create, delete]}
+- {apiGroups: [resource.k8s.io], resources: [devicetaintrules], verbs: [get, list, watch]}
 system:volume-scheduler:
 - {apiGroups: [""], resources: [persistentvolumes], verbs: [get, list, patch, update, watch]}
 - {apiGroups: [storage.k8s.io], resources: [storageclasses], verbs: [get, list, watch]}
@@ -154,7 +157,7 @@ NOT_GRANTED = [
     ("update", "apps", "deployments", "", NAMESPACE, "aiosched"),
     ("update", "resource.k8s.io", "resourceslices", "", "", "s"),
     ("list", "resource.k8s.io", "resourceclaimtemplates", "", "", ""),
-    ("delete", "resource.k8s.io", "resourceclaims", "", "*", "c"),
+    ("deletecollection", "resource.k8s.io", "resourceclaims", "", "*", ""),
     ("update", "scheduling.k8s.io", "podgroups", "", "*", "pg"),
     ("create", "scheduling.k8s.io", "workloads", "", "*", ""),
     ("delete", "scheduling.k8s.io", "podgroups", "", "*", "pg"),
@@ -494,7 +497,7 @@ def test_dry_run_server_apply_succeeds_and_creates_nothing(tmp_path: Path) -> No
         out = kubectl("apply", "--dry-run=server", "-k", str(MANIFESTS))
 
         lines = out.strip().splitlines()
-        assert len(lines) == 13
+        assert len(lines) == 14  # the PodDisruptionBudget is the 14th
         assert all(line.endswith(" created (server dry run)") for line in lines), out
         assert our_objects(kubectl) == []
 
@@ -513,8 +516,8 @@ def test_apply_creates_what_kubectl_gets_back_and_a_second_apply_changes_nothing
         created = kubectl("apply", "-k", str(MANIFESTS))
         again = kubectl("apply", "-k", str(MANIFESTS))
 
-        assert created.count(" created") == 13
-        assert again.count(" unchanged") == 13, again
+        assert created.count(" created") == 14
+        assert again.count(" unchanged") == 14, again
         assert our_objects(kubectl) == sorted([
             "clusterrole.rbac.authorization.k8s.io/aiosched:coscheduling",
             "clusterrolebinding.rbac.authorization.k8s.io/aiosched:coscheduling",
@@ -526,6 +529,7 @@ def test_apply_creates_what_kubectl_gets_back_and_a_second_apply_changes_nothing
             "clusterrolebinding.rbac.authorization.k8s.io/aiosched:volume-scheduler",
             "configmap/aiosched-config",
             "deployment.apps/aiosched",
+            "poddisruptionbudget.policy/aiosched",
             "role.rbac.authorization.k8s.io/aiosched",
             "rolebinding.rbac.authorization.k8s.io/aiosched",
             "serviceaccount/aiosched",

@@ -127,7 +127,8 @@ def test_pod_too_big_for_any_node_explains_that_preemption_cannot_help(kubectl: 
         kubectl.apply(to_yaml(pod("huge", cpu="3", memory="256Mi", priorityClassName="high")))
         assert _rejection(kubectl, "huge") == (
             "0/2 nodes are available: 2 Insufficient cpu. "
-            "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Insufficient cpu."
+            "no new claims to deallocate, preemption: 0/2 nodes are available: "
+            "2 Preemption is not helpful for scheduling."
         )
     finally:
         kubectl("delete", "pod", "huge", "--wait=true", "--ignore-not-found")

@@ -104,9 +104,12 @@ def test_pending_pods_attempts_are_traces_in_phoenix_before_it_is_bound(
             for event in points["Filter"]["events"]
             if event["name"] == "plugin"
         }
-        # The Filter span tells the truth: no node passed, NodeResourcesFit rejected the one.
+        # The Filter span tells the truth: no node passed, NodeResourcesFit rejected the one,
+        # for good (the request is over the node's allocatable: Unresolvable since v1.36).
         assert points["Filter"]["status_code"] == "ERROR"
-        assert filter_plugins["NodeResourcesFit"]["aiosched.status"] == "Unschedulable"
+        assert filter_plugins["NodeResourcesFit"]["aiosched.status"] == (
+            "UnschedulableAndUnresolvable"
+        )
         assert filter_plugins["NodeResourcesFit"]["aiosched.nodes_rejected"] == 1
         assert all(
             span["parent_id"] == attempt["context"]["span_id"]

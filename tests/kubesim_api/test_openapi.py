@@ -77,7 +77,7 @@ async def test_v3_documents_advertise_field_validation(client: TestClient[Any, A
         "apis/storage.k8s.io/v1", "apis/rbac.authorization.k8s.io/v1",
         "apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1",
         "apis/apiextensions.k8s.io/v1", "apis/resource.k8s.io/v1",
-        "apis/scheduling.k8s.io/v1beta1"}
+        "apis/scheduling.k8s.io/v1beta1", "apis/resource.k8s.io/v1beta2"}
     for resource in RESOURCES:
         url = root["paths"][
             ("apis/" if resource.group else "api/") + resource.group_version]["serverRelativeURL"]

@@ -37,6 +37,14 @@ NOT_MOVED_BY_THIS_SCENARIO = {
     # Set once by the service from --feature-gates (tests/scheduler_startup/
     # test_feature_gates.py, tests/e2e_scheduler/test_upstream_flags.py).
     "kubernetes_feature_enabled": "service start",
+    # A constant 1 with the build's labels, set when the metrics are made.
+    "kubernetes_build_info": "set once",
+    # The service's client reports to them (observe_requests); this harness builds its own
+    # client (tests/observability/test_client_process_metrics.py).
+    "rest_client_requests": "the service's client",
+    "rest_client_request_duration_seconds": "the service's client",
+    # Set by the service's leader election (tests/observability/test_client_process_metrics.py).
+    "leader_election_master_status": "service leader election",
     # Only an event the recorder could not write moves it (tests/scheduler_core recorder tests).
     "aiosched_events_dropped": "recorder failures",
     # Needs the 5-minute leftover flush (tests/scheduler_queue/test_queue_metrics.py flags the

@@ -62,7 +62,8 @@ def _feasible(gates: dict[str, bool] | None, effect: str, toleration: bool = Fal
 
 def test_the_plugin_honours_rules_with_the_gate_on_only() -> None:
     on = {"DRADeviceTaintRules": True}
-    assert _feasible(None, "NoSchedule") is True  # off by default, as v1.36
+    assert _feasible({"DRADeviceTaintRules": False}, "NoSchedule") is True
+    assert _feasible(None, "NoSchedule") is False  # on by default, as v1.37
     assert _feasible(on, "NoSchedule") is False
     assert _feasible(on, "NoExecute") is False
     assert _feasible(on, "None") is True  # only the known effects keep devices away
