@@ -31,8 +31,12 @@ import orjson
 
 from apimachinery.eventloop import run_event_loop
 from scheduler.client import framing
-from scheduler.client.kubeconfig import InCluster, KubeconfigError
-from scheduler.client.rest import ClientSettings, load_configuration
+from scheduler.client.kubeconfig import (
+    ClientSettings,
+    InCluster,
+    KubeconfigError,
+    load_configuration,
+)
 from scheduler.client.transport import ApiError, HttpTransport
 
 log = logging.getLogger(__name__)

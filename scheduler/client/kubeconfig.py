@@ -233,3 +233,25 @@ def _named(items: Any, key: str) -> dict[str, dict[str, Any] | None]:
                 value = item.get(key)
                 out[item["name"]] = value if isinstance(value, dict) else None
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    """How to reach the API server (see scheduler/client/kubeconfig.py for the order of sources)."""
+
+    kubeconfig: str | None = None  # None: --master, else in-cluster, else ~/.kube/config
+    context: str | None = None
+    master: str | None = None  # kube-scheduler's --master: overrides the kubeconfig's server
+    qps: float = 50.0
+    burst: int = 100
+    user_agent: str = "aiosched"
+    max_connections: int = 64
+    in_cluster: InCluster | None = None  # where a pod's service account is (None: the usual)
+
+
+async def load_configuration(settings: ClientSettings) -> Configuration:
+    """Resolve a kubeconfig path, --master or the in-cluster service account into
+    kubernetes-asyncio's Configuration. Raises KubeconfigError (one line) when it cannot."""
+    return await resolve_configuration(
+        settings.kubeconfig, settings.context, settings.master, settings.in_cluster
+    )

@@ -28,7 +28,7 @@ from typing import cast
 
 from scheduler.client import framing
 from scheduler.client.io_process import STREAM_WINDOW, settings_to_json
-from scheduler.client.rest import ClientSettings
+from scheduler.client.kubeconfig import ClientSettings
 from scheduler.client.transport import ApiError, StreamBody
 
 log = logging.getLogger(__name__)

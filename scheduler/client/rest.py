@@ -19,14 +19,17 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import orjson
 from kubernetes_asyncio.client import Configuration
 
-from scheduler.client.kubeconfig import InCluster, KubeconfigError, resolve_configuration
+# ClientSettings and load_configuration live beside the kubeconfig reading, below this module and
+# the API I/O workers that need them too; importable from here as before.
+from scheduler.client.kubeconfig import ClientSettings as ClientSettings
+from scheduler.client.kubeconfig import KubeconfigError
+from scheduler.client.kubeconfig import load_configuration as load_configuration
 from scheduler.client.transport import (
     JSON,
     ApiError,
@@ -66,28 +69,6 @@ class TokenBucket:
         if self._tokens >= 0:
             return 0.0
         return -self._tokens / self.qps
-
-
-@dataclass(frozen=True, slots=True)
-class ClientSettings:
-    """How to reach the API server (see scheduler/client/kubeconfig.py for the order of sources)."""
-
-    kubeconfig: str | None = None  # None: --master, else in-cluster, else ~/.kube/config
-    context: str | None = None
-    master: str | None = None  # kube-scheduler's --master: overrides the kubeconfig's server
-    qps: float = 50.0
-    burst: int = 100
-    user_agent: str = "aiosched"
-    max_connections: int = 64
-    in_cluster: InCluster | None = None  # where a pod's service account is (None: the usual)
-
-
-async def load_configuration(settings: ClientSettings) -> Configuration:
-    """Resolve a kubeconfig path, --master or the in-cluster service account into
-    kubernetes-asyncio's Configuration. Raises KubeconfigError (one line) when it cannot."""
-    return await resolve_configuration(
-        settings.kubeconfig, settings.context, settings.master, settings.in_cluster
-    )
 
 
 class RequestObserver(Protocol):
