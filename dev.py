@@ -207,6 +207,7 @@ def main(argv: list[str]) -> int:
         ensure_installed("dev")
         ensure_otlp_backend()
         _run(BIN / "ruff", "check", ".")
+        _run(BIN / "ruff", "format", "--check", ".")
         _run(BIN / "mypy")
         # the import contracts in pyproject.toml; --no-cache: its cache once kept reporting an
         # import that `git checkout` had reverted, and the whole check takes a fraction of a second

@@ -65,8 +65,10 @@ def check_aliasing(root: yaml.Node | None) -> None:
         decoded += 1
         if through_alias:
             aliased += 1
-            if aliased > 100 and decoded > 1000 and aliased / decoded > allowed_alias_ratio(
-                decoded
+            if (
+                aliased > 100
+                and decoded > 1000
+                and aliased / decoded > allowed_alias_ratio(decoded)
             ):
                 raise ExcessiveAliasing
         if isinstance(node, yaml.SequenceNode):

@@ -478,9 +478,7 @@ class _Parser:
         operator = _TOKEN_TO_OPERATOR.get(op_tok)
         if operator is None:
             raise SelectorError(f"found '{op_lit}', expected: {_BINARY_OPERATORS}")
-        values = (
-            self._set_values() if op_tok in (_Tok.IN, _Tok.NOT_IN) else self._exact_value()
-        )
+        values = self._set_values() if op_tok in (_Tok.IN, _Tok.NOT_IN) else self._exact_value()
         return _checked_requirement(key, operator, sorted(values))
 
     def _set_values(self) -> set[str]:

@@ -103,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "like a shell's, with {kubeconfig}, {config} (the bench's KubeSchedulerConfiguration: "
         "the cluster's kubeconfig, qps/burst 5000, no leader election) and {port} (a free port "
         'for its endpoints) filled in, e.g. "kube-scheduler --config {config} --secure-port '
-        '{port} --authentication-kubeconfig {kubeconfig} --authorization-kubeconfig '
+        "{port} --authentication-kubeconfig {kubeconfig} --authorization-kubeconfig "
         '{kubeconfig}" ({feature_gates}: the gates the workload turns on, e.g. for '
         "GangScheduling/); its CPU and peak RSS are measured as aiosched's are",
     )

@@ -55,7 +55,10 @@ class ThroughputSummary:
 
     def to_json(self) -> dict[str, float | str | None]:
         document: dict[str, float | str | None] = {
-            "average": self.average, "p50": self.p50, "p90": self.p90, "p99": self.p99
+            "average": self.average,
+            "p50": self.p50,
+            "p90": self.p90,
+            "p99": self.p99,
         }
         if not self.sampled:
             document["source"] = TOO_SHORT_FOR_SAMPLES

@@ -198,7 +198,8 @@ def _feature_gates(text: str) -> dict[str, bool]:
             raise argparse.ArgumentTypeError(f"invalid feature gate {item!r}: want NAME=BOOL")
         if name not in CONTROLLER_FEATURE_GATES:
             raise argparse.ArgumentTypeError(
-                f"unrecognized feature gate: {name} (known: {', '.join(CONTROLLER_FEATURE_GATES)})")
+                f"unrecognized feature gate: {name} (known: {', '.join(CONTROLLER_FEATURE_GATES)})"
+            )
         gates[name] = value.lower() == "true"
     return gates
 

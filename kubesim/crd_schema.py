@@ -81,7 +81,6 @@ _NESTED_FORBIDDEN: tuple[tuple[str, str], ...] = (
 )
 
 
-
 # A CRD's `pattern` is an RE2 expression, as Go's regexp (go-openapi's validate): matched in
 # linear time, so no pattern can take the server down by backtracking ("^(a+)+$" against 28
 # "a"s and "!" took Python's re 12 s); what RE2 cannot compile (back-references, look-around)
@@ -105,6 +104,7 @@ def re2_problem(pattern: str) -> str | None:
         text = what.decode(errors="replace") if isinstance(what, bytes) else str(what)
         return f"error parsing regexp: {text}"
     return None
+
 
 def _key(path: str, key: str) -> str:
     return f"{path}[{key}]"
@@ -138,11 +138,21 @@ def _structural_invariants(s: Any, level: str, path: str) -> list[Cause]:
     preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
     embedded = bool(s.get("x-kubernetes-embedded-resource"))
     if int_or_string and preserve:
-        causes.append(invalid(f"{path}.x-kubernetes-preserve-unknown-fields", True,
-                              "must be false if x-kubernetes-int-or-string is true"))
+        causes.append(
+            invalid(
+                f"{path}.x-kubernetes-preserve-unknown-fields",
+                True,
+                "must be false if x-kubernetes-int-or-string is true",
+            )
+        )
     if int_or_string and embedded:
-        causes.append(invalid(f"{path}.x-kubernetes-embedded-resource", True,
-                              "must be false if x-kubernetes-int-or-string is true"))
+        causes.append(
+            invalid(
+                f"{path}.x-kubernetes-embedded-resource",
+                True,
+                "must be false if x-kubernetes-int-or-string is true",
+            )
+        )
     causes += _value_validation(s, path)
     if embedded and kind != "object":
         detail = "must be object if x-kubernetes-embedded-resource is true"
@@ -150,8 +160,11 @@ def _structural_invariants(s: Any, level: str, path: str) -> list[Cause]:
             invalid(f"{path}.type", kind, detail) if kind else required(f"{path}.type", detail)
         )
     elif not kind and not int_or_string and not preserve:
-        where = {"root": "at the root", "item": "for specified array items",
-                 "field": "for specified object fields"}[level]
+        where = {
+            "root": "at the root",
+            "item": "for specified array items",
+            "field": "for specified object fields",
+        }[level]
         causes.append(required(f"{path}.type", f"must not be empty {where}"))
     if level == "root" and kind and kind != "object":
         causes.append(invalid(f"{path}.type", kind, "must be object at the root"))
@@ -160,8 +173,13 @@ def _structural_invariants(s: Any, level: str, path: str) -> list[Cause]:
     for name in ("kind", "apiVersion"):
         prop = properties.get(name)
         if check_metadata and isinstance(prop, dict) and prop.get("type") != "string":
-            causes.append(invalid(f"{_key(f'{path}.properties', name)}.type",
-                                  prop.get("type") or "", "must be string"))
+            causes.append(
+                invalid(
+                    f"{_key(f'{path}.properties', name)}.type",
+                    prop.get("type") or "",
+                    "must be string",
+                )
+            )
     metadata = properties.get("metadata")
     if isinstance(metadata, dict):
         meta_path = _key(f"{path}.properties", "metadata")
@@ -172,12 +190,22 @@ def _structural_invariants(s: Any, level: str, path: str) -> list[Cause]:
             extra = set(metadata) - {"type", "properties", "description"}
             props = set(metadata.get("properties") or {})
             if extra or not props <= {"name", "generateName"}:
-                causes.append(forbidden(meta_path, "must not specify anything other than name and "
-                                        "generateName, but metadata is implicitly specified"))
+                causes.append(
+                    forbidden(
+                        meta_path,
+                        "must not specify anything other than name and "
+                        "generateName, but metadata is implicitly specified",
+                    )
+                )
     if embedded and not preserve and not properties:
-        causes.append(required(f"{path}.properties", "must not be empty if "
-                               "x-kubernetes-embedded-resource is true without "
-                               "x-kubernetes-preserve-unknown-fields"))
+        causes.append(
+            required(
+                f"{path}.properties",
+                "must not be empty if "
+                "x-kubernetes-embedded-resource is true without "
+                "x-kubernetes-preserve-unknown-fields",
+            )
+        )
     return causes
 
 
@@ -201,8 +229,13 @@ def _value_validation(s: Schema, path: str) -> list[Cause]:
     if pattern:
         problem = re2_problem(str(pattern))
         if problem is not None:
-            causes.append(invalid(f"{path}.pattern", pattern,
-                                  f"must be a valid regular expression, but isn't: {problem}"))
+            causes.append(
+                invalid(
+                    f"{path}.pattern",
+                    pattern,
+                    f"must be a valid regular expression, but isn't: {problem}",
+                )
+            )
     return causes
 
 
@@ -220,8 +253,11 @@ def _nested(v: Any, skip_any_of: bool, path: str) -> list[Cause]:
         if v.get(name) not in (None, False, "", [], {}):
             causes.append(forbidden(f"{path}.{name}", detail))
     if "metadata" in (v.get("properties") or {}):
-        causes.append(forbidden(_key(f"{path}.properties", "metadata"),
-                                "must not be specified in a nested context"))
+        causes.append(
+            forbidden(
+                _key(f"{path}.properties", "metadata"), "must not be specified in a nested context"
+            )
+        )
     return causes
 
 
@@ -470,8 +506,9 @@ def _object(value: dict[str, Any], s: Schema, path: str, name: str) -> Iterator[
     if max_props is not None and len(value) > max_props:
         yield too_many(path, len(value), int(max_props))
     if min_props is not None and len(value) < min_props:
-        yield invalid(path, min_props,
-                      f"{name} in body should have at least {min_props} properties")
+        yield invalid(
+            path, min_props, f"{name} in body should have at least {min_props} properties"
+        )
     properties = s.get("properties") or {}
     additional = s.get("additionalProperties")
     for key, item in value.items():

@@ -145,8 +145,11 @@ def _validate_versions(spec: Obj) -> list[Cause]:
     if not unique:
         causes.append(invalid("spec.versions", shown, "must contain unique version names"))
     if storage != 1:
-        causes.append(invalid("spec.versions", shown,
-                              "must have exactly one version marked as storage version"))
+        causes.append(
+            invalid(
+                "spec.versions", shown, "must have exactly one version marked as storage version"
+            )
+        )
     return causes
 
 
@@ -160,9 +163,15 @@ def _validate_version(version: Obj, path: str) -> list[Cause]:
     else:
         causes += _validate_schema(schema, schema_path)
         if "status" in subresources and schema.get("type") not in (None, "object"):
-            causes.append(invalid(f"{schema_path}.type", schema.get("type"), 'only "object" is '
-                                  "allowed as the type at the root of the schema if the status "
-                                  "subresource is enabled"))
+            causes.append(
+                invalid(
+                    f"{schema_path}.type",
+                    schema.get("type"),
+                    'only "object" is '
+                    "allowed as the type at the root of the schema if the status "
+                    "subresource is enabled",
+                )
+            )
     scale = subresources.get("scale")
     if isinstance(scale, dict):
         for key in ("specReplicasPath", "statusReplicasPath"):
@@ -170,8 +179,13 @@ def _validate_version(version: Obj, path: str) -> list[Cause]:
             if not value:
                 causes.append(required(f"{path}.subresources.scale.{key}"))
             elif not _SIMPLE_JSONPATH.match(str(value)):
-                causes.append(invalid(f"{path}.subresources.scale.{key}", value,
-                                      "should be a json path under .spec or .status"))
+                causes.append(
+                    invalid(
+                        f"{path}.subresources.scale.{key}",
+                        value,
+                        "should be a json path under .spec or .status",
+                    )
+                )
     for i, column in enumerate(version.get("additionalPrinterColumns") or []):
         causes += _validate_column(column, f"{path}.additionalPrinterColumns[{i}]")
     return causes
@@ -191,16 +205,30 @@ def _openapi_rules(s: Any, path: str) -> list[Cause]:
         return []
     causes: list[Cause] = []
     if s.get("uniqueItems") is True:
-        causes.append(forbidden(f"{path}.uniqueItems", "uniqueItems cannot be set to true since "
-                                "the runtime complexity becomes quadratic"))
-    for key in ("$ref", "id", "definitions", "patternProperties", "dependencies",
-                "additionalItems"):
+        causes.append(
+            forbidden(
+                f"{path}.uniqueItems",
+                "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+            )
+        )
+    for key in (
+        "$ref",
+        "id",
+        "definitions",
+        "patternProperties",
+        "dependencies",
+        "additionalItems",
+    ):
         if key in s:
             causes.append(forbidden(f"{path}.{key}", f"{key} is not supported"))
     additional = s.get("additionalProperties")
     if additional is not None and s.get("properties") and additional is not True:
-        causes.append(forbidden(f"{path}.additionalProperties",
-                                "additionalProperties and properties are mutual exclusive"))
+        causes.append(
+            forbidden(
+                f"{path}.additionalProperties",
+                "additionalProperties and properties are mutual exclusive",
+            )
+        )
     if isinstance(additional, dict):
         causes += _openapi_rules(additional, f"{path}.additionalProperties")
     for name, prop in (s.get("properties") or {}).items():
@@ -226,8 +254,13 @@ def _validate_column(column: Any, path: str) -> list[Cause]:
     elif column["type"] not in COLUMN_TYPES:
         causes.append(invalid(f"{path}.type", column["type"], f"must be one of {kinds}"))
     if column.get("format") and column["format"] not in COLUMN_FORMATS:
-        causes.append(invalid(f"{path}.format", column["format"],
-                              f"must be one of {','.join(sorted(COLUMN_FORMATS))}"))
+        causes.append(
+            invalid(
+                f"{path}.format",
+                column["format"],
+                f"must be one of {','.join(sorted(COLUMN_FORMATS))}",
+            )
+        )
     json_path = column.get("jsonPath") or ""
     if not json_path:
         causes.append(required(f"{path}.jsonPath"))
@@ -242,20 +275,32 @@ def _validate_names(names: Obj, path: str) -> list[Cause]:
     for key in ("plural", "singular"):
         value = str(names.get(key) or "")
         if value:
-            causes += [invalid(f"{path}.{key}", value, ",".join(errs))
-                       for errs in [is_dns1035_label(value)] if errs]
+            causes += [
+                invalid(f"{path}.{key}", value, ",".join(errs))
+                for errs in [is_dns1035_label(value)]
+                if errs
+            ]
     for key in ("kind", "listKind"):
         value = str(names.get(key) or "")
         if value and (errs := is_dns1035_label(value.lower())):
-            causes.append(invalid(f"{path}.{key}", value, "may have mixed case, but should "
-                                  "otherwise match: " + ",".join(errs)))
+            causes.append(
+                invalid(
+                    f"{path}.{key}",
+                    value,
+                    "may have mixed case, but should otherwise match: " + ",".join(errs),
+                )
+            )
     for key in ("shortNames", "categories"):
         for i, value in enumerate(names.get(key) or []):
-            causes += [invalid(f"{path}.{key}[{i}]", value, ",".join(errs))
-                       for errs in [is_dns1035_label(str(value))] if errs]
+            causes += [
+                invalid(f"{path}.{key}[{i}]", value, ",".join(errs))
+                for errs in [is_dns1035_label(str(value))]
+                if errs
+            ]
     if names.get("kind") and names.get("kind") == names.get("listKind"):
-        causes.append(invalid(f"{path}.listKind", names["listKind"],
-                              "kind and listKind may not be the same"))
+        causes.append(
+            invalid(f"{path}.listKind", names["listKind"], "kind and listKind may not be the same")
+        )
     return causes
 
 
@@ -313,8 +358,11 @@ def _names_in_use(crd: Obj, others: list[Obj]) -> str:
         if other_spec.get("group") != group:
             continue
         accepted = (other.get("status") or {}).get("acceptedNames") or {}
-        taken_resources |= {accepted.get("plural"), accepted.get("singular"),
-                            *(accepted.get("shortNames") or [])}
+        taken_resources |= {
+            accepted.get("plural"),
+            accepted.get("singular"),
+            *(accepted.get("shortNames") or []),
+        }
         taken_kinds |= {accepted.get("kind"), accepted.get("listKind")}
     for value in (names.get("plural"), names.get("singular"), *(names.get("shortNames") or [])):
         if value in taken_resources:
@@ -346,13 +394,21 @@ def set_status(crd: Obj, old: Obj | None, others: list[Obj], now: float) -> None
     else:
         establish = ("True", "InitialNamesAccepted", "the initial names have been accepted")
     conditions = []
-    for kind, (state, reason, message) in (("NamesAccepted", names_accepted),
-                                           ("Established", establish)):
+    for kind, (state, reason, message) in (
+        ("NamesAccepted", names_accepted),
+        ("Established", establish),
+    ):
         before = previous.get(kind) or {}
         since = before.get("lastTransitionTime") if before.get("status") == state else None
-        conditions.append({"type": kind, "status": state,
-                           "lastTransitionTime": since or rfc3339(now),
-                           "reason": reason, "message": message})
+        conditions.append(
+            {
+                "type": kind,
+                "status": state,
+                "lastTransitionTime": since or rfc3339(now),
+                "reason": reason,
+                "message": message,
+            }
+        )
     status["conditions"] = conditions
     stored = list(status.get("storedVersions") or [])
     current = storage_version(crd)
@@ -421,10 +477,10 @@ def _registry(crds: list[Obj]) -> Registry:
                 resource,
                 crd["metadata"]["name"],
                 (version.get("schema") or {}).get("openAPIV3Schema") or {},
-                tuple(c for c in version.get("additionalPrinterColumns") or []
-                      if isinstance(c, dict)),
-                subresources.get("scale") if isinstance(subresources.get("scale"), dict)
-                else None,
+                tuple(
+                    c for c in version.get("additionalPrinterColumns") or [] if isinstance(c, dict)
+                ),
+                subresources.get("scale") if isinstance(subresources.get("scale"), dict) else None,
             )
     return registry
 
@@ -499,7 +555,9 @@ _NAME_DESCRIPTION = (
 )
 # a CRD without additionalPrinterColumns shows its objects' age (crdHandler's default column)
 _AGE_COLUMN: Obj = {
-    "name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+    "name": "Age",
+    "type": "date",
+    "jsonPath": ".metadata.creationTimestamp",
     "description": "CreationTimestamp is a timestamp representing the server time when this "
     "object was created. It is not guaranteed to be set in happens-before order across separate "
     "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
@@ -514,14 +572,25 @@ def _columns(version: CustomVersion) -> tuple[Obj, ...]:
 
 def column_definitions(version: CustomVersion) -> list[Obj]:
     """tableconvertor.New: Name, then the CRD's additionalPrinterColumns (or Age)."""
-    definitions: list[Obj] = [{"name": "Name", "type": "string", "format": "name",
-                               "description": _NAME_DESCRIPTION, "priority": 0}]
+    definitions: list[Obj] = [
+        {
+            "name": "Name",
+            "type": "string",
+            "format": "name",
+            "description": _NAME_DESCRIPTION,
+            "priority": 0,
+        }
+    ]
     for column in _columns(version):
-        definitions.append({
-            "name": column.get("name"), "type": column.get("type"),
-            "format": column.get("format") or "", "description": column.get("description") or "",
-            "priority": int(column.get("priority") or 0),
-        })
+        definitions.append(
+            {
+                "name": column.get("name"),
+                "type": column.get("type"),
+                "format": column.get("format") or "",
+                "description": column.get("description") or "",
+                "priority": int(column.get("priority") or 0),
+            }
+        )
     return definitions
 
 

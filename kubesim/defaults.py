@@ -33,8 +33,9 @@ _MILLI = Fraction(1, 1000)
 class AdmissionError(Exception):
     """An admission rejection; the server turns it into a Status with this code and reason."""
 
-    def __init__(self, code: int, reason: str, message: str,
-                 details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, code: int, reason: str, message: str, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
@@ -179,11 +180,11 @@ def pod_qos_class(spec: dict[str, Any]) -> str:
     limits = _sum_positive(containers, "limits")
     if not requests and not limits:
         return "BestEffort"
-    guaranteed = all(
-        {"cpu", "memory"} <= set(_sum_positive([c], "limits")) for c in containers
-    )
-    if guaranteed and requests.keys() == limits.keys() and all(
-        requests[k] == limits[k] for k in requests
+    guaranteed = all({"cpu", "memory"} <= set(_sum_positive([c], "limits")) for c in containers)
+    if (
+        guaranteed
+        and requests.keys() == limits.keys()
+        and all(requests[k] == limits[k] for k in requests)
     ):
         return "Guaranteed"
     return "Burstable"
@@ -249,11 +250,14 @@ def _default_replicated(obj: dict[str, Any], kind: str) -> None:
             spec["selector"] = dict(labels)
     if kind == "StatefulSet":
         spec.setdefault("podManagementPolicy", "OrderedReady")
-        spec.setdefault("updateStrategy", {"type": "RollingUpdate",
-                                           "rollingUpdate": {"partition": 0}})
+        spec.setdefault(
+            "updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+        )
         spec.setdefault("revisionHistoryLimit", 10)
-        spec.setdefault("persistentVolumeClaimRetentionPolicy",
-                        {"whenDeleted": "Retain", "whenScaled": "Retain"})
+        spec.setdefault(
+            "persistentVolumeClaimRetentionPolicy",
+            {"whenDeleted": "Retain", "whenScaled": "Retain"},
+        )
     _default_template(obj)
 
 
@@ -391,16 +395,18 @@ def _admit_namespace(kind: str, obj: dict[str, Any], lookup: Lookup) -> None:
         raise _forbidden(
             kind,
             obj,
-            f"unable to create new content in namespace {namespace} because it is being "
-            "terminated",
+            f"unable to create new content in namespace {namespace} because it is being terminated",
         )
 
 
 def _builtin_priority_class(name: str) -> dict[str, Any] | None:
     if name not in SYSTEM_PRIORITY_CLASSES:
         return None
-    return {"metadata": {"name": name}, "value": SYSTEM_PRIORITY_CLASSES[name],
-            "preemptionPolicy": "PreemptLowerPriority"}
+    return {
+        "metadata": {"name": name},
+        "value": SYSTEM_PRIORITY_CLASSES[name],
+        "preemptionPolicy": "PreemptLowerPriority",
+    }
 
 
 def _global_default(list_all: ListAll | None) -> dict[str, Any] | None:
@@ -451,9 +457,7 @@ def _priority_from_class(
     return priority, preemption
 
 
-def _admit_priority(
-    obj: dict[str, Any], lookup: Lookup, list_all: ListAll | None
-) -> None:
+def _admit_priority(obj: dict[str, Any], lookup: Lookup, list_all: ListAll | None) -> None:
     _, preemption = _priority_from_class("Pod", obj, lookup, list_all)
     if preemption is not None:
         spec = _spec(obj)
@@ -495,8 +499,12 @@ def _admit_default_tolerations(obj: dict[str, Any]) -> None:
         )
 
     added = [
-        {"key": key, "operator": "Exists", "effect": "NoExecute",
-         "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
+        {
+            "key": key,
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+        }
         for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
         if not tolerated(key)
     ]

@@ -17,8 +17,9 @@ FOREGROUND = "foregroundDeletion"
 _ORPHAN_BY_DEFAULT = frozenset({"batch/jobs"})
 
 
-def finalizers_after_delete(resource_key: str, meta: dict[str, Any], options: dict[str, Any]
-                            ) -> list[str]:
+def finalizers_after_delete(
+    resource_key: str, meta: dict[str, Any], options: dict[str, Any]
+) -> list[str]:
     """The object's finalizers once this DELETE with `options` is applied."""
     current = [f for f in meta.get("finalizers") or [] if isinstance(f, str)]
     policy = options.get("propagationPolicy")

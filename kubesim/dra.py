@@ -82,7 +82,7 @@ def device_class() -> Obj:
 def node_index(node_name: str) -> int:
     """node-7 -> 7: the trailing number of a node's name (stable as nodes come and go); a name
     without one gets a stable number of its own."""
-    digits = node_name[len(node_name.rstrip("0123456789")):]
+    digits = node_name[len(node_name.rstrip("0123456789")) :]
     return int(digits) if digits else zlib.crc32(node_name.encode())
 
 
@@ -97,12 +97,18 @@ def resource_slice(node: Obj, model: str, options: DraOptions, generation: int =
         {
             "name": f"gpu-{index}",
             "attributes": {"model": {"string": model}, "index": {"int": index}},
-            "capacity": _shared_capacity(options) if options.sharing
+            "capacity": _shared_capacity(options)
+            if options.sharing
             else {"memory": {"value": options.memory}},
             **({"allowMultipleAllocations": True} if options.sharing else {}),
-            **({"bindingConditions": [BINDING_CONDITION],
-                "bindingFailureConditions": [BINDING_FAILURE_CONDITION]}
-               if options.binding_delay is not None else {}),
+            **(
+                {
+                    "bindingConditions": [BINDING_CONDITION],
+                    "bindingFailureConditions": [BINDING_FAILURE_CONDITION],
+                }
+                if options.binding_delay is not None
+                else {}
+            ),
         }
         for index in range(options.devices)
     ]
@@ -111,8 +117,15 @@ def resource_slice(node: Obj, model: str, options: DraOptions, generation: int =
         "kind": "ResourceSlice",
         "metadata": {
             "name": slice_name(name),
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
-                                 "uid": node["metadata"].get("uid", ""), "controller": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "name": name,
+                    "uid": node["metadata"].get("uid", ""),
+                    "controller": True,
+                }
+            ],
         },
         "spec": {
             "driver": DRIVER_NAME,
@@ -126,10 +139,20 @@ def resource_slice(node: Obj, model: str, options: DraOptions, generation: int =
 def _shared_capacity(options: DraOptions) -> dict[str, Any]:
     """What a shareable GPU publishes: each capacity's default is all of it."""
     return {
-        "memory": {"value": options.memory, "requestPolicy": {
-            "default": options.memory, "validRange": {"min": "1Gi", "step": "1Gi"}}},
-        "compute": {"value": COMPUTE_PER_DEVICE, "requestPolicy": {
-            "default": COMPUTE_PER_DEVICE, "validRange": {"min": "1", "step": "1"}}},
+        "memory": {
+            "value": options.memory,
+            "requestPolicy": {
+                "default": options.memory,
+                "validRange": {"min": "1Gi", "step": "1Gi"},
+            },
+        },
+        "compute": {
+            "value": COMPUTE_PER_DEVICE,
+            "requestPolicy": {
+                "default": COMPUTE_PER_DEVICE,
+                "validRange": {"min": "1", "step": "1"},
+            },
+        },
     }
 
 
@@ -203,12 +226,18 @@ class SimulatedDriver:
         before = ((event.old or {}).get("status") or {}).get("allocation")
         if not allocation or before:
             return
-        if not any(r.get("driver") == DRIVER_NAME and r.get("bindingConditions")
-                   for r in (allocation.get("devices") or {}).get("results") or []):
+        if not any(
+            r.get("driver") == DRIVER_NAME and r.get("bindingConditions")
+            for r in (allocation.get("devices") or {}).get("results") or []
+        ):
             return
         meta = event.obj["metadata"]
-        self._tasks.start_soon(self._attach, str(meta.get("namespace") or ""),
-                               str(meta["name"]), name="dra driver attach")
+        self._tasks.start_soon(
+            self._attach,
+            str(meta.get("namespace") or ""),
+            str(meta["name"]),
+            name="dra driver attach",
+        )
 
     async def _attach(self, namespace: str, name: str) -> None:
         await asyncio.sleep(self.options.binding_delay or 0.0)
@@ -222,15 +251,26 @@ class SimulatedDriver:
         for result in (allocation.get("devices") or {}).get("results") or []:
             if result.get("driver") != DRIVER_NAME or not result.get("bindingConditions"):
                 continue
-            entry = {key: result[key] for key in ("driver", "pool", "device", "shareID")
-                     if result.get(key)}
+            entry = {
+                key: result[key]
+                for key in ("driver", "pool", "device", "shareID")
+                if result.get(key)
+            }
             entry["conditions"] = [
-                {"type": kind, "status": "True", "reason": "Attached",
-                 "message": "the simulated device is attached", "lastTransitionTime": now}
+                {
+                    "type": kind,
+                    "status": "True",
+                    "reason": "Attached",
+                    "message": "the simulated device is attached",
+                    "lastTransitionTime": now,
+                }
                 for kind in result["bindingConditions"]
             ]
-            devices = [d for d in devices if not all(d.get(k) == v for k, v in entry.items()
-                                                      if k != "conditions")] + [entry]
+            devices = [
+                d
+                for d in devices
+                if not all(d.get(k) == v for k, v in entry.items() if k != "conditions")
+            ] + [entry]
         updated = {**current, "status": {**status, "devices": devices}}
         await self.store.commit([(CLAIMS, updated, current)])
 
@@ -273,19 +313,26 @@ class SimulatedDriver:
                 changes.append((RESOURCE_SLICES, self._stamped(wanted), None))
                 continue
             owner_uid = ((current["metadata"].get("ownerReferences") or [{}])[0]).get("uid")
-            generation = int(((current.get("spec") or {}).get("pool") or {})
-                             .get("generation") or 1)
+            generation = int(((current.get("spec") or {}).get("pool") or {}).get("generation") or 1)
             if owner_uid != node["metadata"].get("uid"):  # the node was made again
                 changes.append((RESOURCE_SLICES, None, current))
-                changes.append((RESOURCE_SLICES, self._stamped(
-                    resource_slice(node, model, self.options)), None))
+                changes.append(
+                    (
+                        RESOURCE_SLICES,
+                        self._stamped(resource_slice(node, model, self.options)),
+                        None,
+                    )
+                )
                 continue
             wanted = resource_slice(node, model, self.options, generation)
             if wanted["spec"]["devices"] != current["spec"].get("devices"):
                 spec = resource_slice(node, model, self.options, generation + 1)["spec"]
-                meta = {**current["metadata"],
-                        "generation": int(current["metadata"].get("generation") or 1) + 1}
-                changes.append((RESOURCE_SLICES, {**current, "metadata": meta, "spec": spec},
-                                current))
+                meta = {
+                    **current["metadata"],
+                    "generation": int(current["metadata"].get("generation") or 1) + 1,
+                }
+                changes.append(
+                    (RESOURCE_SLICES, {**current, "metadata": meta, "spec": spec}, current)
+                )
         if changes:
             await self.store.commit(changes)

@@ -96,8 +96,9 @@ class EventRecorder:
         self._last_nanos = nanos
         return nanos
 
-    def make(self, source: Source, ref: dict[str, Any], event_type: str, reason: str,
-             message: str) -> tuple[str, Obj, None]:
+    def make(
+        self, source: Source, ref: dict[str, Any], event_type: str, reason: str, message: str
+    ) -> tuple[str, Obj, None]:
         """The (key, new, old) store change writing one event, for a caller's own commit."""
         nanos = self._nanos()
         now = rfc3339(nanos / 1e9)
@@ -127,8 +128,9 @@ class EventRecorder:
         }
         return EVENTS, event, None
 
-    async def record(self, source: Source, ref: dict[str, Any], event_type: str, reason: str,
-                     message: str) -> None:
+    async def record(
+        self, source: Source, ref: dict[str, Any], event_type: str, reason: str, message: str
+    ) -> None:
         """Write one event; a failure is logged, never raised, as upstream's recorder drops it."""
         await self.write([self.make(source, ref, event_type, reason, message)])
 
@@ -152,8 +154,9 @@ class EventTTL:
     (the leases of a restarted kubesim are not kept).
     """
 
-    def __init__(self, store: Store, ttl: float = DEFAULT_EVENT_TTL,
-                 clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, store: Store, ttl: float = DEFAULT_EVENT_TTL, clock: Callable[[], float] | None = None
+    ) -> None:
         self._store = store
         self.ttl = ttl
         self._clock = clock or (lambda: asyncio.get_running_loop().time())
@@ -179,8 +182,15 @@ class EventTTL:
 
     def _note(self, event: Obj) -> None:
         meta = event["metadata"]
-        heapq.heappush(self._heap, (self._clock() + self.ttl, meta.get("namespace", ""),
-                                    meta["name"], str(meta.get("resourceVersion", ""))))
+        heapq.heappush(
+            self._heap,
+            (
+                self._clock() + self.ttl,
+                meta.get("namespace", ""),
+                meta["name"],
+                str(meta.get("resourceVersion", "")),
+            ),
+        )
         if len(self._heap) == 1:
             self._wakeup.set()
 

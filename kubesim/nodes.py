@@ -453,29 +453,39 @@ class NodeSimulator:
         started = [
             change
             for c in containers
-            for change in self._container_events(pod, node_name, c, [
-                # image_manager.go EnsureImageExists (the image is always present here), then
-                # kuberuntime_container.go startContainer
-                ("Pulled", f'Container image "{c.get("image", "")}" already present on machine '
-                           "and can be accessed by the pod"),
-                ("Created", f"Created container: {c.get('name', '')}"),
-                ("Started", f"Started container {c.get('name', '')}"),
-            ])
+            for change in self._container_events(
+                pod,
+                node_name,
+                c,
+                [
+                    # image_manager.go EnsureImageExists (the image is always present here), then
+                    # kuberuntime_container.go startContainer
+                    (
+                        "Pulled",
+                        f'Container image "{c.get("image", "")}" already present on machine '
+                        "and can be accessed by the pod",
+                    ),
+                    ("Created", f"Created container: {c.get('name', '')}"),
+                    ("Started", f"Started container {c.get('name', '')}"),
+                ],
+            )
         ]
         await self.store.commit([(PODS, {**pod, "status": new_status}, pod), *started])
 
-    def _container_events(self, pod: Obj, node_name: str, container: dict[str, Any],
-                          reasons: list[tuple[str, str]]) -> list[tuple[str, Obj, None]]:
+    def _container_events(
+        self, pod: Obj, node_name: str, container: dict[str, Any], reasons: list[tuple[str, str]]
+    ) -> list[tuple[str, Obj, None]]:
         """The kubelet's Normal events about one container (its recorder's source is
         {kubelet, <node>}; the reference names the container by fieldPath), as store changes
         committed with the pod status they accompany."""
         if not self.events:
             return []
-        ref = events.reference(pod, "Pod", "v1",
-                               f"spec.containers{{{container.get('name', '')}}}")
+        ref = events.reference(pod, "Pod", "v1", f"spec.containers{{{container.get('name', '')}}}")
         source = events.Source(events.KUBELET, node_name)
-        return [self.api.events.make(source, ref, events.NORMAL, reason, message)
-                for reason, message in reasons]
+        return [
+            self.api.events.make(source, ref, events.NORMAL, reason, message)
+            for reason, message in reasons
+        ]
 
     def _claims_prepared(self, pod: Obj) -> bool:
         """Whether the kubelet could prepare every ResourceClaim of the pod: each exists (a
@@ -507,8 +517,10 @@ class NodeSimulator:
             if claim is None or status.get("allocation") is None:
                 return False
             pod_uid = pod["metadata"].get("uid")
-            if not any(isinstance(r, dict) and r.get("uid") == pod_uid
-                       for r in status.get("reservedFor") or []):
+            if not any(
+                isinstance(r, dict) and r.get("uid") == pod_uid
+                for r in status.get("reservedFor") or []
+            ):
                 return False
         return True
 
@@ -517,20 +529,43 @@ class NodeSimulator:
         waiting in ContainerCreating, not ready to start them."""
         status = pod.get("status") or {}
         now = rfc3339(self.api.clock())
-        conditions = [c for c in status.get("conditions") or []
-                      if c.get("type") != "PodReadyToStartContainers"]
-        old = next((c for c in status.get("conditions") or []
-                    if c.get("type") == "PodReadyToStartContainers"), None)
-        conditions.append(old or {"type": "PodReadyToStartContainers", "status": "False",
-                                  "lastProbeTime": None, "lastTransitionTime": now})
+        conditions = [
+            c
+            for c in status.get("conditions") or []
+            if c.get("type") != "PodReadyToStartContainers"
+        ]
+        old = next(
+            (
+                c
+                for c in status.get("conditions") or []
+                if c.get("type") == "PodReadyToStartContainers"
+            ),
+            None,
+        )
+        conditions.append(
+            old
+            or {
+                "type": "PodReadyToStartContainers",
+                "status": "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": now,
+            }
+        )
         containers = (pod.get("spec") or {}).get("containers") or []
         new_status = {
             **status,
             "conditions": conditions,
             "containerStatuses": [
-                {"name": c.get("name", ""), "image": c.get("image", ""), "imageID": "",
-                 "ready": False, "started": False, "restartCount": 0,
-                 "state": {"waiting": {"reason": "ContainerCreating"}}, "lastState": {}}
+                {
+                    "name": c.get("name", ""),
+                    "image": c.get("image", ""),
+                    "imageID": "",
+                    "ready": False,
+                    "started": False,
+                    "restartCount": 0,
+                    "state": {"waiting": {"reason": "ContainerCreating"}},
+                    "lastState": {},
+                }
                 for c in containers
             ],
         }
@@ -639,17 +674,20 @@ class NodeSimulator:
             return
         # kuberuntime_container.go killContainer: "Stopping container <name>" for each running one
         node_name = str((pod.get("spec") or {}).get("nodeName") or "")
-        running = {s.get("name") for s in (pod.get("status") or {}).get("containerStatuses") or []
-                   if isinstance(s, dict) and "running" in (s.get("state") or {})}
+        running = {
+            s.get("name")
+            for s in (pod.get("status") or {}).get("containerStatuses") or []
+            if isinstance(s, dict) and "running" in (s.get("state") or {})
+        }
         killing = [
             change
             for c in (pod.get("spec") or {}).get("containers") or []
             if c.get("name") in running
             for change in self._container_events(
-                pod, node_name, c, [("Killing", f"Stopping container {c.get('name', '')}")])
+                pod, node_name, c, [("Killing", f"Stopping container {c.get('name', '')}")]
+            )
         ]
         await self.store.commit([(PODS, None, pod), *killing])
-
 
     # ---- Jobs' pods (KWOK's pod-complete stage) -----------------------------------------------
     def _job_pod_duration(self, pod: Obj) -> float | None:
@@ -662,8 +700,9 @@ class NodeSimulator:
             try:
                 return max(0.0, float(raw))
             except ValueError:
-                log.warning("pod %s: ignoring %s=%r", pod["metadata"]["name"],
-                            JOB_DURATION_ANNOTATION, raw)
+                log.warning(
+                    "pod %s: ignoring %s=%r", pod["metadata"]["name"], JOB_DURATION_ANNOTATION, raw
+                )
         return self.job_duration
 
     def _maybe_finish_job_pod(self, pod: Obj) -> None:
@@ -681,7 +720,8 @@ class NodeSimulator:
             left = duration
         self._job_timers.add(item)
         timer = asyncio.get_running_loop().call_later(
-            max(0.0, left), self._enqueue, "pod-succeed", *item)
+            max(0.0, left), self._enqueue, "pod-succeed", *item
+        )
         self._timers.add(timer)
 
     async def _succeed_pod(self, namespace: str, name: str) -> None:
@@ -695,17 +735,33 @@ class NodeSimulator:
         now = rfc3339(self.api.clock())
         conditions = [
             {**c, "status": "False", "reason": "PodCompleted", "lastTransitionTime": now}
-            if c.get("type") in ("Ready", "ContainersReady") else c
+            if c.get("type") in ("Ready", "ContainersReady")
+            else c
             for c in status.get("conditions") or []
         ]
         containers = [
-            {**c, "ready": False, "started": False, "state": {"terminated": {
-                "exitCode": 0, "reason": "Completed", "startedAt": status.get("startTime"),
-                "finishedAt": now, "containerID": c.get("containerID", "")}}}
+            {
+                **c,
+                "ready": False,
+                "started": False,
+                "state": {
+                    "terminated": {
+                        "exitCode": 0,
+                        "reason": "Completed",
+                        "startedAt": status.get("startTime"),
+                        "finishedAt": now,
+                        "containerID": c.get("containerID", ""),
+                    }
+                },
+            }
             for c in status.get("containerStatuses") or []
         ]
-        new_status = {**status, "phase": "Succeeded", "conditions": conditions,
-                      "containerStatuses": containers}
+        new_status = {
+            **status,
+            "phase": "Succeeded",
+            "conditions": conditions,
+            "containerStatuses": containers,
+        }
         await self.store.put(PODS, {**pod, "status": new_status}, pod)
 
     # ---- stopping and starting a node's kubelet ----------------------------------------------
@@ -731,13 +787,15 @@ class NodeSimulator:
             return
         now = rfc3339(self.api.clock())
         status = {**(node.get("status") or {}), "conditions": _ready_conditions(now)}
-        await self.store.put(NODES, {**node, "metadata": dict(node["metadata"]),
-                                     "status": status}, node)
+        await self.store.put(
+            NODES, {**node, "metadata": dict(node["metadata"]), "status": status}, node
+        )
         lease = self.store.get(LEASES, LEASE_NAMESPACE, name)
         if lease is not None:
             spec = {**lease.get("spec", {}), "renewTime": micro_time(self.api.clock())}
-            await self.store.put(LEASES, {**lease, "metadata": dict(lease["metadata"]),
-                                          "spec": spec}, lease)
+            await self.store.put(
+                LEASES, {**lease, "metadata": dict(lease["metadata"]), "spec": spec}, lease
+            )
         for pod in self.store.items(PODS):
             if (pod.get("spec") or {}).get("nodeName") == name:
                 self._check_pod(pod)

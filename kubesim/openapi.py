@@ -41,8 +41,9 @@ def _gv_path(group_version: str) -> str:
     return f"apis/{group_version}" if "/" in group_version else f"api/{group_version}"
 
 
-def _param(name: str, where: str, description: str, v3: bool, required: bool = False,
-           kind: str = "string") -> JSON:
+def _param(
+    name: str, where: str, description: str, v3: bool, required: bool = False, kind: str = "string"
+) -> JSON:
     param: JSON = {"name": name, "in": where, "description": description}
     if required:
         param["required"] = True
@@ -77,10 +78,20 @@ def _list_params(v3: bool) -> list[JSON]:
         "request may be served from.",
     }
     params = [_param(name, "query", text, v3) for name, text in described.items()]
-    params.append(_param("limit", "query", "limit is a maximum number of responses to return.",
-                         v3, kind="integer"))
-    params.append(_param("watch", "query", "Watch for changes to the described resources.", v3,
-                         kind="boolean"))
+    params.append(
+        _param(
+            "limit",
+            "query",
+            "limit is a maximum number of responses to return.",
+            v3,
+            kind="integer",
+        )
+    )
+    params.append(
+        _param(
+            "watch", "query", "Watch for changes to the described resources.", v3, kind="boolean"
+        )
+    )
     return params
 
 
@@ -89,8 +100,16 @@ def _ref(name: str, v3: bool) -> JSON:
     return {"$ref": prefix + name}
 
 
-def _operation(resource: ResourceType, action: str, op_id: str, kind_schema: str,
-               params: list[JSON], v3: bool, body: bool = False, sub: str = "") -> JSON:
+def _operation(
+    resource: ResourceType,
+    action: str,
+    op_id: str,
+    kind_schema: str,
+    params: list[JSON],
+    v3: bool,
+    body: bool = False,
+    sub: str = "",
+) -> JSON:
     gvk = {"group": resource.group, "version": resource.version, "kind": resource.kind}
     ok: JSON = {"description": "OK"}
     if v3:
@@ -106,16 +125,25 @@ def _operation(resource: ResourceType, action: str, op_id: str, kind_schema: str
         "tags": [resource.group_version.replace("/", "_").replace(".", "")],
     }
     if body:
-        media = ("application/json-patch+json", "application/merge-patch+json",
-                 "application/strategic-merge-patch+json") if action == "patch" else (
-                     "application/json",)
-        schema = ({"type": "object"} if action == "patch" else _ref(kind_schema, v3))
+        media = (
+            (
+                "application/json-patch+json",
+                "application/merge-patch+json",
+                "application/strategic-merge-patch+json",
+            )
+            if action == "patch"
+            else ("application/json",)
+        )
+        schema = {"type": "object"} if action == "patch" else _ref(kind_schema, v3)
         if v3:
-            operation["requestBody"] = {"content": {m: {"schema": schema} for m in media},
-                                        "required": True}
+            operation["requestBody"] = {
+                "content": {m: {"schema": schema} for m in media},
+                "required": True,
+            }
         else:
             operation["parameters"] = [
-                {"name": "body", "in": "body", "required": True, "schema": schema}, *params
+                {"name": "body", "in": "body", "required": True, "schema": schema},
+                *params,
             ]
             operation["consumes"] = list(media)
     del sub
@@ -128,8 +156,11 @@ def _paths(resource: ResourceType, v3: bool) -> dict[str, JSON]:
     name_param = _param("name", "path", f"name of the {resource.kind}", v3, required=True)
     ns_param = _param("namespace", "path", "object name and auth scope", v3, required=True)
     scope = [ns_param] if resource.namespaced else []
-    base = f"{root}/namespaces/{{namespace}}/{resource.plural}" if resource.namespaced else (
-        f"{root}/{resource.plural}")
+    base = (
+        f"{root}/namespaces/{{namespace}}/{resource.plural}"
+        if resource.namespaced
+        else (f"{root}/{resource.plural}")
+    )
     kind_id = resource.kind + ("Namespaced" if resource.namespaced else "")
     group_id = "".join(p.capitalize() for p in resource.group.split(".")[:1]) or "Core"
     op_prefix = f"{group_id}{resource.version.capitalize()}"
@@ -139,46 +170,100 @@ def _paths(resource: ResourceType, v3: bool) -> dict[str, JSON]:
     paths: dict[str, JSON] = {}
     collection: JSON = {"parameters": scope}
     if "list" in verbs:
-        collection["get"] = _operation(resource, "list", f"list{op_prefix}{kind_id}", list_name,
-                                       _list_params(v3), v3)
+        collection["get"] = _operation(
+            resource, "list", f"list{op_prefix}{kind_id}", list_name, _list_params(v3), v3
+        )
     if "create" in verbs:
-        collection["post"] = _operation(resource, "post", f"create{op_prefix}{kind_id}",
-                                        schema_name, _write_params(v3), v3, body=True)
+        collection["post"] = _operation(
+            resource,
+            "post",
+            f"create{op_prefix}{kind_id}",
+            schema_name,
+            _write_params(v3),
+            v3,
+            body=True,
+        )
     if "deletecollection" in verbs:
-        collection["delete"] = _operation(resource, "deletecollection",
-                                          f"deleteCollection{op_prefix}{kind_id}",
-                                          "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
-                                          _list_params(v3), v3)
+        collection["delete"] = _operation(
+            resource,
+            "deletecollection",
+            f"deleteCollection{op_prefix}{kind_id}",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+            _list_params(v3),
+            v3,
+        )
     paths[base] = collection
     item: JSON = {"parameters": [name_param, *scope]}
     if "get" in verbs:
         item["get"] = _operation(resource, "get", f"read{op_prefix}{kind_id}", schema_name, [], v3)
     if "update" in verbs:
-        item["put"] = _operation(resource, "put", f"replace{op_prefix}{kind_id}", schema_name,
-                                 _write_params(v3), v3, body=True)
+        item["put"] = _operation(
+            resource,
+            "put",
+            f"replace{op_prefix}{kind_id}",
+            schema_name,
+            _write_params(v3),
+            v3,
+            body=True,
+        )
     if "patch" in verbs:
-        force = _param("force", "query", "Force is going to force Apply requests.", v3,
-                       kind="boolean")
-        item["patch"] = _operation(resource, "patch", f"patch{op_prefix}{kind_id}", schema_name,
-                                   [*_write_params(v3), force], v3, body=True)
+        force = _param(
+            "force", "query", "Force is going to force Apply requests.", v3, kind="boolean"
+        )
+        item["patch"] = _operation(
+            resource,
+            "patch",
+            f"patch{op_prefix}{kind_id}",
+            schema_name,
+            [*_write_params(v3), force],
+            v3,
+            body=True,
+        )
     if "delete" in verbs:
-        item["delete"] = _operation(resource, "delete", f"delete{op_prefix}{kind_id}",
-                                    "io.k8s.apimachinery.pkg.apis.meta.v1.Status", [], v3)
+        item["delete"] = _operation(
+            resource,
+            "delete",
+            f"delete{op_prefix}{kind_id}",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+            [],
+            v3,
+        )
     if len(item) > 1:  # a create-only resource (bindings) has no item path
         paths[f"{base}/{{name}}"] = item
     if "status" in resource.subresources:
         status: JSON = {"parameters": [name_param, *scope]}
-        status["get"] = _operation(resource, "get", f"read{op_prefix}{kind_id}Status",
-                                   schema_name, [], v3)
-        status["put"] = _operation(resource, "put", f"replace{op_prefix}{kind_id}Status",
-                                   schema_name, _write_params(v3), v3, body=True)
-        status["patch"] = _operation(resource, "patch", f"patch{op_prefix}{kind_id}Status",
-                                     schema_name, _write_params(v3), v3, body=True)
+        status["get"] = _operation(
+            resource, "get", f"read{op_prefix}{kind_id}Status", schema_name, [], v3
+        )
+        status["put"] = _operation(
+            resource,
+            "put",
+            f"replace{op_prefix}{kind_id}Status",
+            schema_name,
+            _write_params(v3),
+            v3,
+            body=True,
+        )
+        status["patch"] = _operation(
+            resource,
+            "patch",
+            f"patch{op_prefix}{kind_id}Status",
+            schema_name,
+            _write_params(v3),
+            v3,
+            body=True,
+        )
         paths[f"{base}/{{name}}/status"] = status
     if resource.namespaced and "list" in verbs:
         paths[f"{root}/{resource.plural}"] = {
-            "get": _operation(resource, "list", f"list{op_prefix}{resource.kind}ForAllNamespaces",
-                              list_name, _list_params(v3), v3)
+            "get": _operation(
+                resource,
+                "list",
+                f"list{op_prefix}{resource.kind}ForAllNamespaces",
+                list_name,
+                _list_params(v3),
+                v3,
+            )
         }
     return paths
 
@@ -237,8 +322,14 @@ def _to_v3_schema(node: Any) -> Any:
     return converted
 
 
-_SECURITY_V2 = {"BearerToken": {"type": "apiKey", "name": "authorization", "in": "header",
-                                "description": "Bearer Token authentication"}}
+_SECURITY_V2 = {
+    "BearerToken": {
+        "type": "apiKey",
+        "name": "authorization",
+        "in": "header",
+        "description": "Bearer Token authentication",
+    }
+}
 
 
 def _build_v2(definitions: dict[str, JSON]) -> JSON:
@@ -255,8 +346,9 @@ def _build_v2(definitions: dict[str, JSON]) -> JSON:
     }
 
 
-def _build_v3(definitions: dict[str, JSON], group_version: str,
-              resources: list[ResourceType]) -> JSON:
+def _build_v3(
+    definitions: dict[str, JSON], group_version: str, resources: list[ResourceType]
+) -> JSON:
     paths: dict[str, JSON] = {}
     for resource in resources:
         paths.update(_paths(resource, v3=True))
@@ -332,8 +424,9 @@ def _resolve(definitions: dict[str, JSON], schema: JSON) -> JSON:
     return schema
 
 
-def _walk(definitions: dict[str, JSON], schema: JSON, value: Any, path: str,
-          found: list[str]) -> None:
+def _walk(
+    definitions: dict[str, JSON], schema: JSON, value: Any, path: str, found: list[str]
+) -> None:
     schema = _resolve(definitions, schema)
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         return

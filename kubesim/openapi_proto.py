@@ -105,12 +105,20 @@ def schema(node: JSON) -> bytes:
 def _parameter(param: JSON) -> bytes:
     where = param.get("in")
     if where == "body":
-        body = (_str(1, param.get("description")) + _str(2, param.get("name")) + _str(3, where)
-                + _bool(4, param.get("required")) + _msg(5, schema(param.get("schema") or {}),
-                                                          always=True))
+        body = (
+            _str(1, param.get("description"))
+            + _str(2, param.get("name"))
+            + _str(3, where)
+            + _bool(4, param.get("required"))
+            + _msg(5, schema(param.get("schema") or {}), always=True)
+        )
         return _msg(1, _msg(1, body, always=True), always=True)
-    common = (_bool(1, param.get("required")) + _str(2, where) + _str(3, param.get("description"))
-              + _str(4, param.get("name")))
+    common = (
+        _bool(1, param.get("required"))
+        + _str(2, where)
+        + _str(3, param.get("description"))
+        + _str(4, param.get("name"))
+    )
     if where == "path":
         sub = common + _str(5, param.get("type")) + _bool(19, param.get("uniqueItems"))
         non_body = _msg(4, sub, always=True)
@@ -132,24 +140,29 @@ def _operation(op: JSON) -> bytes:
             body += _msg(2, _msg(1, schema(response["schema"]), always=True), always=True)
         value = _msg(1, body, always=True)
         responses += _msg(1, _str(1, code) + _msg(2, value, always=True), always=True)
-    return b"".join([
-        _strs(1, op.get("tags") or []),
-        _str(3, op.get("description")),
-        _str(5, op.get("operationId")),
-        _strs(6, op.get("produces") or []),
-        _strs(7, op.get("consumes") or []),
-        _parameters(8, op.get("parameters") or []),
-        _msg(9, responses, always=True),
-        _extensions(13, op),
-    ])
+    return b"".join(
+        [
+            _strs(1, op.get("tags") or []),
+            _str(3, op.get("description")),
+            _str(5, op.get("operationId")),
+            _strs(6, op.get("produces") or []),
+            _strs(7, op.get("consumes") or []),
+            _parameters(8, op.get("parameters") or []),
+            _msg(9, responses, always=True),
+            _extensions(13, op),
+        ]
+    )
 
 
 _METHODS = {"get": 2, "put": 3, "post": 4, "delete": 5, "options": 6, "head": 7, "patch": 8}
 
 
 def _path_item(item: JSON) -> bytes:
-    out = [_msg(number, _operation(item[method]), always=True)
-           for method, number in _METHODS.items() if method in item]
+    out = [
+        _msg(number, _operation(item[method]), always=True)
+        for method, number in _METHODS.items()
+        if method in item
+    ]
     out.append(_parameters(9, item.get("parameters") or []))
     return b"".join(out)
 
@@ -165,9 +178,11 @@ def document(doc: JSON) -> bytes:
         _msg(1, _str(1, name) + _msg(2, schema(value), always=True), always=True)
         for name, value in (doc.get("definitions") or {}).items()
     )
-    return b"".join([
-        _str(1, doc.get("swagger")),
-        _msg(2, _str(1, info.get("title")) + _str(2, info.get("version"))),
-        _msg(8, paths, always=True),
-        _msg(9, definitions, always=True),
-    ])
+    return b"".join(
+        [
+            _str(1, doc.get("swagger")),
+            _msg(2, _str(1, info.get("title")) + _str(2, info.get("version"))),
+            _msg(8, paths, always=True),
+            _msg(9, definitions, always=True),
+        ]
+    )

@@ -178,7 +178,7 @@ def _add(doc: Json, path: str, value: Json, op: str = "add") -> Json:
 def _remove(doc: Json, path: str, op: str = "remove") -> tuple[Json, Json]:
     tokens = _parse_pointer(path)
     if not tokens:
-        raise PatchError(f'{op} operation does not apply: cannot remove the document root')
+        raise PatchError(f"{op} operation does not apply: cannot remove the document root")
     parent = _resolve_parent(doc, tokens, path, op)
     last = tokens[-1]
     if isinstance(parent, dict):
@@ -356,7 +356,7 @@ def _apply_retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
 
 
 def _element_kind(*lists: list[Any]) -> str | None:
-    """"map" or "scalar" for the elements of the lists; None when all are empty."""
+    """ "map" or "scalar" for the elements of the lists; None when all are empty."""
     kind: str | None = None
     for items in lists:
         for item in items:
@@ -454,9 +454,7 @@ def _identity(item: Json, merge_key: str) -> tuple[str, Json]:
     return _scalar_key(item)
 
 
-def _partition(
-    items: list[Any], by: Iterable[Any], merge_key: str
-) -> tuple[list[Any], list[Any]]:
+def _partition(items: list[Any], by: Iterable[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
     present = {_identity(v, merge_key) for v in by}
     inside = [v for v in items if _identity(v, merge_key) in present]
     outside = [v for v in items if _identity(v, merge_key) not in present]
@@ -554,8 +552,11 @@ def _merge_ordered_lists(original: dict[str, Any], patch: dict[str, Any], schema
         _check_order_list(patch_list or [], order, merge_key)
         if original_list is None and patch_list is None:
             continue
-        merged = _merge_value(original_list, patch_list, meta, False) if patch_list is not None \
+        merged = (
+            _merge_value(original_list, patch_list, meta, False)
+            if patch_list is not None
             else original_list
+        )
         assert isinstance(merged, list)
         kind = _element_kind(original_list or [], patch_list or [])
         if kind == "scalar":

@@ -113,9 +113,7 @@ _KINDS: dict[str, Struct] = {
     ),
     "PodDisruptionBudget": _struct(metadata=OBJECT_META, status=_CONDITIONS_STATUS),
     "PersistentVolumeClaim": _struct(metadata=OBJECT_META, status=_CONDITIONS_STATUS),
-    "CSINode": _struct(
-        metadata=OBJECT_META, spec=_nested(drivers=FieldMeta("merge", "name"))
-    ),
+    "CSINode": _struct(metadata=OBJECT_META, spec=_nested(drivers=FieldMeta("merge", "name"))),
 }
 _DEFAULT: Struct = _struct(metadata=OBJECT_META)
 

@@ -175,9 +175,17 @@ CONTAINER: Schema = {
     3: Field("command", "string", repeated=True),
     4: Field("args", "string", repeated=True),
     5: Field("workingDir", "string"),
-    6: _msg("ports", {1: Field("name", "string"), 2: Field("hostPort", "int"),
-                      3: Field("containerPort", "int"), 4: Field("protocol", "string"),
-                      5: Field("hostIP", "string")}, repeated=True),
+    6: _msg(
+        "ports",
+        {
+            1: Field("name", "string"),
+            2: Field("hostPort", "int"),
+            3: Field("containerPort", "int"),
+            4: Field("protocol", "string"),
+            5: Field("hostIP", "string"),
+        },
+        repeated=True,
+    ),
     7: _msg("env", {1: Field("name", "string"), 2: Field("value", "string")}, repeated=True),
     8: _msg("resources", {}),
     13: Field("terminationMessagePath", "string"),
@@ -211,9 +219,19 @@ DEPLOYMENT: Schema = {
             1: Field("replicas", "int", keep_zero=True),
             2: _msg("selector", LABEL_SELECTOR),
             3: _msg("template", POD_TEMPLATE_SPEC),
-            4: _msg("strategy", {1: Field("type", "string"), 2: _msg("rollingUpdate", {
-                1: Field("maxUnavailable", "int_or_string"),
-                2: Field("maxSurge", "int_or_string")})}),
+            4: _msg(
+                "strategy",
+                {
+                    1: Field("type", "string"),
+                    2: _msg(
+                        "rollingUpdate",
+                        {
+                            1: Field("maxUnavailable", "int_or_string"),
+                            2: Field("maxSurge", "int_or_string"),
+                        },
+                    ),
+                },
+            ),
             5: Field("minReadySeconds", "int"),
             6: Field("revisionHistoryLimit", "int", keep_zero=True),
             7: Field("paused", "bool"),
@@ -256,8 +274,15 @@ TOKEN_REQUEST: Schema = {
         {
             1: Field("audiences", "string", repeated=True),
             4: Field("expirationSeconds", "int"),
-            3: _msg("boundObjectRef", {1: Field("kind", "string"), 2: Field("apiVersion", "string"),
-                                       3: Field("name", "string"), 4: Field("uid", "string")}),
+            3: _msg(
+                "boundObjectRef",
+                {
+                    1: Field("kind", "string"),
+                    2: Field("apiVersion", "string"),
+                    3: Field("name", "string"),
+                    4: Field("uid", "string"),
+                },
+            ),
         },
     ),
 }
@@ -310,12 +335,18 @@ ROLE_BINDING: Schema = {
     1: _msg("metadata", OBJECT_META),
     2: _msg(
         "subjects",
-        {1: Field("kind", "string"), 2: Field("apiGroup", "string"), 3: Field("name", "string"),
-         4: Field("namespace", "string")},
+        {
+            1: Field("kind", "string"),
+            2: Field("apiGroup", "string"),
+            3: Field("name", "string"),
+            4: Field("namespace", "string"),
+        },
         repeated=True,
     ),
-    3: _msg("roleRef", {1: Field("apiGroup", "string"), 2: Field("kind", "string"),
-                        3: Field("name", "string")}),
+    3: _msg(
+        "roleRef",
+        {1: Field("apiGroup", "string"), 2: Field("kind", "string"), 3: Field("name", "string")},
+    ),
 }
 _RBAC_V1 = "rbac.authorization.k8s.io/v1"
 IDENTITY_KINDS: Mapping[tuple[str, str], Schema] = {

@@ -175,7 +175,8 @@ class Authorizer:
     def _visit(self, attributes: Attributes, binding: Obj, namespace: str) -> str:
         """The allow reason when `binding` grants the request, else ""."""
         subjects = [
-            s for s in binding.get("subjects") or []
+            s
+            for s in binding.get("subjects") or []
             if isinstance(s, dict) and _applies_to(s, attributes.user, namespace)
         ]
         if not subjects:
@@ -213,8 +214,9 @@ def forbidden_message(attributes: Attributes) -> str:
     if attributes.subresource:
         resource += "/" + attributes.subresource
     scope = (
-        f'in the namespace "{attributes.namespace}"' if attributes.namespace else "at the cluster "
-        "scope"
+        f'in the namespace "{attributes.namespace}"'
+        if attributes.namespace
+        else "at the cluster scope"
     )
     return (
         f'User "{user}" cannot {attributes.verb} resource "{resource}" in API group '
@@ -228,9 +230,7 @@ _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 _METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
-def request_attributes(
-    user: UserInfo, method: str, path: str, query: dict[str, str]
-) -> Attributes:
+def request_attributes(user: UserInfo, method: str, path: str, query: dict[str, str]) -> Attributes:
     """The Attributes of an HTTP request, as RequestInfoFactory.NewRequestInfo derives them."""
     parts = [p for p in path.strip("/").split("/") if p]
     if parts[:1] == ["api"] and len(parts) >= 2:
@@ -298,8 +298,17 @@ BOOTSTRAP_POLICY: dict[str, tuple[list[Obj], tuple[str, ...]]] = {
         [
             {
                 "nonResourceURLs": [
-                    "/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
-                    "/openapi/*", "/readyz", "/version", "/version/",
+                    "/api",
+                    "/api/*",
+                    "/apis",
+                    "/apis/*",
+                    "/healthz",
+                    "/livez",
+                    "/openapi",
+                    "/openapi/*",
+                    "/readyz",
+                    "/version",
+                    "/version/",
                 ],
                 "verbs": ["get"],
             }
@@ -338,16 +347,22 @@ def bootstrap_objects() -> Iterable[tuple[str, Obj]]:
     for name, (rules, groups) in BOOTSTRAP_POLICY.items():
         labels, annotations = dict(_BOOTSTRAP_LABELS), dict(_AUTOUPDATE)
         meta = {"name": name, "labels": labels, "annotations": annotations}
-        yield CLUSTER_ROLES, {
-            "apiVersion": f"{RBAC_GROUP}/v1",
-            "kind": "ClusterRole",
-            "metadata": meta,
-            "rules": rules,
-        }
-        yield CLUSTER_ROLE_BINDINGS, {
-            "apiVersion": f"{RBAC_GROUP}/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {**meta, "labels": dict(labels), "annotations": dict(annotations)},
-            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
-            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": g} for g in groups],
-        }
+        yield (
+            CLUSTER_ROLES,
+            {
+                "apiVersion": f"{RBAC_GROUP}/v1",
+                "kind": "ClusterRole",
+                "metadata": meta,
+                "rules": rules,
+            },
+        )
+        yield (
+            CLUSTER_ROLE_BINDINGS,
+            {
+                "apiVersion": f"{RBAC_GROUP}/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {**meta, "labels": dict(labels), "annotations": dict(annotations)},
+                "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
+                "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": g} for g in groups],
+            },
+        )

@@ -214,20 +214,40 @@ RESOURCES: tuple[ResourceType, ...] = (
     _R("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", True),
     # reviews: answered, never stored (reviews.py)
     _R(
-        "authentication.k8s.io", "v1", "TokenReview", "tokenreviews", "tokenreview", False,
+        "authentication.k8s.io",
+        "v1",
+        "TokenReview",
+        "tokenreviews",
+        "tokenreview",
+        False,
         verbs=("create",),
     ),
     _R(
-        "authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews",
-        "selfsubjectreview", False, verbs=("create",),
+        "authentication.k8s.io",
+        "v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        "selfsubjectreview",
+        False,
+        verbs=("create",),
     ),
     _R(
-        "authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews",
-        "subjectaccessreview", False, verbs=("create",),
+        "authorization.k8s.io",
+        "v1",
+        "SubjectAccessReview",
+        "subjectaccessreviews",
+        "subjectaccessreview",
+        False,
+        verbs=("create",),
     ),
     _R(
-        "authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
-        "selfsubjectaccessreview", False, verbs=("create",),
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+        "selfsubjectaccessreview",
+        False,
+        verbs=("create",),
     ),
     # CRDs: stored, validated and established as apiextensions-apiserver does; each serves its
     # custom resources (customresources.py)
@@ -248,19 +268,33 @@ RESOURCES: tuple[ResourceType, ...] = (
     # kubesim/controllers/resourceclaim.py: the resourceclaim controller)
     _R("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", "deviceclass", False),
     _R(
-        "resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", True,
+        "resource.k8s.io",
+        "v1",
+        "ResourceClaim",
+        "resourceclaims",
+        "resourceclaim",
+        True,
         subresources=("status",),
     ),
     _R(
-        "resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates",
-        "resourceclaimtemplate", True,
+        "resource.k8s.io",
+        "v1",
+        "ResourceClaimTemplate",
+        "resourceclaimtemplates",
+        "resourceclaimtemplate",
+        True,
     ),
     _R("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", "resourceslice", False),
     # DeviceTaintRules taint devices of ResourceSlices from outside them (an admin's way to
     # drain a device); v1beta2 as v1.36 serves them (DRADeviceTaintRules)
     _R(
-        "resource.k8s.io", "v1beta2", "DeviceTaintRule", "devicetaintrules", "devicetaintrule",
-        False, subresources=("status",),
+        "resource.k8s.io",
+        "v1beta2",
+        "DeviceTaintRule",
+        "devicetaintrules",
+        "devicetaintrule",
+        False,
+        subresources=("status",),
     ),
     # Workload-aware scheduling, as a v1.37 API server serves it (beta there): a Workload is the
     # template, a PodGroup the runtime group pods name in spec.schedulingGroup.podGroupName
@@ -268,7 +302,12 @@ RESOURCES: tuple[ResourceType, ...] = (
     # kubesim/schemas_workload.py: their OpenAPI, which kubernetes_asyncio has no models for)
     _R("scheduling.k8s.io", "v1beta1", "Workload", "workloads", "workload", True),
     _R(
-        "scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", "podgroup", True,
+        "scheduling.k8s.io",
+        "v1beta1",
+        "PodGroup",
+        "podgroups",
+        "podgroup",
+        True,
         subresources=("status",),
     ),
 )

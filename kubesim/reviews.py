@@ -120,16 +120,31 @@ def _validate_access_review(resource: ResourceType, spec: Obj, self_review: bool
     has_resource = isinstance(spec.get("resourceAttributes"), dict)
     has_path = isinstance(spec.get("nonResourceAttributes"), dict)
     if has_resource and has_path:
-        causes.append(("spec.nonResourceAttributes", "FieldValueInvalid",
-                       "Invalid value: \"object\": cannot be specified in combination with "
-                       "resourceAttributes"))
+        causes.append(
+            (
+                "spec.nonResourceAttributes",
+                "FieldValueInvalid",
+                'Invalid value: "object": cannot be specified in combination with '
+                "resourceAttributes",
+            )
+        )
     if not has_resource and not has_path:
-        causes.append(("spec.resourceAttributes", "FieldValueInvalid",
-                       "Invalid value: \"null\": exactly one of nonResourceAttributes or "
-                       "resourceAttributes must be specified"))
+        causes.append(
+            (
+                "spec.resourceAttributes",
+                "FieldValueInvalid",
+                'Invalid value: "null": exactly one of nonResourceAttributes or '
+                "resourceAttributes must be specified",
+            )
+        )
     if not self_review and not spec.get("user") and not spec.get("groups"):
-        causes.append(("spec.user", "FieldValueInvalid",
-                       'Invalid value: "": at least one of user or group must be specified'))
+        causes.append(
+            (
+                "spec.user",
+                "FieldValueInvalid",
+                'Invalid value: "": at least one of user or group must be specified',
+            )
+        )
     if causes:
         raise errors.invalid(resource, "", causes)
 
@@ -180,20 +195,32 @@ def token_request(
         expiration = DEFAULT_EXPIRATION_SECONDS
     causes: list[tuple[str, str, str]] = []
     if not isinstance(expiration, int) or expiration < MIN_EXPIRATION_SECONDS:
-        causes.append(("spec.expirationSeconds", "FieldValueInvalid",
-                       f"Invalid value: {expiration}: may not specify a duration less than 10 "
-                       "minutes"))
+        causes.append(
+            (
+                "spec.expirationSeconds",
+                "FieldValueInvalid",
+                f"Invalid value: {expiration}: may not specify a duration less than 10 minutes",
+            )
+        )
     elif expiration > MAX_EXPIRATION_SECONDS:
-        causes.append(("spec.expirationSeconds", "FieldValueInvalid",
-                       f"Invalid value: {expiration}: may not specify a duration larger than 2^32 "
-                       "seconds"))
+        causes.append(
+            (
+                "spec.expirationSeconds",
+                "FieldValueInvalid",
+                f"Invalid value: {expiration}: may not specify a duration larger than 2^32 seconds",
+            )
+        )
     if causes:
         raise errors.ApiError(
             422,
             "Invalid",
             f'TokenRequest.{AUTHENTICATION} "{name}" is invalid: {causes[0][0]}: {causes[0][2]}',
-            {"name": name, "group": AUTHENTICATION, "kind": "TokenRequest",
-             "causes": [{"field": f, "reason": r, "message": m} for f, r, m in causes]},
+            {
+                "name": name,
+                "group": AUTHENTICATION,
+                "kind": "TokenRequest",
+                "causes": [{"field": f, "reason": r, "message": m} for f, r, m in causes],
+            },
         )
     assert isinstance(expiration, int)
     audiences = [str(a) for a in spec.get("audiences") or []] or list(API_AUDIENCES)
@@ -209,4 +236,3 @@ def token_request(
         },
         "status": {"token": issued.token, "expirationTimestamp": rfc3339(issued.expiration)},
     }
-

@@ -61,8 +61,9 @@ async def write_replicas(
     replicas = (scale.get("spec") or {}).get("replicas")
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise errors.invalid(
-            resource, name, [("spec.replicas", "FieldValueInvalid", "must be greater than or "
-                              "equal to 0")]
+            resource,
+            name,
+            [("spec.replicas", "FieldValueInvalid", "must be greater than or equal to 0")],
         )
     current = api.get(resource, namespace, name)
     wanted_rv = (scale.get("metadata") or {}).get("resourceVersion")

@@ -28,11 +28,27 @@ JSON = dict[str, Any]
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 # Model classes that upstream defines in apimachinery rather than in an API group's package.
 _APIMACHINERY = {
-    "V1ObjectMeta", "V1ListMeta", "V1OwnerReference", "V1ManagedFieldsEntry", "V1LabelSelector",
-    "V1LabelSelectorRequirement", "V1Condition", "V1Status", "V1StatusDetails", "V1StatusCause",
-    "V1DeleteOptions", "V1Preconditions", "V1APIResource", "V1APIResourceList", "V1APIGroup",
-    "V1APIGroupList", "V1APIVersions", "V1GroupVersionForDiscovery",
-    "V1ServerAddressByClientCIDR", "V1WatchEvent", "V1FieldSelectorRequirement",
+    "V1ObjectMeta",
+    "V1ListMeta",
+    "V1OwnerReference",
+    "V1ManagedFieldsEntry",
+    "V1LabelSelector",
+    "V1LabelSelectorRequirement",
+    "V1Condition",
+    "V1Status",
+    "V1StatusDetails",
+    "V1StatusCause",
+    "V1DeleteOptions",
+    "V1Preconditions",
+    "V1APIResource",
+    "V1APIResourceList",
+    "V1APIGroup",
+    "V1APIGroupList",
+    "V1APIVersions",
+    "V1GroupVersionForDiscovery",
+    "V1ServerAddressByClientCIDR",
+    "V1WatchEvent",
+    "V1FieldSelectorRequirement",
 }
 
 # (model class, python attribute) -> (patch strategy, merge key or "") from upstream's
@@ -74,8 +90,14 @@ PATCH_METADATA: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 # Python attributes typed "object" that upstream declares as IntOrString.
-_INT_OR_STRING = {"port", "target_port", "max_unavailable", "min_available", "max_surge",
-                  "partition"}
+_INT_OR_STRING = {
+    "port",
+    "target_port",
+    "max_unavailable",
+    "min_available",
+    "max_surge",
+    "partition",
+}
 # Python attributes typed "str" that upstream declares as resource.Quantity.
 _QUANTITY_DICTS = {"capacity", "allocatable", "limits", "requests", "overhead", "hard", "used"}
 
@@ -88,8 +110,10 @@ def model_class(name: str) -> type | None:
 def resource_model(resource: ResourceType) -> type:
     """The generated model class of a served resource (V1Pod, CoreV1Event, EventsV1Event...)."""
     prefix = resource.group.split(".")[0].capitalize() if resource.group else "Core"
-    for name in (f"{prefix}{resource.version.capitalize()}{resource.kind}",
-                 f"{resource.version.capitalize()}{resource.kind}"):
+    for name in (
+        f"{prefix}{resource.version.capitalize()}{resource.kind}",
+        f"{resource.version.capitalize()}{resource.kind}",
+    ):
         cls = model_class(name)
         if cls is not None:
             return cls
@@ -97,7 +121,7 @@ def resource_model(resource: ResourceType) -> type:
 
 
 def group_package(group: str, version: str) -> str:
-    """"apps", "v1" -> "io.k8s.api.apps.v1"; core -> "io.k8s.api.core.v1"."""
+    """ "apps", "v1" -> "io.k8s.api.apps.v1"; core -> "io.k8s.api.core.v1"."""
     if group == "apiextensions.k8s.io":  # served by apiextensions-apiserver, named after it
         return f"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}"
     return f"io.k8s.api.{group.split('.')[0] if group else 'core'}.{version}"
@@ -107,7 +131,7 @@ _CLASS_NAME = re.compile(r"^(?:[A-Z][a-z]+)??(V\d+(?:alpha\d+|beta\d+)?)([A-Z]\w
 
 
 def _short_kind(class_name: str) -> str:
-    """"V1PodSpec" -> "PodSpec", "CoreV1Event" -> "Event"."""
+    """ "V1PodSpec" -> "PodSpec", "CoreV1Event" -> "Event"."""
     match = _CLASS_NAME.match(class_name)
     return match.group(2) if match else class_name
 
@@ -270,8 +294,11 @@ def build(resources: tuple[ResourceType, ...] = RESOURCES) -> SchemaSet:
     for extra in ("V1Status", "V1DeleteOptions", "V1Binding", "V1Eviction"):
         extra_cls = model_class(extra)
         if extra_cls is not None:
-            _add_model(schemas, extra_cls, "io.k8s.api.policy.v1" if extra == "V1Eviction"
-                       else group_package("", "v1"))
+            _add_model(
+                schemas,
+                extra_cls,
+                "io.k8s.api.policy.v1" if extra == "V1Eviction" else group_package("", "v1"),
+            )
     _tag_meta_kinds(schemas)
     schemas.definitions.update({k: dict(v) for k, v in _SPECIAL_DEFINITIONS.items()})
     _qualify_refs(schemas.definitions)
@@ -287,7 +314,8 @@ def _add_hand_written(schemas: SchemaSet, resource: ResourceType) -> None:
     gvk = {"group": resource.group, "version": resource.version, "kind": resource.kind}
     schemas.definitions[root]["x-kubernetes-group-version-kind"] = [gvk]
     schemas.definitions[root + "List"]["x-kubernetes-group-version-kind"] = [
-        {**gvk, "kind": resource.list_kind}]
+        {**gvk, "kind": resource.list_kind}
+    ]
 
 
 def _tag_meta_kinds(schemas: SchemaSet) -> None:

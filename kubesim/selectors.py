@@ -180,5 +180,5 @@ def parse_field_selector(
     supported = _FIELDS_BY_KIND.get(kind, {})
     for req in requirements:
         if req.field not in _COMMON_FIELDS and req.field not in supported:
-            raise SelectorError(f'field label not supported: {req.field}')
+            raise SelectorError(f"field label not supported: {req.field}")
     return FieldSelector(tuple(requirements), kind)

@@ -92,10 +92,16 @@ def since(value: Any, now: datetime) -> str:
     return human_duration((now - moment).total_seconds())
 
 
-def _column(name: str, description: str, kind: str = "string", priority: int = 0,
-            fmt: str = "") -> JSON:
-    return {"name": name, "type": kind, "format": fmt, "description": description,
-            "priority": priority}
+def _column(
+    name: str, description: str, kind: str = "string", priority: int = 0, fmt: str = ""
+) -> JSON:
+    return {
+        "name": name,
+        "type": kind,
+        "format": fmt,
+        "description": description,
+        "priority": priority,
+    }
 
 
 _NAME = _column("Name", _NAME_DOC, fmt="name")
@@ -116,8 +122,11 @@ _POD_COLUMNS = [
     _NAME,
     _column("Ready", "The aggregate readiness state of this pod for accepting traffic."),
     _column("Status", "The aggregate status of the containers in this pod."),
-    _column("Restarts", "The number of times the containers in this pod have been restarted and "
-            "when the last container in this pod has restarted."),
+    _column(
+        "Restarts",
+        "The number of times the containers in this pod have been restarted and "
+        "when the last container in this pod has restarted.",
+    ),
     _AGE,
     _column("IP", describe(models.V1PodStatus, "pod_ip"), priority=1),
     _column("Node", describe(models.V1PodSpec, "node_name"), priority=1),
@@ -153,10 +162,12 @@ def _pod_row(pod: JSON, now: datetime) -> tuple[Row, list[JSON]]:
             reason = "SchedulingGated"
     row_conditions: list[JSON] = []
     if phase in ("Succeeded", "Failed"):
-        message = "The pod has completed successfully." if phase == "Succeeded" else (
-            "The pod failed.")
-        row_conditions = [{"type": "Completed", "status": "True", "reason": phase,
-                           "message": message}]
+        message = (
+            "The pod has completed successfully." if phase == "Succeeded" else ("The pod failed.")
+        )
+        row_conditions = [
+            {"type": "Completed", "status": "True", "reason": phase, "message": message}
+        ]
 
     total = len(spec.get("containers") or []) + sum(map(_is_sidecar, init_specs.values()))
     ready = restarts = sidecar_restarts = 0
@@ -205,8 +216,11 @@ def _pod_row(pod: JSON, now: datetime) -> tuple[Row, list[JSON]]:
             elif terminated is not None and terminated.get("reason"):
                 reason = terminated["reason"]
             elif terminated is not None:
-                reason = (f"Signal:{terminated['signal']}" if terminated.get("signal")
-                          else f"ExitCode:{terminated.get('exitCode') or 0}")
+                reason = (
+                    f"Signal:{terminated['signal']}"
+                    if terminated.get("signal")
+                    else f"ExitCode:{terminated.get('exitCode') or 0}"
+                )
             elif container.get("ready") and state.get("running") is not None:
                 has_running = True
                 ready += 1
@@ -257,8 +271,11 @@ _NODE_COLUMNS = [
     _column("External-IP", "List of addresses reachable to the node.", priority=1),
     _column("OS-Image", describe(models.V1NodeSystemInfo, "os_image"), priority=1),
     _column("Kernel-Version", describe(models.V1NodeSystemInfo, "kernel_version"), priority=1),
-    _column("Container-Runtime", describe(models.V1NodeSystemInfo, "container_runtime_version"),
-            priority=1),
+    _column(
+        "Container-Runtime",
+        describe(models.V1NodeSystemInfo, "container_runtime_version"),
+        priority=1,
+    ),
 ]
 
 
@@ -338,8 +355,11 @@ def _as_core_event(event: JSON) -> JSON:
 
 def _event_row(event: JSON, now: datetime) -> Row:
     event = _as_core_event(event)
-    first_seen = (since(event.get("firstTimestamp"), now) if event.get("firstTimestamp")
-                  else since(event.get("eventTime"), now))
+    first_seen = (
+        since(event.get("firstTimestamp"), now)
+        if event.get("firstTimestamp")
+        else since(event.get("eventTime"), now)
+    )
     last_seen = since(event["lastTimestamp"], now) if event.get("lastTimestamp") else first_seen
     count = int(event.get("count") or 0)
     series = event.get("series")
@@ -354,8 +374,12 @@ def _event_row(event: JSON, now: datetime) -> Row:
     # printers.go formatEventSource: source, else the reporting controller and instance (core/v1
     # names the former reportingComponent, events.k8s.io/v1 reportingController)
     source: JSON = event.get("source") or {}
-    component = (source.get("component") or event.get("reportingComponent")
-                 or event.get("reportingController") or "")
+    component = (
+        source.get("component")
+        or event.get("reportingComponent")
+        or event.get("reportingController")
+        or ""
+    )
     instance = source.get("host") or event.get("reportingInstance") or ""
     return [
         last_seen,
@@ -373,6 +397,7 @@ def _event_row(event: JSON, now: datetime) -> Row:
 
 # ---- the rest ------------------------------------------------------------------------------
 
+
 def _meta_row(obj: JSON, now: datetime, *cells: Any) -> Row:
     return [_get(obj, "metadata", "name") or "", *cells]
 
@@ -386,8 +411,11 @@ _PRIORITY_CLASS_COLUMNS = [
     _AGE,
     _column("PreemptionPolicy", describe(models.V1PriorityClass, "preemption_policy")),
 ]
-_CONFIGMAP_COLUMNS = [_NAME, _column("Data", describe(models.V1ConfigMap, "data"),
-                                     kind="integer"), _AGE]
+_CONFIGMAP_COLUMNS = [
+    _NAME,
+    _column("Data", describe(models.V1ConfigMap, "data"), kind="integer"),
+    _AGE,
+]
 
 
 def _age(obj: JSON, now: datetime) -> str:
@@ -434,15 +462,24 @@ def _binding_row(binding: JSON, now: datetime) -> Row:
         elif kind == "Group":
             groups.append(name)
     return _meta_row(
-        binding, now, f"{ref.get('kind') or ''}/{ref.get('name') or ''}", _age(binding, now),
-        ", ".join(users), ", ".join(groups), ", ".join(accounts),
+        binding,
+        now,
+        f"{ref.get('kind') or ''}/{ref.get('name') or ''}",
+        _age(binding, now),
+        ", ".join(users),
+        ", ".join(groups),
+        ", ".join(accounts),
     )
 
 
 # ---- persistent volumes and claims ---------------------------------------------------------
 
-_ACCESS_MODE_ORDER = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
-                      ("ReadWriteOncePod", "RWOP"))
+_ACCESS_MODE_ORDER = (
+    ("ReadWriteOnce", "RWO"),
+    ("ReadOnlyMany", "ROX"),
+    ("ReadWriteMany", "RWX"),
+    ("ReadWriteOncePod", "RWOP"),
+)
 _UNSET = "<unset>"
 _PVC_COLUMNS = [
     _NAME,
@@ -453,19 +490,23 @@ _PVC_COLUMNS = [
     _column("StorageClass", "StorageClass of the pvc"),
     _column("VolumeAttributesClass", "VolumeAttributesClass of the pvc"),
     _AGE,
-    _column("VolumeMode", describe(models.V1PersistentVolumeClaimSpec, "volume_mode"),
-            priority=1),
+    _column("VolumeMode", describe(models.V1PersistentVolumeClaimSpec, "volume_mode"), priority=1),
 ]
 _PV_COLUMNS = [
     _NAME,
     _column("Capacity", describe(models.V1PersistentVolumeSpec, "capacity")),
     _column("Access Modes", describe(models.V1PersistentVolumeSpec, "access_modes")),
-    _column("Reclaim Policy",
-            describe(models.V1PersistentVolumeSpec, "persistent_volume_reclaim_policy")),
+    _column(
+        "Reclaim Policy",
+        describe(models.V1PersistentVolumeSpec, "persistent_volume_reclaim_policy"),
+    ),
     _column("Status", describe(models.V1PersistentVolumeStatus, "phase")),
-    _column("Claim", describe(models.V1PersistentVolumeSpec, "claim_ref")
-            or "claimRef is part of a bi-directional binding between PersistentVolume and "
-            "PersistentVolumeClaim."),
+    _column(
+        "Claim",
+        describe(models.V1PersistentVolumeSpec, "claim_ref")
+        or "claimRef is part of a bi-directional binding between PersistentVolume and "
+        "PersistentVolumeClaim.",
+    ),
     _column("StorageClass", describe(models.V1PersistentVolumeSpec, "storage_class_name")),
     _column("VolumeAttributesClass", "VolumeAttributesClass of the pv"),
     _column("Reason", describe(models.V1PersistentVolumeStatus, "reason")),
@@ -508,8 +549,15 @@ def _pvc_row(claim: JSON, now: datetime) -> Row:
         capacity = _storage(_get(claim, "status", "capacity"))
         modes = _access_modes(_get(claim, "status", "accessModes"))
     return _meta_row(
-        claim, now, _volume_phase(claim), volume, capacity, modes, _class_of(claim),
-        _get(claim, "spec", "volumeAttributesClassName") or _UNSET, _age(claim, now),
+        claim,
+        now,
+        _volume_phase(claim),
+        volume,
+        capacity,
+        modes,
+        _class_of(claim),
+        _get(claim, "spec", "volumeAttributesClassName") or _UNSET,
+        _age(claim, now),
         _get(claim, "spec", "volumeMode") or _UNSET,
     )
 
@@ -518,16 +566,23 @@ def _pv_row(volume: JSON, now: datetime) -> Row:
     ref = _get(volume, "spec", "claimRef")
     claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if isinstance(ref, dict) else ""
     return _meta_row(
-        volume, now, _storage(_get(volume, "spec", "capacity")),
+        volume,
+        now,
+        _storage(_get(volume, "spec", "capacity")),
         _access_modes(_get(volume, "spec", "accessModes")),
-        str(_get(volume, "spec", "persistentVolumeReclaimPolicy") or ""), _volume_phase(volume),
-        claim, _class_of(volume), _get(volume, "spec", "volumeAttributesClassName") or _UNSET,
-        str(_get(volume, "status", "reason") or ""), _age(volume, now),
+        str(_get(volume, "spec", "persistentVolumeReclaimPolicy") or ""),
+        _volume_phase(volume),
+        claim,
+        _class_of(volume),
+        _get(volume, "spec", "volumeAttributesClassName") or _UNSET,
+        str(_get(volume, "status", "reason") or ""),
+        _age(volume, now),
         _get(volume, "spec", "volumeMode") or _UNSET,
     )
 
 
 # ---- workloads (printers.go: printDeployment, printReplicaSet, printDaemonSet, ...) --------
+
 
 def _count(obj: JSON, *path: str) -> int:
     value = _get(obj, *path)
@@ -543,10 +598,18 @@ def _desired(obj: JSON) -> int:
 _DEPLOYMENT_COLUMNS = [
     _NAME,
     _column("Ready", "Number of the pod with ready state"),
-    _column("Up-to-date", "Total number of non-terminated pods targeted by this deployment that "
-            "have the desired template spec.", kind="integer"),
-    _column("Available", "Total number of available pods (ready for at least minReadySeconds) "
-            "targeted by this deployment.", kind="integer"),
+    _column(
+        "Up-to-date",
+        "Total number of non-terminated pods targeted by this deployment that "
+        "have the desired template spec.",
+        kind="integer",
+    ),
+    _column(
+        "Available",
+        "Total number of available pods (ready for at least minReadySeconds) "
+        "targeted by this deployment.",
+        kind="integer",
+    ),
     _AGE,
 ]
 _REPLICA_SET_COLUMNS = [
@@ -558,18 +621,37 @@ _REPLICA_SET_COLUMNS = [
 ]
 _DAEMON_SET_COLUMNS = [
     _NAME,
-    _column("Desired", "The total number of nodes that should be running the daemon pod.",
-            kind="integer"),
-    _column("Current", "The number of nodes running at least one daemon pod and are supposed "
-            "to.", kind="integer"),
-    _column("Ready", "The number of nodes that should be running the daemon pod and have one "
-            "or more of the daemon pod running and ready.", kind="integer"),
-    _column("Up-to-date", "The total number of nodes that are running updated daemon pod.",
-            kind="integer"),
-    _column("Available", "The number of nodes that should be running the daemon pod and have "
-            "one or more of the daemon pod running and available.", kind="integer"),
-    _column("Node Selector", "NodeSelector is a selector which must be true for the pod to fit "
-            "on a node."),
+    _column(
+        "Desired",
+        "The total number of nodes that should be running the daemon pod.",
+        kind="integer",
+    ),
+    _column(
+        "Current",
+        "The number of nodes running at least one daemon pod and are supposed to.",
+        kind="integer",
+    ),
+    _column(
+        "Ready",
+        "The number of nodes that should be running the daemon pod and have one "
+        "or more of the daemon pod running and ready.",
+        kind="integer",
+    ),
+    _column(
+        "Up-to-date",
+        "The total number of nodes that are running updated daemon pod.",
+        kind="integer",
+    ),
+    _column(
+        "Available",
+        "The number of nodes that should be running the daemon pod and have "
+        "one or more of the daemon pod running and available.",
+        kind="integer",
+    ),
+    _column(
+        "Node Selector",
+        "NodeSelector is a selector which must be true for the pod to fit on a node.",
+    ),
     _AGE,
 ]
 _STATEFUL_SET_COLUMNS = [_NAME, _column("Ready", "Number of the pod with ready state"), _AGE]
@@ -584,28 +666,48 @@ _JOB_COLUMNS = [
 
 def _deployment_row(obj: JSON, now: datetime) -> Row:
     return _meta_row(
-        obj, now, f"{_count(obj, 'status', 'readyReplicas')}/{_desired(obj)}",
-        _count(obj, "status", "updatedReplicas"), _count(obj, "status", "availableReplicas"),
+        obj,
+        now,
+        f"{_count(obj, 'status', 'readyReplicas')}/{_desired(obj)}",
+        _count(obj, "status", "updatedReplicas"),
+        _count(obj, "status", "availableReplicas"),
         _age(obj, now),
     )
 
 
 def _replica_set_row(obj: JSON, now: datetime) -> Row:
     return _meta_row(
-        obj, now, _desired(obj), _count(obj, "status", "replicas"),
-        _count(obj, "status", "readyReplicas"), _age(obj, now),
+        obj,
+        now,
+        _desired(obj),
+        _count(obj, "status", "replicas"),
+        _count(obj, "status", "readyReplicas"),
+        _age(obj, now),
     )
 
 
 def _daemon_set_row(obj: JSON, now: datetime) -> Row:
     selector = _get(obj, "spec", "template", "spec", "nodeSelector")
-    shown = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) if isinstance(
-        selector, dict) and selector else "<none>"
+    shown = (
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        if isinstance(selector, dict) and selector
+        else "<none>"
+    )
     return _meta_row(
-        obj, now, *(_count(obj, "status", field) for field in (
-            "desiredNumberScheduled", "currentNumberScheduled", "numberReady",
-            "updatedNumberScheduled", "numberAvailable")),
-        shown, _age(obj, now),
+        obj,
+        now,
+        *(
+            _count(obj, "status", field)
+            for field in (
+                "desiredNumberScheduled",
+                "currentNumberScheduled",
+                "numberReady",
+                "updatedNumberScheduled",
+                "numberAvailable",
+            )
+        ),
+        shown,
+        _age(obj, now),
     )
 
 
@@ -619,8 +721,7 @@ def _job_row(obj: JSON, now: datetime) -> Row:
     completions (or of one, with parallelism, when completions is unset), and how long it ran."""
     conditions = _get(obj, "status", "conditions") or []
     status = "Running"
-    for kind, shown in (("Complete", "Complete"), ("Failed", "Failed"),
-                        ("Suspended", "Suspended")):
+    for kind, shown in (("Complete", "Complete"), ("Failed", "Failed"), ("Suspended", "Suspended")):
         if _condition_true(conditions, kind):
             status = shown
             break
@@ -630,8 +731,11 @@ def _job_row(obj: JSON, now: datetime) -> Row:
         done = f"{succeeded}/{completions}"
     else:
         parallelism = _get(obj, "spec", "parallelism")
-        done = f"{succeeded}/1 of {parallelism}" if isinstance(parallelism, int) and (
-            parallelism > 1) else f"{succeeded}/1"
+        done = (
+            f"{succeeded}/1 of {parallelism}"
+            if isinstance(parallelism, int) and (parallelism > 1)
+            else f"{succeeded}/1"
+        )
     started = _parse_time(_get(obj, "status", "startTime"))
     finished = _parse_time(_get(obj, "status", "completionTime"))
     duration = ""
@@ -674,9 +778,14 @@ def resource_claim_state(claim: JSON) -> str:
 
 
 def _resource_slice_row(obj: JSON, now: datetime) -> Row:
-    return _meta_row(obj, now, _get(obj, "spec", "nodeName") or "",
-                     _get(obj, "spec", "driver") or "", _get(obj, "spec", "pool", "name") or "",
-                     _age(obj, now))
+    return _meta_row(
+        obj,
+        now,
+        _get(obj, "spec", "nodeName") or "",
+        _get(obj, "spec", "driver") or "",
+        _get(obj, "spec", "pool", "name") or "",
+        _age(obj, now),
+    )
 
 
 _Printer = Callable[[JSON, datetime], Row]
@@ -707,7 +816,11 @@ _PRINTERS: dict[tuple[str, str], tuple[list[JSON], _Printer]] = {
     ("scheduling.k8s.io", "PriorityClass"): (
         _PRIORITY_CLASS_COLUMNS,
         lambda o, now: _meta_row(
-            o, now, int(o.get("value") or 0), bool(o.get("globalDefault")), _age(o, now),
+            o,
+            now,
+            int(o.get("value") or 0),
+            bool(o.get("globalDefault")),
+            _age(o, now),
             o.get("preemptionPolicy") or "",
         ),
     ),
@@ -718,12 +831,18 @@ _PRINTERS: dict[tuple[str, str], tuple[list[JSON], _Printer]] = {
     ("apps", "StatefulSet"): (_STATEFUL_SET_COLUMNS, _stateful_set_row),
     ("batch", "Job"): (_JOB_COLUMNS, _job_row),
     ("", "PersistentVolumeClaim"): (_PVC_COLUMNS, _pvc_row),
-    ("resource.k8s.io", "DeviceClass"): (_NAME_AGE_COLUMNS, lambda o, now: _meta_row(
-        o, now, _age(o, now))),
-    ("resource.k8s.io", "ResourceClaimTemplate"): (_NAME_AGE_COLUMNS, lambda o, now: _meta_row(
-        o, now, _age(o, now))),
-    ("resource.k8s.io", "ResourceClaim"): (_RESOURCE_CLAIM_COLUMNS, lambda o, now: _meta_row(
-        o, now, resource_claim_state(o), _age(o, now))),
+    ("resource.k8s.io", "DeviceClass"): (
+        _NAME_AGE_COLUMNS,
+        lambda o, now: _meta_row(o, now, _age(o, now)),
+    ),
+    ("resource.k8s.io", "ResourceClaimTemplate"): (
+        _NAME_AGE_COLUMNS,
+        lambda o, now: _meta_row(o, now, _age(o, now)),
+    ),
+    ("resource.k8s.io", "ResourceClaim"): (
+        _RESOURCE_CLAIM_COLUMNS,
+        lambda o, now: _meta_row(o, now, resource_claim_state(o), _age(o, now)),
+    ),
     ("resource.k8s.io", "ResourceSlice"): (_RESOURCE_SLICE_COLUMNS, _resource_slice_row),
     ("", "PersistentVolume"): (_PV_COLUMNS, _pv_row),
     ("", "ConfigMap"): (
@@ -794,9 +913,13 @@ def to_table(
     }
 
 
-def watch_event_as_table(resource: ResourceType, line: bytes, include_object: str = "Metadata",
-                         now: datetime | None = None,
-                         custom: CustomVersion | None = None) -> bytes:
+def watch_event_as_table(
+    resource: ResourceType,
+    line: bytes,
+    include_object: str = "Metadata",
+    now: datetime | None = None,
+    custom: CustomVersion | None = None,
+) -> bytes:
     """One serialized watch event with its object rendered as a one-row Table, as the apiserver
     streams `kubectl get -w`. ERROR and BOOKMARK events pass through unchanged."""
     event = orjson.loads(line)

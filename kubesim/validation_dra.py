@@ -64,10 +64,13 @@ _SEMVER = re.compile(
     r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
     r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$"
 )
-_REQUEST_REF = "must be the name of a request in the claim or the name of a request and a " \
+_REQUEST_REF = (
+    "must be the name of a request in the claim or the name of a request and a "
     "subrequest separated by '/'"
-_NODE_SELECTION = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, " \
-    "`perDeviceNodeSelection` is required"
+)
+_NODE_SELECTION = (
+    "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+)
 
 Item = Callable[[Any, str], list[Cause]]
 
@@ -92,8 +95,9 @@ def _validate_slice(items: Any, limit: int, check: Item, path: str) -> list[Caus
     return causes
 
 
-def _validate_set(items: Any, limit: int, check: Item, key: Callable[[Any], Any],
-                  path: str) -> list[Cause]:
+def _validate_set(
+    items: Any, limit: int, check: Item, key: Callable[[Any], Any], path: str
+) -> list[Cause]:
     """validateSet: validateSlice, then a Duplicate for each repeated key."""
     values = _list(items)
     causes = _validate_slice(values, limit, check, path)
@@ -173,8 +177,13 @@ def _validate_fully_qualified_name(name: Any, path: str) -> list[Cause]:
     text = str(name or "")
     causes = validate_qualified_name(text, path)
     if "/" not in text:
-        causes.append(invalid(path, text, "a fully qualified name must be a domain and a name "
-                                          "separated by a slash"))
+        causes.append(
+            invalid(
+                path,
+                text,
+                "a fully qualified name must be a domain and a name separated by a slash",
+            )
+        )
     return causes
 
 
@@ -243,8 +252,11 @@ def _validate_allocation_mode(request: Mapping[str, Any], path: str) -> list[Cau
     mode, count = request.get("allocationMode"), request.get("count") or 0
     if mode == "All":
         if count != 0:
-            return [invalid(f"{path}.count", count,
-                            "must not be specified when allocationMode is 'All'")]
+            return [
+                invalid(
+                    f"{path}.count", count, "must not be specified when allocationMode is 'All'"
+                )
+            ]
     elif mode == "ExactCount":
         if not isinstance(count, int) or count <= 0:
             return [invalid(f"{path}.count", count, NOT_POSITIVE)]
@@ -283,11 +295,22 @@ def _validate_device_request(request: Any, path: str) -> list[Cause]:
     if kinds == 0:
         causes.append(required(path, "exactly one of `exactly` or `firstAvailable` is required"))
     elif kinds > 1:
-        causes.append(invalid(path, None, "exactly one of `exactly` or `firstAvailable` is "
-                                          "required, but multiple fields are set"))
+        causes.append(
+            invalid(
+                path,
+                None,
+                "exactly one of `exactly` or `firstAvailable` is "
+                "required, but multiple fields are set",
+            )
+        )
     elif first_available:
-        causes += _validate_set(first_available, FIRST_AVAILABLE_MAX_SIZE, _validate_subrequest,
-                                _name_key, f"{path}.firstAvailable")
+        causes += _validate_set(
+            first_available,
+            FIRST_AVAILABLE_MAX_SIZE,
+            _validate_subrequest,
+            _name_key,
+            f"{path}.firstAvailable",
+        )
     else:
         causes += _validate_exact_request(exactly, f"{path}.exactly")
     return causes
@@ -307,35 +330,57 @@ def validate_device_claim(devices: Any, path: str) -> list[Cause]:
     """validateDeviceClaim: requests (unique names), constraints and config by request name."""
     devices = _map(devices)
     names = _request_names(devices)
-    causes = _validate_set(devices.get("requests"), DEVICE_REQUESTS_MAX_SIZE,
-                           _validate_device_request, _name_key, f"{path}.requests")
+    causes = _validate_set(
+        devices.get("requests"),
+        DEVICE_REQUESTS_MAX_SIZE,
+        _validate_device_request,
+        _name_key,
+        f"{path}.requests",
+    )
 
     def constraint(item: Any, item_path: str) -> list[Cause]:
         item = _map(item)
-        found = _validate_set(item.get("requests"), DEVICE_REQUESTS_MAX_SIZE,
-                              lambda ref, p: _validate_request_ref(ref, p, names), _str_key,
-                              f"{item_path}.requests")
+        found = _validate_set(
+            item.get("requests"),
+            DEVICE_REQUESTS_MAX_SIZE,
+            lambda ref, p: _validate_request_ref(ref, p, names),
+            _str_key,
+            f"{item_path}.requests",
+        )
         if item.get("matchAttribute") is not None:
-            found += _validate_fully_qualified_name(item["matchAttribute"],
-                                                    f"{item_path}.matchAttribute")
+            found += _validate_fully_qualified_name(
+                item["matchAttribute"], f"{item_path}.matchAttribute"
+            )
         elif item.get("distinctAttribute") is not None:
-            found += _validate_fully_qualified_name(item["distinctAttribute"],
-                                                    f"{item_path}.distinctAttribute")
+            found += _validate_fully_qualified_name(
+                item["distinctAttribute"], f"{item_path}.distinctAttribute"
+            )
         else:  # as a v1.34+ API server with DRAConsumableCapacity (on by default) says
-            found.append(required(item_path, 'exactly one of "matchAttribute" or '
-                                  '"distinctAttribute" is required, but multiple fields are set'))
+            found.append(
+                required(
+                    item_path,
+                    'exactly one of "matchAttribute" or '
+                    '"distinctAttribute" is required, but multiple fields are set',
+                )
+            )
         return found
 
     def config(item: Any, item_path: str) -> list[Cause]:
-        found = _validate_set(_map(item).get("requests"), DEVICE_REQUESTS_MAX_SIZE,
-                              lambda ref, p: _validate_request_ref(ref, p, names), _str_key,
-                              f"{item_path}.requests")
+        found = _validate_set(
+            _map(item).get("requests"),
+            DEVICE_REQUESTS_MAX_SIZE,
+            lambda ref, p: _validate_request_ref(ref, p, names),
+            _str_key,
+            f"{item_path}.requests",
+        )
         return found + _validate_opaque(item, item_path)
 
-    causes += _validate_slice(devices.get("constraints"), DEVICE_CONSTRAINTS_MAX_SIZE,
-                              constraint, f"{path}.constraints")
-    causes += _validate_slice(devices.get("config"), DEVICE_CONFIG_MAX_SIZE, config,
-                              f"{path}.config")
+    causes += _validate_slice(
+        devices.get("constraints"), DEVICE_CONSTRAINTS_MAX_SIZE, constraint, f"{path}.constraints"
+    )
+    causes += _validate_slice(
+        devices.get("config"), DEVICE_CONFIG_MAX_SIZE, config, f"{path}.config"
+    )
     return causes
 
 
@@ -353,25 +398,37 @@ def _validate_claim_status(claim: Mapping[str, Any], old: Mapping[str, Any] | No
     status = _map(claim.get("status"))
     old_status = _map((old or {}).get("status"))
     reserved = status.get("reservedFor")
-    causes = _validate_set(reserved, RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE, _validate_consumer,
-                           lambda ref: str(_map(ref).get("uid") or ""), "status.reservedFor")
+    causes = _validate_set(
+        reserved,
+        RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE,
+        _validate_consumer,
+        lambda ref: str(_map(ref).get("uid") or ""),
+        "status.reservedFor",
+    )
     allocation, old_allocation = status.get("allocation"), old_status.get("allocation")
     if _list(reserved):
         if allocation is None:
-            causes.append(forbidden("status.reservedFor",
-                                    "may not be specified when `allocated` is not set"))
+            causes.append(
+                forbidden("status.reservedFor", "may not be specified when `allocated` is not set")
+            )
         elif (claim.get("metadata") or {}).get("deletionTimestamp"):
             old_uids = {str(_map(r).get("uid")) for r in _list(old_status.get("reservedFor"))}
             if any(str(_map(r).get("uid")) not in old_uids for r in _list(reserved)):
-                causes.append(forbidden("status.reservedFor", "new entries may not be added "
-                                        "while `deallocationRequested` or `deletionTimestamp` "
-                                        "are set"))
+                causes.append(
+                    forbidden(
+                        "status.reservedFor",
+                        "new entries may not be added "
+                        "while `deallocationRequested` or `deletionTimestamp` "
+                        "are set",
+                    )
+                )
     if allocation is not None and old_allocation is not None:
         if allocation != old_allocation:
             causes.append(invalid("status.allocation", allocation, "field is immutable"))
     elif allocation is not None:
-        causes += _validate_allocation(allocation, _request_names(
-            _map(_map(claim.get("spec")).get("devices"))))
+        causes += _validate_allocation(
+            allocation, _request_names(_map(_map(claim.get("spec")).get("devices")))
+        )
     return causes
 
 
@@ -383,13 +440,22 @@ def _validate_uid(uid: Any, path: str) -> list[Cause]:
     text = str(uid)
     if not _UUID.match(text) and not _UUID.match(text.strip("{}").replace("urn:uuid:", "")):
         # google/uuid's Validate: the forms it knows by length, else the length is wrong
-        reason = ("invalid UUID format" if len(text) in (32, 36, 38, 45)
-                  else f"invalid UUID length: {len(text)}")
+        reason = (
+            "invalid UUID format"
+            if len(text) in (32, 36, 38, 45)
+            else f"invalid UUID length: {len(text)}"
+        )
         return [invalid(path, text, f"error validating uid: {reason}")]
     if len(text) != 36 or text != text.lower():
-        return [invalid(path, text, "uid must be in RFC 4122 normalized form, "
-                        "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal "
-                        "characters")]
+        return [
+            invalid(
+                path,
+                text,
+                "uid must be in RFC 4122 normalized form, "
+                "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal "
+                "characters",
+            )
+        ]
     return []
 
 
@@ -403,14 +469,18 @@ def _validate_allocation(allocation: Any, names: dict[str, set[str] | None]) -> 
         found += validate_driver_name(item.get("driver"), f"{item_path}.driver")
         found += _validate_pool_name(item.get("pool"), f"{item_path}.pool")
         device = str(item.get("device") or "")
-        found += ([required(f"{item_path}.device")] if not device
-                  else invalid_each(f"{item_path}.device", device, is_dns1123_label(device)))
+        found += (
+            [required(f"{item_path}.device")]
+            if not device
+            else invalid_each(f"{item_path}.device", device, is_dns1123_label(device))
+        )
         if item.get("shareID") is not None:
             found += _validate_uid(item["shareID"], f"{item_path}.shareID")
         return found
 
-    causes = _validate_slice(devices.get("results"), DEVICE_REQUESTS_MAX_SIZE, result,
-                             f"{path}.results")
+    causes = _validate_slice(
+        devices.get("results"), DEVICE_REQUESTS_MAX_SIZE, result, f"{path}.results"
+    )
     selector = _map(allocation).get("nodeSelector")
     if selector is not None:
         causes += validate_node_selector(selector, "status.allocation.nodeSelector")
@@ -429,8 +499,9 @@ def validate_resource_claim(claim: Mapping[str, Any], old: Mapping[str, Any] | N
     return causes + _validate_claim_status(claim, old)
 
 
-def validate_resource_claim_template(template: Mapping[str, Any],
-                                     old: Mapping[str, Any] | None) -> list[Cause]:
+def validate_resource_claim_template(
+    template: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> list[Cause]:
     if old is not None:
         if template.get("spec") != old.get("spec"):
             return [invalid("spec", template.get("spec"), "field is immutable")]
@@ -443,8 +514,9 @@ def validate_resource_claim_template(template: Mapping[str, Any],
 def validate_device_class(device_class: Mapping[str, Any]) -> list[Cause]:
     spec = _map(device_class.get("spec"))
     causes = _validate_selectors(spec.get("selectors"), "spec.selectors")
-    causes += _validate_slice(spec.get("config"), DEVICE_CONFIG_MAX_SIZE, _validate_opaque,
-                              "spec.config")
+    causes += _validate_slice(
+        spec.get("config"), DEVICE_CONFIG_MAX_SIZE, _validate_opaque, "spec.config"
+    )
     return causes
 
 
@@ -463,8 +535,11 @@ def validate_device_taint_rule(rule: Mapping[str, Any]) -> list[Cause]:
         causes.append(required("spec.taint.key"))
     effect = str(taint.get("effect") or "")
     if effect not in DEVICE_TAINT_EFFECTS:
-        causes.append(required("spec.taint.effect") if not effect else
-                      not_supported("spec.taint.effect", effect, DEVICE_TAINT_EFFECTS))
+        causes.append(
+            required("spec.taint.effect")
+            if not effect
+            else not_supported("spec.taint.effect", effect, DEVICE_TAINT_EFFECTS)
+        )
     selector = _map(spec.get("deviceSelector"))
     if selector.get("driver") is not None:
         causes += validate_driver_name(selector["driver"], "spec.deviceSelector.driver")
@@ -484,8 +559,13 @@ def _validate_attribute(attribute: Any, path: str) -> list[Cause]:
             continue
         text = str(value)
         if key == "version" and not _SEMVER.match(text):
-            causes.append(invalid(f"{path}.version", text,
-                                  "must be a string compatible with semver.org spec 2.0.0"))
+            causes.append(
+                invalid(
+                    f"{path}.version",
+                    text,
+                    "must be a string compatible with semver.org spec 2.0.0",
+                )
+            )
         if len(text) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
             causes.append(too_long(f"{path}.{key}", DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH))
     if not kinds:
@@ -534,8 +614,13 @@ def _validate_shareable_capacity(capacity: Any, path: str) -> list[Cause]:
     policy, path = _map(policy), f"{path}.requestPolicy"
     values, valid_range = _list(policy.get("validValues")), policy.get("validRange")
     if values and valid_range is not None:
-        return [forbidden(path, 'exactly one policy can be specified, cannot specify '
-                                '"validValues" and "validRange" at the same time')]
+        return [
+            forbidden(
+                path,
+                "exactly one policy can be specified, cannot specify "
+                '"validValues" and "validRange" at the same time',
+            )
+        ]
     if not values and valid_range is None:
         return []
     default = policy.get("default")
@@ -546,21 +631,39 @@ def _validate_shareable_capacity(capacity: Any, path: str) -> list[Cause]:
     if default_nanos is None:
         return []
     if values:
-        return _validate_valid_values(values, default, default_nanos, maximum,
-                                      str(capacity.get("value")), f"{path}.validValues")
-    return _validate_range(_map(valid_range), default, default_nanos, maximum,
-                           str(capacity.get("value")), f"{path}.validRange")
+        return _validate_valid_values(
+            values,
+            default,
+            default_nanos,
+            maximum,
+            str(capacity.get("value")),
+            f"{path}.validValues",
+        )
+    return _validate_range(
+        _map(valid_range),
+        default,
+        default_nanos,
+        maximum,
+        str(capacity.get("value")),
+        f"{path}.validRange",
+    )
 
 
-def _validate_valid_values(values: list[Any], default: Any, default_nanos: int, maximum: int,
-                           maximum_text: str, path: str) -> list[Cause]:
+def _validate_valid_values(
+    values: list[Any], default: Any, default_nanos: int, maximum: int, maximum_text: str, path: str
+) -> list[Cause]:
     causes: list[Cause] = []
     parsed = [_nanos(v) for v in values]
     for i in range(len(parsed) - 1):
         left, right = parsed[i], parsed[i + 1]
         if left is not None and right is not None and left > right:
-            causes.append(invalid(f"{path}[{i + 1}]", str(values[i + 1]),
-                                  "values must be sorted in ascending order"))
+            causes.append(
+                invalid(
+                    f"{path}[{i + 1}]",
+                    str(values[i + 1]),
+                    "values must be sorted in ascending order",
+                )
+            )
     if len(values) > CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS:
         causes.append(too_many(path, len(values), CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS))
     seen: set[int] = set()
@@ -571,16 +674,28 @@ def _validate_valid_values(values: list[Any], default: Any, default_nanos: int, 
             causes.append(duplicate(f"{path}[{i}]", str(value)))
         seen.add(nanos)
         if nanos > maximum:
-            causes.append(invalid(f"{path}[{i}]", str(value),
-                                  f"option is larger than capacity value: {maximum_text}"))
+            causes.append(
+                invalid(
+                    f"{path}[{i}]",
+                    str(value),
+                    f"option is larger than capacity value: {maximum_text}",
+                )
+            )
     if default_nanos not in seen:
-        causes.append(invalid(path, str(default),
-                              "default value is not valid according to the requestPolicy"))
+        causes.append(
+            invalid(path, str(default), "default value is not valid according to the requestPolicy")
+        )
     return causes
 
 
-def _validate_range(valid_range: Mapping[str, Any], default: Any, default_nanos: int,
-                    maximum: int, maximum_text: str, path: str) -> list[Cause]:
+def _validate_range(
+    valid_range: Mapping[str, Any],
+    default: Any,
+    default_nanos: int,
+    maximum: int,
+    maximum_text: str,
+    path: str,
+) -> list[Cause]:
     if valid_range.get("min") is None:
         return [required(f"{path}.min", "required when validRange is defined")]
     low_text, high_text = str(valid_range["min"]), valid_range.get("max")
@@ -591,28 +706,45 @@ def _validate_range(valid_range: Mapping[str, Any], default: Any, default_nanos:
         return []
     causes: list[Cause] = []
     if low > maximum:
-        causes.append(invalid(f"{path}.min", low_text,
-                              f"min is larger than capacity value: {maximum_text}"))
+        causes.append(
+            invalid(f"{path}.min", low_text, f"min is larger than capacity value: {maximum_text}")
+        )
     if default_nanos < low:
         causes.append(invalid(f"{path}.min", str(default), f"default is less than min: {low_text}"))
     if high is not None:
         if low > high:
             causes.append(invalid(f"{path}.max", low_text, f"min is larger than max: {high_text}"))
         if high > maximum:
-            causes.append(invalid(f"{path}.max", str(high_text),
-                                  f"max is larger than capacity value: {maximum_text}"))
+            causes.append(
+                invalid(
+                    f"{path}.max",
+                    str(high_text),
+                    f"max is larger than capacity value: {maximum_text}",
+                )
+            )
         if default_nanos > high:
-            causes.append(invalid(f"{path}.max", str(default),
-                                  f"default is more than max: {high_text}"))
+            causes.append(
+                invalid(f"{path}.max", str(default), f"default is more than max: {high_text}")
+            )
     if step is not None and step > 0:
         if low + step > maximum:
-            causes.append(invalid(f"{path}.step", str(step_text),
-                                  f"one step {_format_sum(low_text, str(step_text))} is larger "
-                                  f"than capacity value: {maximum_text}"))
+            causes.append(
+                invalid(
+                    f"{path}.step",
+                    str(step_text),
+                    f"one step {_format_sum(low_text, str(step_text))} is larger "
+                    f"than capacity value: {maximum_text}",
+                )
+            )
         for value, text in ((default_nanos, str(default)), (high, str(high_text))):
             if value is not None and (_units(value) - _units(low)) % _units(step) != 0:
-                causes.append(invalid(f"{path}.step", text, "value is not a multiple of a given "
-                                      f"step ({step_text}) from ({low_text})"))
+                causes.append(
+                    invalid(
+                        f"{path}.step",
+                        text,
+                        f"value is not a multiple of a given step ({step_text}) from ({low_text})",
+                    )
+                )
     return causes
 
 
@@ -629,28 +761,45 @@ def _format_sum(left: str, right: str) -> str:
 def _validate_device(device: Any, path: str, per_device: bool) -> list[Cause]:
     device = _map(device)
     name = str(device.get("name") or "")
-    causes = ([required(f"{path}.name")] if not name
-              else invalid_each(f"{path}.name", name, is_dns1123_label(name)))
+    causes = (
+        [required(f"{path}.name")]
+        if not name
+        else invalid_each(f"{path}.name", name, is_dns1123_label(name))
+    )
     attributes, capacity = _map(device.get("attributes")), _map(device.get("capacity"))
     total = len(attributes) + len(capacity)
     if total > RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES:
-        causes.append(invalid(path, total, "the total number of attributes and capacities must "
-                              f"not exceed {RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES}"))
+        causes.append(
+            invalid(
+                path,
+                total,
+                "the total number of attributes and capacities must "
+                f"not exceed {RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES}",
+            )
+        )
     causes += _validate_map(attributes, f"{path}.attributes", _validate_attribute)
     if device.get("allowMultipleAllocations") is True:
         causes += _validate_map(capacity, f"{path}.capacity", _validate_shareable_capacity)
     else:
         causes += _validate_map(capacity, f"{path}.capacity", _validate_exclusive_capacity)
-    if not per_device and any(device.get(k) is not None
-                              for k in ("nodeName", "nodeSelector", "allNodes")):
-        causes.append(invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be "
-                              "set if `perDeviceNodeSelection` is set to true in the "
-                              "ResourceSlice spec"))
+    if not per_device and any(
+        device.get(k) is not None for k in ("nodeName", "nodeSelector", "allNodes")
+    ):
+        causes.append(
+            invalid(
+                path,
+                None,
+                "`nodeName`, `nodeSelector` and `allNodes` can only be "
+                "set if `perDeviceNodeSelection` is set to true in the "
+                "ResourceSlice spec",
+            )
+        )
     return causes
 
 
-def validate_resource_slice(slice_obj: Mapping[str, Any],
-                            old: Mapping[str, Any] | None) -> list[Cause]:
+def validate_resource_slice(
+    slice_obj: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> list[Cause]:
     """validateResourceSliceSpec: driver, pool, one node selection, devices (unique names)."""
     spec = _map(slice_obj.get("spec"))
     causes = validate_driver_name(spec.get("driver"), "spec.driver")
@@ -661,15 +810,20 @@ def validate_resource_slice(slice_obj: Mapping[str, Any],
         causes.append(invalid("spec.pool.resourceSliceCount", count, NOT_POSITIVE))
     generation = pool.get("generation") or 0
     if isinstance(generation, int) and generation < 0:
-        causes.append(invalid("spec.pool.generation", generation,
-                              "must be greater than or equal to zero"))
+        causes.append(
+            invalid("spec.pool.generation", generation, "must be greater than or equal to zero")
+        )
     if old is not None:
         old_spec = _map(old.get("spec"))
-        for key, shown in (("pool", "spec.pool.name"), ("driver", "spec.driver"),
-                           ("nodeName", "spec.nodeName")):
+        for key, shown in (
+            ("pool", "spec.pool.name"),
+            ("driver", "spec.driver"),
+            ("nodeName", "spec.nodeName"),
+        ):
             new_value = _map(spec.get("pool")).get("name") if key == "pool" else spec.get(key)
-            old_value = (_map(old_spec.get("pool")).get("name") if key == "pool"
-                         else old_spec.get(key))
+            old_value = (
+                _map(old_spec.get("pool")).get("name") if key == "pool" else old_spec.get(key)
+            )
             if new_value != old_value:
                 causes.append(invalid(shown, new_value, "field is immutable"))
     selected: list[str] = []
@@ -679,16 +833,22 @@ def validate_resource_slice(slice_obj: Mapping[str, Any],
             selected.append("`nodeName`")
             causes += invalid_each("spec.nodeName", node_name, is_dns1123_subdomain(str(node_name)))
         else:
-            causes.append(invalid("spec.nodeName", "",
-                                  "must be either unset or set to a non-empty string"))
+            causes.append(
+                invalid("spec.nodeName", "", "must be either unset or set to a non-empty string")
+            )
     node_selector = spec.get("nodeSelector")
     if node_selector is not None:
         selected.append("`nodeSelector`")
         causes += validate_node_selector(node_selector, "spec.nodeSelector")
         terms = _list(_map(node_selector).get("nodeSelectorTerms"))
         if len(terms) != 1:
-            causes.append(invalid("spec.nodeSelector.nodeSelectorTerms", terms,
-                                  "must have exactly one node selector term"))
+            causes.append(
+                invalid(
+                    "spec.nodeSelector.nodeSelectorTerms",
+                    terms,
+                    "must have exactly one node selector term",
+                )
+            )
     for key in ("allNodes", "perDeviceNodeSelection"):
         value = spec.get(key)
         if value is None:
@@ -700,21 +860,30 @@ def validate_resource_slice(slice_obj: Mapping[str, Any],
     if not selected:
         causes.append(required("spec", _NODE_SELECTION))
     elif len(selected) > 1:
-        causes.append(invalid("spec", "{" + ", ".join(selected) + "}",
-                              f"{_NODE_SELECTION}, but multiple fields are set"))
+        causes.append(
+            invalid(
+                "spec",
+                "{" + ", ".join(selected) + "}",
+                f"{_NODE_SELECTION}, but multiple fields are set",
+            )
+        )
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         causes.append(invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed"))
     per_device = spec.get("perDeviceNodeSelection") is True
     causes += _validate_set(
-        spec.get("devices"), RESOURCE_SLICE_MAX_DEVICES,
-        lambda device, p: _validate_device(device, p, per_device), _name_key, "spec.devices",
+        spec.get("devices"),
+        RESOURCE_SLICE_MAX_DEVICES,
+        lambda device, p: _validate_device(device, p, per_device),
+        _name_key,
+        "spec.devices",
     )
     return causes
 
 
 # ---- pods --------------------------------------------------------------------------------------
-def validate_pod_resource_claims(spec: Mapping[str, Any], pod_name: str | None,
-                                 path: str) -> list[Cause]:
+def validate_pod_resource_claims(
+    spec: Mapping[str, Any], pod_name: str | None, path: str
+) -> list[Cause]:
     """validatePodResourceClaims, and each container's resources.claims naming one of them
     (validateResourceClaimNames)."""
     causes: list[Cause] = []
@@ -733,25 +902,39 @@ def validate_pod_resource_claims(spec: Mapping[str, Any], pod_name: str | None,
             causes += invalid_each(f"{idx}.name", name, errors)
             if not errors and pod_name and template is not None:
                 final = f"{pod_name}-{name}"
-                causes += [invalid(f"{idx}.name", final, f"final ResourceClaim name: {detail}")
-                           for detail in is_dns1123_subdomain(final)]
+                causes += [
+                    invalid(f"{idx}.name", final, f"final ResourceClaim name: {detail}")
+                    for detail in is_dns1123_subdomain(final)
+                ]
             names.add(name)
         claim_name = claim.get("resourceClaimName")
         if claim_name is not None and template is not None:
-            causes.append(invalid(idx, dict(claim), "at most one of `resourceClaimName` or "
-                                                    "`resourceClaimTemplateName` may be specified"))
+            causes.append(
+                invalid(
+                    idx,
+                    dict(claim),
+                    "at most one of `resourceClaimName` or "
+                    "`resourceClaimTemplateName` may be specified",
+                )
+            )
         if claim_name is None and template is None:
-            causes.append(invalid(idx, dict(claim), "must specify one of: `resourceClaimName`, "
-                                                    "`resourceClaimTemplateName`"))
-        for key, value in (("resourceClaimName", claim_name),
-                           ("resourceClaimTemplateName", template)):
+            causes.append(
+                invalid(
+                    idx,
+                    dict(claim),
+                    "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
+                )
+            )
+        for key, value in (
+            ("resourceClaimName", claim_name),
+            ("resourceClaimTemplateName", template),
+        ):
             if value is not None:
                 causes += invalid_each(f"{idx}.{key}", value, is_dns1123_subdomain(str(value)))
     for field_name in ("initContainers", "containers"):
         for i, container in enumerate(_list(spec.get(field_name))):
             claims = _map(_map(container).get("resources")).get("claims")
-            causes += _container_claims(claims, names,
-                                        f"{path}.{field_name}[{i}].resources.claims")
+            causes += _container_claims(claims, names, f"{path}.{field_name}[{i}].resources.claims")
     return causes
 
 

@@ -61,8 +61,9 @@ def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _union(obj: Mapping[str, Any], members: tuple[str, ...], path: str,
-           required_one: bool = True) -> list[Cause]:
+def _union(
+    obj: Mapping[str, Any], members: tuple[str, ...], path: str, required_one: bool = True
+) -> list[Cause]:
     """validate.Union: exactly one member set (`+union` / `+k8s:unionMember`)."""
     listed = ", ".join(f"`{m}`" for m in members)
     chosen = [m for m in members if obj.get(m) is not None]
@@ -89,8 +90,9 @@ def _optional_format(value: Any, path: str, check: Callable[[str], list[str]]) -
     return _name_field(value, path, check)
 
 
-def _validate_list_map(items: Any, limit: int, path: str,
-                       check: Callable[[Any, str], list[Cause]]) -> list[Cause]:
+def _validate_list_map(
+    items: Any, limit: int, path: str, check: Callable[[Any, str], list[Cause]]
+) -> list[Cause]:
     """+k8s:listType=map +k8s:listMapKey=name +k8s:maxItems: too many short-circuits, then a
     repeated key is a Duplicate of the item, then each item is checked."""
     values = _list(items)
@@ -136,8 +138,7 @@ def _validate_constraints(constraints: Any, path: str) -> list[Cause]:
         return [too_many(topo_path, len(topology), MAX_TOPOLOGY_CONSTRAINTS)]
     causes: list[Cause] = []
     for index, item in enumerate(topology):
-        causes += _name_field(_map(item).get("key"), f"{topo_path}[{index}].key",
-                              is_qualified_name)
+        causes += _name_field(_map(item).get("key"), f"{topo_path}[{index}].key", is_qualified_name)
     return causes
 
 
@@ -153,19 +154,30 @@ def _validate_resource_claim(claim: Any, path: str) -> list[Cause]:
 def _validate_group_fields(spec: Mapping[str, Any], path: str) -> list[Cause]:
     """The fields PodGroupTemplate and PodGroupSpec share, with the same tags."""
     causes = validate_scheduling_policy(spec.get("schedulingPolicy"), f"{path}.schedulingPolicy")
-    causes += _validate_constraints(spec.get("schedulingConstraints"),
-                                    f"{path}.schedulingConstraints")
-    causes += _validate_list_map(spec.get("resourceClaims"), MAX_POD_GROUP_RESOURCE_CLAIMS,
-                                 f"{path}.resourceClaims", _validate_resource_claim)
+    causes += _validate_constraints(
+        spec.get("schedulingConstraints"), f"{path}.schedulingConstraints"
+    )
+    causes += _validate_list_map(
+        spec.get("resourceClaims"),
+        MAX_POD_GROUP_RESOURCE_CLAIMS,
+        f"{path}.resourceClaims",
+        _validate_resource_claim,
+    )
     disruption = spec.get("disruptionMode")
     if disruption is not None:
         causes += _union(_map(disruption), ("single", "all"), f"{path}.disruptionMode")
-    causes += _optional_format(spec.get("priorityClassName"), f"{path}.priorityClassName",
-                               is_dns1123_subdomain)
+    causes += _optional_format(
+        spec.get("priorityClassName"), f"{path}.priorityClassName", is_dns1123_subdomain
+    )
     priority = spec.get("priority")
     if _is_int(priority) and priority > HIGHEST_USER_DEFINABLE_PRIORITY:
-        causes.append(invalid(f"{path}.priority", priority,
-                              f"must be less than or equal to {HIGHEST_USER_DEFINABLE_PRIORITY}"))
+        causes.append(
+            invalid(
+                f"{path}.priority",
+                priority,
+                f"must be less than or equal to {HIGHEST_USER_DEFINABLE_PRIORITY}",
+            )
+        )
     policy = spec.get("preemptionPolicy")
     if policy is not None and policy not in PREEMPTION_POLICIES:
         causes.append(not_supported(f"{path}.preemptionPolicy", policy, PREEMPTION_POLICIES))
@@ -173,15 +185,24 @@ def _validate_group_fields(spec: Mapping[str, Any], path: str) -> list[Cause]:
 
 
 # fields `+k8s:immutable` on both PodGroupTemplate and PodGroupSpec
-_IMMUTABLE_GROUP_FIELDS = ("schedulingConstraints", "resourceClaims", "disruptionMode",
-                           "priorityClassName", "priority", "preemptionPolicy")
+_IMMUTABLE_GROUP_FIELDS = (
+    "schedulingConstraints",
+    "resourceClaims",
+    "disruptionMode",
+    "priorityClassName",
+    "priority",
+    "preemptionPolicy",
+)
 
 
 def _group_update(new: Mapping[str, Any], old: Mapping[str, Any], path: str) -> list[Cause]:
     """Update rules of the shared fields: the immutable ones, basic immutable, gang NoSet and
     NoUnset (its minCount stays mutable for elastic gangs)."""
-    causes = [forbidden(f"{path}.{key}", IMMUTABLE) for key in _IMMUTABLE_GROUP_FIELDS
-              if new.get(key) != old.get(key)]
+    causes = [
+        forbidden(f"{path}.{key}", IMMUTABLE)
+        for key in _IMMUTABLE_GROUP_FIELDS
+        if new.get(key) != old.get(key)
+    ]
     new_policy, old_policy = _map(new.get("schedulingPolicy")), _map(old.get("schedulingPolicy"))
     policy_path = f"{path}.schedulingPolicy"
     if new_policy.get("basic") != old_policy.get("basic"):
@@ -224,8 +245,12 @@ def validate_workload(obj: Obj, old: Obj | None) -> list[Cause]:
         causes.append(forbidden("spec.compositePodGroupTemplates", ""))
     causes += _union(spec, ("podGroupTemplates", "compositePodGroupTemplates"), "spec")
     templates = spec.get("podGroupTemplates")
-    causes += _validate_list_map(templates, WORKLOAD_MAX_POD_GROUP_TEMPLATES,
-                                 "spec.podGroupTemplates", _validate_pod_group_template)
+    causes += _validate_list_map(
+        templates,
+        WORKLOAD_MAX_POD_GROUP_TEMPLATES,
+        "spec.podGroupTemplates",
+        _validate_pod_group_template,
+    )
     # validateWorkloadPriority: every template the same priority and priorityClassName
     keys = {_priority_key(_map(t)) for t in _list(templates)}
     if len(keys) > 1:
@@ -237,8 +262,9 @@ def validate_workload(obj: Obj, old: Obj | None) -> list[Cause]:
 
 def _workload_update(spec: Mapping[str, Any], old_spec: Mapping[str, Any]) -> list[Cause]:
     causes: list[Cause] = []
-    if old_spec.get("controllerRef") is not None and \
-            spec.get("controllerRef") != old_spec.get("controllerRef"):
+    if old_spec.get("controllerRef") is not None and spec.get("controllerRef") != old_spec.get(
+        "controllerRef"
+    ):
         causes.append(forbidden("spec.controllerRef", IMMUTABLE))
     new_by_name = {_map(t).get("name"): _map(t) for t in _list(spec.get("podGroupTemplates"))}
     old_by_name = {_map(t).get("name"): _map(t) for t in _list(old_spec.get("podGroupTemplates"))}
@@ -274,10 +300,12 @@ def validate_pod_group(obj: Obj, old: Obj | None) -> list[Cause]:
     ref = spec.get("workloadRef")
     if ref is not None:
         ref = _map(ref)
-        causes += _name_field(ref.get("workloadName"), "spec.workloadRef.workloadName",
-                              is_dns1123_subdomain)
-        causes += _name_field(ref.get("templateName"), "spec.workloadRef.templateName",
-                              is_dns1123_label)
+        causes += _name_field(
+            ref.get("workloadName"), "spec.workloadRef.workloadName", is_dns1123_subdomain
+        )
+        causes += _name_field(
+            ref.get("templateName"), "spec.workloadRef.templateName", is_dns1123_label
+        )
     causes += _validate_group_fields(spec, "spec")
     causes += _validate_pod_group_status(_map(obj.get("status")), spec)
     if old is not None:
@@ -295,16 +323,23 @@ def _validate_pod_group_status(status: Mapping[str, Any], spec: Mapping[str, Any
     for index, entry in enumerate(_list(status.get("resourceClaimStatuses"))):
         name = _map(entry).get("name")
         if name not in claims:
-            causes.append(invalid(f"status.resourceClaimStatuses[{index}].name", name,
-                                  "must match the name of an entry in `spec.resourceClaims`"))
+            causes.append(
+                invalid(
+                    f"status.resourceClaimStatuses[{index}].name",
+                    name,
+                    "must match the name of an entry in `spec.resourceClaims`",
+                )
+            )
     return causes
 
 
-_REASON_MESSAGE = "a condition reason must start with alphabetic character, optionally " \
-    "followed by a string of alphanumeric characters or '_,:', and must end with an " \
-    "alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or " \
-    "'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is " \
+_REASON_MESSAGE = (
+    "a condition reason must start with alphabetic character, optionally "
+    "followed by a string of alphanumeric characters or '_,:', and must end with an "
+    "alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or "
+    "'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is "
     "'[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"
+)
 _REASON = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
 _CONDITION_MESSAGE_MAX = 32 * 1024
 
@@ -329,8 +364,11 @@ def validate_conditions(conditions: Any, path: str) -> list[Cause]:
             causes.append(not_supported(f"{at}.status", state, CONDITION_STATUSES))
         generation = item.get("observedGeneration")
         if _is_int(generation) and generation < 0:
-            causes.append(invalid(f"{at}.observedGeneration", generation,
-                                  "must be greater than or equal to zero"))
+            causes.append(
+                invalid(
+                    f"{at}.observedGeneration", generation, "must be greater than or equal to zero"
+                )
+            )
         if not item.get("lastTransitionTime"):
             causes.append(required(f"{at}.lastTransitionTime", "must be set"))
         reason = item.get("reason")
@@ -340,12 +378,22 @@ def validate_conditions(conditions: Any, path: str) -> list[Cause]:
             if not _REASON.fullmatch(reason):
                 causes.append(invalid(f"{at}.reason", reason, _REASON_MESSAGE))
             if len(reason) > 1024:
-                causes.append(Cause(f"{at}.reason", "FieldValueTooLong",
-                                    "Too long: may not be more than 1024 bytes"))
+                causes.append(
+                    Cause(
+                        f"{at}.reason",
+                        "FieldValueTooLong",
+                        "Too long: may not be more than 1024 bytes",
+                    )
+                )
         message = item.get("message")
         if isinstance(message, str) and len(message.encode()) > _CONDITION_MESSAGE_MAX:
-            causes.append(Cause(f"{at}.message", "FieldValueTooLong",
-                                f"Too long: may not be more than {_CONDITION_MESSAGE_MAX} bytes"))
+            causes.append(
+                Cause(
+                    f"{at}.message",
+                    "FieldValueTooLong",
+                    f"Too long: may not be more than {_CONDITION_MESSAGE_MAX} bytes",
+                )
+            )
     return causes
 
 
@@ -356,5 +404,8 @@ def validate_pod_scheduling_group(spec: Mapping[str, Any], path: str) -> list[Ca
     group = spec.get("schedulingGroup")
     if group is None:
         return []
-    return _name_field(_map(group).get("podGroupName"), f"{path}.schedulingGroup.podGroupName",
-                       is_dns1123_subdomain)
+    return _name_field(
+        _map(group).get("podGroupName"),
+        f"{path}.schedulingGroup.podGroupName",
+        is_dns1123_subdomain,
+    )

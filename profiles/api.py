@@ -35,9 +35,15 @@ def load_config(
             raw = file.read(MAX_CONFIG_BYTES + 1)
         if len(raw) > MAX_CONFIG_BYTES:
             size = os.stat(path).st_size
-            raise ConfigInvalidError([ConfigError(
-                source, "", f"the file is {size} bytes, more than the {MAX_CONFIG_BYTES} allowed"
-            )])
+            raise ConfigInvalidError(
+                [
+                    ConfigError(
+                        source,
+                        "",
+                        f"the file is {size} bytes, more than the {MAX_CONFIG_BYTES} allowed",
+                    )
+                ]
+            )
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigInvalidError([ConfigError(source, "", f"cannot read file: {exc}")]) from exc

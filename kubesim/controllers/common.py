@@ -126,8 +126,13 @@ def selects(selector: dict[str, Any], obj: Obj) -> bool:
         raise Malformed(f"spec.selector: {exc}") from exc
 
 
-def pod_from_template(owner: Obj, ref: dict[str, Any], name_or_prefix: str, generate: bool,
-                      extra_labels: dict[str, str] | None = None) -> Obj:
+def pod_from_template(
+    owner: Obj,
+    ref: dict[str, Any],
+    name_or_prefix: str,
+    generate: bool,
+    extra_labels: dict[str, str] | None = None,
+) -> Obj:
     """A pod from the owner's spec.template, as controller.GetPodFromTemplate writes it."""
     template = spec(owner).get("template")
     if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
@@ -228,10 +233,12 @@ def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
     return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
-def untolerated(taints: list[dict[str, Any]], tolerations: list[dict[str, Any]],
-                effects: tuple[str, ...]) -> list[dict[str, Any]]:
+def untolerated(
+    taints: list[dict[str, Any]], tolerations: list[dict[str, Any]], effects: tuple[str, ...]
+) -> list[dict[str, Any]]:
     return [
-        t for t in taints
+        t
+        for t in taints
         if t.get("effect") in effects and not any(tolerates(tol, t) for tol in tolerations)
     ]
 
@@ -288,8 +295,9 @@ async def write_meta(api: Api, key: str, obj: Obj, changes: dict[str, Any]) -> O
         if value is None:
             del new_meta[field]
     try:
-        return await api.update(resource(key), namespace, name(obj),
-                                {**current, "metadata": new_meta})
+        return await api.update(
+            resource(key), namespace, name(obj), {**current, "metadata": new_meta}
+        )
     except errors.ApiError as exc:
         if exc.code in (404, 409):
             return None
@@ -297,32 +305,71 @@ async def write_meta(api: Api, key: str, obj: Obj, changes: dict[str, Any]) -> O
 
 
 # ---- events (client-go tools/record, as each kube-controller-manager controller records) ------
-async def record(api: Api, component: str, obj: Obj, kind: str, api_version: str,
-                 event_type: str, reason: str, message: str) -> None:
+async def record(
+    api: Api,
+    component: str,
+    obj: Obj,
+    kind: str,
+    api_version: str,
+    event_type: str,
+    reason: str,
+    message: str,
+) -> None:
     """One core/v1 Event about `obj` from the controller named `component`."""
-    await api.events.record(events.Source(component), events.reference(obj, kind, api_version),
-                            event_type, reason, message)
+    await api.events.record(
+        events.Source(component),
+        events.reference(obj, kind, api_version),
+        event_type,
+        reason,
+        message,
+    )
 
 
-async def create_pod(api: Api, component: str, owner: Obj, kind: str, api_version: str,
-                     pod: Obj) -> Obj | None:
+async def create_pod(
+    api: Api, component: str, owner: Obj, kind: str, api_version: str, pod: Obj
+) -> Obj | None:
     """RealPodControl.CreatePods (pkg/controller/controller_utils.go): the pod, then the
     owner's SuccessfulCreate "Created pod: <name>" (FailedCreate "Error creating: <error>")."""
     try:
         created = await create(api, PODS, pod)
     except errors.ApiError as exc:
-        await record(api, component, owner, kind, api_version, events.WARNING, "FailedCreate",
-                     f"Error creating: {exc.message}")
+        await record(
+            api,
+            component,
+            owner,
+            kind,
+            api_version,
+            events.WARNING,
+            "FailedCreate",
+            f"Error creating: {exc.message}",
+        )
         raise
     if created is not None:
-        await record(api, component, owner, kind, api_version, events.NORMAL, "SuccessfulCreate",
-                     f"Created pod: {name(created)}")
+        await record(
+            api,
+            component,
+            owner,
+            kind,
+            api_version,
+            events.NORMAL,
+            "SuccessfulCreate",
+            f"Created pod: {name(created)}",
+        )
     return created
 
 
-async def delete_pod(api: Api, component: str, owner: Obj, kind: str, api_version: str,
-                     pod: Obj) -> None:
+async def delete_pod(
+    api: Api, component: str, owner: Obj, kind: str, api_version: str, pod: Obj
+) -> None:
     """RealPodControl.DeletePod: the owner's SuccessfulDelete "Deleted pod: <name>"."""
     if await delete(api, PODS, pod):
-        await record(api, component, owner, kind, api_version, events.NORMAL,
-                     "SuccessfulDelete", f"Deleted pod: {name(pod)}")
+        await record(
+            api,
+            component,
+            owner,
+            kind,
+            api_version,
+            events.NORMAL,
+            "SuccessfulDelete",
+            f"Deleted pod: {name(pod)}",
+        )

@@ -42,8 +42,9 @@ def daemon_tolerations(pod_spec: dict[str, Any]) -> list[dict[str, Any]]:
     if pod_spec.get("hostNetwork"):
         wanted.append(NETWORK_UNAVAILABLE)
     for key, effect in wanted:
-        tolerations = [t for t in tolerations
-                       if not (t.get("key") == key and t.get("effect") == effect)]
+        tolerations = [
+            t for t in tolerations if not (t.get("key") == key and t.get("effect") == effect)
+        ]
         tolerations.append({"key": key, "operator": "Exists", "effect": effect})
     return tolerations
 
@@ -87,8 +88,9 @@ def fits_node_affinity(pod_spec: dict[str, Any], node: Obj) -> bool:
     for key, value in (pod_spec.get("nodeSelector") or {}).items():
         if labels.get(key) != value:
             return False
-    required = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    required = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     if not required:
         return True
     fields = {"metadata.name": node["metadata"]["name"]}
@@ -98,7 +100,8 @@ def fits_node_affinity(pod_spec: dict[str, Any], node: Obj) -> bool:
         if not expressions and not field_reqs:
             continue
         if all(_requirement_matches(r, labels) for r in expressions) and all(
-                _requirement_matches(r, fields) for r in field_reqs):
+            _requirement_matches(r, fields) for r in field_reqs
+        ):
             return True
     return False
 
@@ -123,9 +126,12 @@ def _pod_node(pod: Obj) -> str:
     node = (pod.get("spec") or {}).get("nodeName")
     if node:
         return str(node)
-    terms = ((((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
-             .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get(
-        "nodeSelectorTerms") or []
+    terms = (
+        (((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        or {}
+    ).get("nodeSelectorTerms") or []
     for term in terms:
         for field in term.get("matchFields") or []:
             if field.get("key") == "metadata.name" and field.get("values"):
@@ -143,24 +149,34 @@ class DaemonSetController:
 
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         if key == DAEMONSETS:
-            return [] if event.type == "DELETED" else [(event.namespace,
-                                                        event.obj["metadata"]["name"], 0.0)]
+            return (
+                []
+                if event.type == "DELETED"
+                else [(event.namespace, event.obj["metadata"]["name"], 0.0)]
+            )
         if key == c.NODES:
             if not self.api.store.count(DAEMONSETS):
                 return []
             old, new = event.old, event.obj
-            if (event.type == "MODIFIED" and old is not None
-                    and old["metadata"].get("labels") == new["metadata"].get("labels")
-                    and (old.get("spec") or {}) == (new.get("spec") or {})):
+            if (
+                event.type == "MODIFIED"
+                and old is not None
+                and old["metadata"].get("labels") == new["metadata"].get("labels")
+                and (old.get("spec") or {}) == (new.get("spec") or {})
+            ):
                 return []  # only status moved: eligibility did not change
-            return [(d["metadata"].get("namespace", ""), d["metadata"]["name"], 0.0)
-                    for d in self.api.store.items(DAEMONSETS)]
+            return [
+                (d["metadata"].get("namespace", ""), d["metadata"]["name"], 0.0)
+                for d in self.api.store.items(DAEMONSETS)
+            ]
         owner = c.owned_by(event.obj, "DaemonSet")
         return [] if owner is None else [(event.namespace, owner, 0.0)]
 
     def initial(self) -> Iterable[Key]:
-        return [(d["metadata"].get("namespace", ""), d["metadata"]["name"])
-                for d in self.api.store.items(DAEMONSETS)]
+        return [
+            (d["metadata"].get("namespace", ""), d["metadata"]["name"])
+            for d in self.api.store.items(DAEMONSETS)
+        ]
 
     async def sync(self, namespace: str, name: str) -> Iterable[Due]:
         ds = self.api.store.get(DAEMONSETS, namespace, name)
@@ -174,8 +190,9 @@ class DaemonSetController:
         revision_hash = template_hash(template)
         await self._ensure_revision(ds, revision_hash, template)
         pod_spec = {**template["spec"], "tolerations": daemon_tolerations(template["spec"])}
-        pods = [p for p in c.controlled_pods(self.api, ds)
-                if c.selects(selector, p) and c.active(p)]
+        pods = [
+            p for p in c.controlled_pods(self.api, ds) if c.selects(selector, p) and c.active(p)
+        ]
         by_node: dict[str, list[Obj]] = {}
         for pod in pods:
             by_node.setdefault(_pod_node(pod), []).append(pod)
@@ -226,10 +243,12 @@ class DaemonSetController:
         rolling = (c.spec(ds).get("updateStrategy") or {}).get("rollingUpdate") or {}
         return max(1, c.scaled_value(rolling.get("maxUnavailable", 1), nodes, True))
 
-    async def _create_pod(self, ds: Obj, ref: dict[str, Any], pod_spec: dict[str, Any],
-                          node: str, revision_hash: str) -> None:
-        pod = c.pod_from_template(ds, ref, f"{c.name(ds)}-", generate=True,
-                                  extra_labels={REVISION_HASH: revision_hash})
+    async def _create_pod(
+        self, ds: Obj, ref: dict[str, Any], pod_spec: dict[str, Any], node: str, revision_hash: str
+    ) -> None:
+        pod = c.pod_from_template(
+            ds, ref, f"{c.name(ds)}-", generate=True, extra_labels={REVISION_HASH: revision_hash}
+        )
         pod["spec"]["tolerations"] = copy_json(pod_spec["tolerations"])
         pod["spec"]["affinity"] = node_name_affinity(pod["spec"].get("affinity"), node)
         await c.create_pod(self.api, events.DAEMONSET_CONTROLLER, ds, "DaemonSet", "apps/v1", pod)
@@ -237,30 +256,38 @@ class DaemonSetController:
     async def _delete_pod(self, ds: Obj, pod: Obj) -> None:
         await c.delete_pod(self.api, events.DAEMONSET_CONTROLLER, ds, "DaemonSet", "apps/v1", pod)
 
-    async def _ensure_revision(self, ds: Obj, revision_hash: str, template: dict[str, Any]
-                               ) -> None:
+    async def _ensure_revision(self, ds: Obj, revision_hash: str, template: dict[str, Any]) -> None:
         """A ControllerRevision per template, as `kubectl rollout history|undo ds` read them."""
         namespace = ds["metadata"].get("namespace", "")
         name = f"{c.name(ds)}-{revision_hash}"
         if self.api.store.get(REVISIONS, namespace, name) is not None:
             return
-        owned = [r for r in self.api.store.items(REVISIONS, namespace)
-                 if (c.controller_ref(r) or {}).get("uid") == c.uid(ds)]
+        owned = [
+            r
+            for r in self.api.store.items(REVISIONS, namespace)
+            if (c.controller_ref(r) or {}).get("uid") == c.uid(ds)
+        ]
         revision = max((int(r.get("revision") or 0) for r in owned), default=0) + 1
         patch_template = {**copy_json(template), "$patch": "replace"}
-        await c.create(self.api, REVISIONS, {
-            "apiVersion": "apps/v1",
-            "kind": "ControllerRevision",
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "labels": {**(c.selector_of(ds).get("matchLabels") or {}),
-                           REVISION_HASH: revision_hash},
-                "ownerReferences": [c.new_controller_ref(ds, "apps/v1", "DaemonSet")],
+        await c.create(
+            self.api,
+            REVISIONS,
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ControllerRevision",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "labels": {
+                        **(c.selector_of(ds).get("matchLabels") or {}),
+                        REVISION_HASH: revision_hash,
+                    },
+                    "ownerReferences": [c.new_controller_ref(ds, "apps/v1", "DaemonSet")],
+                },
+                "data": {"spec": {"template": patch_template}},
+                "revision": revision,
             },
-            "data": {"spec": {"template": patch_template}},
-            "revision": revision,
-        })
+        )
 
     async def _write_status(self, ds: Obj, desired: list[str], revision_hash: str) -> None:
         pods = [p for p in c.controlled_pods(self.api, ds) if c.active(p)]
@@ -268,8 +295,11 @@ class DaemonSetController:
         on_wanted = [p for p in pods if _pod_node(p) in wanted]
         scheduled_nodes = {_pod_node(p) for p in on_wanted}
         ready = [p for p in on_wanted if c.ready(p)]
-        updated = [p for p in on_wanted
-                   if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == revision_hash]
+        updated = [
+            p
+            for p in on_wanted
+            if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == revision_hash
+        ]
         misscheduled = {_pod_node(p) for p in pods if _pod_node(p) not in wanted}
         new_status = {
             **c.status(ds),
@@ -285,5 +315,3 @@ class DaemonSetController:
         if not new_status["numberUnavailable"]:
             new_status.pop("numberUnavailable")
         await c.write_status(self.api, DAEMONSETS, ds, new_status)
-
-

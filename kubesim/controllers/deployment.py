@@ -30,10 +30,16 @@ REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 # annotations a Deployment does not copy to its ReplicaSets (deployment_util.skipCopyAnnotation)
-_NOT_COPIED = frozenset({
-    "kubectl.kubernetes.io/last-applied-configuration", REVISION, REVISION_HISTORY,
-    DESIRED_REPLICAS, MAX_REPLICAS, "deprecated.deployment.rollback.to",
-})
+_NOT_COPIED = frozenset(
+    {
+        "kubectl.kubernetes.io/last-applied-configuration",
+        REVISION,
+        REVISION_HISTORY,
+        DESIRED_REPLICAS,
+        MAX_REPLICAS,
+        "deprecated.deployment.rollback.to",
+    }
+)
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
 
 
@@ -78,14 +84,21 @@ def _stat(rs: dict[str, Any], key: str) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _condition(kind: str, flag: str, reason: str, message: str, now: str,
-               old: list[dict[str, Any]]) -> dict[str, Any]:
+def _condition(
+    kind: str, flag: str, reason: str, message: str, now: str, old: list[dict[str, Any]]
+) -> dict[str, Any]:
     previous = next((x for x in old if x.get("type") == kind), None)
     transition = now
     if previous is not None and previous.get("status") == flag:
         transition = previous.get("lastTransitionTime", now)
-    return {"type": kind, "status": flag, "lastUpdateTime": now,
-            "lastTransitionTime": transition, "reason": reason, "message": message}
+    return {
+        "type": kind,
+        "status": flag,
+        "lastUpdateTime": now,
+        "lastTransitionTime": transition,
+        "reason": reason,
+        "message": message,
+    }
 
 
 class DeploymentController:
@@ -98,21 +111,30 @@ class DeploymentController:
 
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         if key == DEPLOYMENTS:
-            return [] if event.type == "DELETED" else [(event.namespace,
-                                                        event.obj["metadata"]["name"], 0.0)]
+            return (
+                []
+                if event.type == "DELETED"
+                else [(event.namespace, event.obj["metadata"]["name"], 0.0)]
+            )
         owner = c.owned_by(event.obj, "Deployment")
         return [] if owner is None else [(event.namespace, owner, 0.0)]
 
     def initial(self) -> Iterable[Key]:
-        return [(d["metadata"].get("namespace", ""), d["metadata"]["name"])
-                for d in self.api.store.items(DEPLOYMENTS)]
+        return [
+            (d["metadata"].get("namespace", ""), d["metadata"]["name"])
+            for d in self.api.store.items(DEPLOYMENTS)
+        ]
 
     def _owned(self, d: dict[str, Any]) -> list[dict[str, Any]]:
         d_uid = c.uid(d)
-        sets = [rs for rs in self.api.store.items(REPLICASETS, d["metadata"].get("namespace", ""))
-                if (c.controller_ref(rs) or {}).get("uid") == d_uid]
-        return sorted(sets, key=lambda rs: (rs["metadata"].get("creationTimestamp", ""),
-                                            c.name(rs)))
+        sets = [
+            rs
+            for rs in self.api.store.items(REPLICASETS, d["metadata"].get("namespace", ""))
+            if (c.controller_ref(rs) or {}).get("uid") == d_uid
+        ]
+        return sorted(
+            sets, key=lambda rs: (rs["metadata"].get("creationTimestamp", ""), c.name(rs))
+        )
 
     async def sync(self, namespace: str, name: str) -> Iterable[Due]:
         d = self.api.store.get(DEPLOYMENTS, namespace, name)
@@ -124,8 +146,10 @@ class DeploymentController:
             raise c.Malformed("spec.template is missing")
         c.selector_of(d)
         sets = self._owned(d)
-        new_rs = next((rs for rs in sets
-                       if equal_ignore_hash(c.spec(rs).get("template") or {}, template)), None)
+        new_rs = next(
+            (rs for rs in sets if equal_ignore_hash(c.spec(rs).get("template") or {}, template)),
+            None,
+        )
         old_sets = [rs for rs in sets if rs is not new_rs]
         paused = bool(spec.get("paused"))
         if not paused:
@@ -139,35 +163,50 @@ class DeploymentController:
         await self._cleanup(d)
         d = self.api.store.get(DEPLOYMENTS, namespace, name) or d
         sets = self._owned(d)
-        new_rs = next((rs for rs in sets
-                       if equal_ignore_hash(c.spec(rs).get("template") or {}, template)), None)
+        new_rs = next(
+            (rs for rs in sets if equal_ignore_hash(c.spec(rs).get("template") or {}, template)),
+            None,
+        )
         await self._write_status(d, new_rs, sets)
         return []
 
     # ---- the new ReplicaSet -----------------------------------------------------------------
-    def _rs_annotations(self, d: dict[str, Any], revision: int, base: dict[str, Any]
-                        ) -> dict[str, Any]:
+    def _rs_annotations(
+        self, d: dict[str, Any], revision: int, base: dict[str, Any]
+    ) -> dict[str, Any]:
         replicas = c.int_field(c.spec(d), "replicas", 1)
         surge, _ = self._fenceposts(d)
-        copied = {k: v for k, v in (d["metadata"].get("annotations") or {}).items()
-                  if k not in _NOT_COPIED}
-        annotations = {**base, **copied, REVISION: str(revision),
-                       DESIRED_REPLICAS: str(replicas), MAX_REPLICAS: str(replicas + surge)}
+        copied = {
+            k: v
+            for k, v in (d["metadata"].get("annotations") or {}).items()
+            if k not in _NOT_COPIED
+        }
+        annotations = {
+            **base,
+            **copied,
+            REVISION: str(revision),
+            DESIRED_REPLICAS: str(replicas),
+            MAX_REPLICAS: str(replicas + surge),
+        }
         old_revision = base.get(REVISION)
         if old_revision and old_revision != str(revision):  # a rollback reuses an old set
             history = [h for h in str(base.get(REVISION_HISTORY, "")).split(",") if h]
             annotations[REVISION_HISTORY] = ",".join([*history, old_revision])
         return annotations
 
-    async def _ensure_new_rs(self, d: dict[str, Any], new_rs: dict[str, Any] | None,
-                             old_sets: list[dict[str, Any]]) -> dict[str, Any] | None:
+    async def _ensure_new_rs(
+        self, d: dict[str, Any], new_rs: dict[str, Any] | None, old_sets: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
         revision = max((revision_of(rs) for rs in old_sets), default=0) + 1
         if new_rs is not None:
             if revision_of(new_rs) < revision:
                 annotations = self._rs_annotations(
-                    d, revision, new_rs["metadata"].get("annotations") or {})
-                new_rs = await c.write_meta(self.api, REPLICASETS, new_rs,
-                                            {"annotations": annotations}) or new_rs
+                    d, revision, new_rs["metadata"].get("annotations") or {}
+                )
+                new_rs = (
+                    await c.write_meta(self.api, REPLICASETS, new_rs, {"annotations": annotations})
+                    or new_rs
+                )
             await self._set_revision(d, revision_of(new_rs))
             return new_rs
         spec = c.spec(d)
@@ -198,12 +237,14 @@ class DeploymentController:
         }
         created = await c.create(self.api, REPLICASETS, rs)
         if created is None:  # the name is taken by a set not ours: hash again (collisionCount)
-            await c.write_status(self.api, DEPLOYMENTS, d,
-                                 {**c.status(d), "collisionCount": collisions + 1})
+            await c.write_status(
+                self.api, DEPLOYMENTS, d, {**c.status(d), "collisionCount": collisions + 1}
+            )
             return None
         if rs_spec["replicas"] > 0:  # getNewReplicaSet (sync.go)
-            await self._event(d, f"Scaled up replica set {c.name(created)} from 0 to "
-                              f"{rs_spec['replicas']}")
+            await self._event(
+                d, f"Scaled up replica set {c.name(created)} from 0 to {rs_spec['replicas']}"
+            )
         await self._set_revision(d, revision)
         return created
 
@@ -213,9 +254,17 @@ class DeploymentController:
             return
         annotations = current["metadata"].get("annotations") or {}
         if annotations.get(REVISION) != str(revision):
-            await self.api.store.put(DEPLOYMENTS, {**current, "metadata": {
-                **current["metadata"], "annotations": {**annotations, REVISION: str(revision)}}},
-                current)
+            await self.api.store.put(
+                DEPLOYMENTS,
+                {
+                    **current,
+                    "metadata": {
+                        **current["metadata"],
+                        "annotations": {**annotations, REVISION: str(revision)},
+                    },
+                },
+                current,
+            )
 
     # ---- strategies --------------------------------------------------------------------------
     def _fenceposts(self, d: dict[str, Any]) -> tuple[int, int]:
@@ -232,8 +281,9 @@ class DeploymentController:
             unavailable = 1
         return surge, unavailable
 
-    def _new_replicas(self, d: dict[str, Any], new_rs: dict[str, Any] | None,
-                      old_sets: list[dict[str, Any]]) -> int:
+    def _new_replicas(
+        self, d: dict[str, Any], new_rs: dict[str, Any] | None, old_sets: list[dict[str, Any]]
+    ) -> int:
         """NewRSNewReplicas."""
         replicas = c.int_field(c.spec(d), "replicas", 1)
         if (c.spec(d).get("strategy") or {}).get("type") == "Recreate":
@@ -254,26 +304,42 @@ class DeploymentController:
         wanted = c.int_field(c.spec(d), "replicas", 1)
         annotations[DESIRED_REPLICAS] = str(wanted)
         annotations[MAX_REPLICAS] = str(wanted + self._fenceposts(d)[0])
-        if _replicas(current) == replicas and annotations == current["metadata"].get(
-                "annotations"):
+        if _replicas(current) == replicas and annotations == current["metadata"].get("annotations"):
             return
         old_replicas = _replicas(current)
-        await self.api.update(c.resource(REPLICASETS), current["metadata"].get("namespace", ""),
-                              c.name(current), {
-                                  **current,
-                                  "metadata": {**current["metadata"], "annotations": annotations},
-                                  "spec": {**c.spec(current), "replicas": replicas}})
+        await self.api.update(
+            c.resource(REPLICASETS),
+            current["metadata"].get("namespace", ""),
+            c.name(current),
+            {
+                **current,
+                "metadata": {**current["metadata"], "annotations": annotations},
+                "spec": {**c.spec(current), "replicas": replicas},
+            },
+        )
         if old_replicas != replicas:  # scaleReplicaSet (sync.go)
             direction = "up" if old_replicas < replicas else "down"
-            await self._event(d, f"Scaled {direction} replica set {c.name(current)} from "
-                              f"{old_replicas} to {replicas}")
+            await self._event(
+                d,
+                f"Scaled {direction} replica set {c.name(current)} from "
+                f"{old_replicas} to {replicas}",
+            )
 
     async def _event(self, d: dict[str, Any], message: str) -> None:
-        await c.record(self.api, events.DEPLOYMENT_CONTROLLER, d, "Deployment", "apps/v1",
-                       events.NORMAL, "ScalingReplicaSet", message)
+        await c.record(
+            self.api,
+            events.DEPLOYMENT_CONTROLLER,
+            d,
+            "Deployment",
+            "apps/v1",
+            events.NORMAL,
+            "ScalingReplicaSet",
+            message,
+        )
 
-    async def _rolling(self, d: dict[str, Any], new_rs: dict[str, Any] | None,
-                       old_sets: list[dict[str, Any]]) -> None:
+    async def _rolling(
+        self, d: dict[str, Any], new_rs: dict[str, Any] | None, old_sets: list[dict[str, Any]]
+    ) -> None:
         """rolloutRolling: reconcileNewReplicaSet, then reconcileOldReplicaSets."""
         replicas = c.int_field(c.spec(d), "replicas", 1)
         if new_rs is None:
@@ -285,8 +351,10 @@ class DeploymentController:
             await self._scale(new_rs, replicas, d)
         elif _replicas(new_rs) < replicas:
             await self._scale(new_rs, self._new_replicas(d, new_rs, old_sets), d)
-        new_rs = self.api.store.get(REPLICASETS, new_rs["metadata"].get("namespace", ""),
-                                    c.name(new_rs)) or new_rs
+        new_rs = (
+            self.api.store.get(REPLICASETS, new_rs["metadata"].get("namespace", ""), c.name(new_rs))
+            or new_rs
+        )
         _, max_unavailable = self._fenceposts(d)
         all_sets = [new_rs, *old_sets]
         all_pods = sum(_replicas(rs) for rs in all_sets)
@@ -306,8 +374,10 @@ class DeploymentController:
             await self._scale(rs, _replicas(rs) - cut, d)
             max_scaled_down -= cut
         # scaleDownOldReplicaSetsForRollingUpdate: then available ones, down to minAvailable
-        fresh = [self.api.store.get(REPLICASETS, rs["metadata"].get("namespace", ""), c.name(rs))
-                 for rs in all_sets]
+        fresh = [
+            self.api.store.get(REPLICASETS, rs["metadata"].get("namespace", ""), c.name(rs))
+            for rs in all_sets
+        ]
         live = [rs for rs in fresh if rs is not None]
         available = sum(_stat(rs, "availableReplicas") for rs in live)
         if available <= min_available:
@@ -321,8 +391,9 @@ class DeploymentController:
                 await self._scale(rs, _replicas(rs) - cut, d)
                 remaining -= cut
 
-    async def _recreate(self, d: dict[str, Any], new_rs: dict[str, Any] | None,
-                        old_sets: list[dict[str, Any]]) -> None:
+    async def _recreate(
+        self, d: dict[str, Any], new_rs: dict[str, Any] | None, old_sets: list[dict[str, Any]]
+    ) -> None:
         """rolloutRecreate: old sets to 0, wait until their pods are gone, then the new one."""
         for rs in old_sets:
             if _replicas(rs):
@@ -331,8 +402,11 @@ class DeploymentController:
             return
         namespace = d["metadata"].get("namespace", "")
         old_uids = {c.uid(rs) for rs in old_sets}
-        if any((c.controller_ref(p) or {}).get("uid") in old_uids
-               for p in self.api.store.items(c.PODS, namespace) if not c.terminal(p)):
+        if any(
+            (c.controller_ref(p) or {}).get("uid") in old_uids
+            for p in self.api.store.items(c.PODS, namespace)
+            if not c.terminal(p)
+        ):
             return
         if new_rs is not None:
             await self._scale(new_rs, c.int_field(c.spec(d), "replicas", 1), d)
@@ -341,16 +415,22 @@ class DeploymentController:
         """cleanupDeployment: old sets scaled to 0 beyond revisionHistoryLimit, oldest first."""
         limit = c.int_field(c.spec(d), "revisionHistoryLimit", 10)
         template = c.spec(d).get("template") or {}
-        idle = [rs for rs in self._owned(d)
-                if not equal_ignore_hash(c.spec(rs).get("template") or {}, template)
-                and _replicas(rs) == 0 and _stat(rs, "replicas") == 0 and not c.deleting(rs)]
+        idle = [
+            rs
+            for rs in self._owned(d)
+            if not equal_ignore_hash(c.spec(rs).get("template") or {}, template)
+            and _replicas(rs) == 0
+            and _stat(rs, "replicas") == 0
+            and not c.deleting(rs)
+        ]
         idle.sort(key=revision_of)
-        for rs in idle[:max(0, len(idle) - limit)]:
+        for rs in idle[: max(0, len(idle) - limit)]:
             await c.delete(self.api, REPLICASETS, rs, {"propagationPolicy": "Background"})
 
     # ---- status ------------------------------------------------------------------------------
-    async def _write_status(self, d: dict[str, Any], new_rs: dict[str, Any] | None,
-                            sets: list[dict[str, Any]]) -> None:
+    async def _write_status(
+        self, d: dict[str, Any], new_rs: dict[str, Any] | None, sets: list[dict[str, Any]]
+    ) -> None:
         spec = c.spec(d)
         replicas = c.int_field(spec, "replicas", 1)
         _, max_unavailable = self._fenceposts(d)
@@ -362,31 +442,54 @@ class DeploymentController:
         now = self.api.clock()
         stamp = rfc3339(now)
         if available >= replicas - max_unavailable:
-            available_condition = _condition("Available", "True", "MinimumReplicasAvailable",
-                                             "Deployment has minimum availability.", stamp,
-                                             old_conditions)
+            available_condition = _condition(
+                "Available",
+                "True",
+                "MinimumReplicasAvailable",
+                "Deployment has minimum availability.",
+                stamp,
+                old_conditions,
+            )
         else:
-            available_condition = _condition("Available", "False", "MinimumReplicasUnavailable",
-                                             "Deployment does not have minimum availability.",
-                                             stamp, old_conditions)
+            available_condition = _condition(
+                "Available",
+                "False",
+                "MinimumReplicasUnavailable",
+                "Deployment does not have minimum availability.",
+                stamp,
+                old_conditions,
+            )
         rs_name = c.name(new_rs) if new_rs is not None else ""
-        complete = (new_rs is not None and updated == replicas and total == replicas
-                    and available >= replicas)
+        complete = (
+            new_rs is not None
+            and updated == replicas
+            and total == replicas
+            and available >= replicas
+        )
         if complete:
-            progressing = ("NewReplicaSetAvailable",
-                           f'ReplicaSet "{rs_name}" has successfully progressed.')
+            progressing = (
+                "NewReplicaSetAvailable",
+                f'ReplicaSet "{rs_name}" has successfully progressed.',
+            )
         elif spec.get("paused"):
             progressing = ("DeploymentPaused", "Deployment is paused")
         else:
             progressing = ("ReplicaSetUpdated", f'ReplicaSet "{rs_name}" is progressing.')
-        progressing_condition = _condition("Progressing", "True" if not spec.get("paused")
-                                           else "Unknown", *progressing, stamp, old_conditions)
+        progressing_condition = _condition(
+            "Progressing",
+            "True" if not spec.get("paused") else "Unknown",
+            *progressing,
+            stamp,
+            old_conditions,
+        )
         conditions = []
         for new_condition in (available_condition, progressing_condition):
-            previous = next((x for x in old_conditions if x.get("type") == new_condition["type"]),
-                            None)
-            if previous is not None and all(previous.get(k) == new_condition[k]
-                                            for k in ("status", "reason", "message")):
+            previous = next(
+                (x for x in old_conditions if x.get("type") == new_condition["type"]), None
+            )
+            if previous is not None and all(
+                previous.get(k) == new_condition[k] for k in ("status", "reason", "message")
+            ):
                 conditions.append(previous)  # unchanged: keep its times, write nothing
             else:
                 conditions.append(new_condition)

@@ -30,8 +30,9 @@ class DisruptionController:
         return [(event.namespace, "", self.delay)]
 
     def initial(self) -> Iterable[Key]:
-        return sorted({(p["metadata"].get("namespace", ""), "") for p in
-                       self.api.store.items(PDBS)})
+        return sorted(
+            {(p["metadata"].get("namespace", ""), "") for p in self.api.store.items(PDBS)}
+        )
 
     async def sync(self, namespace: str, name: str) -> Iterable[Due]:
         await subresources.refresh_pdbs(self.api, namespace)

@@ -57,8 +57,9 @@ class GarbageCollector:
         self._dependents: dict[str, set[Item]] = {}
 
     # ---- the owner index ---------------------------------------------------------------------
-    def _index(self, item: Item, old_refs: list[dict[str, Any]],
-               new_refs: list[dict[str, Any]]) -> None:
+    def _index(
+        self, item: Item, old_refs: list[dict[str, Any]], new_refs: list[dict[str, Any]]
+    ) -> None:
         for ref in old_refs:
             deps = self._dependents.get(str(ref.get("uid")))
             if deps is not None:
@@ -87,9 +88,12 @@ class GarbageCollector:
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         obj, old = event.obj, event.old
         meta = obj["metadata"]
-        if (event.type == "MODIFIED" and not meta.get("deletionTimestamp")
-                and not meta.get("ownerReferences")
-                and not (old is not None and old["metadata"].get("ownerReferences"))):
+        if (
+            event.type == "MODIFIED"
+            and not meta.get("deletionTimestamp")
+            and not meta.get("ownerReferences")
+            and not (old is not None and old["metadata"].get("ownerReferences"))
+        ):
             return ()  # nothing the collector acts on changed (a bare pod's status, a bind)
         namespace = meta.get("namespace", "")
         item = (key, namespace, meta["name"])
@@ -174,8 +178,7 @@ class GarbageCollector:
             dep = self.api.store.get(dep_key, dep_ns, dep_name)
             if dep is None:
                 continue
-            if any(r.get("uid") == owner_uid and r.get("blockOwnerDeletion")
-                   for r in _refs(dep)):
+            if any(r.get("uid") == owner_uid and r.get("blockOwnerDeletion") for r in _refs(dep)):
                 return  # processDeletingDependentsItem: still blocked
         kept = [f for f in _finalizers(owner) if f != FOREGROUND]
         await c.write_meta(self.api, key, owner, {"finalizers": kept or None})
@@ -200,8 +203,9 @@ class GarbageCollector:
                 kept = [r for r in _refs(obj) if r.get("uid") not in gone]
                 await c.write_meta(self.api, key, obj, {"ownerReferences": kept})
             return
-        if c.deleting(obj) and not (waiting and FOREGROUND not in _finalizers(obj)
-                                    and self.dependents(c.uid(obj))):
+        if c.deleting(obj) and not (
+            waiting and FOREGROUND not in _finalizers(obj) and self.dependents(c.uid(obj))
+        ):
             return  # already on its way out
         finalizers = _finalizers(obj)
         if ORPHAN in finalizers:

@@ -26,13 +26,22 @@ JOB_NAME = "batch.kubernetes.io/job-name"
 
 
 def _finished(job: Obj) -> bool:
-    return any(x.get("type") in ("Complete", "Failed") and x.get("status") == "True"
-               for x in c.status(job).get("conditions") or [] if isinstance(x, dict))
+    return any(
+        x.get("type") in ("Complete", "Failed") and x.get("status") == "True"
+        for x in c.status(job).get("conditions") or []
+        if isinstance(x, dict)
+    )
 
 
 def _condition(kind: str, reason: str, message: str, now: str) -> dict[str, Any]:
-    return {"type": kind, "status": "True", "lastProbeTime": now, "lastTransitionTime": now,
-            "reason": reason, "message": message}
+    return {
+        "type": kind,
+        "status": "True",
+        "lastProbeTime": now,
+        "lastTransitionTime": now,
+        "reason": reason,
+        "message": message,
+    }
 
 
 class JobController:
@@ -47,14 +56,19 @@ class JobController:
 
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         if key == JOBS:
-            return [] if event.type == "DELETED" else [(event.namespace,
-                                                        event.obj["metadata"]["name"], 0.0)]
+            return (
+                []
+                if event.type == "DELETED"
+                else [(event.namespace, event.obj["metadata"]["name"], 0.0)]
+            )
         owner = c.owned_by(event.obj, "Job")
         return [] if owner is None else [(event.namespace, owner, 0.0)]
 
     def initial(self) -> Iterable[Key]:
-        return [(j["metadata"].get("namespace", ""), j["metadata"]["name"])
-                for j in self.api.store.items(JOBS)]
+        return [
+            (j["metadata"].get("namespace", ""), j["metadata"]["name"])
+            for j in self.api.store.items(JOBS)
+        ]
 
     async def sync(self, namespace: str, name: str) -> Iterable[Due]:
         job = self.api.store.get(JOBS, namespace, name)
@@ -65,10 +79,14 @@ class JobController:
         pods = c.controlled_pods(self.api, job)
         running = [p for p in pods if c.active(p)]
         old = c.status(job)
-        succeeded = max(int(old.get("succeeded") or 0),
-                        sum(1 for p in pods if c.status(p).get("phase") == "Succeeded"))
-        failed = max(int(old.get("failed") or 0),
-                     sum(1 for p in pods if c.status(p).get("phase") == "Failed"))
+        succeeded = max(
+            int(old.get("succeeded") or 0),
+            sum(1 for p in pods if c.status(p).get("phase") == "Succeeded"),
+        )
+        failed = max(
+            int(old.get("failed") or 0),
+            sum(1 for p in pods if c.status(p).get("phase") == "Failed"),
+        )
         now = rfc3339(self.api.clock())
         new_status: dict[str, Any] = {**old, "startTime": old.get("startTime") or now}
         conditions = [x for x in old.get("conditions") or [] if isinstance(x, dict)]
@@ -78,18 +96,37 @@ class JobController:
             backoff_limit = c.int_field(spec, "backoffLimit", 6)
             if failed > backoff_limit:
                 conditions += [
-                    _condition("FailureTarget", "BackoffLimitExceeded",
-                               "Job has reached the specified backoff limit", now),
-                    _condition("Failed", "BackoffLimitExceeded",
-                               "Job has reached the specified backoff limit", now)]
+                    _condition(
+                        "FailureTarget",
+                        "BackoffLimitExceeded",
+                        "Job has reached the specified backoff limit",
+                        now,
+                    ),
+                    _condition(
+                        "Failed",
+                        "BackoffLimitExceeded",
+                        "Job has reached the specified backoff limit",
+                        now,
+                    ),
+                ]
                 wanted = 0
             elif (completions is not None and succeeded >= completions) or (
-                    completions is None and succeeded > 0 and not running):
+                completions is None and succeeded > 0 and not running
+            ):
                 conditions += [
-                    _condition("SuccessCriteriaMet", "CompletionsReached",
-                               "Reached expected number of succeeded pods", now),
-                    _condition("Complete", "CompletionsReached",
-                               "Reached expected number of succeeded pods", now)]
+                    _condition(
+                        "SuccessCriteriaMet",
+                        "CompletionsReached",
+                        "Reached expected number of succeeded pods",
+                        now,
+                    ),
+                    _condition(
+                        "Complete",
+                        "CompletionsReached",
+                        "Reached expected number of succeeded pods",
+                        now,
+                    ),
+                ]
                 new_status["completionTime"] = now
                 wanted = 0
             elif completions is None:
@@ -101,15 +138,17 @@ class JobController:
                 group = await ensure_pod_group(self.api, job, pods)
             await self._manage(job, running, wanted, group)
             running = [p for p in c.controlled_pods(self.api, job) if c.active(p)]
-        new_status.update({
-            "active": len(running),
-            "succeeded": succeeded,
-            "failed": failed,
-            "ready": sum(1 for p in running if c.ready(p)),
-            "terminating": sum(1 for p in c.controlled_pods(self.api, job) if c.deleting(p)),
-            "uncountedTerminatedPods": {},
-            "conditions": conditions,
-        })
+        new_status.update(
+            {
+                "active": len(running),
+                "succeeded": succeeded,
+                "failed": failed,
+                "ready": sum(1 for p in running if c.ready(p)),
+                "terminating": sum(1 for p in c.controlled_pods(self.api, job) if c.deleting(p)),
+                "uncountedTerminatedPods": {},
+                "conditions": conditions,
+            }
+        )
         for key in ("active", "succeeded", "failed", "conditions"):
             if not new_status[key]:
                 new_status.pop(key)
@@ -125,12 +164,27 @@ class JobController:
             if condition.get("status") != "True":
                 continue
             if condition.get("type") == "Complete":
-                await c.record(self.api, events.JOB_CONTROLLER, job, "Job", "batch/v1",
-                               events.NORMAL, "Completed", "Job completed")
+                await c.record(
+                    self.api,
+                    events.JOB_CONTROLLER,
+                    job,
+                    "Job",
+                    "batch/v1",
+                    events.NORMAL,
+                    "Completed",
+                    "Job completed",
+                )
             elif condition.get("type") == "Failed":
-                await c.record(self.api, events.JOB_CONTROLLER, job, "Job", "batch/v1",
-                               events.WARNING, str(condition.get("reason") or ""),
-                               str(condition.get("message") or ""))
+                await c.record(
+                    self.api,
+                    events.JOB_CONTROLLER,
+                    job,
+                    "Job",
+                    "batch/v1",
+                    events.WARNING,
+                    str(condition.get("reason") or ""),
+                    str(condition.get("message") or ""),
+                )
 
     async def _ensure_selector(self, job: Obj) -> Obj:
         """generateSelector (pkg/registry/batch/job/strategy.go), done at first sync: the uid is
@@ -139,18 +193,26 @@ class JobController:
         if spec.get("selector") or spec.get("manualSelector"):
             return job
         job_uid, job_name = c.uid(job), c.name(job)
-        labels = {CONTROLLER_UID: job_uid, JOB_NAME: job_name,
-                  "controller-uid": job_uid, "job-name": job_name}
+        labels = {
+            CONTROLLER_UID: job_uid,
+            JOB_NAME: job_name,
+            "controller-uid": job_uid,
+            "job-name": job_name,
+        }
         template = copy_json(spec.get("template") or {})
         template_meta = template.setdefault("metadata", {})
         template_meta["labels"] = {**(template_meta.get("labels") or {}), **labels}
-        new_spec = {**spec, "selector": {"matchLabels": {CONTROLLER_UID: job_uid}},
-                    "template": template}
+        new_spec = {
+            **spec,
+            "selector": {"matchLabels": {CONTROLLER_UID: job_uid}},
+            "template": template,
+        }
         new = {**job, "metadata": dict(job["metadata"]), "spec": new_spec}
         return await self.api.store.put(JOBS, new, job)
 
-    async def _manage(self, job: Obj, running: list[Obj], wanted: int,
-                      pod_group: str | None = None) -> None:
+    async def _manage(
+        self, job: Obj, running: list[Obj], wanted: int, pod_group: str | None = None
+    ) -> None:
         if len(running) < wanted:
             ref = c.new_controller_ref(job, "batch/v1", "Job")
             for _ in range(wanted - len(running)):
@@ -159,7 +221,8 @@ class JobController:
                     pod["spec"]["schedulingGroup"] = {"podGroupName": pod_group}
                 await c.create_pod(self.api, events.JOB_CONTROLLER, job, "Job", "batch/v1", pod)
         elif len(running) > wanted:
-            newest_first = sorted(running, key=lambda p: p["metadata"].get("creationTimestamp",
-                                                                           ""), reverse=True)
-            for pod in newest_first[:len(running) - wanted]:
+            newest_first = sorted(
+                running, key=lambda p: p["metadata"].get("creationTimestamp", ""), reverse=True
+            )
+            for pod in newest_first[: len(running) - wanted]:
                 await c.delete_pod(self.api, events.JOB_CONTROLLER, job, "Job", "batch/v1", pod)

@@ -52,7 +52,7 @@ def workload_name(job: Obj) -> str:
     uid with DeepHashObject; kubesim hashes its text with the same FNV-32a, so names are stable
     and unique per Job but not byte-equal to upstream's."""
     digest = _safe_encode(str(_fnv32a(c.uid(job))))
-    prefix = c.name(job)[:DNS1123_SUBDOMAIN_MAX_LENGTH - len(digest) - 1]
+    prefix = c.name(job)[: DNS1123_SUBDOMAIN_MAX_LENGTH - len(digest) - 1]
     return f"{prefix}-{digest}"
 
 
@@ -63,11 +63,11 @@ def pod_group_name(workload: str, template: str) -> str:
     if len(workload) + len(template) > available:
         half = available // 2
         if len(workload) <= half:
-            template = template[:available - len(workload)]
+            template = template[: available - len(workload)]
         elif len(template) <= half:
-            workload = workload[:available - len(template)]
+            workload = workload[: available - len(template)]
         else:
-            workload, template = workload[:available - half], template[:half]
+            workload, template = workload[: available - half], template[:half]
     return f"{workload}-{template}-{digest}"
 
 
@@ -83,22 +83,29 @@ def is_new_job(job: Obj, pods: list[Obj]) -> bool:
     status = c.status(job)
     if pods or status.get("startTime") or status.get("succeeded") or status.get("failed"):
         return False
-    return not any(isinstance(x, dict) and x.get("type") == "Suspended"
-                   for x in status.get("conditions") or [])
+    return not any(
+        isinstance(x, dict) and x.get("type") == "Suspended" for x in status.get("conditions") or []
+    )
 
 
 def _controlled(api: Api, key: str, job: Obj) -> list[Obj]:
     namespace = c.meta(job).get("namespace", "")
     job_uid = c.uid(job)
-    return [o for o in api.store.items(key)
-            if c.meta(o).get("namespace", "") == namespace
-            and (c.controller_ref(o) or {}).get("uid") == job_uid]
+    return [
+        o
+        for o in api.store.items(key)
+        if c.meta(o).get("namespace", "") == namespace
+        and (c.controller_ref(o) or {}).get("uid") == job_uid
+    ]
 
 
 def _refers_to_job(workload: Obj, job: Obj) -> bool:
     ref = c.spec(workload).get("controllerRef") or {}
-    return ref.get("apiGroup") == "batch" and ref.get("kind") == "Job" and \
-        ref.get("name") == c.name(job)
+    return (
+        ref.get("apiGroup") == "batch"
+        and ref.get("kind") == "Job"
+        and ref.get("name") == c.name(job)
+    )
 
 
 async def ensure_pod_group(api: Api, job: Obj, pods: list[Obj]) -> str | None:
@@ -121,8 +128,11 @@ async def ensure_pod_group(api: Api, job: Obj, pods: list[Obj]) -> str | None:
         if created is None:
             return None
         workload = created
-    groups = [g for g in _controlled(api, PODGROUPS, job)
-              if (c.spec(g).get("workloadRef") or {}).get("workloadName") == c.name(workload)]
+    groups = [
+        g
+        for g in _controlled(api, PODGROUPS, job)
+        if (c.spec(g).get("workloadRef") or {}).get("workloadName") == c.name(workload)
+    ]
     if len(groups) == 1:
         return c.name(groups[0])
     if groups or not new_job:
@@ -137,12 +147,16 @@ def _workload_for(job: Obj) -> Obj:
     return {
         "apiVersion": SCHEDULING_API_VERSION,
         "kind": "Workload",
-        "metadata": {"name": workload_name(job), "namespace": namespace,
-                     "ownerReferences": [c.new_controller_ref(job, "batch/v1", "Job")]},
+        "metadata": {
+            "name": workload_name(job),
+            "namespace": namespace,
+            "ownerReferences": [c.new_controller_ref(job, "batch/v1", "Job")],
+        },
         "spec": {
             "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": c.name(job)},
-            "podGroupTemplates": [{"name": pod_group_template_name(job),
-                                   "schedulingPolicy": {"basic": {}}}],
+            "podGroupTemplates": [
+                {"name": pod_group_template_name(job), "schedulingPolicy": {"basic": {}}}
+            ],
         },
     }
 
@@ -158,8 +172,12 @@ def _pod_group_for(job: Obj, workload: Obj) -> Obj:
     for key in ("schedulingConstraints", "disruptionMode", "resourceClaims"):
         if template.get(key) is not None:
             spec[key] = template[key]
-    workload_ref = {"apiVersion": SCHEDULING_API_VERSION, "kind": "Workload",
-                    "name": c.name(workload), "uid": c.uid(workload)}
+    workload_ref = {
+        "apiVersion": SCHEDULING_API_VERSION,
+        "kind": "Workload",
+        "name": c.name(workload),
+        "uid": c.uid(workload),
+    }
     return {
         "apiVersion": SCHEDULING_API_VERSION,
         "kind": "PodGroup",

@@ -45,8 +45,7 @@ class Controller(Protocol):
 
 
 class ControllerManager:
-    def __init__(self, api: Api, options: ControllerOptions,
-                 controllers: list[Controller]) -> None:
+    def __init__(self, api: Api, options: ControllerOptions, controllers: list[Controller]) -> None:
         self.api = api
         self.options = options
         self.controllers = {c.name: c for c in controllers}
@@ -89,13 +88,15 @@ class ControllerManager:
             return
         old = event.old
         if not event.obj["metadata"].get("ownerReferences") and (
-                old is None or not old["metadata"].get("ownerReferences")):
+            old is None or not old["metadata"].get("ownerReferences")
+        ):
             controllers = self._bare.get(key, [])
         for controller in controllers:
             try:
                 for namespace, name, delay in controller.on_event(key, event):
-                    self.enqueue(controller.name, namespace, name,
-                                 max(delay, self.options.sync_delay))
+                    self.enqueue(
+                        controller.name, namespace, name, max(delay, self.options.sync_delay)
+                    )
             except Exception:  # raised here, it would fail the write that published the event
                 log.exception("controller %s: handling a %s event failed", controller.name, key)
 

@@ -84,8 +84,10 @@ class NodeLifecycleController:
 
     def initial(self) -> Iterable[Key]:
         self.started = self.api.clock()
-        return [("", MONITOR), *(("", n["metadata"]["name"]) for n in
-                                 self.api.store.items(c.NODES))]
+        return [
+            ("", MONITOR),
+            *(("", n["metadata"]["name"]) for n in self.api.store.items(c.NODES)),
+        ]
 
     async def sync(self, namespace: str, name: str) -> Iterable[Due]:
         if name == MONITOR:
@@ -99,8 +101,9 @@ class NodeLifecycleController:
             spec = {**(node.get("spec") or {}), "taints": taints}
             if not taints:
                 del spec["taints"]
-            await self.api.store.put(c.NODES, {**node, "metadata": dict(node["metadata"]),
-                                               "spec": spec}, node)
+            await self.api.store.put(
+                c.NODES, {**node, "metadata": dict(node["metadata"]), "spec": spec}, node
+            )
         return []
 
     def _last_heartbeat(self, node: Obj) -> float | None:
@@ -110,8 +113,11 @@ class NodeLifecycleController:
         if renew:
             times.append(str(renew))
         for condition in (node.get("status") or {}).get("conditions") or []:
-            if (isinstance(condition, dict) and condition.get("type") == "Ready"
-                    and condition.get("lastHeartbeatTime")):
+            if (
+                isinstance(condition, dict)
+                and condition.get("type") == "Ready"
+                and condition.get("lastHeartbeatTime")
+            ):
                 times.append(str(condition["lastHeartbeatTime"]))
         parsed = []
         for text in times:
@@ -135,17 +141,30 @@ class NodeLifecycleController:
             conditions = []
             for condition in (node.get("status") or {}).get("conditions") or []:
                 if isinstance(condition, dict) and condition.get("type") in (
-                        "Ready", "MemoryPressure", "DiskPressure", "PIDPressure"):
-                    condition = {**condition, "status": "Unknown", "reason": "NodeStatusUnknown",
-                                 "message": "Kubelet stopped posting node status.",
-                                 "lastTransitionTime": stamp}
+                    "Ready",
+                    "MemoryPressure",
+                    "DiskPressure",
+                    "PIDPressure",
+                ):
+                    condition = {
+                        **condition,
+                        "status": "Unknown",
+                        "reason": "NodeStatusUnknown",
+                        "message": "Kubelet stopped posting node status.",
+                        "lastTransitionTime": stamp,
+                    }
                 conditions.append(condition)
             status = {**(node.get("status") or {}), "conditions": conditions}
-            await self.api.store.put(c.NODES, {**node, "metadata": dict(node["metadata"]),
-                                               "status": status}, node)
+            await self.api.store.put(
+                c.NODES, {**node, "metadata": dict(node["metadata"]), "status": status}, node
+            )
             # RecordNodeStatusChange (pkg/controller/util/node): about the Node, in "default"
             name = node["metadata"]["name"]
             ref = {"kind": "Node", "name": name, "uid": c.uid(node), "apiVersion": "v1"}
-            await self.api.events.record(events.Source(events.NODE_CONTROLLER), ref,
-                                         events.NORMAL, "NodeNotReady",
-                                         f"Node {name} status is now: NodeNotReady")
+            await self.api.events.record(
+                events.Source(events.NODE_CONTROLLER),
+                ref,
+                events.NORMAL,
+                "NodeNotReady",
+                f"Node {name} status is now: NodeNotReady",
+            )

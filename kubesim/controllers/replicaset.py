@@ -29,24 +29,30 @@ class ReplicaSetController:
         self.api_version = "apps/v1" if self.kind == "ReplicaSet" else "v1"
         self.name = self.kind
         # the EventSource of upstream's recorder (NewReplicaSetController / NewReplicationManager)
-        self.component = (events.REPLICASET_CONTROLLER if self.kind == "ReplicaSet"
-                          else events.REPLICATION_CONTROLLER)
+        self.component = (
+            events.REPLICASET_CONTROLLER
+            if self.kind == "ReplicaSet"
+            else events.REPLICATION_CONTROLLER
+        )
         self.watches: tuple[str, ...] = (key, c.PODS)
         self.owned_only: tuple[str, ...] = (c.PODS,)
 
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         if key == self.key:
             meta = event.obj["metadata"]
-            return [] if event.type == "DELETED" else [(meta.get("namespace", ""), meta["name"],
-                                                        0.0)]
+            return (
+                [] if event.type == "DELETED" else [(meta.get("namespace", ""), meta["name"], 0.0)]
+            )
         owner = c.owned_by(event.obj, self.kind)
         if owner is None and event.old is not None:
             owner = c.owned_by(event.old, self.kind)
         return [] if owner is None else [(event.namespace, owner, 0.0)]
 
     def initial(self) -> Iterable[Key]:
-        return [(o["metadata"].get("namespace", ""), o["metadata"]["name"])
-                for o in self.api.store.items(self.key)]
+        return [
+            (o["metadata"].get("namespace", ""), o["metadata"]["name"])
+            for o in self.api.store.items(self.key)
+        ]
 
     def _selector(self, owner: dict[str, Any]) -> dict[str, Any]:
         selector = c.spec(owner).get("selector")
@@ -68,8 +74,9 @@ class ReplicaSetController:
             pods = [p for p in c.controlled_pods(self.api, owner) if c.selects(selector, p)]
         return await self._update_status(owner, pods)
 
-    async def _adopt(self, owner: dict[str, Any], selector: dict[str, Any],
-                     pods: list[dict[str, Any]]) -> None:
+    async def _adopt(
+        self, owner: dict[str, Any], selector: dict[str, Any], pods: list[dict[str, Any]]
+    ) -> None:
         """Claim orphan pods the selector matches (ControllerRefManager.ClaimPods)."""
         ref = c.new_controller_ref(owner, self.api_version, self.kind)
         for pod in self.api.store.items(c.PODS, owner["metadata"].get("namespace", "")):
@@ -89,15 +96,18 @@ class ReplicaSetController:
             prefix = f"{c.name(owner)}-"
             for _ in range(min(-diff, BURST_REPLICAS)):
                 pod = c.pod_from_template(owner, ref, prefix, generate=True)
-                await c.create_pod(self.api, self.component, owner, self.kind,
-                                   self.api_version, pod)
+                await c.create_pod(
+                    self.api, self.component, owner, self.kind, self.api_version, pod
+                )
         elif diff > 0:
             for pod in pods_to_delete(live, min(diff, BURST_REPLICAS)):
-                await c.delete_pod(self.api, self.component, owner, self.kind,
-                                   self.api_version, pod)
+                await c.delete_pod(
+                    self.api, self.component, owner, self.kind, self.api_version, pod
+                )
 
-    async def _update_status(self, owner: dict[str, Any], pods: list[dict[str, Any]]
-                             ) -> Iterable[Due]:
+    async def _update_status(
+        self, owner: dict[str, Any], pods: list[dict[str, Any]]
+    ) -> Iterable[Due]:
         spec = c.spec(owner)
         min_ready = c.int_field(spec, "minReadySeconds", 0)
         now = self.api.clock()

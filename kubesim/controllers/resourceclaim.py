@@ -75,8 +75,11 @@ def _generate_name(pod_name: str, entry_name: str) -> str:
     generate_name = f"{pod_name}-{entry_name}-"
     if len(generate_name) > _MAX_BASE_LEN:  # truncate both, proportionally (as upstream)
         total = len(generate_name)
-        generate_name = (pod_name[: len(pod_name) * _MAX_BASE_LEN // total] + "-"
-                         + entry_name[: len(entry_name) * _MAX_BASE_LEN // total])
+        generate_name = (
+            pod_name[: len(pod_name) * _MAX_BASE_LEN // total]
+            + "-"
+            + entry_name[: len(entry_name) * _MAX_BASE_LEN // total]
+        )
     return generate_name
 
 
@@ -111,8 +114,9 @@ class ResourceClaimController:
 
     def _claims_of(self, pod: Obj) -> list[str]:
         """The claims a pod uses, and those generated for it."""
-        names = {name for entry in pod_claim_entries(pod)
-                 if (name := claim_name_for(pod, entry)[0])}
+        names = {
+            name for entry in pod_claim_entries(pod) if (name := claim_name_for(pod, entry)[0])
+        }
         pod_uid = c.uid(pod)
         for claim in self.api.store.items(CLAIMS, pod["metadata"].get("namespace", "")):
             if owning_pod(claim)[1] == pod_uid:
@@ -124,8 +128,7 @@ class ResourceClaimController:
         claim_name = c.name(claim)
         users = []
         for pod in self.api.store.items(c.PODS, claim["metadata"].get("namespace", "")):
-            if any(claim_name_for(pod, entry)[0] == claim_name
-                   for entry in pod_claim_entries(pod)):
+            if any(claim_name_for(pod, entry)[0] == claim_name for entry in pod_claim_entries(pod)):
                 users.append(c.name(pod))
         return users
 
@@ -171,11 +174,21 @@ class ResourceClaimController:
                 continue
             status = c.status(claim)
             reserved = status.get("reservedFor") or []
-            if (status.get("allocation") is not None and len(reserved) < RESERVED_FOR_MAX_SIZE
-                    and not any(r.get("uid") == c.uid(pod) for r in reserved
-                                if isinstance(r, dict))):
-                await self._write_claim_status(claim, {**status, "reservedFor": [
-                    *reserved, {"resource": "pods", "name": c.name(pod), "uid": c.uid(pod)}]})
+            if (
+                status.get("allocation") is not None
+                and len(reserved) < RESERVED_FOR_MAX_SIZE
+                and not any(r.get("uid") == c.uid(pod) for r in reserved if isinstance(r, dict))
+            ):
+                await self._write_claim_status(
+                    claim,
+                    {
+                        **status,
+                        "reservedFor": [
+                            *reserved,
+                            {"resource": "pods", "name": c.name(pod), "uid": c.uid(pod)},
+                        ],
+                    },
+                )
 
     async def _handle_claim(self, pod: Obj, entry: dict[str, Any]) -> str | None:
         """The name of a claim newly created (or found orphaned) for a template entry; None when
@@ -195,12 +208,16 @@ class ResourceClaimController:
         if claim is None:
             template = self.api.store.get(TEMPLATES, namespace, str(template_name))
             if template is None:
-                raise c.Malformed(f'PodResourceClaim {entry.get("name")}: resource claim '
-                                  f'template "{template_name}" not found')
+                raise c.Malformed(
+                    f"PodResourceClaim {entry.get('name')}: resource claim "
+                    f'template "{template_name}" not found'
+                )
             template_spec = c.spec(template)
             template_meta = template_spec.get("metadata") or {}
-            annotations = {**(template_meta.get("annotations") or {}),
-                           POD_CLAIM_NAME_ANNOTATION: str(entry.get("name"))}
+            annotations = {
+                **(template_meta.get("annotations") or {}),
+                POD_CLAIM_NAME_ANNOTATION: str(entry.get("name")),
+            }
             meta: dict[str, Any] = {
                 "generateName": _generate_name(c.name(pod), str(entry.get("name"))),
                 "namespace": namespace,
@@ -209,8 +226,12 @@ class ResourceClaimController:
             }
             if template_meta.get("labels"):
                 meta["labels"] = dict(template_meta["labels"])
-            body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                    "metadata": meta, "spec": copy_json(template_spec.get("spec") or {})}
+            body = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": meta,
+                "spec": copy_json(template_spec.get("spec") or {}),
+            }
             claim = await self.api.create(c.resource(CLAIMS), namespace, body)
         return c.name(claim)
 
@@ -220,8 +241,10 @@ class ResourceClaimController:
         pod_uid = c.uid(pod)
         for claim in self.api.store.items(CLAIMS, pod["metadata"].get("namespace", "")):
             annotations = claim["metadata"].get("annotations") or {}
-            if (owning_pod(claim)[1] == pod_uid
-                    and annotations.get(POD_CLAIM_NAME_ANNOTATION) == entry_name):
+            if (
+                owning_pod(claim)[1] == pod_uid
+                and annotations.get(POD_CLAIM_NAME_ANNOTATION) == entry_name
+            ):
                 return claim
         return None
 
@@ -231,13 +254,18 @@ class ResourceClaimController:
         if current is None or c.uid(current) != c.uid(pod):
             return None
         status = dict(c.status(current))
-        statuses = [s for s in status.get("resourceClaimStatuses") or []
-                    if isinstance(s, dict) and s.get("name") not in new]
-        statuses += [{"name": entry, "resourceClaimName": claim}
-                     for entry, claim in sorted(new.items())]
+        statuses = [
+            s
+            for s in status.get("resourceClaimStatuses") or []
+            if isinstance(s, dict) and s.get("name") not in new
+        ]
+        statuses += [
+            {"name": entry, "resourceClaimName": claim} for entry, claim in sorted(new.items())
+        ]
         status["resourceClaimStatuses"] = statuses
         stored: Obj = await self.api.store.put(
-            c.PODS, {**current, "metadata": dict(current["metadata"]), "status": status}, current)
+            c.PODS, {**current, "metadata": dict(current["metadata"]), "status": status}, current
+        )
         return stored
 
     # ---- claims (syncClaim) ------------------------------------------------------------------
@@ -295,8 +323,13 @@ class ResourceClaimController:
         if not status:
             body.pop("status")
         try:
-            result: Obj = await self.api.update(c.resource(CLAIMS), claim["metadata"]["namespace"],
-                                                c.name(claim), body, subresource="status")
+            result: Obj = await self.api.update(
+                c.resource(CLAIMS),
+                claim["metadata"]["namespace"],
+                c.name(claim),
+                body,
+                subresource="status",
+            )
         except errors.ApiError as exc:
             if exc.code in (404, 409):
                 return None

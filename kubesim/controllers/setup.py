@@ -46,10 +46,12 @@ def add_node_routes(app: web.Application, simulator: NodeSimulator) -> None:
         name, action = request.match_info["name"], request.match_info["action"]
         done = simulator.stop_node(name) if action == "stop" else simulator.start_node(name)
         if not done:
-            error = errors.ApiError(404, "NotFound", f'nodes "{name}" not found',
-                                    {"name": name, "kind": "nodes"})
+            error = errors.ApiError(
+                404, "NotFound", f'nodes "{name}" not found', {"name": name, "kind": "nodes"}
+            )
             return web.json_response(error.status(), status=404)
-        return web.json_response({"node": name, "kubelet": "stopped" if action == "stop"
-                                  else "running"})
+        return web.json_response(
+            {"node": name, "kubelet": "stopped" if action == "stop" else "running"}
+        )
 
     app.router.add_post(r"/kubesim/nodes/{name}/{action:stop|start}", control)

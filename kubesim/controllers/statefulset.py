@@ -45,14 +45,19 @@ class StatefulSetController:
 
     def on_event(self, key: str, event: Event) -> Iterable[Due]:
         if key == STATEFULSETS:
-            return [] if event.type == "DELETED" else [(event.namespace,
-                                                        event.obj["metadata"]["name"], 0.0)]
+            return (
+                []
+                if event.type == "DELETED"
+                else [(event.namespace, event.obj["metadata"]["name"], 0.0)]
+            )
         owner = c.owned_by(event.obj, "StatefulSet")
         return [] if owner is None else [(event.namespace, owner, 0.0)]
 
     def initial(self) -> Iterable[Key]:
-        return [(s["metadata"].get("namespace", ""), s["metadata"]["name"])
-                for s in self.api.store.items(STATEFULSETS)]
+        return [
+            (s["metadata"].get("namespace", ""), s["metadata"]["name"])
+            for s in self.api.store.items(STATEFULSETS)
+        ]
 
     async def sync(self, namespace: str, name: str) -> Iterable[Due]:
         sts = self.api.store.get(STATEFULSETS, namespace, name)
@@ -81,8 +86,9 @@ class StatefulSetController:
                 if not parallel:
                     break
                 continue
-            if not parallel and not (c.status(member).get("phase") == "Running"
-                                     and c.ready(member)):
+            if not parallel and not (
+                c.status(member).get("phase") == "Running" and c.ready(member)
+            ):
                 break  # OrderedReady: the next waits for this one
         condemned = sorted((o for o in pods if o >= replicas), reverse=True)
         for ordinal in condemned:
@@ -98,8 +104,17 @@ class StatefulSetController:
         set_name = c.name(sts)
         pod_name = f"{set_name}-{ordinal}"
         ref = c.new_controller_ref(sts, "apps/v1", "StatefulSet")
-        pod = c.pod_from_template(sts, ref, pod_name, generate=False, extra_labels={
-            POD_NAME_LABEL: pod_name, POD_INDEX_LABEL: str(ordinal), REVISION_HASH: revision})
+        pod = c.pod_from_template(
+            sts,
+            ref,
+            pod_name,
+            generate=False,
+            extra_labels={
+                POD_NAME_LABEL: pod_name,
+                POD_INDEX_LABEL: str(ordinal),
+                REVISION_HASH: revision,
+            },
+        )
         pod_spec: dict[str, Any] = pod["spec"]
         pod_spec["hostname"] = pod_name
         if c.spec(sts).get("serviceName"):
@@ -110,34 +125,57 @@ class StatefulSetController:
                 raise c.Malformed("volumeClaimTemplates holds a non-object")
             claim_name = f"{(template.get('metadata') or {}).get('name')}-{set_name}-{ordinal}"
             if await self._ensure_claim(sts, template, claim_name):
-                await self._event(sts, "SuccessfulCreate", f"create Claim {claim_name} Pod "
-                                  f"{pod_name} in StatefulSet {set_name} success")
+                await self._event(
+                    sts,
+                    "SuccessfulCreate",
+                    f"create Claim {claim_name} Pod {pod_name} in StatefulSet {set_name} success",
+                )
             volume_name = (template.get("metadata") or {}).get("name")
             volumes = [v for v in volumes if v.get("name") != volume_name]
-            volumes.append({"name": volume_name,
-                            "persistentVolumeClaim": {"claimName": claim_name}})
+            volumes.append(
+                {"name": volume_name, "persistentVolumeClaim": {"claimName": claim_name}}
+            )
         if volumes:
             pod_spec["volumes"] = volumes
         try:
             created = await c.create(self.api, c.PODS, pod)
         except errors.ApiError as exc:
-            await self._event(sts, "FailedCreate", f"create Pod {pod_name} in StatefulSet "
-                              f"{set_name} failed error: {exc.message}", events.WARNING)
+            await self._event(
+                sts,
+                "FailedCreate",
+                f"create Pod {pod_name} in StatefulSet {set_name} failed error: {exc.message}",
+                events.WARNING,
+            )
             raise
         if created is not None:
-            await self._event(sts, "SuccessfulCreate",
-                              f"create Pod {pod_name} in StatefulSet {set_name} successful")
+            await self._event(
+                sts,
+                "SuccessfulCreate",
+                f"create Pod {pod_name} in StatefulSet {set_name} successful",
+            )
 
     async def _delete(self, sts: Obj, pod: Obj) -> None:
         if await c.delete(self.api, c.PODS, pod):
-            await self._event(sts, "SuccessfulDelete",
-                              f"delete Pod {c.name(pod)} in StatefulSet {c.name(sts)} successful")
+            await self._event(
+                sts,
+                "SuccessfulDelete",
+                f"delete Pod {c.name(pod)} in StatefulSet {c.name(sts)} successful",
+            )
 
-    async def _event(self, sts: Obj, reason: str, message: str,
-                     event_type: str = events.NORMAL) -> None:
+    async def _event(
+        self, sts: Obj, reason: str, message: str, event_type: str = events.NORMAL
+    ) -> None:
         """StatefulPodControl.recordPodEvent / recordClaimEvent (stateful_pod_control.go)."""
-        await c.record(self.api, events.STATEFULSET_CONTROLLER, sts, "StatefulSet", "apps/v1",
-                       event_type, reason, message)
+        await c.record(
+            self.api,
+            events.STATEFULSET_CONTROLLER,
+            sts,
+            "StatefulSet",
+            "apps/v1",
+            event_type,
+            reason,
+            message,
+        )
 
     async def _ensure_claim(self, sts: Obj, template: dict[str, Any], claim_name: str) -> bool:
         """Whether the claim was created now."""
@@ -145,22 +183,36 @@ class StatefulSetController:
         if self.api.store.get(PVCS, namespace, claim_name) is not None:
             return False  # claims outlive their pods (whenScaled/whenDeleted: Retain by default)
         template_meta = template.get("metadata") or {}
-        labels = {**(template_meta.get("labels") or {}),
-                  **(c.selector_of(sts).get("matchLabels") or {})}
-        return None is not await c.create(self.api, PVCS, {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {"name": claim_name, "namespace": namespace, "labels": labels,
-                         **({"annotations": template_meta["annotations"]}
-                            if template_meta.get("annotations") else {})},
-            "spec": copy_json(template.get("spec") or {}),
-        })
+        labels = {
+            **(template_meta.get("labels") or {}),
+            **(c.selector_of(sts).get("matchLabels") or {}),
+        }
+        return None is not await c.create(
+            self.api,
+            PVCS,
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {
+                    "name": claim_name,
+                    "namespace": namespace,
+                    "labels": labels,
+                    **(
+                        {"annotations": template_meta["annotations"]}
+                        if template_meta.get("annotations")
+                        else {}
+                    ),
+                },
+                "spec": copy_json(template.get("spec") or {}),
+            },
+        )
 
     async def _write_status(self, sts: Obj, replicas: int, revision: str) -> None:
         pods = [p for p in c.controlled_pods(self.api, sts) if c.active(p)]
         ready = sum(1 for p in pods if c.ready(p))
-        current = sum(1 for p in pods
-                      if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == revision)
+        current = sum(
+            1 for p in pods if (p["metadata"].get("labels") or {}).get(REVISION_HASH) == revision
+        )
         new_status = {
             **c.status(sts),
             "observedGeneration": sts["metadata"].get("generation", 1),

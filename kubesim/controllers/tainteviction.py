@@ -26,8 +26,9 @@ def _no_execute(node: Obj | None) -> list[dict[str, Any]]:
 
 def eviction_delay(pod: Obj, taints: list[dict[str, Any]], now: float) -> float | None:
     """Seconds until the pod must go (0: now), None if it tolerates the taints forever."""
-    tolerations = [t for t in (pod.get("spec") or {}).get("tolerations") or []
-                   if isinstance(t, dict)]
+    tolerations = [
+        t for t in (pod.get("spec") or {}).get("tolerations") or [] if isinstance(t, dict)
+    ]
     if c.untolerated(taints, tolerations, ("NoExecute",)):
         return 0.0
     deadline: float | None = None
@@ -63,9 +64,11 @@ class TaintEvictionController:
             if not taints or (event.old is not None and _no_execute(event.old) == taints):
                 return []
             node = event.obj["metadata"]["name"]
-            return [(f"pod {p['metadata'].get('namespace', '')}", p["metadata"]["name"], 0.0)
-                    for p in self.api.store.items(c.PODS)
-                    if (p.get("spec") or {}).get("nodeName") == node]
+            return [
+                (f"pod {p['metadata'].get('namespace', '')}", p["metadata"]["name"], 0.0)
+                for p in self.api.store.items(c.PODS)
+                if (p.get("spec") or {}).get("nodeName") == node
+            ]
         node_name = (event.obj.get("spec") or {}).get("nodeName")
         if not node_name or event.obj["metadata"].get("deletionTimestamp"):
             return []
@@ -75,9 +78,11 @@ class TaintEvictionController:
 
     def initial(self) -> Iterable[Key]:
         tainted = {n["metadata"]["name"] for n in self.api.store.items(c.NODES) if _no_execute(n)}
-        return [(f"pod {p['metadata'].get('namespace', '')}", p["metadata"]["name"])
-                for p in self.api.store.items(c.PODS)
-                if (p.get("spec") or {}).get("nodeName") in tainted]
+        return [
+            (f"pod {p['metadata'].get('namespace', '')}", p["metadata"]["name"])
+            for p in self.api.store.items(c.PODS)
+            if (p.get("spec") or {}).get("nodeName") in tainted
+        ]
 
     async def sync(self, namespace: str, name: str) -> Iterable[Due]:
         namespace = namespace.removeprefix("pod ")
@@ -96,19 +101,31 @@ class TaintEvictionController:
             return [(f"pod {namespace}", name, delay)]
         # deletePodHandler: emitPodDeletionEvent first, about a reference without a uid
         ref = {"apiVersion": "v1", "kind": "Pod", "name": name, "namespace": namespace}
-        await self.api.events.record(events.Source(events.TAINT_EVICTION_CONTROLLER), ref,
-                                     events.NORMAL, "TaintManagerEviction",
-                                     f"Marking for deletion Pod {namespace}/{name}")
+        await self.api.events.record(
+            events.Source(events.TAINT_EVICTION_CONTROLLER),
+            ref,
+            events.NORMAL,
+            "TaintManagerEviction",
+            f"Marking for deletion Pod {namespace}/{name}",
+        )
         await self._mark_disruption(pod, now)
         await c.delete(self.api, c.PODS, pod)
         return []
 
     async def _mark_disruption(self, pod: Obj, now: float) -> None:
         status = c.status(pod)
-        conditions = [x for x in status.get("conditions") or []
-                      if isinstance(x, dict) and x.get("type") != "DisruptionTarget"]
-        conditions.append({"type": "DisruptionTarget", "status": "True",
-                           "reason": "DeletionByTaintManager",
-                           "message": "Taint manager: deleting due to NoExecute taint",
-                           "lastTransitionTime": rfc3339(now)})
+        conditions = [
+            x
+            for x in status.get("conditions") or []
+            if isinstance(x, dict) and x.get("type") != "DisruptionTarget"
+        ]
+        conditions.append(
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "DeletionByTaintManager",
+                "message": "Taint manager: deleting due to NoExecute taint",
+                "lastTransitionTime": rfc3339(now),
+            }
+        )
         await c.write_status(self.api, c.PODS, pod, {**status, "conditions": conditions})

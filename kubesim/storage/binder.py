@@ -116,8 +116,10 @@ class Binder:
                     [(PVCS, with_changes(claim, spec_set={"storageClassName": default}), claim)]
                 )
                 return
-        if class_name and storage_class is not None and (
-            not delay or ANN_SELECTED_NODE in annotations_of(claim)
+        if (
+            class_name
+            and storage_class is not None
+            and (not delay or ANN_SELECTED_NODE in annotations_of(claim))
         ):
             await self._provision(claim, storage_class)
         else:  # no class to provision from, or WaitForFirstConsumer without a node yet

@@ -240,8 +240,9 @@ class StorageControllers:
             await self._guarded(self._sync_csinodes(nodes), "CSINodes", "")
         for kind, namespace, name in batch:
             if kind == CLAIM:
-                await self._guarded(self.binder.sync_claim((namespace, name)), kind, name,
-                                    namespace)
+                await self._guarded(
+                    self.binder.sync_claim((namespace, name)), kind, name, namespace
+                )
             elif kind == VOLUME:
                 await self._guarded(self.binder.sync_volume(name), kind, name)
 
@@ -281,8 +282,9 @@ class StorageControllers:
                 changes.append((CSINODES, self._stamped(wanted), None))
             elif spec(current) != wanted["spec"]:
                 meta = {**current["metadata"], **wanted["metadata"]}
-                changes.append((CSINODES, {**current, "metadata": meta, "spec": wanted["spec"]},
-                                current))
+                changes.append(
+                    (CSINODES, {**current, "metadata": meta, "spec": wanted["spec"]}, current)
+                )
         if changes:
             await self.store.commit(changes)
 

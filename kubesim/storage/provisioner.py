@@ -57,9 +57,7 @@ def _allowed_topology(storage_class: Obj) -> list[dict[str, Any]]:
     return expressions
 
 
-def provisioned_volume(
-    claim: Obj, storage_class: Obj, provisioner: str, node: Obj | None
-) -> Obj:
+def provisioned_volume(claim: Obj, storage_class: Obj, provisioner: str, node: Obj | None) -> Obj:
     """The PV for `claim`; `node` is the selected node (None: an Immediate class)."""
     storage = as_dict(as_dict(spec(claim).get("resources")).get("requests")).get("storage")
     if storage is None:

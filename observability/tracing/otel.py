@@ -71,6 +71,7 @@ _ATTRIBUTE_KEYS: Final = {
     "result": "aiosched.result",
 }
 
+
 def _attribute_name(key: str) -> str:
     return _ATTRIBUTE_KEYS.get(key) or f"aiosched.{key}"
 

@@ -39,9 +39,7 @@ class DeviceCapacity:
 
     @property
     def has_policy(self) -> bool:
-        return (
-            self.default is not None or bool(self.valid_values) or self.range_min is not None
-        )
+        return self.default is not None or bool(self.valid_values) or self.range_min is not None
 
 
 def parse_device_capacity(raw: Any, path: str) -> DeviceCapacity:

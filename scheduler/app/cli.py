@@ -81,7 +81,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     handlers: dict[str, Command] = {}
     modules: dict[str, ModuleType] = {**builtin.COMMANDS, **_external_commands()}
     for name in (
-        "run", "cluster", "bench", "check-config", "explain", "what-if", "view", "replay", "record"
+        "run",
+        "cluster",
+        "bench",
+        "check-config",
+        "explain",
+        "what-if",
+        "view",
+        "replay",
+        "record",
     ):
         module = modules.pop(name, None)
         if module is not None:

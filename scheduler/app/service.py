@@ -262,9 +262,7 @@ class SchedulerService:
             debug_routes=explain_routes(self.explain) | web_view_routes(web_view),
             ssl_context=self.ssl_context,
             guard=http_guard,
-            debug_post_routes=what_if_routes(
-                what_if.answer, parse_config=what_if.parse_config
-            ),
+            debug_post_routes=what_if_routes(what_if.answer, parse_config=what_if.parse_config),
             routes=self.zpage_routes(config),
         )
         try:
@@ -276,8 +274,7 @@ class SchedulerService:
             serving_note = "TLS" if self.ssl_context is not None else "plain HTTP"
             serving_note += ", bearer tokens checked" if http_guard else ", no authentication"
         print(
-            f"aiosched: serving {', '.join(self.served_paths())} on {server.url} "
-            f"({serving_note})",
+            f"aiosched: serving {', '.join(self.served_paths())} on {server.url} ({serving_note})",
             flush=True,
         )
         try:

@@ -285,9 +285,7 @@ class GroupEvaluator:
         # stands for the first-attempt time hypothetical pods do not have.
         members = [QueuedPodInfo(pod, float(i)) for i, pod in enumerate(pods)]
         members.sort(key=lambda pinfo: (-pinfo.pod.priority, pinfo.timestamp))
-        return without_suspending(
-            self._evaluate(group, members, scheduled_before, scheduled_nodes)
-        )
+        return without_suspending(self._evaluate(group, members, scheduled_before, scheduled_nodes))
 
     async def _evaluate(
         self,

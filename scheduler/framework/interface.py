@@ -549,7 +549,6 @@ class Handle(Protocol):
         ...
 
 
-
 class PreemptionHandle(Handle, Protocol):
     """The Handle plus what preemption's dry runs need from the framework (upstream's
     PluginsRunner and Handle.Extenders): a separate Protocol so that a plugin (and a test's

@@ -75,9 +75,7 @@ class ReplayClient(KubeClient):
         return 405, {"kind": "Status", "message": f"a replay does not serve {method} {path}"}
 
     @asynccontextmanager
-    async def stream(
-        self, path: str, params: Mapping[str, str]
-    ) -> AsyncIterator[tuple[int, Any]]:
+    async def stream(self, path: str, params: Mapping[str, str]) -> AsyncIterator[tuple[int, Any]]:
         raise RuntimeError(f"a replay does not watch {path}")
         yield  # pragma: no cover
 

@@ -91,9 +91,7 @@ def label_selector_owner(kind: str) -> Any:
         meta, spec = _meta(obj, kind)
         raw_selector = spec.get("selector")
         selector = (
-            None
-            if raw_selector is None
-            else LabelSelector.from_dict(raw_selector, "spec.selector")
+            None if raw_selector is None else LabelSelector.from_dict(raw_selector, "spec.selector")
         )
         return _owner(kind, meta, selector)
 
@@ -328,5 +326,3 @@ class ClusterObjects:
 def _match_labels(selector: LabelSelector) -> dict[str, str]:
     """The label map a map selector was built from."""
     return {r.key: next(iter(r.values)) for r in selector.requirements}
-
-

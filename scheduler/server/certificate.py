@@ -36,9 +36,7 @@ def _names(bind_address: str) -> tuple[list[str], list[IPAddress]]:
     return names, sorted(addresses, key=str)
 
 
-def self_signed_pem(
-    bind_address: str, now: datetime.datetime | None = None
-) -> tuple[bytes, bytes]:
+def self_signed_pem(bind_address: str, now: datetime.datetime | None = None) -> tuple[bytes, bytes]:
     """(certificate PEM, private key PEM) for the secure port."""
     moment = now or datetime.datetime.now(datetime.UTC)
     names, addresses = _names(bind_address)

@@ -67,9 +67,7 @@ ALWAYS_ALLOW = ("/healthz", "/readyz", "/livez")
 class ReviewClient(Protocol):
     """What the reviews are sent with (scheduler.client.rest.KubeClient)."""
 
-    async def request(
-        self, method: str, path: str, *, body: Any = None
-    ) -> tuple[int, Any]: ...
+    async def request(self, method: str, path: str, *, body: Any = None) -> tuple[int, Any]: ...
 
 
 class DelegationError(Exception):
@@ -349,8 +347,9 @@ class DelegatedAuth:
             return _status(403, "Forbidden", "forbidden")
         except DelegationError as exc:
             log.warning("subject access review failed", extra={"error": str(exc)})
-            return _status(500, "InternalError",
-                           f"Internal error occurred: authorization failed: {exc}")
+            return _status(
+                500, "InternalError", f"Internal error occurred: authorization failed: {exc}"
+            )
         if allowed:
             return None
         # responsewriters.forbiddenMessage, with the authorizer's reason if it gave one

@@ -362,9 +362,7 @@ def _structured(kind: str, negotiated: Negotiated, body: dict[str, Any]) -> web.
 
 
 def _text(body: str) -> web.Response:
-    return web.Response(
-        body=body.encode(), headers={"Content-Type": "text/plain; charset=utf-8"}
-    )
+    return web.Response(body=body.encode(), headers={"Content-Type": "text/plain; charset=utf-8"})
 
 
 def _header(page: str) -> str:
@@ -476,9 +474,7 @@ def _flag_text(value: Any) -> str:
     return str(value)
 
 
-def listed_paths(
-    *, flagz: bool, extra: Iterable[str] = ()
-) -> tuple[str, ...]:
+def listed_paths(*, flagz: bool, extra: Iterable[str] = ()) -> tuple[str, ...]:
     """The pages /statusz lists: upstream lists the registered, listed top-level paths of
     kube-scheduler's mux (/configz /flagz /healthz /livez /metrics /readyz), not /debug."""
     paths = {"/configz", "/healthz", "/livez", "/metrics", "/readyz", *extra}

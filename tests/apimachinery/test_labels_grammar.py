@@ -75,7 +75,7 @@ def test_parse_invalid(text: str) -> None:
         ("x in a", "unable to parse requirement: found 'a' expected: '('"),
         (
             "Bad_/x=1",
-            "unable to parse requirement: <nil>: Invalid value: \"Bad_/x\": prefix part a "
+            'unable to parse requirement: <nil>: Invalid value: "Bad_/x": prefix part a '
             "lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
             "'-' or '.', "
             "and must start and end with an alphanumeric character (e.g. 'example.com', regex "
@@ -84,7 +84,7 @@ def test_parse_invalid(text: str) -> None:
         ),
         (
             "x=a$",
-            "unable to parse requirement: values[0][x]: Invalid value: \"a$\": a valid label must "
+            'unable to parse requirement: values[0][x]: Invalid value: "a$": a valid label must '
             "be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
             "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
             "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
@@ -136,8 +136,11 @@ def test_label_matches(text: str, labels: dict[str, str], matches: bool) -> None
     [
         ({"matchLabels": {"app": "a"}}, {"app": "a", "x": "y"}, True),
         ({"matchLabels": {"app": "a"}}, {"app": "b"}, False),
-        ({"matchExpressions": [{"key": "t", "operator": "In", "values": ["1", "2"]}]},
-         {"t": "2"}, True),
+        (
+            {"matchExpressions": [{"key": "t", "operator": "In", "values": ["1", "2"]}]},
+            {"t": "2"},
+            True,
+        ),
         ({"matchExpressions": [{"key": "t", "operator": "DoesNotExist"}]}, {"t": "2"}, False),
         ({}, {"anything": "x"}, True),
     ],

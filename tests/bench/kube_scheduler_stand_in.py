@@ -61,8 +61,10 @@ class Api:
     def __init__(self, kubeconfig: Path) -> None:
         endpoint = read_kubeconfig(kubeconfig)
         self.server = endpoint.server
-        self.headers = {"Authorization": f"Bearer {endpoint.token}",
-                        "Content-Type": "application/json"}
+        self.headers = {
+            "Authorization": f"Bearer {endpoint.token}",
+            "Content-Type": "application/json",
+        }
         self.context = ssl.create_default_context()
         if endpoint.ca_pem:
             self.context = ssl.create_default_context(cadata=endpoint.ca_pem.decode())
@@ -92,15 +94,21 @@ def main() -> int:
     held = None
     if args.secure_port is not None:
         if not (args.authentication_kubeconfig and args.authorization_kubeconfig):
-            print("failed to get delegated authentication kubeconfig: failed to get in-cluster "
-                  "config: unable to load in-cluster configuration", file=sys.stderr)
+            print(
+                "failed to get delegated authentication kubeconfig: failed to get in-cluster "
+                "config: unable to load in-cluster configuration",
+                file=sys.stderr,
+            )
             return 1
         held = socket.socket()
         try:
             held.bind(("127.0.0.1", args.secure_port))
         except OSError:
-            print(f"failed to create listener: failed to listen on 0.0.0.0:{args.secure_port}: "
-                  "listen tcp 0.0.0.0: bind: address already in use", file=sys.stderr)
+            print(
+                f"failed to create listener: failed to listen on 0.0.0.0:{args.secure_port}: "
+                "listen tcp 0.0.0.0: bind: address already in use",
+                file=sys.stderr,
+            )
             return 1
         # bound, not listening: the port is ours (a second bind fails) and the bench's plain
         # HTTP scrape is refused at once, as a TLS port answers it with an error
@@ -109,8 +117,11 @@ def main() -> int:
         try:
             api.call("GET", path + "?limit=500")
         except urllib.error.HTTPError as exc:
-            print(f"failed to list {go_type}: the server could not find the requested resource "
-                  f"(HTTP {exc.code} for {path})", file=sys.stderr)
+            print(
+                f"failed to list {go_type}: the server could not find the requested resource "
+                f"(HTTP {exc.code} for {path})",
+                file=sys.stderr,
+            )
             return 1
     print("all informers synced; scheduling", flush=True)
     return schedule_round_robin(api)
@@ -124,12 +135,18 @@ def schedule_round_robin(api: Api) -> int:
             if not node:
                 break
             meta = pod["metadata"]
-            binding = {"apiVersion": "v1", "kind": "Binding",
-                       "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-                       "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+            binding = {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+            }
             with contextlib.suppress(urllib.error.HTTPError):  # bound or deleted meanwhile
-                api.call("POST", f"/api/v1/namespaces/{meta['namespace']}/pods/"
-                         f"{meta['name']}/binding", binding)
+                api.call(
+                    "POST",
+                    f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/binding",
+                    binding,
+                )
         time.sleep(0.2)
 
 

@@ -22,11 +22,15 @@ STAND_IN = Path(__file__).with_name("kube_scheduler_stand_in.py")
 
 
 def test_the_generated_config_names_the_cluster_s_kubeconfig(tmp_path: Path) -> None:
-    config = yaml.safe_load(scheduler_config_for(WORKLOADS["SchedulingBasic/5Nodes"], None,
-                                                 tmp_path / "kubeconfig"))
+    config = yaml.safe_load(
+        scheduler_config_for(WORKLOADS["SchedulingBasic/5Nodes"], None, tmp_path / "kubeconfig")
+    )
 
-    assert config["clientConnection"] == {"kubeconfig": str(tmp_path / "kubeconfig"),
-                                          "qps": 5000, "burst": 5000}
+    assert config["clientConnection"] == {
+        "kubeconfig": str(tmp_path / "kubeconfig"),
+        "qps": 5000,
+        "burst": 5000,
+    }
 
 
 def test_aiosched_binds_port_zero_and_no_port_is_picked_before_the_cluster_runs() -> None:
@@ -44,10 +48,27 @@ def test_a_kube_scheduler_started_as_the_docs_show_schedules_the_workload(tmp_pa
         " --authorization-kubeconfig {kubeconfig}"
     )
     out = tmp_path / "out.json"
-    argv = ["bench", "SchedulingBasic/5Nodes", "--json", str(out), "--timeout", "120",
-            "--workdir", str(tmp_path / "work"), "--scheduler-command", command, "--quiet"]
-    proc = subprocess.run([*aiosched_command(), *argv], capture_output=True, text=True,
-                          timeout=180, check=False, cwd=tmp_path)
+    argv = [
+        "bench",
+        "SchedulingBasic/5Nodes",
+        "--json",
+        str(out),
+        "--timeout",
+        "120",
+        "--workdir",
+        str(tmp_path / "work"),
+        "--scheduler-command",
+        command,
+        "--quiet",
+    ]
+    proc = subprocess.run(
+        [*aiosched_command(), *argv],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        cwd=tmp_path,
+    )
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (result,) = orjson.loads(out.read_bytes())

@@ -142,12 +142,18 @@ def test_a_parallelism_sweep_plots_pods_per_second_and_cpu_against_parallelism(
 
 def test_runs_without_parallelism_get_no_sweep_row() -> None:
     assert "parallelism sweep" not in render_svg([_result("aiosched", 300.0, 0.01)])
+
+
 def test_a_run_too_short_for_samples_says_so_on_the_plot() -> None:
     from bench.plot import TOO_SHORT
     from bench.stats import ThroughputSummary
 
-    run = BenchResult(workload=WORKLOADS["SchedulingBasic/Smoke"], scheduled=20,
-                      duration_seconds=0.8, throughput=ThroughputSummary.overall(20, 0.8))
+    run = BenchResult(
+        workload=WORKLOADS["SchedulingBasic/Smoke"],
+        scheduled=20,
+        duration_seconds=0.8,
+        throughput=ThroughputSummary.overall(20, 0.8),
+    )
     root = ET.fromstring(render_svg([run.to_json()]))
 
     assert TOO_SHORT in _texts(root)

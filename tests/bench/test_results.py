@@ -198,6 +198,8 @@ def test_a_run_without_process_figures_has_no_process_section() -> None:
     doc = result.to_json()
     assert doc["scheduler_processes"] == [] and doc["critical_path_cpu_seconds"] is None
     assert "CPU per process" not in format_table([result])
+
+
 def test_a_run_too_short_for_samples_says_so_instead_of_repeating_the_average() -> None:
     """SchedulingBasic/500Nodes binds its 1000 pods in about 1.5 s on a fast machine: one
     sampling tick, no per-second sample. It used to print p50 = p90 = p99 = the average."""

@@ -235,8 +235,14 @@ def run_identity(
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     out = tmp_path / "aiosched.kubeconfig"
     result = subprocess.run(
-        ["sh", str(REPO / "deploy" / "serviceaccount-kubeconfig.sh"), str(admin), str(out),
-         server, str(REPO / "deploy" / "kubernetes")],
+        [
+            "sh",
+            str(REPO / "deploy" / "serviceaccount-kubeconfig.sh"),
+            str(admin),
+            str(out),
+            server,
+            str(REPO / "deploy" / "kubernetes"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

@@ -105,16 +105,29 @@ WORKLOAD_RULES = yaml.safe_load("""
 LEASE = "aiosched"
 AIOSCHED_REQUESTS = [
     # informers: scheduler.py (pods, nodes), cluster_objects.py, storage_objects.py
-    *[(verb, group, resource, "", "", "")
-      for verb in ("list", "watch")
-      for group, resource in (
-          ("", "pods"), ("", "nodes"), ("", "namespaces"), ("", "services"),
-          ("", "replicationcontrollers"), ("apps", "replicasets"), ("apps", "statefulsets"),
-          ("policy", "poddisruptionbudgets"), ("", "persistentvolumeclaims"),
-          ("", "persistentvolumes"), ("storage.k8s.io", "storageclasses"),
-          ("storage.k8s.io", "csinodes"), ("storage.k8s.io", "csidrivers"),
-          ("storage.k8s.io", "csistoragecapacities"), ("resource.k8s.io", "deviceclasses"),
-          ("resource.k8s.io", "resourceslices"), ("resource.k8s.io", "resourceclaims"))],
+    *[
+        (verb, group, resource, "", "", "")
+        for verb in ("list", "watch")
+        for group, resource in (
+            ("", "pods"),
+            ("", "nodes"),
+            ("", "namespaces"),
+            ("", "services"),
+            ("", "replicationcontrollers"),
+            ("apps", "replicasets"),
+            ("apps", "statefulsets"),
+            ("policy", "poddisruptionbudgets"),
+            ("", "persistentvolumeclaims"),
+            ("", "persistentvolumes"),
+            ("storage.k8s.io", "storageclasses"),
+            ("storage.k8s.io", "csinodes"),
+            ("storage.k8s.io", "csidrivers"),
+            ("storage.k8s.io", "csistoragecapacities"),
+            ("resource.k8s.io", "deviceclasses"),
+            ("resource.k8s.io", "resourceslices"),
+            ("resource.k8s.io", "resourceclaims"),
+        )
+    ],
     ("create", "", "pods", "binding", "*", "p"),  # DefaultBinder
     ("patch", "", "pods", "status", "*", "p"),  # PodScheduled condition, nominatedNodeName
     ("get", "", "pods", "", "*", "p"),  # scheduler.py, after a failed status patch
@@ -170,8 +183,13 @@ NOT_GRANTED = [
 
 
 def kubectl_kustomize() -> list[dict[str, Any]]:
-    result = subprocess.run(["kubectl", "kustomize", str(MANIFESTS)], capture_output=True,
-                            text=True, check=True, timeout=60)
+    result = subprocess.run(
+        ["kubectl", "kustomize", str(MANIFESTS)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
 
@@ -183,8 +201,9 @@ def objects() -> list[dict[str, Any]]:
 
 
 def one(objects: list[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:
-    found = [o for o in objects if o["kind"] == kind
-             and (name is None or o["metadata"]["name"] == name)]
+    found = [
+        o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+    ]
     assert len(found) == 1, (kind, name, [o["metadata"]["name"] for o in found])
     return found[0]
 
@@ -272,7 +291,7 @@ def test_the_config_is_the_file_in_the_repository(objects: list[dict[str, Any]])
 
 
 def test_the_deployment_runs_two_replicas_with_leader_election(
-    objects: list[dict[str, Any]]
+    objects: list[dict[str, Any]],
 ) -> None:
     deployment = one(objects, "Deployment")
     spec = deployment["spec"]
@@ -296,7 +315,7 @@ def test_a_disruption_budget_keeps_a_standby_through_a_drain(objects: list[dict[
 
 
 def test_the_memory_limit_holds_the_documented_100000_pod_peak(
-    objects: list[dict[str, Any]]
+    objects: list[dict[str, Any]],
 ) -> None:
     """docs/benchmarks.md's 100,000-pod row gives the scheduler's peak RSS; the Deployment's
     limit must hold it, or the scheduler that the docs say copes would be OOM-killed."""
@@ -323,8 +342,9 @@ def test_probes_are_on_the_secure_port(objects: list[dict[str, Any]]) -> None:
 
     assert (host, port) == ("0.0.0.0", 10259)
     assert [p["containerPort"] for p in c["ports"]] == [port]
-    probes = {name: c[name]["httpGet"] for name in ("startupProbe", "livenessProbe",
-                                                    "readinessProbe")}
+    probes = {
+        name: c[name]["httpGet"] for name in ("startupProbe", "livenessProbe", "readinessProbe")
+    }
     for probe in probes.values():
         assert (probe["port"], probe["scheme"]) == (port, "HTTPS")
     assert probes["livenessProbe"]["path"] == probes["startupProbe"]["path"] == "/livez"
@@ -337,12 +357,16 @@ def test_probes_are_on_the_secure_port(objects: list[dict[str, Any]]) -> None:
 def test_the_pod_is_unprivileged(objects: list[dict[str, Any]]) -> None:
     pod = one(objects, "Deployment")["spec"]["template"]["spec"]
     c = container(objects)
-    dockerfile_user = next(line.split()[1] for line in (REPO / "Dockerfile").read_text()
-                           .splitlines() if line.startswith("USER "))
+    dockerfile_user = next(
+        line.split()[1]
+        for line in (REPO / "Dockerfile").read_text().splitlines()
+        if line.startswith("USER ")
+    )
 
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert f"{pod['securityContext']['runAsUser']}:{pod['securityContext']['runAsGroup']}" == (
-        dockerfile_user)
+        dockerfile_user
+    )
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert c["securityContext"] == {
         "allowPrivilegeEscalation": False,
@@ -365,8 +389,12 @@ def test_the_image_is_the_one_kustomize_sets(objects: list[dict[str, Any]]) -> N
 
 
 def authorizer(objects: list[dict[str, Any]]) -> rbac.Authorizer:
-    keys = {"ClusterRole": rbac.CLUSTER_ROLES, "ClusterRoleBinding": rbac.CLUSTER_ROLE_BINDINGS,
-            "Role": rbac.ROLES, "RoleBinding": rbac.ROLE_BINDINGS}
+    keys = {
+        "ClusterRole": rbac.CLUSTER_ROLES,
+        "ClusterRoleBinding": rbac.CLUSTER_ROLE_BINDINGS,
+        "Role": rbac.ROLES,
+        "RoleBinding": rbac.ROLE_BINDINGS,
+    }
     stored = [(keys[o["kind"]], o) for o in objects if o["kind"] in keys]
 
     def get(key: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -377,24 +405,36 @@ def authorizer(objects: list[dict[str, Any]]) -> rbac.Authorizer:
         return None
 
     def items(key: str, namespace: str | None) -> list[dict[str, Any]]:
-        return [o for k, o in stored if k == key
-                and (namespace is None or o["metadata"].get("namespace") == namespace)]
+        return [
+            o
+            for k, o in stored
+            if k == key and (namespace is None or o["metadata"].get("namespace") == namespace)
+        ]
 
     return rbac.Authorizer(get, items)
 
 
 def aiosched_user(objects: list[dict[str, Any]]) -> rbac.UserInfo:
     account = one(objects, "ServiceAccount")["metadata"]
-    return rbac.UserInfo(f"system:serviceaccount:{account['namespace']}:{account['name']}",
-                         groups=("system:serviceaccounts", "system:authenticated"))
+    return rbac.UserInfo(
+        f"system:serviceaccount:{account['namespace']}:{account['name']}",
+        groups=("system:serviceaccounts", "system:authenticated"),
+    )
 
 
 def allowed(objects: list[dict[str, Any]], request: tuple[str, ...]) -> bool:
     verb, group, resource, subresource, namespace, name = request
     namespace = "some-namespace" if namespace == "*" else namespace
-    attributes = rbac.Attributes(aiosched_user(objects), verb, True, api_group=group,
-                                 resource=resource, subresource=subresource,
-                                 namespace=namespace, name=name)
+    attributes = rbac.Attributes(
+        aiosched_user(objects),
+        verb,
+        True,
+        api_group=group,
+        resource=resource,
+        subresource=subresource,
+        namespace=namespace,
+        name=name,
+    )
     return authorizer(objects).authorize(attributes).allowed
 
 
@@ -415,18 +455,24 @@ def test_the_leader_election_role_names_the_configured_lease_and_configmap(
 ) -> None:
     config = load(objects, tmp_path)
     role = one(objects, "Role")
-    named = {(rule["resources"][0], name) for rule in role["rules"]
-             for name in rule.get("resourceNames", [])}
+    named = {
+        (rule["resources"][0], name)
+        for rule in role["rules"]
+        for name in rule.get("resourceNames", [])
+    }
     volume, _ = config_volume(objects)
 
     assert ("leases", config.leader_election.resource_name) in named
     assert ("configmaps", volume["configMap"]["name"]) in named
 
 
-@pytest.mark.parametrize(("ours", "upstream"), [
-    ("aiosched:kube-scheduler", "system:kube-scheduler"),
-    ("aiosched:volume-scheduler", "system:volume-scheduler"),
-])
+@pytest.mark.parametrize(
+    ("ours", "upstream"),
+    [
+        ("aiosched:kube-scheduler", "system:kube-scheduler"),
+        ("aiosched:volume-scheduler", "system:volume-scheduler"),
+    ],
+)
 def test_cluster_roles_grant_nothing_upstream_s_do_not(
     objects: list[dict[str, Any]], ours: str, upstream: str
 ) -> None:
@@ -439,18 +485,24 @@ def test_cluster_roles_grant_nothing_upstream_s_do_not(
 
     assert ours_granted <= upstream_granted
     # all of upstream's but the kube-scheduler Lease and the long-gone extensions group
-    assert {g for g in upstream_granted - ours_granted
-            if g[0] != "extensions" and g[1] != "leases"} == set()
+    assert {
+        g for g in upstream_granted - ours_granted if g[0] != "extensions" and g[1] != "leases"
+    } == set()
 
 
 def grants(rules: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
-    return {(group, resource, verb, name)
-            for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]
-            for verb in rule["verbs"] for name in rule.get("resourceNames", [""])}
+    return {
+        (group, resource, verb, name)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+        for name in rule.get("resourceNames", [""])
+    }
 
 
 def test_the_coscheduling_role_is_what_it_needs_within_scheduler_plugins_grant(
-    objects: list[dict[str, Any]]
+    objects: list[dict[str, Any]],
 ) -> None:
     ours = grants(one(objects, "ClusterRole", "aiosched:coscheduling")["rules"])
 
@@ -463,7 +515,7 @@ def test_the_coscheduling_role_is_what_it_needs_within_scheduler_plugins_grant(
 
 
 def test_every_binding_names_a_role_of_the_manifests_and_the_service_account(
-    objects: list[dict[str, Any]]
+    objects: list[dict[str, Any]],
 ) -> None:
     account = one(objects, "ServiceAccount")["metadata"]
     bindings = [o for o in objects if o["kind"] in ("ClusterRoleBinding", "RoleBinding")]
@@ -473,8 +525,9 @@ def test_every_binding_names_a_role_of_the_manifests_and_the_service_account(
         ref = binding["roleRef"]
         role = one(objects, ref["kind"], ref["name"])
         assert role["metadata"].get("namespace") == binding["metadata"].get("namespace")
-        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["name"],
-                                        "namespace": account["namespace"]}]
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": account["name"], "namespace": account["namespace"]}
+        ]
 
 
 # ---- against `aiosched cluster`, with kubectl ------------------------------------------------
@@ -505,7 +558,7 @@ def test_dry_run_server_apply_succeeds_and_creates_nothing(tmp_path: Path) -> No
 @pytest.mark.e2e
 @needs_kubectl
 def test_apply_creates_what_kubectl_gets_back_and_a_second_apply_changes_nothing(
-    tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     from processes import Kubectl, start_cluster, stopping
 
@@ -518,30 +571,33 @@ def test_apply_creates_what_kubectl_gets_back_and_a_second_apply_changes_nothing
 
         assert created.count(" created") == 14
         assert again.count(" unchanged") == 14, again
-        assert our_objects(kubectl) == sorted([
-            "clusterrole.rbac.authorization.k8s.io/aiosched:coscheduling",
-            "clusterrolebinding.rbac.authorization.k8s.io/aiosched:coscheduling",
-            "clusterrole.rbac.authorization.k8s.io/aiosched:kube-scheduler",
-            "clusterrole.rbac.authorization.k8s.io/aiosched:metrics-reader",
-            "clusterrole.rbac.authorization.k8s.io/aiosched:volume-scheduler",
-            "clusterrole.rbac.authorization.k8s.io/aiosched:what-if",
-            "clusterrolebinding.rbac.authorization.k8s.io/aiosched:kube-scheduler",
-            "clusterrolebinding.rbac.authorization.k8s.io/aiosched:volume-scheduler",
-            "configmap/aiosched-config",
-            "deployment.apps/aiosched",
-            "poddisruptionbudget.policy/aiosched",
-            "role.rbac.authorization.k8s.io/aiosched",
-            "rolebinding.rbac.authorization.k8s.io/aiosched",
-            "serviceaccount/aiosched",
-        ])
+        assert our_objects(kubectl) == sorted(
+            [
+                "clusterrole.rbac.authorization.k8s.io/aiosched:coscheduling",
+                "clusterrolebinding.rbac.authorization.k8s.io/aiosched:coscheduling",
+                "clusterrole.rbac.authorization.k8s.io/aiosched:kube-scheduler",
+                "clusterrole.rbac.authorization.k8s.io/aiosched:metrics-reader",
+                "clusterrole.rbac.authorization.k8s.io/aiosched:volume-scheduler",
+                "clusterrole.rbac.authorization.k8s.io/aiosched:what-if",
+                "clusterrolebinding.rbac.authorization.k8s.io/aiosched:kube-scheduler",
+                "clusterrolebinding.rbac.authorization.k8s.io/aiosched:volume-scheduler",
+                "configmap/aiosched-config",
+                "deployment.apps/aiosched",
+                "poddisruptionbudget.policy/aiosched",
+                "role.rbac.authorization.k8s.io/aiosched",
+                "rolebinding.rbac.authorization.k8s.io/aiosched",
+                "serviceaccount/aiosched",
+            ]
+        )
         deployment = kubectl.json("deployment", "aiosched", "-n", NAMESPACE)
         assert deployment["spec"]["replicas"] == 2
         table = kubectl("get", "clusterrolebinding", "aiosched:kube-scheduler", "-o", "wide")
         assert "ClusterRole/aiosched:kube-scheduler" in table
         assert f"{NAMESPACE}/aiosched" in table
         account = f"system:serviceaccount:{NAMESPACE}:aiosched"
-        can = kubectl("auth", "can-i", "create", "pods", "--subresource=binding",
-                      f"--as={account}").strip()
+        can = kubectl(
+            "auth", "can-i", "create", "pods", "--subresource=binding", f"--as={account}"
+        ).strip()
         cannot = kubectl("auth", "can-i", "list", "secrets", f"--as={account}", check=False)
         assert (can, cannot.strip()) == ("yes", "no")
 
@@ -565,34 +621,55 @@ def test_aiosched_schedules_under_the_service_account_s_token(tmp_path: Path) ->
     with stopping(cluster):
         identity = tmp_path / "aiosched.kubeconfig"
         subprocess.run(
-            ["sh", str(REPO / "deploy" / "serviceaccount-kubeconfig.sh"),
-             str(tmp_path / "kubeconfig"), str(identity), cluster.url, str(MANIFESTS)],
-            check=True, capture_output=True, timeout=60,
+            [
+                "sh",
+                str(REPO / "deploy" / "serviceaccount-kubeconfig.sh"),
+                str(tmp_path / "kubeconfig"),
+                str(identity),
+                cluster.url,
+                str(MANIFESTS),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
         )
         assert "token" in yaml.safe_load(identity.read_text())["users"][0]["user"]
         scheduler = start(
-            [*aiosched(), "run", "--kubeconfig", str(identity), "--config",
-             str(MANIFESTS / "config.yaml"), "--http-address", "127.0.0.1:0", "--insecure-http",
-             "-v", "2"],
+            [
+                *aiosched(),
+                "run",
+                "--kubeconfig",
+                str(identity),
+                "--config",
+                str(MANIFESTS / "config.yaml"),
+                "--http-address",
+                "127.0.0.1:0",
+                "--insecure-http",
+                "-v",
+                "2",
+            ],
             tmp_path / "scheduler.log",
             r"serving /metrics, .+? on (https?://[\d.]+:\d+)",
         )
         with stopping(scheduler):
             kubectl = Kubectl(tmp_path)
-            kubectl.apply(pod_manifest("second", "100m", "  schedulerName: aiosched")
-                          + pod_manifest("ignored", "100m"))
+            kubectl.apply(
+                pod_manifest("second", "100m", "  schedulerName: aiosched")
+                + pod_manifest("ignored", "100m")
+            )
 
-            wait_until(lambda: kubectl.json("pod", "second")["spec"].get("nodeName"),
-                       what="the aiosched pod bound")
+            wait_until(
+                lambda: kubectl.json("pod", "second")["spec"].get("nodeName"),
+                what="the aiosched pod bound",
+            )
             lease = kubectl.json("lease", LEASE, "-n", NAMESPACE)
-            events = kubectl.json("events.events.k8s.io", "--field-selector",
-                                  "regarding.name=second")
+            events = kubectl.json(
+                "events.events.k8s.io", "--field-selector", "regarding.name=second"
+            )
             assert lease["spec"]["holderIdentity"]
             # the scheduler's event, written under its token (the kubelet's follow it)
             assert [
-                e["reason"]
-                for e in events["items"]
-                if e.get("reportingController") == "aiosched"
+                e["reason"] for e in events["items"] if e.get("reportingController") == "aiosched"
             ] == ["Scheduled"]
             assert "nodeName" not in kubectl.json("pod", "ignored")["spec"]  # not its name
         log = (tmp_path / "scheduler.log").read_text()
@@ -601,8 +678,7 @@ def test_aiosched_schedules_under_the_service_account_s_token(tmp_path: Path) ->
 
 def test_the_identity_script_applies_only_the_rbac_and_the_service_account() -> None:
     script = (REPO / "deploy" / "serviceaccount-kubeconfig.sh").read_text()
-    applied = {word.split("/")[-1].strip('"') for word in script.split()
-               if word.endswith('.yaml"')}
+    applied = {word.split("/")[-1].strip('"') for word in script.split() if word.endswith('.yaml"')}
 
     assert applied == {"serviceaccount.yaml", "rbac.yaml"}
     for name in applied:

@@ -29,18 +29,28 @@ def _dev() -> ModuleType:
         ([], ["--embedded", "--insecure-http"]),
         (
             ["--otel-exporter", "console", "--trace-ui-url", "http://x/{trace_id}"],
-            ["--embedded", "--insecure-http", "--otel-exporter", "console", "--trace-ui-url",
-             "http://x/{trace_id}"],
+            [
+                "--embedded",
+                "--insecure-http",
+                "--otel-exporter",
+                "console",
+                "--trace-ui-url",
+                "http://x/{trace_id}",
+            ],
         ),
-        (["--nodes", "6", "--zones", "3"], ["--embedded", "--insecure-http", "--nodes", "6",
-                                            "--zones", "3"]),
+        (
+            ["--nodes", "6", "--zones", "3"],
+            ["--embedded", "--insecure-http", "--nodes", "6", "--zones", "3"],
+        ),
         (["--embedded", "--nodes", "2"], ["--embedded", "--nodes", "2"]),
         (["--kubeconfig", "k.yaml"], ["--kubeconfig", "k.yaml"]),
         (["--kubeconfig=k.yaml", "-v", "2"], ["--kubeconfig=k.yaml", "-v", "2"]),
         (["--master", "https://10.0.0.1"], ["--master", "https://10.0.0.1"]),
         # a TLS setting means the secure port is wanted: no --insecure-http beside it
-        (["--tls-cert-file", "c.pem", "--tls-private-key-file", "k.pem"],
-         ["--embedded", "--tls-cert-file", "c.pem", "--tls-private-key-file", "k.pem"]),
+        (
+            ["--tls-cert-file", "c.pem", "--tls-private-key-file", "k.pem"],
+            ["--embedded", "--tls-cert-file", "c.pem", "--tls-private-key-file", "k.pem"],
+        ),
         (["--insecure-http"], ["--embedded", "--insecure-http"]),
     ],
 )

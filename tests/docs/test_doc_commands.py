@@ -76,9 +76,7 @@ def _runnable_documents() -> list[Document]:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(
-    "document", _runnable_documents(), ids=lambda doc: doc.path.name
-)
+@pytest.mark.parametrize("document", _runnable_documents(), ids=lambda doc: doc.path.name)
 def test_the_document_s_commands_run(document: Document, tmp_path: Path) -> None:
     if shutil.which("kubectl") is None:
         pytest.skip("needs kubectl")

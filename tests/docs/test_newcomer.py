@@ -28,10 +28,16 @@ pytestmark = pytest.mark.e2e
 
 
 def _copy_of_the_repository(destination: Path) -> None:
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, check=True,
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = REPO / name
         if source.is_file():  # a file deleted in the working tree is still listed as cached
@@ -53,9 +59,20 @@ def test_the_readme_s_commands_work_from_a_fresh_copy(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     with log.open("wb") as out:
         demo = subprocess.Popen(
-            [python, "dev.py", "run", "--kubeconfig-out", str(kubeconfig),
-             "--http-address", "127.0.0.1:0"],
-            cwd=copy, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            [
+                python,
+                "dev.py",
+                "run",
+                "--kubeconfig-out",
+                str(kubeconfig),
+                "--http-address",
+                "127.0.0.1:0",
+            ],
+            cwd=copy,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
         )
     try:
         address = _wait_for_the_demo(demo, log)
@@ -63,8 +80,12 @@ def test_the_readme_s_commands_work_from_a_fresh_copy(tmp_path: Path) -> None:
         text = script(document, kubeconfig, address, tmp_path, root=copy)
         (tmp_path / "home").mkdir()
         result = subprocess.run(
-            ["bash", "-c", text], capture_output=True, text=True, env=env,
-            timeout=BLOCKS_TIMEOUT, start_new_session=True,
+            ["bash", "-c", text],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=BLOCKS_TIMEOUT,
+            start_new_session=True,
         )
         assert result.returncode == 0, (
             f"the README's commands failed after `python3 dev.py run` (exit "

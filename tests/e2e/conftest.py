@@ -121,15 +121,28 @@ def launch_cluster(directory: Path, *extra_args: str, nodes: int = 3) -> Iterato
     directory.mkdir(parents=True, exist_ok=True)
     kubeconfig = directory / "kubeconfig"
     log = directory / "cluster.log"
-    command = [*_cluster_command(), "--port", "0", "--nodes", str(nodes),
-               "--kubeconfig-out", str(kubeconfig), *extra_args]
+    command = [
+        *_cluster_command(),
+        "--port",
+        "0",
+        "--nodes",
+        str(nodes),
+        "--kubeconfig-out",
+        str(kubeconfig),
+        *extra_args,
+    ]
     with log.open("wb") as log_file:
-        proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT,
-                                cwd=directory)
+        proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, cwd=directory)
     try:
         credentials = _wait_ready(proc, kubeconfig, log)
-        yield RunningCluster(kubeconfig=kubeconfig, url=credentials.url, token=credentials.token,
-                             proc=proc, log=log, ca_pem=credentials.ca_pem)
+        yield RunningCluster(
+            kubeconfig=kubeconfig,
+            url=credentials.url,
+            token=credentials.token,
+            proc=proc,
+            log=log,
+            ca_pem=credentials.ca_pem,
+        )
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)

@@ -32,34 +32,51 @@ def kubectl_env(shared_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -
     """kubectl's environment: the cluster's kubeconfig and a private HOME, so that its discovery
     and OpenAPI caches (~/.kube/cache) start empty."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
-    env.update({"KUBECONFIG": str(shared_cluster.kubeconfig),
-                "HOME": str(tmp_path_factory.mktemp("home"))})
+    env.update(
+        {"KUBECONFIG": str(shared_cluster.kubeconfig), "HOME": str(tmp_path_factory.mktemp("home"))}
+    )
     return env
 
 
 @pytest.fixture(scope="module")
 def kubectl(kubectl_env: dict[str, str]) -> Kubectl:
-    def run(*args: str, stdin: str | None = None, check: bool = True,
-            timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True,
-                                env=kubectl_env, timeout=timeout, check=False)
+    def run(
+        *args: str, stdin: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            ["kubectl", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=kubectl_env,
+            timeout=timeout,
+            check=False,
+        )
         if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
-                                 f"{result.stdout}\n{result.stderr}")
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
+                f"{result.stdout}\n{result.stderr}"
+            )
         return result
 
     return run
 
 
-def pod_manifest(name: str, namespace: str = "default", image: str = "nginx:1.25",
-                 labels: dict[str, str] | None = None, extra_spec: dict[str, Any] | None = None
-                 ) -> str:
-    return yaml.safe_dump({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels or {"app": name}},
-        "spec": {"containers": [{"name": "main", "image": image}], **(extra_spec or {})},
-    })
+def pod_manifest(
+    name: str,
+    namespace: str = "default",
+    image: str = "nginx:1.25",
+    labels: dict[str, str] | None = None,
+    extra_spec: dict[str, Any] | None = None,
+) -> str:
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels or {"app": name}},
+            "spec": {"containers": [{"name": "main", "image": image}], **(extra_spec or {})},
+        }
+    )
 
 
 def make_namespace(kubectl: Kubectl, name: str) -> None:
@@ -83,6 +100,7 @@ def node_names(kubectl: Kubectl) -> list[str]:
 
 # ---- read-only commands ---------------------------------------------------------------------
 
+
 def test_get_namespaces_and_nodes(kubectl: Kubectl, node_names: list[str]) -> None:
     namespaces = table(kubectl("get", "ns").stdout)
     assert namespaces[0] == ["NAME", "STATUS", "AGE"]
@@ -92,8 +110,15 @@ def test_get_namespaces_and_nodes(kubectl: Kubectl, node_names: list[str]) -> No
     assert len(nodes) == 1 + 3 == 1 + len(node_names)
     assert all(row[1] == "Ready" for row in nodes[1:])
     wide = table(kubectl("get", "nodes", "-o", "wide").stdout)
-    assert wide[0][:7] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP",
-                           "EXTERNAL-IP"]
+    assert wide[0][:7] == [
+        "NAME",
+        "STATUS",
+        "ROLES",
+        "AGE",
+        "VERSION",
+        "INTERNAL-IP",
+        "EXTERNAL-IP",
+    ]
 
 
 def test_get_output_formats(kubectl: Kubectl, node_names: list[str]) -> None:
@@ -130,6 +155,7 @@ def test_explain_uses_openapi_v3(kubectl: Kubectl) -> None:
 
 # ---- writes ---------------------------------------------------------------------------------
 
+
 def test_create_get_describe_delete(kubectl: Kubectl, tmp_path: Path) -> None:
     make_namespace(kubectl, "e2e-create")
     manifest = tmp_path / "pod.yaml"
@@ -141,8 +167,19 @@ def test_create_get_describe_delete(kubectl: Kubectl, tmp_path: Path) -> None:
     assert rows[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert rows[1][:2] == ["web", "0/1"]
     wide = table(kubectl("get", "pods", "-n", "e2e-create", "-o", "wide").stdout)
-    assert wide[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
-                       "NOMINATED", "NODE", "READINESS", "GATES"]
+    assert wide[0] == [
+        "NAME",
+        "READY",
+        "STATUS",
+        "RESTARTS",
+        "AGE",
+        "IP",
+        "NODE",
+        "NOMINATED",
+        "NODE",
+        "READINESS",
+        "GATES",
+    ]
     everywhere = table(kubectl("get", "pods", "-A").stdout)
     assert everywhere[0][:2] == ["NAMESPACE", "NAME"]
     assert ["e2e-create", "web"] in [row[:2] for row in everywhere[1:]]
@@ -156,28 +193,50 @@ def test_create_get_describe_delete(kubectl: Kubectl, tmp_path: Path) -> None:
 def test_create_namespace_imperatively(kubectl: Kubectl) -> None:
     # `kubectl create namespace` posts the typed object as application/vnd.kubernetes.protobuf.
     assert kubectl("create", "namespace", "e2e-imperative").stdout.strip() == (
-        "namespace/e2e-imperative created")
+        "namespace/e2e-imperative created"
+    )
     assert table(kubectl("get", "ns", "e2e-imperative").stdout)[1][:2] == [
-        "e2e-imperative", "Active"]
+        "e2e-imperative",
+        "Active",
+    ]
 
 
 @pytest.mark.parametrize(
     ("args", "created", "check_path", "expected"),
     [
-        (("configmap", "e2e-cm", "--from-literal=a=b"), "configmap/e2e-cm",
-         ("configmap", "e2e-cm", "{.data.a}"), "b"),
-        (("priorityclass", "e2e-pc", "--value=1000", "--description=high"),
-         "priorityclass.scheduling.k8s.io/e2e-pc", ("pc", "e2e-pc", "{.value}"), "1000"),
-        (("service", "clusterip", "e2e-svc", "--tcp=80:8080"), "service/e2e-svc",
-         ("svc", "e2e-svc", "{.spec.ports[0].targetPort}"), "8080"),
-        (("pdb", "e2e-pdb", "--selector=app=x", "--min-available=50%"),
-         "poddisruptionbudget.policy/e2e-pdb", ("pdb", "e2e-pdb", "{.spec.minAvailable}"),
-         "50%"),
+        (
+            ("configmap", "e2e-cm", "--from-literal=a=b"),
+            "configmap/e2e-cm",
+            ("configmap", "e2e-cm", "{.data.a}"),
+            "b",
+        ),
+        (
+            ("priorityclass", "e2e-pc", "--value=1000", "--description=high"),
+            "priorityclass.scheduling.k8s.io/e2e-pc",
+            ("pc", "e2e-pc", "{.value}"),
+            "1000",
+        ),
+        (
+            ("service", "clusterip", "e2e-svc", "--tcp=80:8080"),
+            "service/e2e-svc",
+            ("svc", "e2e-svc", "{.spec.ports[0].targetPort}"),
+            "8080",
+        ),
+        (
+            ("pdb", "e2e-pdb", "--selector=app=x", "--min-available=50%"),
+            "poddisruptionbudget.policy/e2e-pdb",
+            ("pdb", "e2e-pdb", "{.spec.minAvailable}"),
+            "50%",
+        ),
     ],
 )
-def test_imperative_creates_send_protobuf(kubectl: Kubectl, args: tuple[str, ...], created: str,
-                                          check_path: tuple[str, str, str], expected: str
-                                          ) -> None:
+def test_imperative_creates_send_protobuf(
+    kubectl: Kubectl,
+    args: tuple[str, ...],
+    created: str,
+    check_path: tuple[str, str, str],
+    expected: str,
+) -> None:
     assert kubectl("create", *args).stdout.strip() == f"{created} created"
     kind, name, path = check_path
     assert jsonpath(kubectl, kind, name, path=path) == expected
@@ -198,8 +257,12 @@ def test_describe_pod_lists_events_written_through_events_k8s_io(
     kubectl: Kubectl, shared_cluster: Any
 ) -> None:
     make_namespace(kubectl, "e2e-events")
-    kubectl("create", "-f", "-", stdin=pod_manifest("pending", "e2e-events",
-                                                   extra_spec={"schedulerName": "nobody"}))
+    kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin=pod_manifest("pending", "e2e-events", extra_spec={"schedulerName": "nobody"}),
+    )
     pod = json.loads(kubectl("get", "pod", "pending", "-n", "e2e-events", "-o", "json").stdout)
     event = {  # what a scheduler's events.k8s.io/v1 recorder posts
         "apiVersion": "events.k8s.io/v1",
@@ -212,14 +275,22 @@ def test_describe_pod_lists_events_written_through_events_k8s_io(
         "reason": "FailedScheduling",
         "type": "Warning",
         "note": "0/3 nodes are available: 3 Insufficient cpu.",
-        "regarding": {"kind": "Pod", "namespace": "e2e-events", "name": "pending",
-                      "uid": pod["metadata"]["uid"], "apiVersion": "v1"},
+        "regarding": {
+            "kind": "Pod",
+            "namespace": "e2e-events",
+            "name": "pending",
+            "uid": pod["metadata"]["uid"],
+            "apiVersion": "v1",
+        },
     }
     request = urllib.request.Request(
         f"{shared_cluster.url}/apis/events.k8s.io/v1/namespaces/e2e-events/events",
-        data=json.dumps(event).encode(), method="POST",
-        headers={"Authorization": f"Bearer {shared_cluster.token}",
-                 "Content-Type": "application/json"},
+        data=json.dumps(event).encode(),
+        method="POST",
+        headers={
+            "Authorization": f"Bearer {shared_cluster.token}",
+            "Content-Type": "application/json",
+        },
     )
     with urllib.request.urlopen(request, context=shared_cluster.ssl_context()) as response:
         assert response.status == 201
@@ -246,12 +317,21 @@ def test_strict_field_validation(kubectl: Kubectl, tmp_path: Path) -> None:
 def test_apply_twice_updates_with_strategic_merge(kubectl: Kubectl, tmp_path: Path) -> None:
     make_namespace(kubectl, "e2e-apply")
     manifest = tmp_path / "pod.yaml"
-    manifest.write_text(pod_manifest("api", "e2e-apply", labels={"app": "api"},
-                                     extra_spec={"schedulerName": "nobody"}))
+    manifest.write_text(
+        pod_manifest(
+            "api", "e2e-apply", labels={"app": "api"}, extra_spec={"schedulerName": "nobody"}
+        )
+    )
     assert kubectl("apply", "-f", str(manifest)).stdout.strip() == "pod/api created"
-    manifest.write_text(pod_manifest("api", "e2e-apply", image="nginx:1.26",
-                                     labels={"app": "api", "tier": "web"},
-                                     extra_spec={"schedulerName": "nobody"}))
+    manifest.write_text(
+        pod_manifest(
+            "api",
+            "e2e-apply",
+            image="nginx:1.26",
+            labels={"app": "api", "tier": "web"},
+            extra_spec={"schedulerName": "nobody"},
+        )
+    )
     assert kubectl("apply", "-f", str(manifest)).stdout.strip() == "pod/api configured"
     pod = json.loads(kubectl("get", "pod", "api", "-n", "e2e-apply", "-o", "json").stdout)
     assert pod["metadata"]["labels"] == {"app": "api", "tier": "web"}
@@ -263,8 +343,12 @@ def test_apply_twice_updates_with_strategic_merge(kubectl: Kubectl, tmp_path: Pa
 
 def test_label_and_annotate(kubectl: Kubectl) -> None:
     make_namespace(kubectl, "e2e-label")
-    kubectl("create", "-f", "-", stdin=pod_manifest("lab", "e2e-label",
-                                                    extra_spec={"schedulerName": "nobody"}))
+    kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin=pod_manifest("lab", "e2e-label", extra_spec={"schedulerName": "nobody"}),
+    )
     target = ("pod", "lab", "-n", "e2e-label")
     assert kubectl("label", *target, "team=blue").stdout.strip() == "pod/lab labeled"
     refused = kubectl("label", *target, "team=red", check=False)
@@ -305,29 +389,42 @@ def test_taint_add_and_remove(kubectl: Kubectl, node_names: list[str]) -> None:
     assert "dedicated" not in remaining
 
 
-def test_get_watch_sees_added_modified_deleted(kubectl: Kubectl,
-                                               kubectl_env: dict[str, str]) -> None:
+def test_get_watch_sees_added_modified_deleted(
+    kubectl: Kubectl, kubectl_env: dict[str, str]
+) -> None:
     make_namespace(kubectl, "e2e-watch")
     # kubectl lists, prints what it found, then watches from the list's resourceVersion: once
     # "w0" is printed, every later change is in the watch (a change made before the list would
     # be folded into it, and its event never printed).
-    kubectl("create", "-f", "-", stdin=pod_manifest("w0", "e2e-watch",
-                                                   extra_spec={"schedulerName": "nobody"}))
+    kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin=pod_manifest("w0", "e2e-watch", extra_spec={"schedulerName": "nobody"}),
+    )
     watcher = subprocess.Popen(
         ["kubectl", "get", "pods", "-n", "e2e-watch", "-w", "--output-watch-events"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=kubectl_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=kubectl_env,
     )
     output = bytearray()
     try:
-        listed = _read_until(watcher, lambda rows: any(r[:2] == ["ADDED", "w0"] for r in rows),
-                             output)
+        listed = _read_until(
+            watcher, lambda rows: any(r[:2] == ["ADDED", "w0"] for r in rows), output
+        )
         assert any(r[:2] == ["ADDED", "w0"] for r in listed), listed
-        kubectl("create", "-f", "-", stdin=pod_manifest("w1", "e2e-watch",
-                                                       extra_spec={"schedulerName": "nobody"}))
+        kubectl(
+            "create",
+            "-f",
+            "-",
+            stdin=pod_manifest("w1", "e2e-watch", extra_spec={"schedulerName": "nobody"}),
+        )
         kubectl("label", "pod", "w1", "-n", "e2e-watch", "seen=yes")
         kubectl("delete", "pod", "w1", "-n", "e2e-watch", "--grace-period=0", "--wait=true")
-        events = _read_until(watcher, lambda rows: any(r[:2] == ["DELETED", "w1"] for r in rows),
-                             output)
+        events = _read_until(
+            watcher, lambda rows: any(r[:2] == ["DELETED", "w1"] for r in rows), output
+        )
     finally:
         watcher.terminate()
         watcher.wait(timeout=10)
@@ -336,8 +433,12 @@ def test_get_watch_sees_added_modified_deleted(kubectl: Kubectl,
     assert kinds[0] == "ADDED" and "MODIFIED" in kinds and kinds[-1] == "DELETED"
 
 
-def _read_until(proc: subprocess.Popen[bytes], done: Callable[[list[list[str]]], bool],
-                output: bytearray, timeout: float = 20) -> list[list[str]]:
+def _read_until(
+    proc: subprocess.Popen[bytes],
+    done: Callable[[list[list[str]]], bool],
+    output: bytearray,
+    timeout: float = 20,
+) -> list[list[str]]:
     """Read `proc`'s stdout into `output` (kept across calls) until `done(rows)`, EOF or timeout.
 
     os.read on the pipe, not a non-blocking TextIOWrapper: its read() raises TypeError when the

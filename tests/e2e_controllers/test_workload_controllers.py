@@ -24,8 +24,16 @@ kind: KubeSchedulerConfiguration
 leaderElection: {leaderElect: false}
 """
 CLUSTER_FLAGS = (
-    "--zones", "3", "--heartbeat-interval", "0.5", "--node-monitor-grace-period", "2",
-    "--node-monitor-period", "0.3", "--job-duration", "1",
+    "--zones",
+    "3",
+    "--heartbeat-interval",
+    "0.5",
+    "--node-monitor-grace-period",
+    "2",
+    "--node-monitor-period",
+    "0.3",
+    "--job-duration",
+    "1",
 )
 
 DAEMONSET = """apiVersion: apps/v1
@@ -78,9 +86,11 @@ class Cluster:
         kubeconfig = (self.workdir / "kubeconfig").read_text()
         server = next(line.split()[-1] for line in kubeconfig.splitlines() if "server:" in line)
         token = next(line.split()[-1] for line in kubeconfig.splitlines() if "token:" in line)
-        request = urllib.request.Request(f"{server}/kubesim/nodes/{node}/{action}",
-                                         method="POST",
-                                         headers={"Authorization": f"Bearer {token}"})
+        request = urllib.request.Request(
+            f"{server}/kubesim/nodes/{node}/{action}",
+            method="POST",
+            headers={"Authorization": f"Bearer {token}"},
+        )
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -104,9 +114,11 @@ def pods(kubectl: Kubectl, selector: str) -> list[dict[str, Any]]:
 
 
 def running_nodes(kubectl: Kubectl, selector: str) -> list[str]:
-    return sorted(p["spec"].get("nodeName", "") for p in pods(kubectl, selector)
-                  if p["status"].get("phase") == "Running"
-                  and not p["metadata"].get("deletionTimestamp"))
+    return sorted(
+        p["spec"].get("nodeName", "")
+        for p in pods(kubectl, selector)
+        if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+    )
 
 
 def test_deployment_rollout_undo_and_scale(cluster: Cluster) -> None:
@@ -131,13 +143,20 @@ def test_deployment_rollout_undo_and_scale(cluster: Cluster) -> None:
         (ref,) = rs["metadata"]["ownerReferences"]
         assert ref["kind"] == "Deployment" and ref["controller"] is True
     k("scale", "deployment/web", "--replicas=3")
-    wait_until(lambda: len(running_nodes(k, "app=web")) == 3
-               and k.json("deployment", "web")["status"].get("replicas") == 3,
-               what="scaled down to 3")
+    wait_until(
+        lambda: (
+            len(running_nodes(k, "app=web")) == 3
+            and k.json("deployment", "web")["status"].get("replicas") == 3
+        ),
+        what="scaled down to 3",
+    )
     # kubectl's columns, as a real API server prints them
     header, row = wait_until(
-        lambda: (lines := k("get", "deployment", "web").splitlines())[1].split()[1] == "3/3"
-        and lines, what="3/3 ready")
+        lambda: (
+            (lines := k("get", "deployment", "web").splitlines())[1].split()[1] == "3/3" and lines
+        ),
+        what="3/3 ready",
+    )
     assert header.split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
     assert row.split()[:4] == ["web", "3/3", "3", "3"]
     assert k("get", "rs", original).split()[5:9] == [original, "3", "3", "3"]
@@ -147,13 +166,28 @@ def wide_events(kubectl: Kubectl) -> list[dict[str, str]]:
     """`kubectl get events -o wide` as rows of {column: text}, cut at the header's offsets
     (SOURCE and MESSAGE hold spaces)."""
     header, *lines = kubectl("get", "events", "-o", "wide").splitlines()
-    names = ["LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE",
-             "FIRST SEEN", "COUNT", "NAME"]
+    names = [
+        "LAST SEEN",
+        "TYPE",
+        "REASON",
+        "OBJECT",
+        "SUBOBJECT",
+        "SOURCE",
+        "MESSAGE",
+        "FIRST SEEN",
+        "COUNT",
+        "NAME",
+    ]
     starts = [0]
     for name in names[1:]:
         starts.append(header.index(name, starts[-1] + 1))
-    return [{name: line[start:end].strip() for name, start, end in
-             zip(names, starts, [*starts[1:], None], strict=True)} for line in lines]
+    return [
+        {
+            name: line[start:end].strip()
+            for name, start, end in zip(names, starts, [*starts[1:], None], strict=True)
+        }
+        for line in lines
+    ]
 
 
 def test_get_events_wide_shows_each_component_as_source(cluster: Cluster) -> None:
@@ -162,14 +196,17 @@ def test_get_events_wide_shows_each_component_as_source(cluster: Cluster) -> Non
     reportingController and instance, the core/v1 ones by source component and host)."""
     k = cluster.kubectl
     k("create", "deployment", "shown", "--image=nginx", "--replicas=2")
-    assert "successfully rolled out" in k("rollout", "status", "deployment/shown",
-                                          "--timeout=30s")
+    assert "successfully rolled out" in k("rollout", "status", "deployment/shown", "--timeout=30s")
     (rs,) = [r["metadata"]["name"] for r in k.json("rs", "-l", "app=shown")["items"]]
     pod_names = [p["metadata"]["name"] for p in pods(k, "app=shown")]
 
     def rows() -> list[dict[str, str]]:
-        found = [r for r in wide_events(k) if r["OBJECT"] in (
-            "deployment/shown", f"replicaset/{rs}", *(f"pod/{p}" for p in pod_names))]
+        found = [
+            r
+            for r in wide_events(k)
+            if r["OBJECT"]
+            in ("deployment/shown", f"replicaset/{rs}", *(f"pod/{p}" for p in pod_names))
+        ]
         return found if sum(r["REASON"] == "Started" for r in found) == 2 else []
 
     by_reason: dict[str, list[dict[str, str]]] = {}
@@ -180,7 +217,8 @@ def test_get_events_wide_shows_each_component_as_source(cluster: Cluster) -> Non
     assert scaled["MESSAGE"] == f"Scaled up replica set {rs} from 0 to 2"
     assert {r["SOURCE"] for r in by_reason["SuccessfulCreate"]} == {"replicaset-controller"}
     assert sorted(r["MESSAGE"] for r in by_reason["SuccessfulCreate"]) == sorted(
-        f"Created pod: {p}" for p in pod_names)
+        f"Created pod: {p}" for p in pod_names
+    )
     for row in by_reason["Scheduled"]:
         assert row["SOURCE"].startswith("default-scheduler, default-scheduler-"), row
     for reason in ("Pulled", "Created", "Started"):
@@ -199,9 +237,15 @@ def test_daemonset_one_pod_per_node(cluster: Cluster) -> None:
     assert running_nodes(k, "app=agent") == ["node-0", "node-1", "node-2"]
     pod = pods(k, "app=agent")[0]
     terms = pod["spec"]["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In",
-                                       "values": [pod["spec"]["nodeName"]]}]}]
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert terms == [
+        {
+            "matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [pod["spec"]["nodeName"]]}
+            ]
+        }
+    ]
     tolerated = {(t["key"], t["effect"]) for t in pod["spec"]["tolerations"]}
     assert ("node.kubernetes.io/unschedulable", "NoSchedule") in tolerated
     header, row = k("get", "ds", "agent").splitlines()
@@ -229,8 +273,9 @@ def test_statefulset_ordered_pods_and_claims(cluster: Cluster) -> None:
     assert sorted(p["metadata"]["name"] for p in pods(k, "app=db")) == ["db-0", "db-1"]
     claims = {c["metadata"]["name"]: c for c in k.json("pvc")["items"]}
     assert {"data-db-0", "data-db-1"} <= claims.keys()
-    wait_until(lambda: k.json("pvc", "data-db-0")["status"].get("phase") == "Bound",
-               what="claim bound")
+    wait_until(
+        lambda: k.json("pvc", "data-db-0")["status"].get("phase") == "Bound", what="claim bound"
+    )
 
 
 def test_drain_respects_the_disruption_budget(cluster: Cluster) -> None:
@@ -238,8 +283,9 @@ def test_drain_respects_the_disruption_budget(cluster: Cluster) -> None:
     k("create", "deployment", "api", "--image=nginx", "--replicas=3")
     k("rollout", "status", "deployment/api", "--timeout=30s")
     k("create", "pdb", "api", "--selector=app=api", "--min-available=3")
-    wait_until(lambda: k.json("pdb", "api").get("status", {}).get("expectedPods") == 3,
-               what="PDB status")
+    wait_until(
+        lambda: k.json("pdb", "api").get("status", {}).get("expectedPods") == 3, what="PDB status"
+    )
     node = running_nodes(k, "app=api")[0]
     blocked = k("drain", node, "--ignore-daemonsets", "--timeout=3s", check=False)
     assert "api" in k("get", "pods", "-l", "app=api", "-o", "name")
@@ -247,8 +293,10 @@ def test_drain_respects_the_disruption_budget(cluster: Cluster) -> None:
     k("delete", "pdb", "api")
     k("create", "pdb", "api", "--selector=app=api", "--max-unavailable=1")
     k("drain", node, "--ignore-daemonsets", "--timeout=30s")
-    wait_until(lambda: node not in running_nodes(k, "app=api")
-               and len(running_nodes(k, "app=api")) == 3, what="pods moved off the drained node")
+    wait_until(
+        lambda: node not in running_nodes(k, "app=api") and len(running_nodes(k, "app=api")) == 3,
+        what="pods moved off the drained node",
+    )
     assert k.json("node", node)["spec"]["unschedulable"] is True
     k("uncordon", node)
 
@@ -258,9 +306,13 @@ def test_cascading_deletion(cluster: Cluster) -> None:
     k("create", "deployment", "orphans", "--image=nginx", "--replicas=2")
     k("rollout", "status", "deployment/orphans", "--timeout=30s")
     k("delete", "deployment", "orphans", "--cascade=orphan")
-    wait_until(lambda: all(not rs["metadata"].get("ownerReferences")
-                           for rs in k.json("rs", "-l", "app=orphans")["items"]),
-               what="orphaned ReplicaSet")
+    wait_until(
+        lambda: all(
+            not rs["metadata"].get("ownerReferences")
+            for rs in k.json("rs", "-l", "app=orphans")["items"]
+        ),
+        what="orphaned ReplicaSet",
+    )
     assert len(running_nodes(k, "app=orphans")) == 2
     (rs,) = k.json("rs", "-l", "app=orphans")["items"]
     k("delete", "rs", rs["metadata"]["name"], "--cascade=foreground", "--timeout=30s")
@@ -270,28 +322,58 @@ def test_cascading_deletion(cluster: Cluster) -> None:
 def test_stopped_node_is_tainted_and_its_pods_evicted(cluster: Cluster) -> None:
     k = cluster.kubectl
     manifest = {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "short"},
-        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "short"}},
-                 "template": {"metadata": {"labels": {"app": "short"}}, "spec": {
-                     "terminationGracePeriodSeconds": 0,
-                     "containers": [{"name": "c", "image": "nginx"}],
-                     "tolerations": [{"key": "node.kubernetes.io/unreachable",
-                                      "operator": "Exists", "effect": "NoExecute",
-                                      "tolerationSeconds": 1}]}}}}
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "short"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "short"}},
+            "template": {
+                "metadata": {"labels": {"app": "short"}},
+                "spec": {
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [{"name": "c", "image": "nginx"}],
+                    "tolerations": [
+                        {
+                            "key": "node.kubernetes.io/unreachable",
+                            "operator": "Exists",
+                            "effect": "NoExecute",
+                            "tolerationSeconds": 1,
+                        }
+                    ],
+                },
+            },
+        },
+    }
     k.apply(json.dumps(manifest))
     k("rollout", "status", "deployment/short", "--timeout=30s")
     cluster.node_kubelet("node-2", "stop")
     try:
-        wait_until(lambda: {(t["key"], t["effect"]) for t in
-                            k.json("node", "node-2")["spec"].get("taints", [])} >= {
-            ("node.kubernetes.io/unreachable", "NoSchedule"),
-            ("node.kubernetes.io/unreachable", "NoExecute")}, what="unreachable taints")
-        ready = next(c for c in k.json("node", "node-2")["status"]["conditions"]
-                     if c["type"] == "Ready")
+        wait_until(
+            lambda: (
+                {
+                    (t["key"], t["effect"])
+                    for t in k.json("node", "node-2")["spec"].get("taints", [])
+                }
+                >= {
+                    ("node.kubernetes.io/unreachable", "NoSchedule"),
+                    ("node.kubernetes.io/unreachable", "NoExecute"),
+                }
+            ),
+            what="unreachable taints",
+        )
+        ready = next(
+            c for c in k.json("node", "node-2")["status"]["conditions"] if c["type"] == "Ready"
+        )
         assert ready["status"] == "Unknown" and ready["reason"] == "NodeStatusUnknown"
         # evicted after tolerationSeconds, replaced on the other nodes
-        wait_until(lambda: len(running_nodes(k, "app=short")) == 3
-                   and "node-2" not in running_nodes(k, "app=short"), what="pods evicted")
+        wait_until(
+            lambda: (
+                len(running_nodes(k, "app=short")) == 3
+                and "node-2" not in running_nodes(k, "app=short")
+            ),
+            what="pods evicted",
+        )
         agent = [p for p in pods(k, "app=agent") if p["spec"].get("nodeName") == "node-2"]
         assert agent and not agent[0]["metadata"].get("deletionTimestamp")  # tolerates forever
     finally:
@@ -303,16 +385,20 @@ def test_restart_with_data_dir_duplicates_nothing(cluster: Cluster) -> None:
     k = cluster.kubectl
     before = {
         kind: sorted(o["metadata"]["name"] for o in k.json(kind)["items"])
-        for kind in ("deployments", "replicasets", "daemonsets", "statefulsets", "jobs", "pods",
-                     "pvc")
+        for kind in (
+            "deployments",
+            "replicasets",
+            "daemonsets",
+            "statefulsets",
+            "jobs",
+            "pods",
+            "pvc",
+        )
     }
     cluster.stop()
     cluster.start()
     wait_until(lambda: k("get", "nodes", check=False) != "", what="cluster back")
     k("rollout", "status", "deployment/web", "--timeout=30s")
     k("rollout", "status", "ds/agent", "--timeout=30s")
-    after = {
-        kind: sorted(o["metadata"]["name"] for o in k.json(kind)["items"])
-        for kind in before
-    }
+    after = {kind: sorted(o["metadata"]["name"] for o in k.json(kind)["items"]) for kind in before}
     assert after == before

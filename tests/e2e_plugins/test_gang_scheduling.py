@@ -131,8 +131,9 @@ def test_a_gang_of_four_where_three_fit_binds_none_then_all_once_a_node_is_added
         "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining",
         "0/3 nodes are available: 3 Insufficient cpu.",
     }
-    condition = wait_until(lambda: _group_condition(kubectl, "train"), timeout=5,
-                           what="the PodGroup condition")
+    condition = wait_until(
+        lambda: _group_condition(kubectl, "train"), timeout=5, what="the PodGroup condition"
+    )
     assert condition["status"] == "False"
     assert condition["reason"] == "Unschedulable"
     assert condition["message"] == "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
@@ -157,8 +158,11 @@ def test_two_gangs_where_one_fits_at_a_time_run_one_after_the_other(
 ) -> None:
     kubectl, scheduler_url = cluster
     # The previous test left four free nodes: one gang of four fits, not two.
-    wait_until(lambda: not _pods(kubectl, [f"train-{i}" for i in range(4)]), timeout=10,
-               what="the first test's pods gone")
+    wait_until(
+        lambda: not _pods(kubectl, [f"train-{i}" for i in range(4)]),
+        timeout=10,
+        what="the first test's pods gone",
+    )
     wait_nodes_cached(scheduler_url, 4)
     blue, blue_manifest = _gang("blue", 4)
     red, red_manifest = _gang("red", 4)
@@ -173,8 +177,10 @@ def test_two_gangs_where_one_fits_at_a_time_run_one_after_the_other(
     second_group = second[0].rsplit("-", 1)[0]
     # The other waits, holding nothing: none of its members is bound, each says why.
     wait_until(
-        lambda: all((c := _pod_condition(p)) is not None and c["status"] == "False"
-                    for p in _pods(kubectl, second).values()),
+        lambda: all(
+            (c := _pod_condition(p)) is not None and c["status"] == "False"
+            for p in _pods(kubectl, second).values()
+        ),
         timeout=10,
         what="the waiting gang's members refused",
     )
@@ -248,8 +254,11 @@ def test_aiosched_explain_of_a_member_says_which_member_blocks_the_quorum(
 ) -> None:
     kubectl, _ = cluster
     names = [f"wide-{i}" for i in range(4)]
-    wait_until(lambda: not _pods(kubectl, [f"ring-{i}" for i in range(3)]), timeout=10,
-               what="the previous test's pods gone")
+    wait_until(
+        lambda: not _pods(kubectl, [f"ring-{i}" for i in range(3)]),
+        timeout=10,
+        what="the previous test's pods gone",
+    )
     # No zone holds four 3-CPU members (the previous test's zones: a two, b three).
     group = """
 apiVersion: scheduling.k8s.io/v1beta1
@@ -262,8 +271,13 @@ spec:
     extra = f"  schedulingGroup: {{podGroupName: wide}}\n  schedulerName: {TOPOLOGY_SCHEDULER}"
     kubectl.apply(group + "".join(pod_manifest(name, "3", extra) for name in names))
     wait_until(
-        lambda: all((c := _pod_condition(p)) is not None and c["status"] == "False"
-                    for p in _pods(kubectl, names).values()) and len(_pods(kubectl, names)) == 4,
+        lambda: (
+            all(
+                (c := _pod_condition(p)) is not None and c["status"] == "False"
+                for p in _pods(kubectl, names).values()
+            )
+            and len(_pods(kubectl, names)) == 4
+        ),
         timeout=10,
         what="every member refused",
     )
@@ -307,7 +321,7 @@ def preempting_scheduler(
 
 
 def _preempting_pods(names: list[str], cpu: str, extra: str) -> str:
-    spec = f"  schedulerName: {PREEMPTING_SCHEDULER}\n  nodeSelector: {{wap: \"yes\"}}\n{extra}"
+    spec = f'  schedulerName: {PREEMPTING_SCHEDULER}\n  nodeSelector: {{wap: "yes"}}\n{extra}'
     return "".join(pod_manifest(name, cpu, spec) for name in names)
 
 
@@ -340,7 +354,7 @@ kind: PriorityClass
 metadata: {name: wap-high}
 value: 1000
 ---"""
-        + "".join(node_manifest(f"wap-{i}", "4", labels=", wap: \"yes\"") for i in range(2))
+        + "".join(node_manifest(f"wap-{i}", "4", labels=', wap: "yes"') for i in range(2))
     )
     wait_nodes_cached(preempting_scheduler, 2)
     # Four 2-CPU low-priority pods fill both 4-CPU nodes.
@@ -371,8 +385,10 @@ def test_a_gang_below_everything_running_stays_pending_and_says_why(
     # The previous test's gang holds 3 of the 4 CPUs of both nodes, at priority 1000.
     members = [f"humble-{i}" for i in range(2)]
     extra = "  schedulingGroup: {podGroupName: humble}"
-    humble_class = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n" \
+    humble_class = (
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
         "metadata: {name: wap-humble}\nvalue: 5\n---"
+    )
     kubectl.apply(
         humble_class
         + _group_with_priority("humble", 2, "wap-humble")

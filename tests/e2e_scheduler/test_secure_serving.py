@@ -60,8 +60,16 @@ def run_scheduler(tmp_path: Path, name: str, *extra: str) -> Any:
     config = tmp_path / "config.yaml"
     config.write_text(CONFIG)
     return start(
-        [*aiosched(), "run", "--kubeconfig", str(tmp_path / "kubeconfig"), "--config",
-         str(config), "--secure-port=0", *extra],
+        [
+            *aiosched(),
+            "run",
+            "--kubeconfig",
+            str(tmp_path / "kubeconfig"),
+            "--config",
+            str(config),
+            "--secure-port=0",
+            *extra,
+        ],
         tmp_path / f"{name}.log",
         r"serving /metrics, .+? on (https?://[\d.]+:\d+)",
     )
@@ -73,8 +81,13 @@ def test_the_secure_port_checks_tokens_with_the_api_server(tmp_path: Path) -> No
         kubectl = Kubectl(tmp_path)
         kubectl("apply", "-f", str(REPO / "deploy" / "kubernetes" / "rbac.yaml"))
         reader, nobody = token_for(kubectl, "reader"), token_for(kubectl, "nobody")
-        kubectl("create", "clusterrolebinding", "reader-aiosched",
-                "--clusterrole=aiosched:metrics-reader", "--serviceaccount=default:reader")
+        kubectl(
+            "create",
+            "clusterrolebinding",
+            "reader-aiosched",
+            "--clusterrole=aiosched:metrics-reader",
+            "--serviceaccount=default:reader",
+        )
         scheduler = run_scheduler(tmp_path, "secure")
         with stopping(scheduler):
             url = scheduler.url
@@ -100,8 +113,7 @@ def test_the_secure_port_checks_tokens_with_the_api_server(tmp_path: Path) -> No
             status, body = https_get(url + "/metrics", nobody)
             assert status == 403
             assert json.loads(body)["message"] == (
-                'forbidden: User "system:serviceaccount:default:nobody" cannot get path '
-                '"/metrics"'
+                'forbidden: User "system:serviceaccount:default:nobody" cannot get path "/metrics"'
             )
             status, text = https_get(url + "/metrics", reader)
             assert status == 200 and "scheduler_schedule_attempts_total" in text
@@ -114,41 +126,67 @@ def test_the_secure_port_checks_tokens_with_the_api_server(tmp_path: Path) -> No
             explain = [*aiosched(), "explain", "default/huge", "--http-address", address]
 
             def explained() -> subprocess.CompletedProcess[str]:
-                return subprocess.run([*explain, "--token", reader, "--insecure-skip-tls-verify"],
-                                      capture_output=True, text=True, timeout=30)
+                return subprocess.run(
+                    [*explain, "--token", reader, "--insecure-skip-tls-verify"],
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                )
 
             result = wait_until(lambda: (r := explained()).returncode == 0 and r, what="explain")
             assert "unschedulable" in result.stdout
             no_kubeconfig = {**os.environ, "KUBECONFIG": str(tmp_path / "absent")}
-            refused = subprocess.run([*explain, "--insecure-skip-tls-verify"],
-                                     capture_output=True, text=True, timeout=30,
-                                     env=no_kubeconfig)
+            refused = subprocess.run(
+                [*explain, "--insecure-skip-tls-verify"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env=no_kubeconfig,
+            )
             assert refused.returncode == 1
             assert "needs a bearer token the API server knows (--token" in refused.stderr
-            forbidden = subprocess.run([*explain, "--token", nobody, "--insecure-skip-tls-verify"],
-                                       capture_output=True, text=True, timeout=30)
+            forbidden = subprocess.run(
+                [*explain, "--token", nobody, "--insecure-skip-tls-verify"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             assert forbidden.returncode == 1
             assert "a token or RoleBinding created just now works within 10 s" in forbidden.stderr
             # without --token: the kubeconfig user's bearer token, as kubectl and view send it
             reader_config = tmp_path / "reader.kubeconfig"
-            reader_config.write_text((tmp_path / "kubeconfig").read_text().replace(
-                cluster_token(tmp_path), reader))
+            reader_config.write_text(
+                (tmp_path / "kubeconfig").read_text().replace(cluster_token(tmp_path), reader)
+            )
             by_kubeconfig = subprocess.run(
                 [*explain, "--kubeconfig", str(reader_config), "--insecure-skip-tls-verify"],
-                capture_output=True, text=True, timeout=30)
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             assert by_kubeconfig.returncode == 0, by_kubeconfig.stderr
             assert "unschedulable" in by_kubeconfig.stdout
             small = tmp_path / "small.yaml"
             small.write_text(pod_manifest("small", "1").rstrip().removesuffix("---"))
             what_if = subprocess.run(
-                [*aiosched(), "what-if", str(small), "--http-address", address,
-                 "--insecure-skip-tls-verify"],
-                capture_output=True, text=True, timeout=30,
-                env={**os.environ, "KUBECONFIG": str(reader_config)})
+                [
+                    *aiosched(),
+                    "what-if",
+                    str(small),
+                    "--http-address",
+                    address,
+                    "--insecure-skip-tls-verify",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env={**os.environ, "KUBECONFIG": str(reader_config)},
+            )
             assert what_if.returncode == 1  # the reader may get, not post, /debug/what-if
             assert "a token allowed to post /debug/what-if" in what_if.stderr
-            untrusted = subprocess.run([*explain, "--token", reader], capture_output=True,
-                                       text=True, timeout=30)
+            untrusted = subprocess.run(
+                [*explain, "--token", reader], capture_output=True, text=True, timeout=30
+            )
             assert untrusted.returncode == 1
             assert "--insecure-skip-tls-verify" in untrusted.stderr
 
@@ -159,14 +197,20 @@ def test_authorization_kubeconfig_and_insecure_http(tmp_path: Path) -> None:
         kubectl = Kubectl(tmp_path)
         kubectl("apply", "-f", str(REPO / "deploy" / "kubernetes" / "rbac.yaml"))
         reader = token_for(kubectl, "reader")
-        kubectl("create", "clusterrolebinding", "reader-aiosched",
-                "--clusterrole=aiosched:metrics-reader", "--serviceaccount=default:reader")
+        kubectl(
+            "create",
+            "clusterrolebinding",
+            "reader-aiosched",
+            "--clusterrole=aiosched:metrics-reader",
+            "--serviceaccount=default:reader",
+        )
         # access reviews through an identity that may not create them: every one fails, so
         # even an allowed token is refused (500), never let through
         powerless = token_for(kubectl, "powerless")
         limited = tmp_path / "powerless.kubeconfig"
-        limited.write_text((tmp_path / "kubeconfig").read_text().replace(
-            cluster_token(tmp_path), powerless))
+        limited.write_text(
+            (tmp_path / "kubeconfig").read_text().replace(cluster_token(tmp_path), powerless)
+        )
         scheduler = run_scheduler(tmp_path, "delegated", f"--authorization-kubeconfig={limited}")
         with stopping(scheduler):
             status, body = https_get(scheduler.url + "/metrics", reader)
@@ -177,8 +221,10 @@ def test_authorization_kubeconfig_and_insecure_http(tmp_path: Path) -> None:
         plain = run_scheduler(tmp_path, "plain", "--insecure-http")
         with stopping(plain):
             assert plain.url.startswith("http://")
-            assert "(plain HTTP, no authentication: --insecure-http)" in (
-                tmp_path / "plain.log").read_text()
+            assert (
+                "(plain HTTP, no authentication: --insecure-http)"
+                in (tmp_path / "plain.log").read_text()
+            )
             status, text = http_get(plain.url + "/metrics")
             assert status == 200 and "scheduler_schedule_attempts_total" in text
 

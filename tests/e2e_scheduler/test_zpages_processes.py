@@ -51,8 +51,10 @@ def test_debug_pages_of_a_running_scheduler(tmp_path: Path) -> None:
         with stopping(scheduler):
             url = scheduler.url
             log = (tmp_path / "scheduler.log").read_text()
-            assert "aiosched: serving /metrics, /healthz, /livez, /readyz, /configz, /statusz, " \
+            assert (
+                "aiosched: serving /metrics, /healthz, /livez, /readyz, /configz, /statusz, "
                 "/flagz, /debug on http://" in log
+            )
 
             status, body = http_get(url + "/configz")
             config = json.loads(body)["componentconfig"]
@@ -72,7 +74,12 @@ def test_debug_pages_of_a_running_scheduler(tmp_path: Path) -> None:
                 url + "/statusz", Accept="application/json;v=v1beta1;g=config.k8s.io;as=Statusz"
             )
             assert json.loads(body)["paths"] == [
-                "/configz", "/flagz", "/healthz", "/livez", "/metrics", "/readyz"
+                "/configz",
+                "/flagz",
+                "/healthz",
+                "/livez",
+                "/metrics",
+                "/readyz",
             ]
             status, body = request(
                 url + "/flagz", Accept="application/json;v=v1beta1;g=config.k8s.io;as=Flagz"
@@ -82,7 +89,8 @@ def test_debug_pages_of_a_running_scheduler(tmp_path: Path) -> None:
 
             # V(3) lines ("Attempting to schedule pod") appear only after raising -v at run time
             assert request(url + "/debug/flags/v", "PUT", b"4") == (
-                200, "successfully set klog.logging.verbosity to 4\n"
+                200,
+                "successfully set klog.logging.verbosity to 4\n",
             )
             kubectl = Kubectl(tmp_path)
             kubectl("create", "namespace", "zpages")
@@ -106,13 +114,25 @@ def test_the_secure_port_authorizes_the_pages(tmp_path: Path) -> None:
         kubectl("apply", "-f", str(REPO / "deploy" / "kubernetes" / "rbac.yaml"))
         kubectl("create", "serviceaccount", "reader")
         token = kubectl("create", "token", "reader").strip()
-        kubectl("create", "clusterrolebinding", "reader-aiosched",
-                "--clusterrole=aiosched:metrics-reader", "--serviceaccount=default:reader")
+        kubectl(
+            "create",
+            "clusterrolebinding",
+            "reader-aiosched",
+            "--clusterrole=aiosched:metrics-reader",
+            "--serviceaccount=default:reader",
+        )
         config = tmp_path / "config.yaml"
         config.write_text(CONFIG)
         scheduler = start(
-            [*aiosched(), "run", "--kubeconfig", str(tmp_path / "kubeconfig"), "--config",
-             str(config), "--secure-port=0"],
+            [
+                *aiosched(),
+                "run",
+                "--kubeconfig",
+                str(tmp_path / "kubeconfig"),
+                "--config",
+                str(config),
+                "--secure-port=0",
+            ],
             tmp_path / "secure.log",
             r"serving /metrics, .+? on (https://[\d.]+:\d+)",
         )
@@ -132,8 +152,13 @@ def test_the_secure_port_authorizes_the_pages(tmp_path: Path) -> None:
                 "metadata: {name: verbosity}\n"
                 "rules: [{nonResourceURLs: [/debug/flags/v], verbs: [put]}]\n"
             )
-            kubectl("create", "clusterrolebinding", "reader-verbosity",
-                    "--clusterrole=verbosity", "--serviceaccount=default:reader")
+            kubectl(
+                "create",
+                "clusterrolebinding",
+                "reader-verbosity",
+                "--clusterrole=verbosity",
+                "--serviceaccount=default:reader",
+            )
             wait_until(  # the denial is cached for 10 s, as upstream's DenyCacheTTL
                 lambda: request(url + "/debug/flags/v", "PUT", b"3", **bearer)[0] == 200,
                 timeout=30,

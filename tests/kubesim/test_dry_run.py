@@ -12,8 +12,12 @@ CMS = "/api/v1/namespaces/default/configmaps"
 
 
 def configmap(name: str, value: str = "1") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
-            "data": {"k": value}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name},
+        "data": {"k": value},
+    }
 
 
 async def state(kube: Kube) -> tuple[int, list[Any]]:
@@ -37,24 +41,42 @@ async def test_dry_run_create_answers_the_object_without_storing_it(kube: Kube) 
     ("method", "suffix", "body", "content_type", "expected_status", "check"),
     [
         ("PUT", "/cm", None, "application/json", 200, lambda b: b["data"] == {"k": "2"}),
-        ("PATCH", "/cm", {"data": {"k": "3"}}, "application/merge-patch+json", 200,
-         lambda b: b["data"] == {"k": "3"}),
-        ("PATCH", "/cm", [{"op": "add", "path": "/data/x", "value": "y"}],
-         "application/json-patch+json", 200, lambda b: b["data"]["x"] == "y"),
+        (
+            "PATCH",
+            "/cm",
+            {"data": {"k": "3"}},
+            "application/merge-patch+json",
+            200,
+            lambda b: b["data"] == {"k": "3"},
+        ),
+        (
+            "PATCH",
+            "/cm",
+            [{"op": "add", "path": "/data/x", "value": "y"}],
+            "application/json-patch+json",
+            200,
+            lambda b: b["data"]["x"] == "y",
+        ),
         ("DELETE", "/cm", None, "application/json", 200, lambda b: b["metadata"]["name"] == "cm"),
         ("DELETE", "", None, "application/json", 200, lambda b: len(b["items"]) == 1),
     ],
 )
 async def test_dry_run_writes_leave_the_store_alone(
-    kube: Kube, method: str, suffix: str, body: Any, content_type: str, expected_status: int,
+    kube: Kube,
+    method: str,
+    suffix: str,
+    body: Any,
+    content_type: str,
+    expected_status: int,
     check: Any,
 ) -> None:
     _, created = await kube.call("POST", CMS, configmap("cm"))
     if body is None and method == "PUT":
         body = {**created, "data": {"k": "2"}}
     before = await state(kube)
-    status, answer = await kube.call(method, f"{CMS}{suffix}", body, content_type=content_type,
-                                     dryRun="All")
+    status, answer = await kube.call(
+        method, f"{CMS}{suffix}", body, content_type=content_type, dryRun="All"
+    )
     assert status == expected_status, answer
     assert check(answer)
     assert await state(kube) == before
@@ -75,8 +97,12 @@ async def test_dry_run_binding_and_graceful_delete_of_a_pod(kube: Kube) -> None:
     await kube.create_pod("p", schedulerName="nobody")
     node = kube.cluster.store.items("nodes")[0]["metadata"]["name"]
     before = await state(kube)
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
-               "target": {"kind": "Node", "name": node}}
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p"},
+        "target": {"kind": "Node", "name": node},
+    }
     status, _ = await kube.call("POST", f"{PODS}/p/binding", binding, dryRun="All")
     assert status == 201
     assert await state(kube) == before

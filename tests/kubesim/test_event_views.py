@@ -101,8 +101,12 @@ def test_series_and_related_survive_both_ways() -> None:
     event = scheduler_event(series=series, related=related)
     back = views.core_to_events_v1(views.events_v1_to_core(event))
     assert back["series"] == series and back["related"] == related
-    assert back == {**event, "deprecatedSource": {}, "deprecatedFirstTimestamp": None,
-                    "deprecatedLastTimestamp": None}
+    assert back == {
+        **event,
+        "deprecatedSource": {},
+        "deprecatedFirstTimestamp": None,
+        "deprecatedLastTimestamp": None,
+    }
 
 
 async def test_event_written_through_events_v1_reads_as_core(kube: Kube) -> None:
@@ -138,8 +142,12 @@ async def test_event_written_through_core_reads_as_events_v1(kube: Kube) -> None
     ("path", "selector", "expected"),
     [
         # what `kubectl describe pod` sends (core field labels)
-        (CORE, "involvedObject.name=web,involvedObject.namespace=default,"
-               "involvedObject.kind=Pod,involvedObject.uid=u-1", ["web.failed", "web.pulled"]),
+        (
+            CORE,
+            "involvedObject.name=web,involvedObject.namespace=default,"
+            "involvedObject.kind=Pod,involvedObject.uid=u-1",
+            ["web.failed", "web.pulled"],
+        ),
         (CORE, "reportingComponent=default-scheduler", ["web.failed"]),
         (CORE, "source=default-scheduler", ["web.failed"]),  # source falls back to reporting
         (CORE, "source=kubelet", ["web.pulled"]),
@@ -197,11 +205,13 @@ async def test_watches_on_either_api_see_writes_through_the_other(kube: Kube) ->
     await kube.call("POST", CORE, kubelet_event())
     core_events, v1_events = await core_watch, await v1_watch
     assert [(e["type"], e["object"]["apiVersion"]) for e in core_events] == [
-        ("ADDED", "v1"), ("ADDED", "v1")
+        ("ADDED", "v1"),
+        ("ADDED", "v1"),
     ]
     assert core_events[0]["object"]["message"].startswith("0/2 nodes")
     assert [(e["type"], e["object"]["apiVersion"]) for e in v1_events] == [
-        ("ADDED", "events.k8s.io/v1"), ("ADDED", "events.k8s.io/v1")
+        ("ADDED", "events.k8s.io/v1"),
+        ("ADDED", "events.k8s.io/v1"),
     ]
     assert v1_events[1]["object"]["note"] == "Container image already present"
     # a watch from scratch lists the current state in the watcher's own form
@@ -213,7 +223,9 @@ async def test_series_patch_through_events_v1_updates_the_core_event(kube: Kube)
     await kube.call("POST", V1, scheduler_event())
     series = {"count": 2, "lastObservedTime": "2026-01-01T00:05:00.000000Z"}
     status, patched = await kube.call(
-        "PATCH", f"{V1}/web.failed", {"series": series},
+        "PATCH",
+        f"{V1}/web.failed",
+        {"series": series},
         content_type="application/merge-patch+json",
     )
     assert status == 200, patched
@@ -258,20 +270,42 @@ def test_a_kubesim_controller_event_read_through_events_v1() -> None:
     reportingComponent becomes reportingController, source and the timestamps the deprecated*
     fields (Convert_core_Event_To_v1_Event)."""
     recorder = EventRecorder(Store(), lambda: 1_767_225_600.0, random.Random(0))
-    _, core, _ = recorder.make(Source("kubelet", "node-1"),
-                               {**POD_REF, "fieldPath": "spec.containers{main}"}, "Normal",
-                               "Started", "Started container main")
+    _, core, _ = recorder.make(
+        Source("kubelet", "node-1"),
+        {**POD_REF, "fieldPath": "spec.containers{main}"},
+        "Normal",
+        "Started",
+        "Started container main",
+    )
     v1 = views.core_to_events_v1(core)
     assert v1["reportingController"] == "kubelet"
     assert v1["reportingInstance"] == "node-1"
     assert v1["deprecatedSource"] == {"component": "kubelet", "host": "node-1"}
-    assert v1["deprecatedFirstTimestamp"] == v1["deprecatedLastTimestamp"] == (
-        "2026-01-01T00:00:00Z")
+    assert (
+        v1["deprecatedFirstTimestamp"] == v1["deprecatedLastTimestamp"] == ("2026-01-01T00:00:00Z")
+    )
     assert v1["deprecatedCount"] == 1
     assert v1["note"] == "Started container main"
     assert v1["regarding"]["fieldPath"] == "spec.containers{main}"
     back = views.events_v1_to_core(v1)
-    assert {k: back[k] for k in ("source", "reportingComponent", "reportingInstance", "count",
-                                 "firstTimestamp", "message")} == {
-        k: core[k] for k in ("source", "reportingComponent", "reportingInstance", "count",
-                             "firstTimestamp", "message")}
+    assert {
+        k: back[k]
+        for k in (
+            "source",
+            "reportingComponent",
+            "reportingInstance",
+            "count",
+            "firstTimestamp",
+            "message",
+        )
+    } == {
+        k: core[k]
+        for k in (
+            "source",
+            "reportingComponent",
+            "reportingInstance",
+            "count",
+            "firstTimestamp",
+            "message",
+        )
+    }

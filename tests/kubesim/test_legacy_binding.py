@@ -12,8 +12,12 @@ BINDINGS = "/api/v1/namespaces/default/bindings"
 
 
 def binding(pod: str, node: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
 
 
 def first_node(kube: Kube) -> str:
@@ -39,8 +43,9 @@ async def test_legacy_binding_binds_the_named_pod(kube: Kube) -> None:
         ("p", "", 422, "Invalid"),
     ],
 )
-async def test_legacy_binding_errors(kube: Kube, pod: str, node: str, code: int, reason: str
-                                     ) -> None:
+async def test_legacy_binding_errors(
+    kube: Kube, pod: str, node: str, code: int, reason: str
+) -> None:
     await kube.create_pod("p", schedulerName="nobody")
     status, body = await kube.call("POST", BINDINGS, binding(pod, node))
     assert (status, body["reason"]) == (code, reason)

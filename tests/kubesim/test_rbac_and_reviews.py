@@ -22,26 +22,37 @@ SA = "system:serviceaccount:default:robot"
 
 
 def cluster_role(name: str, *rules: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": name}, "rules": list(rules)}
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name},
+        "rules": list(rules),
+    }
 
 
-def binding(kind: str, name: str, role_kind: str, role: str, *subjects: dict[str, Any]
-            ) -> dict[str, Any]:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
-            "metadata": {"name": name}, "roleRef": {"kind": role_kind, "name": role},
-            "subjects": list(subjects)}
+def binding(
+    kind: str, name: str, role_kind: str, role: str, *subjects: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "roleRef": {"kind": role_kind, "name": role},
+        "subjects": list(subjects),
+    }
 
 
 ROBOT = {"kind": "ServiceAccount", "name": "robot", "namespace": "default"}
 
 
 async def service_account_token(kube: Kube, name: str = "robot", **spec: Any) -> str:
-    status, _ = await kube.call("POST", "/api/v1/namespaces/default/serviceaccounts",
-                                {"metadata": {"name": name}})
+    status, _ = await kube.call(
+        "POST", "/api/v1/namespaces/default/serviceaccounts", {"metadata": {"name": name}}
+    )
     assert status in (201, 409)
     status, body = await kube.call(
-        "POST", f"/api/v1/namespaces/default/serviceaccounts/{name}/token",
+        "POST",
+        f"/api/v1/namespaces/default/serviceaccounts/{name}/token",
         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec},
     )
     assert status == 201, body
@@ -56,12 +67,22 @@ def bearer(token: str) -> dict[str, str]:
 
 
 async def test_roles_take_colon_names_and_bindings_are_defaulted(kube: Kube) -> None:
-    status, role = await kube.call("POST", f"{RBAC}/clusterroles", cluster_role(
-        "aiosched:reader", {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}))
+    status, role = await kube.call(
+        "POST",
+        f"{RBAC}/clusterroles",
+        cluster_role(
+            "aiosched:reader", {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}
+        ),
+    )
     assert status == 201, role
     user = {"kind": "User", "name": "alice"}
-    status, created = await kube.call("POST", f"{RBAC}/clusterrolebindings", binding(
-        "ClusterRoleBinding", "aiosched:reader", "ClusterRole", "aiosched:reader", user, ROBOT))
+    status, created = await kube.call(
+        "POST",
+        f"{RBAC}/clusterrolebindings",
+        binding(
+            "ClusterRoleBinding", "aiosched:reader", "ClusterRole", "aiosched:reader", user, ROBOT
+        ),
+    )
     assert status == 201, created
     assert created["roleRef"]["apiGroup"] == "rbac.authorization.k8s.io"
     assert created["subjects"][0]["apiGroup"] == "rbac.authorization.k8s.io"
@@ -79,15 +100,18 @@ async def test_roles_take_colon_names_and_bindings_are_defaulted(kube: Kube) -> 
         ),
         (
             f"{RBAC}/namespaces/default/roles",
-            {"metadata": {"name": "r"}, "rules": [{"nonResourceURLs": ["/metrics"],
-                                                   "verbs": ["get"]}]},
+            {
+                "metadata": {"name": "r"},
+                "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+            },
             'Role.rbac.authorization.k8s.io "r" is invalid: rules[0].nonResourceURLs: Invalid '
             'value: []string{"/metrics"}: namespaced rules cannot apply to non-resource URLs',
         ),
         (
             f"{RBAC}/clusterroles",
-            cluster_role("r", {"nonResourceURLs": ["/metrics"], "resources": ["pods"],
-                               "verbs": ["get"]}),
+            cluster_role(
+                "r", {"nonResourceURLs": ["/metrics"], "resources": ["pods"], "verbs": ["get"]}
+            ),
             'ClusterRole.rbac.authorization.k8s.io "r" is invalid: rules[0].nonResourceURLs: '
             'Invalid value: []string{"/metrics"}: rules cannot apply to both regular resources '
             "and non-resource URLs",
@@ -100,15 +124,20 @@ async def test_roles_take_colon_names_and_bindings_are_defaulted(kube: Kube) -> 
         ),
         (
             f"{RBAC}/clusterrolebindings",
-            binding("ClusterRoleBinding", "b", "ClusterRole", "r",
-                    {"kind": "ServiceAccount", "name": "robot"}),
+            binding(
+                "ClusterRoleBinding",
+                "b",
+                "ClusterRole",
+                "r",
+                {"kind": "ServiceAccount", "name": "robot"},
+            ),
             'ClusterRoleBinding.rbac.authorization.k8s.io "b" is invalid: '
             "subjects[0].namespace: Required value",
         ),
         (
             f"{RBAC}/clusterroles",
             cluster_role("a/b"),
-            "ClusterRole.rbac.authorization.k8s.io \"a/b\" is invalid: metadata.name: Invalid "
+            'ClusterRole.rbac.authorization.k8s.io "a/b" is invalid: metadata.name: Invalid '
             "value: \"a/b\": may not contain '/'",
         ),
     ],
@@ -130,17 +159,23 @@ async def test_a_binding_s_role_ref_cannot_change(kube: Kube) -> None:
     status, answer = await kube.call("PUT", f"{RBAC}/clusterrolebindings/b", created)
 
     assert status == 422
-    assert answer["message"].endswith("roleRef: Invalid value: rbac.RoleRef{APIGroup:"
-                                      '"rbac.authorization.k8s.io", Kind:"ClusterRole", '
-                                      'Name:"two"}: cannot change roleRef')
+    assert answer["message"].endswith(
+        "roleRef: Invalid value: rbac.RoleRef{APIGroup:"
+        '"rbac.authorization.k8s.io", Kind:"ClusterRole", '
+        'Name:"two"}: cannot change roleRef'
+    )
 
 
 async def test_the_bootstrap_policy_is_there(kube: Kube) -> None:
     status, roles = await kube.call("GET", f"{RBAC}/clusterroles")
     assert status == 200
     names = {r["metadata"]["name"] for r in roles["items"]}
-    assert {"cluster-admin", "system:discovery", "system:basic-user",
-            "system:public-info-viewer"} <= names
+    assert {
+        "cluster-admin",
+        "system:discovery",
+        "system:basic-user",
+        "system:public-info-viewer",
+    } <= names
 
 
 # ---- service account tokens and RBAC on requests ---------------------------------------------
@@ -157,26 +192,39 @@ async def test_a_service_account_token_is_authorized_by_rbac(kube: Kube) -> None
     )
     assert (await kube.call("GET", "/version", headers=bearer(token)))[0] == 200  # discovery
 
-    await kube.call("POST", f"{RBAC}/clusterroles", cluster_role(
-        "node-reader", {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]}))
-    await kube.call("POST", f"{RBAC}/clusterrolebindings",
-                    binding("ClusterRoleBinding", "robot-nodes", "ClusterRole", "node-reader",
-                            ROBOT))
+    await kube.call(
+        "POST",
+        f"{RBAC}/clusterroles",
+        cluster_role(
+            "node-reader", {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]}
+        ),
+    )
+    await kube.call(
+        "POST",
+        f"{RBAC}/clusterrolebindings",
+        binding("ClusterRoleBinding", "robot-nodes", "ClusterRole", "node-reader", ROBOT),
+    )
     assert (await kube.call("GET", "/api/v1/nodes", headers=bearer(token)))[0] == 200
 
 
-async def test_role_bindings_grant_in_their_namespace_and_resource_names_narrow(
-    kube: Kube
-) -> None:
+async def test_role_bindings_grant_in_their_namespace_and_resource_names_narrow(kube: Kube) -> None:
     token = await service_account_token(kube)
-    role = {"metadata": {"name": "lease"}, "rules": [
-        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
-        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-         "resourceNames": ["mine"], "verbs": ["get", "update"]},
-    ]}
+    role = {
+        "metadata": {"name": "lease"},
+        "rules": [
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+            {
+                "apiGroups": ["coordination.k8s.io"],
+                "resources": ["leases"],
+                "resourceNames": ["mine"],
+                "verbs": ["get", "update"],
+            },
+        ],
+    }
     assert (await kube.call("POST", f"{RBAC}/namespaces/default/roles", role))[0] == 201
-    rb = binding("RoleBinding", "lease", "Role", "lease", {"kind": "ServiceAccount",
-                                                          "name": "robot"})
+    rb = binding(
+        "RoleBinding", "lease", "Role", "lease", {"kind": "ServiceAccount", "name": "robot"}
+    )
     assert (await kube.call("POST", f"{RBAC}/namespaces/default/rolebindings", rb))[0] == 201
     leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
     lease = {"metadata": {"name": "mine"}, "spec": {"holderIdentity": "me"}}
@@ -207,18 +255,22 @@ async def test_tokens_stop_working_with_their_service_account(kube: Kube) -> Non
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ({"expirationSeconds": 60}, "spec.expirationSeconds: Invalid value: 60: may not specify "
-         "a duration less than 10 minutes"),
+        (
+            {"expirationSeconds": 60},
+            "spec.expirationSeconds: Invalid value: 60: may not specify "
+            "a duration less than 10 minutes",
+        ),
         ({"expirationSeconds": 1 << 33}, "may not specify a duration larger than 2^32 seconds"),
     ],
 )
-async def test_token_requests_are_validated(kube: Kube, spec: dict[str, Any], message: str
-                                            ) -> None:
-    await kube.call("POST", "/api/v1/namespaces/default/serviceaccounts",
-                    {"metadata": {"name": "robot"}})
+async def test_token_requests_are_validated(kube: Kube, spec: dict[str, Any], message: str) -> None:
+    await kube.call(
+        "POST", "/api/v1/namespaces/default/serviceaccounts", {"metadata": {"name": "robot"}}
+    )
 
     status, answer = await kube.call(
-        "POST", "/api/v1/namespaces/default/serviceaccounts/robot/token", {"spec": spec})
+        "POST", "/api/v1/namespaces/default/serviceaccounts/robot/token", {"spec": spec}
+    )
 
     assert status == 422
     assert message in answer["message"]
@@ -226,16 +278,18 @@ async def test_token_requests_are_validated(kube: Kube, spec: dict[str, Any], me
 
 async def test_a_token_for_a_missing_service_account_is_not_found(kube: Kube) -> None:
     status, answer = await kube.call(
-        "POST", "/api/v1/namespaces/default/serviceaccounts/ghost/token", {"spec": {}})
+        "POST", "/api/v1/namespaces/default/serviceaccounts/ghost/token", {"spec": {}}
+    )
 
     assert (status, answer["message"]) == (404, 'serviceaccounts "ghost" not found')
 
 
 async def test_the_admin_may_impersonate_and_the_impersonated_user_is_authorized(
-    kube: Kube
+    kube: Kube,
 ) -> None:
-    status, answer = await kube.call("GET", "/api/v1/namespaces/default/pods",
-                                     headers={"Impersonate-User": "alice"})
+    status, answer = await kube.call(
+        "GET", "/api/v1/namespaces/default/pods", headers={"Impersonate-User": "alice"}
+    )
     assert status == 403
     assert 'User "alice" cannot list resource "pods"' in answer["message"]
 
@@ -245,9 +299,13 @@ async def test_the_admin_may_impersonate_and_the_impersonated_user_is_authorized
 
 async def token_review(kube: Kube, token: str, **spec: Any) -> dict[str, Any]:
     status, answer = await kube.call(
-        "POST", "/apis/authentication.k8s.io/v1/tokenreviews",
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
-         "spec": {"token": token, **spec}},
+        "POST",
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": token, **spec},
+        },
     )
     assert status == 201, answer
     return dict(answer["status"])
@@ -259,8 +317,11 @@ async def test_token_review_names_the_user_of_a_token(kube: Kube) -> None:
     found = await token_review(kube, token)
     assert found["authenticated"] is True
     assert found["user"]["username"] == SA
-    assert found["user"]["groups"] == ["system:serviceaccounts",
-                                       "system:serviceaccounts:default", "system:authenticated"]
+    assert found["user"]["groups"] == [
+        "system:serviceaccounts",
+        "system:serviceaccounts:default",
+        "system:authenticated",
+    ]
     admin = await token_review(kube, "test-token")
     assert admin["user"]["username"] == ADMIN.name
     assert "system:masters" in admin["user"]["groups"]
@@ -270,51 +331,74 @@ async def test_token_review_names_the_user_of_a_token(kube: Kube) -> None:
 
 
 async def test_token_review_of_no_token_is_a_bad_request(kube: Kube) -> None:
-    status, answer = await kube.call("POST", "/apis/authentication.k8s.io/v1/tokenreviews",
-                                     {"spec": {}})
-    assert (status, answer["message"]) == (400, "token is required for TokenReview in "
-                                                "authentication")
+    status, answer = await kube.call(
+        "POST", "/apis/authentication.k8s.io/v1/tokenreviews", {"spec": {}}
+    )
+    assert (status, answer["message"]) == (
+        400,
+        "token is required for TokenReview in authentication",
+    )
 
 
 async def subject_access_review(kube: Kube, spec: dict[str, Any]) -> tuple[int, Any]:
     return await kube.call(
-        "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        "POST",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
         {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec},
     )
 
 
 async def test_subject_access_review_decides_paths_by_cluster_role_bindings(kube: Kube) -> None:
-    await kube.call("POST", f"{RBAC}/clusterroles", cluster_role(
-        "metrics", {"nonResourceURLs": ["/metrics", "/debug/*"], "verbs": ["get"]}))
-    await kube.call("POST", f"{RBAC}/clusterrolebindings", binding(
-        "ClusterRoleBinding", "metrics", "ClusterRole", "metrics", ROBOT))
+    await kube.call(
+        "POST",
+        f"{RBAC}/clusterroles",
+        cluster_role("metrics", {"nonResourceURLs": ["/metrics", "/debug/*"], "verbs": ["get"]}),
+    )
+    await kube.call(
+        "POST",
+        f"{RBAC}/clusterrolebindings",
+        binding("ClusterRoleBinding", "metrics", "ClusterRole", "metrics", ROBOT),
+    )
     robot = {"user": SA, "groups": ["system:serviceaccounts", "system:authenticated"]}
 
-    for path, allowed in (("/metrics", True), ("/debug/explain/default/p", True),
-                          ("/debugger", False), ("/configz", False)):
+    for path, allowed in (
+        ("/metrics", True),
+        ("/debug/explain/default/p", True),
+        ("/debugger", False),
+        ("/configz", False),
+    ):
         status, answer = await subject_access_review(
-            kube, {**robot, "nonResourceAttributes": {"path": path, "verb": "get"}})
+            kube, {**robot, "nonResourceAttributes": {"path": path, "verb": "get"}}
+        )
         assert status == 201
         assert answer["status"]["allowed"] is allowed, path
     status, answer = await subject_access_review(
-        kube, {**robot, "nonResourceAttributes": {"path": "/metrics", "verb": "get"}})
+        kube, {**robot, "nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
+    )
     assert answer["status"]["reason"] == (
         'RBAC: allowed by ClusterRoleBinding "metrics" of ClusterRole "metrics" to '
         'ServiceAccount "robot/default"'
     )
     other = {"user": "system:serviceaccount:default:other"}
     status, answer = await subject_access_review(
-        kube, {**other, "nonResourceAttributes": {"path": "/metrics", "verb": "get"}})
+        kube, {**other, "nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
+    )
     assert answer["status"] == {"allowed": False}
     status, answer = await subject_access_review(
-        kube, {"user": "x", "groups": ["system:masters"],
-               "resourceAttributes": {"verb": "delete", "resource": "nodes"}})
+        kube,
+        {
+            "user": "x",
+            "groups": ["system:masters"],
+            "resourceAttributes": {"verb": "delete", "resource": "nodes"},
+        },
+    )
     assert answer["status"]["allowed"] is True
 
 
 async def test_subject_access_review_is_validated(kube: Kube) -> None:
     status, answer = await subject_access_review(
-        kube, {"nonResourceAttributes": {"path": "/metrics", "verb": "get"}})
+        kube, {"nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
+    )
 
     assert status == 422
     assert answer["message"] == (
@@ -334,19 +418,43 @@ U = rbac.UserInfo("u")
         ("GET", "/api/v1/pods", {}, ("list", True, "", "pods", "", "", "")),
         ("GET", "/api/v1/pods", {"watch": "true"}, ("watch", True, "", "pods", "", "", "")),
         ("GET", "/api/v1/namespaces/ns/pods/p", {}, ("get", True, "", "pods", "", "ns", "p")),
-        ("POST", "/api/v1/namespaces/ns/pods/p/binding", {},
-         ("create", True, "", "pods", "binding", "ns", "p")),
-        ("PATCH", "/api/v1/namespaces/ns/pods/p/status", {},
-         ("patch", True, "", "pods", "status", "ns", "p")),
-        ("DELETE", "/api/v1/namespaces/ns/pods", {},
-         ("deletecollection", True, "", "pods", "", "ns", "")),
+        (
+            "POST",
+            "/api/v1/namespaces/ns/pods/p/binding",
+            {},
+            ("create", True, "", "pods", "binding", "ns", "p"),
+        ),
+        (
+            "PATCH",
+            "/api/v1/namespaces/ns/pods/p/status",
+            {},
+            ("patch", True, "", "pods", "status", "ns", "p"),
+        ),
+        (
+            "DELETE",
+            "/api/v1/namespaces/ns/pods",
+            {},
+            ("deletecollection", True, "", "pods", "", "ns", ""),
+        ),
         ("GET", "/api/v1/namespaces/ns", {}, ("get", True, "", "namespaces", "", "ns", "ns")),
-        ("PUT", "/api/v1/namespaces/ns/finalize", {},
-         ("update", True, "", "namespaces", "finalize", "ns", "ns")),
-        ("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/aiosched", {},
-         ("update", True, "coordination.k8s.io", "leases", "", "kube-system", "aiosched")),
-        ("GET", "/api/v1/namespaces/ns/configmaps", {"fieldSelector": "metadata.name=c"},
-         ("list", True, "", "configmaps", "", "ns", "c")),
+        (
+            "PUT",
+            "/api/v1/namespaces/ns/finalize",
+            {},
+            ("update", True, "", "namespaces", "finalize", "ns", "ns"),
+        ),
+        (
+            "PUT",
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/aiosched",
+            {},
+            ("update", True, "coordination.k8s.io", "leases", "", "kube-system", "aiosched"),
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/ns/configmaps",
+            {"fieldSelector": "metadata.name=c"},
+            ("list", True, "", "configmaps", "", "ns", "c"),
+        ),
         ("GET", "/apis/apps/v1", {}, ("get", False, "", "", "", "", "")),
         ("GET", "/metrics", {}, ("get", False, "", "", "", "", "")),
         ("POST", "/some/path", {}, ("post", False, "", "", "", "", "")),
@@ -357,8 +465,15 @@ def test_request_attributes(
 ) -> None:
     found = rbac.request_attributes(U, method, path, query)
 
-    assert (found.verb, found.resource_request, found.api_group, found.resource,
-            found.subresource, found.namespace, found.name) == expected
+    assert (
+        found.verb,
+        found.resource_request,
+        found.api_group,
+        found.resource,
+        found.subresource,
+        found.namespace,
+        found.name,
+    ) == expected
     if not found.resource_request:
         assert found.path == path
 
@@ -372,10 +487,24 @@ def test_request_attributes(
         ({"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}, False),
         ({"apiGroups": ["apps"], "resources": ["pods/status"], "verbs": ["patch"]}, False),
         ({"apiGroups": [""], "resources": ["pods/status"], "verbs": ["update"]}, False),
-        ({"apiGroups": [""], "resources": ["pods/status"], "resourceNames": ["p"],
-          "verbs": ["patch"]}, True),
-        ({"apiGroups": [""], "resources": ["pods/status"], "resourceNames": ["q"],
-          "verbs": ["patch"]}, False),
+        (
+            {
+                "apiGroups": [""],
+                "resources": ["pods/status"],
+                "resourceNames": ["p"],
+                "verbs": ["patch"],
+            },
+            True,
+        ),
+        (
+            {
+                "apiGroups": [""],
+                "resources": ["pods/status"],
+                "resourceNames": ["q"],
+                "verbs": ["patch"],
+            },
+            False,
+        ),
     ],
 )
 def test_rule_matching(rule: dict[str, Any], allowed: bool) -> None:

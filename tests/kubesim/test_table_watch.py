@@ -16,8 +16,9 @@ TABLE_ACCEPT = (
 )
 
 
-async def watch_lines(kube: Kube, path: str, count: int, accept: str, **params: str
-                      ) -> list[dict[str, Any]]:
+async def watch_lines(
+    kube: Kube, path: str, count: int, accept: str, **params: str
+) -> list[dict[str, Any]]:
     headers = {"Authorization": "Bearer test-token", "Accept": accept}
     events: list[dict[str, Any]] = []
     async with kube.client.get(path, headers=headers, params={"watch": "1", **params}) as r:
@@ -49,16 +50,11 @@ async def test_table_watch_sends_each_object_as_a_row(kube: Kube) -> None:
         # includeObject=Metadata (the default) carries a PartialObjectMetadata
         assert row["object"]["kind"] == "PartialObjectMetadata"
         assert row["object"]["metadata"]["name"] == "t1"
-        assert table["metadata"]["resourceVersion"] == row["object"]["metadata"][
-            "resourceVersion"
-        ]
+        assert table["metadata"]["resourceVersion"] == row["object"]["metadata"]["resourceVersion"]
 
 
-@pytest.mark.parametrize(
-    ("accept", "kind"), [(TABLE_ACCEPT, "Table"), ("application/json", "Pod")]
-)
-async def test_only_a_table_accept_header_gets_tables(kube: Kube, accept: str, kind: str
-                                                      ) -> None:
+@pytest.mark.parametrize(("accept", "kind"), [(TABLE_ACCEPT, "Table"), ("application/json", "Pod")])
+async def test_only_a_table_accept_header_gets_tables(kube: Kube, accept: str, kind: str) -> None:
     await kube.create_pod("t2", schedulerName="nobody")
     (event,) = await watch_lines(kube, PODS, 1, accept)
     assert event["type"] == "ADDED" and event["object"]["kind"] == kind
@@ -67,11 +63,14 @@ async def test_only_a_table_accept_header_gets_tables(kube: Kube, accept: str, k
 async def test_bookmarks_stay_as_they_are(kube: Kube) -> None:
     await kube.create_pod("t3", schedulerName="nobody")
     events = await watch_lines(
-        kube, PODS, 2, TABLE_ACCEPT, sendInitialEvents="true", allowWatchBookmarks="true",
+        kube,
+        PODS,
+        2,
+        TABLE_ACCEPT,
+        sendInitialEvents="true",
+        allowWatchBookmarks="true",
         resourceVersionMatch="NotOlderThan",
     )
     assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
     assert events[1]["object"]["kind"] == "Pod"
-    assert events[1]["object"]["metadata"]["annotations"] == {
-        "k8s.io/initial-events-end": "true"
-    }
+    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}

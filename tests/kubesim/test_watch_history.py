@@ -12,8 +12,12 @@ LEASES = "coordination.k8s.io/leases"
 
 
 def pod(name: str) -> dict[str, object]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default"}, "spec": {}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {},
+    }
 
 
 def lease(name: str) -> dict[str, object]:

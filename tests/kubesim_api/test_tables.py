@@ -25,16 +25,45 @@ def ago(seconds: float) -> str:
 @pytest.mark.parametrize(
     ("seconds", "want"),
     [
-        (1, "1s"), (70, "70s"), (190, "3m10s"), (70 * M, "70m"), (47 * H, "47h"),
-        (49 * H, "2d1h"), ((8 * 24 + 2) * H, "8d"), (367 * D, "367d"),
-        (2 * Y + 25 * H, "2y1d"), (8 * Y + 2 * H, "8y"),
-        (-2, "<invalid>"), (-2 + 1e-9, "0s"), (0, "0s"), (1 - MS, "0s"), (2 * M - MS, "119s"),
-        (2 * M, "2m"), (2 * M + 1, "2m1s"), (10 * M - MS, "9m59s"), (10 * M, "10m"),
-        (10 * M + 1, "10m"), (3 * H - MS, "179m"), (3 * H, "3h"), (3 * H + M, "3h1m"),
-        (8 * H - MS, "7h59m"), (8 * H, "8h"), (8 * H + 59 * M, "8h"), (2 * D - MS, "47h"),
-        (2 * D, "2d"), (2 * D + H, "2d1h"), (8 * D - MS, "7d23h"), (8 * D, "8d"),
-        (8 * D + 23 * H, "8d"), (2 * Y - MS, "729d"), (2 * Y, "2y"), (2 * Y + D, "2y1d"),
-        (3 * Y, "3y"), (8 * Y - MS, "7y364d"), (8 * Y, "8y"), (9 * Y, "9y"),
+        (1, "1s"),
+        (70, "70s"),
+        (190, "3m10s"),
+        (70 * M, "70m"),
+        (47 * H, "47h"),
+        (49 * H, "2d1h"),
+        ((8 * 24 + 2) * H, "8d"),
+        (367 * D, "367d"),
+        (2 * Y + 25 * H, "2y1d"),
+        (8 * Y + 2 * H, "8y"),
+        (-2, "<invalid>"),
+        (-2 + 1e-9, "0s"),
+        (0, "0s"),
+        (1 - MS, "0s"),
+        (2 * M - MS, "119s"),
+        (2 * M, "2m"),
+        (2 * M + 1, "2m1s"),
+        (10 * M - MS, "9m59s"),
+        (10 * M, "10m"),
+        (10 * M + 1, "10m"),
+        (3 * H - MS, "179m"),
+        (3 * H, "3h"),
+        (3 * H + M, "3h1m"),
+        (8 * H - MS, "7h59m"),
+        (8 * H, "8h"),
+        (8 * H + 59 * M, "8h"),
+        (2 * D - MS, "47h"),
+        (2 * D, "2d"),
+        (2 * D + H, "2d1h"),
+        (8 * D - MS, "7d23h"),
+        (8 * D, "8d"),
+        (8 * D + 23 * H, "8d"),
+        (2 * Y - MS, "729d"),
+        (2 * Y, "2y"),
+        (2 * Y + D, "2y1d"),
+        (3 * Y, "3y"),
+        (8 * Y - MS, "7y364d"),
+        (8 * Y, "8y"),
+        (9 * Y, "9y"),
     ],
 )
 def test_human_duration_matches_upstream(seconds: float, want: str) -> None:
@@ -44,8 +73,11 @@ def test_human_duration_matches_upstream(seconds: float, want: str) -> None:
 @pytest.mark.parametrize(
     ("accept", "want"),
     [
-        ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;"
-         "g=meta.k8s.io,application/json", True),
+        (
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;"
+            "g=meta.k8s.io,application/json",
+            True,
+        ),
         ("application/json; as=Table; g=meta.k8s.io; v=v1", True),
         ("application/json;as=Table;v=v1beta1;g=meta.k8s.io", False),
         ("application/json", False),
@@ -80,74 +112,140 @@ RUNNING = {"name": "c", "ready": True, "restartCount": 0, "state": {"running": {
         (pod(), ["web", "0/1", "", "0", "90s", "<none>", "<none>", "<none>", "<none>"]),
         (pod(status={"phase": "Pending"}), ["web", "0/1", "Pending", "0", "90s"]),
         (
-            pod(spec={"nodeName": "n1", "containers": [{"name": "c"}]},
-                status={"phase": "Running", "podIPs": [{"ip": "10.0.0.5"}],
-                        "containerStatuses": [RUNNING]}),
+            pod(
+                spec={"nodeName": "n1", "containers": [{"name": "c"}]},
+                status={
+                    "phase": "Running",
+                    "podIPs": [{"ip": "10.0.0.5"}],
+                    "containerStatuses": [RUNNING],
+                },
+            ),
             ["web", "1/1", "Running", "0", "90s", "10.0.0.5", "n1", "<none>", "<none>"],
         ),
         (
-            pod(status={"phase": "Running", "containerStatuses": [
-                {"name": "c", "restartCount": 3, "state": {"waiting": {
-                    "reason": "CrashLoopBackOff"}},
-                 "lastState": {"terminated": {"finishedAt": ago(300)}}}]}),
+            pod(
+                status={
+                    "phase": "Running",
+                    "containerStatuses": [
+                        {
+                            "name": "c",
+                            "restartCount": 3,
+                            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                            "lastState": {"terminated": {"finishedAt": ago(300)}},
+                        }
+                    ],
+                }
+            ),
             ["web", "0/1", "CrashLoopBackOff", "3 (5m ago)", "90s"],
         ),
         (
-            pod(metadata={"deletionTimestamp": ago(1)},
-                status={"phase": "Running", "containerStatuses": [RUNNING]}),
+            pod(
+                metadata={"deletionTimestamp": ago(1)},
+                status={"phase": "Running", "containerStatuses": [RUNNING]},
+            ),
             ["web", "1/1", "Terminating", "0", "90s"],
         ),
         (
-            pod(metadata={"deletionTimestamp": ago(1)},
-                status={"phase": "Unknown", "reason": "NodeLost"}),
+            pod(
+                metadata={"deletionTimestamp": ago(1)},
+                status={"phase": "Unknown", "reason": "NodeLost"},
+            ),
             ["web", "0/1", "Unknown", "0", "90s"],
         ),
         (
-            pod(status={"phase": "Succeeded", "containerStatuses": [
-                {"name": "c", "state": {"terminated": {"reason": "Completed", "exitCode": 0}}}]}),
+            pod(
+                status={
+                    "phase": "Succeeded",
+                    "containerStatuses": [
+                        {
+                            "name": "c",
+                            "state": {"terminated": {"reason": "Completed", "exitCode": 0}},
+                        }
+                    ],
+                }
+            ),
             ["web", "0/1", "Completed", "0", "90s"],
         ),
         (
-            pod(status={"phase": "Failed", "containerStatuses": [
-                {"name": "c", "state": {"terminated": {"exitCode": 2}}}]}),
+            pod(
+                status={
+                    "phase": "Failed",
+                    "containerStatuses": [{"name": "c", "state": {"terminated": {"exitCode": 2}}}],
+                }
+            ),
             ["web", "0/1", "ExitCode:2", "0", "90s"],
         ),
         (
-            pod(spec={"initContainers": [{"name": "i1"}, {"name": "i2"}],
-                      "containers": [{"name": "c"}]},
-                status={"phase": "Pending", "initContainerStatuses": [
-                    {"name": "i1", "state": {"terminated": {"exitCode": 0}}},
-                    {"name": "i2", "state": {"running": {}}}]}),
+            pod(
+                spec={
+                    "initContainers": [{"name": "i1"}, {"name": "i2"}],
+                    "containers": [{"name": "c"}],
+                },
+                status={
+                    "phase": "Pending",
+                    "initContainerStatuses": [
+                        {"name": "i1", "state": {"terminated": {"exitCode": 0}}},
+                        {"name": "i2", "state": {"running": {}}},
+                    ],
+                },
+            ),
             ["web", "0/1", "Init:1/2", "0", "90s"],
         ),
         (
-            pod(spec={"initContainers": [{"name": "i1"}], "containers": [{"name": "c"}]},
-                status={"phase": "Pending", "initContainerStatuses": [
-                    {"name": "i1", "state": {"waiting": {"reason": "ImagePullBackOff"}}}]}),
+            pod(
+                spec={"initContainers": [{"name": "i1"}], "containers": [{"name": "c"}]},
+                status={
+                    "phase": "Pending",
+                    "initContainerStatuses": [
+                        {"name": "i1", "state": {"waiting": {"reason": "ImagePullBackOff"}}}
+                    ],
+                },
+            ),
             ["web", "0/1", "Init:ImagePullBackOff", "0", "90s"],
         ),
         (
-            pod(spec={"initContainers": [{"name": "side", "restartPolicy": "Always"}],
-                      "containers": [{"name": "c"}]},
-                status={"phase": "Running", "conditions": [
-                    {"type": "Initialized", "status": "True"}],
+            pod(
+                spec={
+                    "initContainers": [{"name": "side", "restartPolicy": "Always"}],
+                    "containers": [{"name": "c"}],
+                },
+                status={
+                    "phase": "Running",
+                    "conditions": [{"type": "Initialized", "status": "True"}],
                     "initContainerStatuses": [
-                        {"name": "side", "started": True, "ready": True,
-                         "state": {"running": {}}}],
-                    "containerStatuses": [RUNNING]}),
+                        {"name": "side", "started": True, "ready": True, "state": {"running": {}}}
+                    ],
+                    "containerStatuses": [RUNNING],
+                },
+            ),
             ["web", "2/2", "Running", "0", "90s"],
         ),
         (
-            pod(status={"phase": "Pending", "conditions": [
-                {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]}),
+            pod(
+                status={
+                    "phase": "Pending",
+                    "conditions": [
+                        {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}
+                    ],
+                }
+            ),
             ["web", "0/1", "SchedulingGated", "0", "90s"],
         ),
         (
-            pod(spec={"readinessGates": [{"conditionType": "a"}, {"conditionType": "b"}],
-                      "containers": [{"name": "c"}]},
-                status={"phase": "Running", "nominatedNodeName": "n2",
-                        "conditions": [{"type": "a", "status": "True"},
-                                       {"type": "b", "status": "False"}]}),
+            pod(
+                spec={
+                    "readinessGates": [{"conditionType": "a"}, {"conditionType": "b"}],
+                    "containers": [{"name": "c"}],
+                },
+                status={
+                    "phase": "Running",
+                    "nominatedNodeName": "n2",
+                    "conditions": [
+                        {"type": "a", "status": "True"},
+                        {"type": "b", "status": "False"},
+                    ],
+                },
+            ),
             ["web", "0/1", "Running", "0", "90s", "<none>", "<none>", "n2", "1/2"],
         ),
     ],
@@ -155,8 +253,16 @@ RUNNING = {"name": "c", "ready": True, "restartCount": 0, "state": {"running": {
 def test_pod_rows(obj: dict[str, Any], cells: list[Any]) -> None:
     table = tables.to_table(POD, [obj], "None", now=NOW)
     assert [c["name"] for c in table["columnDefinitions"]] == [
-        "Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node",
-        "Readiness Gates"]
+        "Name",
+        "Ready",
+        "Status",
+        "Restarts",
+        "Age",
+        "IP",
+        "Node",
+        "Nominated Node",
+        "Readiness Gates",
+    ]
     assert [c["priority"] for c in table["columnDefinitions"]] == [0] * 5 + [1] * 4
     assert table["rows"][0]["cells"][: len(cells)] == cells
 
@@ -166,8 +272,9 @@ def test_completed_pod_row_has_completed_condition() -> None:
     assert table["rows"][0]["conditions"][0]["type"] == "Completed"
 
 
-def node(unschedulable: bool = False, ready: str | None = "True",
-         labels: dict[str, str] | None = None) -> dict[str, Any]:
+def node(
+    unschedulable: bool = False, ready: str | None = "True", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
     conditions = [] if ready is None else [{"type": "Ready", "status": ready}]
     return {
         "apiVersion": "v1",
@@ -176,8 +283,10 @@ def node(unschedulable: bool = False, ready: str | None = "True",
         "spec": {"unschedulable": unschedulable},
         "status": {
             "conditions": [{"type": "MemoryPressure", "status": "False"}, *conditions],
-            "addresses": [{"type": "InternalIP", "address": "10.1.0.1"},
-                          {"type": "Hostname", "address": "n1"}],
+            "addresses": [
+                {"type": "InternalIP", "address": "10.1.0.1"},
+                {"type": "Hostname", "address": "n1"},
+            ],
             "nodeInfo": {"kubeletVersion": "v1.30.0", "osImage": "kubesim"},
         },
     }
@@ -186,78 +295,223 @@ def node(unschedulable: bool = False, ready: str | None = "True",
 @pytest.mark.parametrize(
     ("obj", "cells"),
     [
-        (node(), ["n1", "Ready", "<none>", "3d", "v1.30.0", "10.1.0.1", "<none>", "kubesim",
-                  "<unknown>", "<unknown>"]),
+        (
+            node(),
+            [
+                "n1",
+                "Ready",
+                "<none>",
+                "3d",
+                "v1.30.0",
+                "10.1.0.1",
+                "<none>",
+                "kubesim",
+                "<unknown>",
+                "<unknown>",
+            ],
+        ),
         (node(unschedulable=True), ["n1", "Ready,SchedulingDisabled"]),
         (node(ready="False"), ["n1", "NotReady"]),
         (node(ready="Unknown"), ["n1", "NotReady"]),
         (node(ready=None, unschedulable=True), ["n1", "Unknown,SchedulingDisabled"]),
-        (node(labels={"node-role.kubernetes.io/control-plane": "",
-                      "node-role.kubernetes.io/": "x", "kubernetes.io/role": "edge"}),
-         ["n1", "Ready", "control-plane,edge"]),
+        (
+            node(
+                labels={
+                    "node-role.kubernetes.io/control-plane": "",
+                    "node-role.kubernetes.io/": "x",
+                    "kubernetes.io/role": "edge",
+                }
+            ),
+            ["n1", "Ready", "control-plane,edge"],
+        ),
     ],
 )
 def test_node_rows(obj: dict[str, Any], cells: list[Any]) -> None:
     table = tables.to_table(NODE, [obj], "None", now=NOW)
     assert [c["name"] for c in table["columnDefinitions"]][:5] == [
-        "Name", "Status", "Roles", "Age", "Version"]
+        "Name",
+        "Status",
+        "Roles",
+        "Age",
+        "Version",
+    ]
     assert table["rows"][0]["cells"][: len(cells)] == cells
 
 
 @pytest.mark.parametrize(
     ("plural", "group", "obj", "columns", "cells"),
     [
-        ("namespaces", "", {"metadata": {"name": "default", "creationTimestamp": ago(60)},
-                            "status": {"phase": "Active"}},
-         ["Name", "Status", "Age"], ["default", "Active", "60s"]),
-        ("leases", "coordination.k8s.io",
-         {"metadata": {"name": "n1", "creationTimestamp": ago(5)},
-          "spec": {"holderIdentity": "n1"}},
-         ["Name", "Holder", "Age"], ["n1", "n1", "5s"]),
-        ("priorityclasses", "scheduling.k8s.io",
-         {"metadata": {"name": "high", "creationTimestamp": ago(5)}, "value": 1000,
-          "globalDefault": False, "preemptionPolicy": "PreemptLowerPriority"},
-         ["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"],
-         ["high", 1000, False, "5s", "PreemptLowerPriority"]),
-        ("storageclasses", "storage.k8s.io",
-         {"metadata": {"name": "fast", "creationTimestamp": ago(5)}},
-         ["Name", "Age"], ["fast", "5s"]),
-        ("configmaps", "", {"metadata": {"name": "cfg"}, "data": {"a": "1", "b": "2"}},
-         ["Name", "Data", "Age"], ["cfg", 2, "<unknown>"]),
-        ("events", "",
-         {"metadata": {"name": "web.1"}, "type": "Warning", "reason": "FailedScheduling",
-          "involvedObject": {"kind": "Pod", "name": "web"}, "message": " 0/3 nodes ",
-          "firstTimestamp": ago(120), "lastTimestamp": ago(30), "count": 4,
-          "source": {"component": "aiosched"}},
-         ["Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message",
-          "First Seen", "Count", "Name"],
-         ["30s", "Warning", "FailedScheduling", "pod/web", "", "aiosched", "0/3 nodes", "2m",
-          4, "web.1"]),
-        ("events", "events.k8s.io",
-         {"apiVersion": "events.k8s.io/v1", "metadata": {"name": "web.2"}, "type": "Normal",
-          "reason": "Scheduled", "regarding": {"kind": "Pod", "name": "web"},
-          "note": "assigned", "eventTime": ago(10), "reportingController": "aiosched",
-          "reportingInstance": "aiosched-1"},
-         ["Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message",
-          "First Seen", "Count", "Name"],
-         ["10s", "Normal", "Scheduled", "pod/web", "", "aiosched, aiosched-1", "assigned",
-          "10s", 1, "web.2"]),
+        (
+            "namespaces",
+            "",
+            {
+                "metadata": {"name": "default", "creationTimestamp": ago(60)},
+                "status": {"phase": "Active"},
+            },
+            ["Name", "Status", "Age"],
+            ["default", "Active", "60s"],
+        ),
+        (
+            "leases",
+            "coordination.k8s.io",
+            {
+                "metadata": {"name": "n1", "creationTimestamp": ago(5)},
+                "spec": {"holderIdentity": "n1"},
+            },
+            ["Name", "Holder", "Age"],
+            ["n1", "n1", "5s"],
+        ),
+        (
+            "priorityclasses",
+            "scheduling.k8s.io",
+            {
+                "metadata": {"name": "high", "creationTimestamp": ago(5)},
+                "value": 1000,
+                "globalDefault": False,
+                "preemptionPolicy": "PreemptLowerPriority",
+            },
+            ["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"],
+            ["high", 1000, False, "5s", "PreemptLowerPriority"],
+        ),
+        (
+            "storageclasses",
+            "storage.k8s.io",
+            {"metadata": {"name": "fast", "creationTimestamp": ago(5)}},
+            ["Name", "Age"],
+            ["fast", "5s"],
+        ),
+        (
+            "configmaps",
+            "",
+            {"metadata": {"name": "cfg"}, "data": {"a": "1", "b": "2"}},
+            ["Name", "Data", "Age"],
+            ["cfg", 2, "<unknown>"],
+        ),
+        (
+            "events",
+            "",
+            {
+                "metadata": {"name": "web.1"},
+                "type": "Warning",
+                "reason": "FailedScheduling",
+                "involvedObject": {"kind": "Pod", "name": "web"},
+                "message": " 0/3 nodes ",
+                "firstTimestamp": ago(120),
+                "lastTimestamp": ago(30),
+                "count": 4,
+                "source": {"component": "aiosched"},
+            },
+            [
+                "Last Seen",
+                "Type",
+                "Reason",
+                "Object",
+                "Subobject",
+                "Source",
+                "Message",
+                "First Seen",
+                "Count",
+                "Name",
+            ],
+            [
+                "30s",
+                "Warning",
+                "FailedScheduling",
+                "pod/web",
+                "",
+                "aiosched",
+                "0/3 nodes",
+                "2m",
+                4,
+                "web.1",
+            ],
+        ),
+        (
+            "events",
+            "events.k8s.io",
+            {
+                "apiVersion": "events.k8s.io/v1",
+                "metadata": {"name": "web.2"},
+                "type": "Normal",
+                "reason": "Scheduled",
+                "regarding": {"kind": "Pod", "name": "web"},
+                "note": "assigned",
+                "eventTime": ago(10),
+                "reportingController": "aiosched",
+                "reportingInstance": "aiosched-1",
+            },
+            [
+                "Last Seen",
+                "Type",
+                "Reason",
+                "Object",
+                "Subobject",
+                "Source",
+                "Message",
+                "First Seen",
+                "Count",
+                "Name",
+            ],
+            [
+                "10s",
+                "Normal",
+                "Scheduled",
+                "pod/web",
+                "",
+                "aiosched, aiosched-1",
+                "assigned",
+                "10s",
+                1,
+                "web.2",
+            ],
+        ),
         # the scheduler's events.k8s.io/v1 event read through core/v1: no source, the
         # reporting controller is core/v1's reportingComponent (kubectl get events -o wide)
-        ("events", "",
-         {"apiVersion": "v1", "metadata": {"name": "web.3"}, "type": "Normal",
-          "reason": "Scheduled", "involvedObject": {"kind": "Pod", "name": "web"},
-          "message": "assigned", "eventTime": ago(10), "source": {},
-          "reportingComponent": "default-scheduler",
-          "reportingInstance": "default-scheduler-host1"},
-         ["Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message",
-          "First Seen", "Count", "Name"],
-         ["10s", "Normal", "Scheduled", "pod/web", "",
-          "default-scheduler, default-scheduler-host1", "assigned", "10s", 1, "web.3"]),
+        (
+            "events",
+            "",
+            {
+                "apiVersion": "v1",
+                "metadata": {"name": "web.3"},
+                "type": "Normal",
+                "reason": "Scheduled",
+                "involvedObject": {"kind": "Pod", "name": "web"},
+                "message": "assigned",
+                "eventTime": ago(10),
+                "source": {},
+                "reportingComponent": "default-scheduler",
+                "reportingInstance": "default-scheduler-host1",
+            },
+            [
+                "Last Seen",
+                "Type",
+                "Reason",
+                "Object",
+                "Subobject",
+                "Source",
+                "Message",
+                "First Seen",
+                "Count",
+                "Name",
+            ],
+            [
+                "10s",
+                "Normal",
+                "Scheduled",
+                "pod/web",
+                "",
+                "default-scheduler, default-scheduler-host1",
+                "assigned",
+                "10s",
+                1,
+                "web.3",
+            ],
+        ),
     ],
 )
-def test_other_rows(plural: str, group: str, obj: dict[str, Any], columns: list[str],
-                    cells: list[Any]) -> None:
+def test_other_rows(
+    plural: str, group: str, obj: dict[str, Any], columns: list[str], cells: list[Any]
+) -> None:
     resource = lookup(group, "v1", plural)
     assert resource is not None
     table = tables.to_table(resource, [obj], "None", now=NOW)
@@ -267,8 +521,12 @@ def test_other_rows(plural: str, group: str, obj: dict[str, Any], columns: list[
 
 @pytest.mark.parametrize(
     ("include", "want_kind"),
-    [("Metadata", "PartialObjectMetadata"), ("Object", "Pod"), ("None", None), ("", "Partial"
-                                                                                   "ObjectMetadata")],
+    [
+        ("Metadata", "PartialObjectMetadata"),
+        ("Object", "Pod"),
+        ("None", None),
+        ("", "PartialObjectMetadata"),
+    ],
 )
 def test_include_object(include: str, want_kind: str | None) -> None:
     obj = pod(metadata={"labels": {"app": "web"}})
@@ -292,8 +550,10 @@ def test_empty_list_still_has_columns() -> None:
     [
         ({"type": "ADDED", "object": pod(metadata={"resourceVersion": "7"})}, "Table"),
         ({"type": "DELETED", "object": pod()}, "Table"),
-        ({"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "9"}}},
-         "Pod"),
+        (
+            {"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "9"}}},
+            "Pod",
+        ),
         ({"type": "ERROR", "object": {"kind": "Status", "code": 410}}, "Status"),
     ],
 )

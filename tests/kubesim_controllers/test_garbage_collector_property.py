@@ -28,10 +28,17 @@ POLICIES = ("Background", "Foreground", "Orphan")
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[list[list[int]], list[tuple[int, str]]]:
     size = draw(st.integers(min_value=1, max_value=10))
-    owners = [sorted(set(draw(st.lists(st.integers(0, i - 1), max_size=3)))) if i else []
-              for i in range(size)]
-    deletes = draw(st.lists(st.tuples(st.integers(0, size - 1), st.sampled_from(POLICIES)),
-                            max_size=4, unique_by=lambda d: d[0]))
+    owners = [
+        sorted(set(draw(st.lists(st.integers(0, i - 1), max_size=3)))) if i else []
+        for i in range(size)
+    ]
+    deletes = draw(
+        st.lists(
+            st.tuples(st.integers(0, size - 1), st.sampled_from(POLICIES)),
+            max_size=4,
+            unique_by=lambda d: d[0],
+        )
+    )
     return owners, deletes
 
 
@@ -61,21 +68,32 @@ def expected_survivors(owners: list[list[int]], deletes: list[tuple[int, str]]) 
 
 async def run(owners: list[list[int]], deletes: list[tuple[int, str]]) -> set[int]:
     api = Api(Store(), rng=random.Random(0))
-    await api.create(next(r for r in RESOURCES if r.key == "namespaces"), "",
-                     {"metadata": {"name": "default"}})
+    await api.create(
+        next(r for r in RESOURCES if r.key == "namespaces"), "", {"metadata": {"name": "default"}}
+    )
     manager = ControllerManager(api, ControllerOptions(), [GarbageCollector(api)])
     await manager.start()
     uids: dict[int, str] = {}
     for i, mine in enumerate(owners):
-        refs = [{"apiVersion": "v1", "kind": "ConfigMap", "name": f"cm-{o}", "uid": uids[o],
-                 "blockOwnerDeletion": True} for o in mine]
-        created = await api.create(CONFIGMAPS, "default", {
-            "metadata": {"name": f"cm-{i}", **({"ownerReferences": refs} if refs else {})}})
+        refs = [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "name": f"cm-{o}",
+                "uid": uids[o],
+                "blockOwnerDeletion": True,
+            }
+            for o in mine
+        ]
+        created = await api.create(
+            CONFIGMAPS,
+            "default",
+            {"metadata": {"name": f"cm-{i}", **({"ownerReferences": refs} if refs else {})}},
+        )
         uids[i] = created["metadata"]["uid"]
     for target, policy in deletes:
         if api.store.get("configmaps", "default", f"cm-{target}") is not None:
-            await api.delete(CONFIGMAPS, "default", f"cm-{target}",
-                             {"propagationPolicy": policy})
+            await api.delete(CONFIGMAPS, "default", f"cm-{target}", {"propagationPolicy": policy})
         await settle(manager)
     await settle(manager)
     await manager.stop()

@@ -31,9 +31,13 @@ class Kube:
         **params: str,
     ) -> tuple[int, Any]:
         data = None if body is None else orjson.dumps(body)
-        headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": content_type,
-                   "Accept": accept}
-        async with self.client.request(method, path, data=data, headers=headers,
-                                       params=params) as response:
+        headers = {
+            "Authorization": f"Bearer {TOKEN}",
+            "Content-Type": content_type,
+            "Accept": accept,
+        }
+        async with self.client.request(
+            method, path, data=data, headers=headers, params=params
+        ) as response:
             raw = await response.read()
             return response.status, (orjson.loads(raw) if raw else None)

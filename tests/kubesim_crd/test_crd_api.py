@@ -32,7 +32,9 @@ WIDGET_SCHEMA = {
 
 def crd(**changes: Any) -> dict[str, Any]:
     version = {
-        "name": "v1", "served": True, "storage": True,
+        "name": "v1",
+        "served": True,
+        "storage": True,
         "schema": {"openAPIV3Schema": copy.deepcopy(WIDGET_SCHEMA)},
         "subresources": {"status": {}},
         "additionalPrinterColumns": [
@@ -62,8 +64,12 @@ def crd(**changes: Any) -> dict[str, Any]:
 
 
 def widget(name: str = "w1", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "example.com/v1", "kind": "Widget",
-            "metadata": {"name": name, "labels": {"app": name}}, "spec": {"size": 1, **spec}}
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {"size": 1, **spec},
+    }
 
 
 async def create_crd(kube: Kube, body: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -74,6 +80,7 @@ async def create_crd(kube: Kube, body: dict[str, Any] | None = None) -> dict[str
 
 # ---- the CRD -------------------------------------------------------------------------------------
 
+
 async def test_crd_is_defaulted_and_established(kube: Kube) -> None:
     created = await create_crd(kube)
     names = created["spec"]["names"]
@@ -83,39 +90,65 @@ async def test_crd_is_defaulted_and_established(kube: Kube) -> None:
     assert status["acceptedNames"] == names
     assert status["storedVersions"] == ["v1"]
     conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
-    assert conditions == {"NamesAccepted": ("True", "NoConflicts"),
-                          "Established": ("True", "InitialNamesAccepted")}
+    assert conditions == {
+        "NamesAccepted": ("True", "NoConflicts"),
+        "Established": ("True", "InitialNamesAccepted"),
+    }
 
 
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"metadata__name": "gadgets.example.com"},
-         'metadata.name: Invalid value: "gadgets.example.com": must be '
-         'spec.names.plural+"."+spec.group'),
-        ({"spec__group": "example", "metadata__name": "widgets.example"},
-         'spec.group: Invalid value: "example": should be a domain with at least one dot'),
-        ({"spec__scope": "Global"},
-         'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"'),
-        ({"spec__versions__0__storage": False},
-         "must have exactly one version marked as storage version"),
-        ({"spec__versions__0__schema": {}},
-         "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required"),
-        ({"spec__versions__0__schema": {"openAPIV3Schema": {"type": "object", "properties": {
-            "spec": {"properties": {}}}}}},
-         "spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must "
-         "not be empty for specified object fields"),
-        ({"spec__names__kind": "widget kind"},
-         'spec.names.kind: Invalid value: "widget kind": may have mixed case, but should '
-         "otherwise match:"),
-        ({"spec__versions__0__additionalPrinterColumns": [{"name": "X", "type": "map",
-                                                          "jsonPath": ".spec"}]},
-         'spec.versions[0].additionalPrinterColumns[0].type: Invalid value: "map": must be one '
-         "of boolean,date,integer,number,string"),
+        (
+            {"metadata__name": "gadgets.example.com"},
+            'metadata.name: Invalid value: "gadgets.example.com": must be '
+            'spec.names.plural+"."+spec.group',
+        ),
+        (
+            {"spec__group": "example", "metadata__name": "widgets.example"},
+            'spec.group: Invalid value: "example": should be a domain with at least one dot',
+        ),
+        (
+            {"spec__scope": "Global"},
+            'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"',
+        ),
+        (
+            {"spec__versions__0__storage": False},
+            "must have exactly one version marked as storage version",
+        ),
+        (
+            {"spec__versions__0__schema": {}},
+            "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required",
+        ),
+        (
+            {
+                "spec__versions__0__schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {"spec": {"properties": {}}},
+                    }
+                }
+            },
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must "
+            "not be empty for specified object fields",
+        ),
+        (
+            {"spec__names__kind": "widget kind"},
+            'spec.names.kind: Invalid value: "widget kind": may have mixed case, but should '
+            "otherwise match:",
+        ),
+        (
+            {
+                "spec__versions__0__additionalPrinterColumns": [
+                    {"name": "X", "type": "map", "jsonPath": ".spec"}
+                ]
+            },
+            'spec.versions[0].additionalPrinterColumns[0].type: Invalid value: "map": must be one '
+            "of boolean,date,integer,number,string",
+        ),
     ],
 )
-async def test_invalid_crds_are_refused(kube: Kube, changes: dict[str, Any],
-                                        message: str) -> None:
+async def test_invalid_crds_are_refused(kube: Kube, changes: dict[str, Any], message: str) -> None:
     status, body = await kube.call("POST", CRDS, crd(**changes))
     assert status == 422, body
     assert body["reason"] == "Invalid"
@@ -146,6 +179,7 @@ async def test_crd_group_and_plural_are_immutable(kube: Kube) -> None:
 
 # ---- custom resources ------------------------------------------------------------------------
 
+
 async def test_discovery_lists_the_custom_resource(kube: Kube) -> None:
     await create_crd(kube)
     status, groups = await kube.call("GET", "/apis")
@@ -154,7 +188,9 @@ async def test_discovery_lists_the_custom_resource(kube: Kube) -> None:
     assert group["preferredVersion"] == {"groupVersion": "example.com/v1", "version": "v1"}
     status, resources = await kube.call("GET", "/apis/example.com/v1")
     assert [(r["name"], r.get("shortNames")) for r in resources["resources"]] == [
-        ("widgets", ["wd"]), ("widgets/status", None)]
+        ("widgets", ["wd"]),
+        ("widgets/status", None),
+    ]
 
 
 async def test_create_prunes_defaults_and_validates(kube: Kube) -> None:
@@ -172,10 +208,10 @@ async def test_create_prunes_defaults_and_validates(kube: Kube) -> None:
     assert body["message"] == (
         'Widget.example.com "w2" is invalid: [spec.size: Invalid value: 0: spec.size in body '
         'should be greater than or equal to 1, spec.color: Unsupported value: "green": '
-        'supported values: "blue", "red"]')
+        'supported values: "blue", "red"]'
+    )
     assert body["details"]["group"] == "example.com"
-    status, body = await kube.call("POST", WIDGETS, widget("w3", extra=1),
-                                   fieldValidation="Strict")
+    status, body = await kube.call("POST", WIDGETS, widget("w3", extra=1), fieldValidation="Strict")
     assert status == 400
     assert body["message"] == 'strict decoding error: unknown field "spec.extra"'
 
@@ -195,13 +231,20 @@ async def test_status_subresource_and_generation(kube: Kube) -> None:
     assert status == 200, body
     assert body["spec"] == {"size": 4, "color": "blue"} and body["status"] == {"ready": True}
     assert body["metadata"]["generation"] == 2
-    status, body = await kube.call("PATCH", f"{WIDGETS}/w1/status",
-                                   {"status": {"ready": "yes"}},
-                                   content_type="application/merge-patch+json")
+    status, body = await kube.call(
+        "PATCH",
+        f"{WIDGETS}/w1/status",
+        {"status": {"ready": "yes"}},
+        content_type="application/merge-patch+json",
+    )
     assert status == 422
     assert "status.ready in body must be of type boolean" in body["message"]
-    status, _ = await kube.call("PATCH", f"{WIDGETS}/w1", {"spec": {"size": 2}},
-                                content_type="application/strategic-merge-patch+json")
+    status, _ = await kube.call(
+        "PATCH",
+        f"{WIDGETS}/w1",
+        {"spec": {"size": 2}},
+        content_type="application/strategic-merge-patch+json",
+    )
     assert status == 415
 
 
@@ -233,8 +276,11 @@ async def test_list_with_selectors_and_cluster_wide(kube: Kube) -> None:
     _, listed = await kube.call("GET", WIDGETS, labelSelector="app=b")
     assert [w["metadata"]["name"] for w in listed["items"]] == ["b"]
     assert listed["kind"] == "WidgetList" and listed["apiVersion"] == "example.com/v1"
-    _, listed = await kube.call("GET", "/apis/example.com/v1/widgets",
-                                fieldSelector="metadata.name=a,metadata.namespace=default")
+    _, listed = await kube.call(
+        "GET",
+        "/apis/example.com/v1/widgets",
+        fieldSelector="metadata.name=a,metadata.namespace=default",
+    )
     assert [w["metadata"]["name"] for w in listed["items"]] == ["a"]
     status, body = await kube.call("GET", WIDGETS, fieldSelector="spec.size=1")
     assert status == 400, body
@@ -243,8 +289,9 @@ async def test_list_with_selectors_and_cluster_wide(kube: Kube) -> None:
 async def test_watch_streams_custom_objects(kube: Kube) -> None:
     await create_crd(kube)
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    async with kube.client.get(WIDGETS, params={"watch": "true", "timeoutSeconds": "5"},
-                               headers=headers) as response:
+    async with kube.client.get(
+        WIDGETS, params={"watch": "true", "timeoutSeconds": "5"}, headers=headers
+    ) as response:
         await kube.call("POST", WIDGETS, widget("w1"))
         line = await asyncio.wait_for(response.content.readline(), 5)
         event = orjson.loads(line)
@@ -261,7 +308,8 @@ async def test_versions_share_storage_with_none_conversion(kube: Kube) -> None:
     beta = widget()
     beta["apiVersion"] = "example.com/v1beta1"
     status, created = await kube.call(
-        "POST", "/apis/example.com/v1beta1/namespaces/default/widgets", beta)
+        "POST", "/apis/example.com/v1beta1/namespaces/default/widgets", beta
+    )
     assert status == 201, created
     assert created["apiVersion"] == "example.com/v1beta1"
     _, stored = await kube.call("GET", f"{WIDGETS}/w1")

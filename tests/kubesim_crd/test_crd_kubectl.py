@@ -44,33 +44,62 @@ def test_podgroup_crd_applied_and_served_to_kubectl(tmp_path: Path) -> None:
     kubectl = Kubectl(tmp_path)
     with stopping(cluster):
         assert "created" in kubectl.apply(CRD)
-        established = kubectl("get", "crd", "podgroups.scheduling.x-k8s.io", "-o",
-                              "jsonpath={.status.conditions[?(@.type=='Established')].status}")
+        established = kubectl(
+            "get",
+            "crd",
+            "podgroups.scheduling.x-k8s.io",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type=='Established')].status}",
+        )
         assert established == "True"
         assert "podgroup.scheduling.x-k8s.io/training created" in kubectl.apply(PODGROUP)
         # a field the schema does not know: kubectl's strict field validation refuses it
         unknown = refused(kubectl, PODGROUP.replace("minMember: 4", "minMember: 4\n  extra: 1"))
         assert 'unknown field "spec.extra"' in unknown, unknown
         wrong = refused(kubectl, PODGROUP.replace("minMember: 4", "minMember: four"))
-        assert ('spec.minMember: Invalid value: "string": spec.minMember in body must be of '
-                'type integer: "string"') in wrong, wrong
+        assert (
+            'spec.minMember: Invalid value: "string": spec.minMember in body must be of '
+            'type integer: "string"'
+        ) in wrong, wrong
 
         status = {"status": {"phase": "Running", "running": 4, "succeeded": 0, "failed": 0}}
-        kubectl("patch", PODGROUPS, "training", "--subresource=status", "--type=merge",
-                "-p", json.dumps(status))
+        kubectl(
+            "patch",
+            PODGROUPS,
+            "training",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps(status),
+        )
         # the status subresource ignores spec, the main resource ignores status
-        kubectl("patch", "pg", "training", "--type=merge",
-                "-p", json.dumps({"spec": {"minMember": 5}, "status": {"phase": "Failed"}}))
+        kubectl(
+            "patch",
+            "pg",
+            "training",
+            "--type=merge",
+            "-p",
+            json.dumps({"spec": {"minMember": 5}, "status": {"phase": "Failed"}}),
+        )
         shown = kubectl("get", PODGROUPS)
         lines = [line.split() for line in shown.splitlines() if line.strip()]
-        assert lines[0] == ["NAME", "PHASE", "MINMEMBER", "RUNNING", "SUCCEEDED", "FAILED",
-                            "AGE"], shown
+        assert lines[0] == [
+            "NAME",
+            "PHASE",
+            "MINMEMBER",
+            "RUNNING",
+            "SUCCEEDED",
+            "FAILED",
+            "AGE",
+        ], shown
         assert lines[1][:6] == ["training", "Running", "5", "4", "0", "0"], shown
         assert kubectl("get", "pg", "training", "-o", "jsonpath={.metadata.generation}") == "2"
-        wait_until(lambda: "training" in kubectl("get", "pgs", "-A"), timeout=5,
-                   what="the short name")
-        listed = json.loads(kubectl("get", PODGROUPS, "--field-selector",
-                                    "metadata.name=training", "-o", "json"))
+        wait_until(
+            lambda: "training" in kubectl("get", "pgs", "-A"), timeout=5, what="the short name"
+        )
+        listed = json.loads(
+            kubectl("get", PODGROUPS, "--field-selector", "metadata.name=training", "-o", "json")
+        )
         assert [pg["metadata"]["name"] for pg in listed["items"]] == ["training"]
 
         kubectl("delete", "crd", "podgroups.scheduling.x-k8s.io")

@@ -105,7 +105,7 @@ def test_share_id_in_allocation_results() -> None:
     claim["status"] = {"allocation": {"devices": {"results": [result]}}}
     got = [cause.error() for cause in validate("ResourceClaim", claim, old)]
     assert got == [
-        'status.allocation.devices.results[0].shareID: Invalid value: '
+        "status.allocation.devices.results[0].shareID: Invalid value: "
         '"AAAAAAAA-aaaa-aaaa-aaaa-aaaaaaaaaaaa": uid must be in RFC 4122 normalized form, '
         "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters"
     ]

@@ -31,8 +31,9 @@ def test_kubectl_columns_of_claims_slices_and_classes(tmp_path: Path) -> None:
     kubectl = Kubectl(tmp_path)
     with stopping(cluster):
         kubectl.apply(CLAIM)
-        wait_until(lambda: "node-1" in kubectl("get", "resourceslices"), timeout=10,
-                   what="both slices")
+        wait_until(
+            lambda: "node-1" in kubectl("get", "resourceslices"), timeout=10, what="both slices"
+        )
         shown = kubectl("get", "resourceclaims,resourceslices,deviceclasses")
         lines = [line.split() for line in shown.splitlines() if line.strip()]
         assert ["NAME", "STATE", "AGE"] in lines, shown
@@ -41,8 +42,16 @@ def test_kubectl_columns_of_claims_slices_and_classes(tmp_path: Path) -> None:
         rows = {line[0]: line[1:] for line in lines}
         assert rows["resourceclaim.resource.k8s.io/single-gpu"][0] == "pending"
         assert rows["resourceslice.resource.k8s.io/node-1-gpu.kubesim.io"][:3] == [
-            "node-1", "gpu.kubesim.io", "node-1"]
+            "node-1",
+            "gpu.kubesim.io",
+            "node-1",
+        ]
         assert "deviceclass.resource.k8s.io/gpu.kubesim.io" in rows
-        model = kubectl("get", "resourceslice", "node-1-gpu.kubesim.io", "-o",
-                        "jsonpath={.spec.devices[0].attributes.model.string}")
+        model = kubectl(
+            "get",
+            "resourceslice",
+            "node-1-gpu.kubesim.io",
+            "-o",
+            "jsonpath={.spec.devices[0].attributes.model.string}",
+        )
         assert model == "h100"

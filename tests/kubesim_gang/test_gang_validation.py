@@ -55,107 +55,216 @@ def test_good_workload_pod_group_and_pod() -> None:
     assert errors("Workload", WORKLOAD) == []
     assert errors("PodGroup", POD_GROUP) == []
     assert errors("PodGroup", edited(POD_GROUP, "spec.schedulingPolicy", {"basic": {}})) == []
-    pod = {"metadata": {"name": "p", "namespace": "default"},
-           "spec": {"containers": [{"name": "c", "image": "i"}],
-                    "schedulingGroup": {"podGroupName": "training-workers"}}}
+    pod = {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c", "image": "i"}],
+            "schedulingGroup": {"podGroupName": "training-workers"},
+        },
+    }
     assert errors("Pod", pod) == []
 
 
 TPL = "spec.podGroupTemplates.0"
 WORKLOAD_CASES = [
-    ("no-templates", edited(WORKLOAD, "spec.podGroupTemplates", None),
-     ["spec: Invalid value: \"\": must specify one of: `podGroupTemplates`, "
-      "`compositePodGroupTemplates`"]),
-    ("composite-templates-gate-off",
-     edited(WORKLOAD, "spec.compositePodGroupTemplates", [{"name": "x"}]),
-     ["spec.compositePodGroupTemplates: Forbidden: ",
-      "spec: Invalid value: \"{`podGroupTemplates`, `compositePodGroupTemplates`}\": must "
-      "specify exactly one of: `podGroupTemplates`, `compositePodGroupTemplates`"]),
-    ("too-many-templates",
-     edited(WORKLOAD, "spec.podGroupTemplates",
-            [{"name": f"t{i}", "schedulingPolicy": {"basic": {}}} for i in range(9)]),
-     ["spec.podGroupTemplates: Too many: 9: must have at most 8 items"]),
-    ("duplicate-template-name",
-     edited(WORKLOAD, "spec.podGroupTemplates",
-            [{"name": "a", "schedulingPolicy": {"basic": {}}},
-             {"name": "a", "schedulingPolicy": {"basic": {}}}]),
-     ['spec.podGroupTemplates[1]: Duplicate value: {"name":"a"}']),
-    ("template-name-required", edited(WORKLOAD, f"{TPL}.name", ""),
-     ["spec.podGroupTemplates[0].name: Required value"]),
-    ("template-name-not-a-label", edited(WORKLOAD, f"{TPL}.name", "Workers"),
-     ['spec.podGroupTemplates[0].name: Invalid value: "Workers": a lowercase RFC 1123 label '
-      "must consist of lower case alphanumeric characters or '-', and must start and end with "
-      "an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]),
-    ("policy-none", edited(WORKLOAD, f"{TPL}.schedulingPolicy", {}),
-     ['spec.podGroupTemplates[0].schedulingPolicy: Invalid value: "": must specify one of: '
-      "`basic`, `gang`"]),
-    ("policy-both", edited(WORKLOAD, f"{TPL}.schedulingPolicy",
-                           {"basic": {}, "gang": {"minCount": 1}}),
-     ['spec.podGroupTemplates[0].schedulingPolicy: Invalid value: "{`basic`, `gang`}": must '
-      "specify exactly one of: `basic`, `gang`"]),
-    ("min-count-zero", edited(WORKLOAD, f"{TPL}.schedulingPolicy.gang.minCount", 0),
-     ["spec.podGroupTemplates[0].schedulingPolicy.gang.minCount: Required value"]),
-    ("min-count-negative", edited(WORKLOAD, f"{TPL}.schedulingPolicy.gang.minCount", -1),
-     ["spec.podGroupTemplates[0].schedulingPolicy.gang.minCount: Invalid value: -1: must be "
-      "greater than or equal to 1"]),
-    ("controller-ref-kind-required", edited(WORKLOAD, "spec.controllerRef.kind", ""),
-     ["spec.controllerRef.kind: Required value"]),
-    ("controller-ref-name-bad", edited(WORKLOAD, "spec.controllerRef.name", "a/b"),
-     ['spec.controllerRef.name: Invalid value: "a/b": may not contain \'/\'']),
-    ("priority-too-high", edited(WORKLOAD, f"{TPL}.priority", 1_000_000_001),
-     ["spec.podGroupTemplates[0].priority: Invalid value: 1000000001: must be less than or "
-      "equal to 1000000000"]),
-    ("mixed-priorities",
-     edited(WORKLOAD, "spec.podGroupTemplates",
-            [{"name": "a", "schedulingPolicy": {"basic": {}}, "priorityClassName": "high"},
-             {"name": "b", "schedulingPolicy": {"basic": {}}}]),
-     ["spec: Invalid value: null: detected multiple priority configurations"]),
-    ("bad-preemption-policy", edited(WORKLOAD, f"{TPL}.preemptionPolicy", "Sometimes"),
-     ['spec.podGroupTemplates[0].preemptionPolicy: Unsupported value: "Sometimes": supported '
-      'values: "Never", "PreemptLowerPriority"']),
+    (
+        "no-templates",
+        edited(WORKLOAD, "spec.podGroupTemplates", None),
+        [
+            'spec: Invalid value: "": must specify one of: `podGroupTemplates`, '
+            "`compositePodGroupTemplates`"
+        ],
+    ),
+    (
+        "composite-templates-gate-off",
+        edited(WORKLOAD, "spec.compositePodGroupTemplates", [{"name": "x"}]),
+        [
+            "spec.compositePodGroupTemplates: Forbidden: ",
+            'spec: Invalid value: "{`podGroupTemplates`, `compositePodGroupTemplates`}": must '
+            "specify exactly one of: `podGroupTemplates`, `compositePodGroupTemplates`",
+        ],
+    ),
+    (
+        "too-many-templates",
+        edited(
+            WORKLOAD,
+            "spec.podGroupTemplates",
+            [{"name": f"t{i}", "schedulingPolicy": {"basic": {}}} for i in range(9)],
+        ),
+        ["spec.podGroupTemplates: Too many: 9: must have at most 8 items"],
+    ),
+    (
+        "duplicate-template-name",
+        edited(
+            WORKLOAD,
+            "spec.podGroupTemplates",
+            [
+                {"name": "a", "schedulingPolicy": {"basic": {}}},
+                {"name": "a", "schedulingPolicy": {"basic": {}}},
+            ],
+        ),
+        ['spec.podGroupTemplates[1]: Duplicate value: {"name":"a"}'],
+    ),
+    (
+        "template-name-required",
+        edited(WORKLOAD, f"{TPL}.name", ""),
+        ["spec.podGroupTemplates[0].name: Required value"],
+    ),
+    (
+        "template-name-not-a-label",
+        edited(WORKLOAD, f"{TPL}.name", "Workers"),
+        [
+            'spec.podGroupTemplates[0].name: Invalid value: "Workers": a lowercase RFC 1123 label '
+            "must consist of lower case alphanumeric characters or '-', and must start and end "
+            "with "
+            "an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation "
+            "is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        ],
+    ),
+    (
+        "policy-none",
+        edited(WORKLOAD, f"{TPL}.schedulingPolicy", {}),
+        [
+            'spec.podGroupTemplates[0].schedulingPolicy: Invalid value: "": must specify one of: '
+            "`basic`, `gang`"
+        ],
+    ),
+    (
+        "policy-both",
+        edited(WORKLOAD, f"{TPL}.schedulingPolicy", {"basic": {}, "gang": {"minCount": 1}}),
+        [
+            'spec.podGroupTemplates[0].schedulingPolicy: Invalid value: "{`basic`, `gang`}": must '
+            "specify exactly one of: `basic`, `gang`"
+        ],
+    ),
+    (
+        "min-count-zero",
+        edited(WORKLOAD, f"{TPL}.schedulingPolicy.gang.minCount", 0),
+        ["spec.podGroupTemplates[0].schedulingPolicy.gang.minCount: Required value"],
+    ),
+    (
+        "min-count-negative",
+        edited(WORKLOAD, f"{TPL}.schedulingPolicy.gang.minCount", -1),
+        [
+            "spec.podGroupTemplates[0].schedulingPolicy.gang.minCount: Invalid value: -1: must be "
+            "greater than or equal to 1"
+        ],
+    ),
+    (
+        "controller-ref-kind-required",
+        edited(WORKLOAD, "spec.controllerRef.kind", ""),
+        ["spec.controllerRef.kind: Required value"],
+    ),
+    (
+        "controller-ref-name-bad",
+        edited(WORKLOAD, "spec.controllerRef.name", "a/b"),
+        ["spec.controllerRef.name: Invalid value: \"a/b\": may not contain '/'"],
+    ),
+    (
+        "priority-too-high",
+        edited(WORKLOAD, f"{TPL}.priority", 1_000_000_001),
+        [
+            "spec.podGroupTemplates[0].priority: Invalid value: 1000000001: must be less than or "
+            "equal to 1000000000"
+        ],
+    ),
+    (
+        "mixed-priorities",
+        edited(
+            WORKLOAD,
+            "spec.podGroupTemplates",
+            [
+                {"name": "a", "schedulingPolicy": {"basic": {}}, "priorityClassName": "high"},
+                {"name": "b", "schedulingPolicy": {"basic": {}}},
+            ],
+        ),
+        ["spec: Invalid value: null: detected multiple priority configurations"],
+    ),
+    (
+        "bad-preemption-policy",
+        edited(WORKLOAD, f"{TPL}.preemptionPolicy", "Sometimes"),
+        [
+            'spec.podGroupTemplates[0].preemptionPolicy: Unsupported value: "Sometimes": supported '
+            'values: "Never", "PreemptLowerPriority"'
+        ],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "obj", "expected"), WORKLOAD_CASES,
-                         ids=[c[0] for c in WORKLOAD_CASES])
+@pytest.mark.parametrize(
+    ("name", "obj", "expected"), WORKLOAD_CASES, ids=[c[0] for c in WORKLOAD_CASES]
+)
 def test_workload_validation(name: str, obj: dict[str, Any], expected: list[str]) -> None:
     assert errors("Workload", obj) == expected
 
 
 POD_GROUP_CASES = [
-    ("workload-name-required", edited(POD_GROUP, "spec.workloadRef.workloadName", ""),
-     ["spec.workloadRef.workloadName: Required value"]),
-    ("template-name-required", edited(POD_GROUP, "spec.workloadRef.templateName", ""),
-     ["spec.workloadRef.templateName: Required value"]),
-    ("policy-required", edited(POD_GROUP, "spec.schedulingPolicy", None),
-     ["spec.schedulingPolicy: Required value"]),
-    ("too-many-topology-keys",
-     edited(POD_GROUP, "spec.schedulingConstraints.topology",
-            [{"key": "topology.kubernetes.io/zone"}, {"key": "kubernetes.io/hostname"}]),
-     ["spec.schedulingConstraints.topology: Too many: 2: must have at most 1 items"]),
-    ("topology-key-required", edited(POD_GROUP, "spec.schedulingConstraints.topology.0.key", ""),
-     ["spec.schedulingConstraints.topology[0].key: Required value"]),
-    ("claim-union",
-     edited(POD_GROUP, "spec.resourceClaims", [{"name": "gpu"}]),
-     ['spec.resourceClaims[0]: Invalid value: "": must specify one of: `resourceClaimName`, '
-      "`resourceClaimTemplateName`"]),
-    ("too-many-claims",
-     edited(POD_GROUP, "spec.resourceClaims",
-            [{"name": f"c{i}", "resourceClaimName": "x"} for i in range(5)]),
-     ["spec.resourceClaims: Too many: 5: must have at most 4 items"]),
-    ("disruption-both",
-     edited(POD_GROUP, "spec.disruptionMode", {"single": {}, "all": {}}),
-     ['spec.disruptionMode: Invalid value: "{`single`, `all`}": must specify exactly one of: '
-      "`single`, `all`"]),
-    ("parent-composite-gate-off",
-     edited(POD_GROUP, "spec.parentCompositePodGroupName", "parent"),
-     ["spec.parentCompositePodGroupName: Forbidden: "]),
+    (
+        "workload-name-required",
+        edited(POD_GROUP, "spec.workloadRef.workloadName", ""),
+        ["spec.workloadRef.workloadName: Required value"],
+    ),
+    (
+        "template-name-required",
+        edited(POD_GROUP, "spec.workloadRef.templateName", ""),
+        ["spec.workloadRef.templateName: Required value"],
+    ),
+    (
+        "policy-required",
+        edited(POD_GROUP, "spec.schedulingPolicy", None),
+        ["spec.schedulingPolicy: Required value"],
+    ),
+    (
+        "too-many-topology-keys",
+        edited(
+            POD_GROUP,
+            "spec.schedulingConstraints.topology",
+            [{"key": "topology.kubernetes.io/zone"}, {"key": "kubernetes.io/hostname"}],
+        ),
+        ["spec.schedulingConstraints.topology: Too many: 2: must have at most 1 items"],
+    ),
+    (
+        "topology-key-required",
+        edited(POD_GROUP, "spec.schedulingConstraints.topology.0.key", ""),
+        ["spec.schedulingConstraints.topology[0].key: Required value"],
+    ),
+    (
+        "claim-union",
+        edited(POD_GROUP, "spec.resourceClaims", [{"name": "gpu"}]),
+        [
+            'spec.resourceClaims[0]: Invalid value: "": must specify one of: `resourceClaimName`, '
+            "`resourceClaimTemplateName`"
+        ],
+    ),
+    (
+        "too-many-claims",
+        edited(
+            POD_GROUP,
+            "spec.resourceClaims",
+            [{"name": f"c{i}", "resourceClaimName": "x"} for i in range(5)],
+        ),
+        ["spec.resourceClaims: Too many: 5: must have at most 4 items"],
+    ),
+    (
+        "disruption-both",
+        edited(POD_GROUP, "spec.disruptionMode", {"single": {}, "all": {}}),
+        [
+            'spec.disruptionMode: Invalid value: "{`single`, `all`}": must specify exactly one of: '
+            "`single`, `all`"
+        ],
+    ),
+    (
+        "parent-composite-gate-off",
+        edited(POD_GROUP, "spec.parentCompositePodGroupName", "parent"),
+        ["spec.parentCompositePodGroupName: Forbidden: "],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "obj", "expected"), POD_GROUP_CASES,
-                         ids=[c[0] for c in POD_GROUP_CASES])
+@pytest.mark.parametrize(
+    ("name", "obj", "expected"), POD_GROUP_CASES, ids=[c[0] for c in POD_GROUP_CASES]
+)
 def test_pod_group_validation(name: str, obj: dict[str, Any], expected: list[str]) -> None:
     assert errors("PodGroup", obj) == expected
 
@@ -165,34 +274,60 @@ def test_updates_minCount_mutable_the_rest_immutable() -> None:
     # elastic gangs: minCount may change
     assert errors("PodGroup", edited(old, "spec.schedulingPolicy.gang.minCount", 6), old) == []
     assert errors("PodGroup", edited(old, "spec.workloadRef.templateName", "other"), old) == [
-        "spec.workloadRef: Forbidden: field is immutable"]
+        "spec.workloadRef: Forbidden: field is immutable"
+    ]
     assert errors("PodGroup", edited(old, "spec.schedulingConstraints", None), old) == [
-        "spec.schedulingConstraints: Forbidden: field is immutable"]
+        "spec.schedulingConstraints: Forbidden: field is immutable"
+    ]
     # gang: NoUnset; basic: immutable (so no switch between policies)
     assert errors("PodGroup", edited(old, "spec.schedulingPolicy", {"basic": {}}), old) == [
         "spec.schedulingPolicy.basic: Forbidden: field is immutable",
-        "spec.schedulingPolicy.gang: Forbidden: field cannot be cleared once set"]
+        "spec.schedulingPolicy.gang: Forbidden: field cannot be cleared once set",
+    ]
     old_wl = copy.deepcopy(WORKLOAD)
-    assert errors("Workload", edited(old_wl, f"{TPL}.schedulingPolicy.gang.minCount", 2),
-                  old_wl) == []
+    assert (
+        errors("Workload", edited(old_wl, f"{TPL}.schedulingPolicy.gang.minCount", 2), old_wl) == []
+    )
     assert errors("Workload", edited(old_wl, "spec.controllerRef.name", "x"), old_wl) == [
-        "spec.controllerRef: Forbidden: field is immutable"]
-    added = edited(old_wl, "spec.podGroupTemplates",
-                   [*old_wl["spec"]["podGroupTemplates"],
-                    {"name": "more", "schedulingPolicy": {"basic": {}}}])
+        "spec.controllerRef: Forbidden: field is immutable"
+    ]
+    added = edited(
+        old_wl,
+        "spec.podGroupTemplates",
+        [*old_wl["spec"]["podGroupTemplates"], {"name": "more", "schedulingPolicy": {"basic": {}}}],
+    )
     assert errors("Workload", added, old_wl) == [
-        "spec.podGroupTemplates: Forbidden: items may not be added"]
+        "spec.podGroupTemplates: Forbidden: items may not be added"
+    ]
 
 
 def test_status_conditions_and_claim_statuses() -> None:
-    good = edited(POD_GROUP, "status", {"conditions": [{
-        "type": "PodGroupInitiallyScheduled", "status": "False", "reason": "Unschedulable",
-        "message": "0/3 nodes are available", "lastTransitionTime": "2026-01-01T00:00:00Z"}]})
+    good = edited(
+        POD_GROUP,
+        "status",
+        {
+            "conditions": [
+                {
+                    "type": "PodGroupInitiallyScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/3 nodes are available",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ]
+        },
+    )
     assert errors("PodGroup", good, POD_GROUP) == []
-    bad = edited(POD_GROUP, "status", {
-        "conditions": [{"type": "PodGroupInitiallyScheduled", "status": "Maybe",
-                        "reason": "not ok"}],
-        "resourceClaimStatuses": [{"name": "gpu"}]})
+    bad = edited(
+        POD_GROUP,
+        "status",
+        {
+            "conditions": [
+                {"type": "PodGroupInitiallyScheduled", "status": "Maybe", "reason": "not ok"}
+            ],
+            "resourceClaimStatuses": [{"name": "gpu"}],
+        },
+    )
     assert errors("PodGroup", bad, POD_GROUP) == [
         'status.conditions[0].status: Unsupported value: "Maybe": supported values: "True", '
         '"False", "Unknown"',
@@ -203,7 +338,8 @@ def test_status_conditions_and_claim_statuses() -> None:
         "'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for "
         "validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')",
         'status.resourceClaimStatuses[0].name: Invalid value: "gpu": must match the name of an '
-        "entry in `spec.resourceClaims`"]
+        "entry in `spec.resourceClaims`",
+    ]
 
 
 def test_create_drops_status_and_defaults_disruption_mode() -> None:
@@ -214,10 +350,13 @@ def test_create_drops_status_and_defaults_disruption_mode() -> None:
 
 
 def test_pod_scheduling_group() -> None:
-    pod: dict[str, Any] = {"metadata": {"name": "p", "namespace": "default"},
-           "spec": {"containers": [{"name": "c", "image": "i"}], "schedulingGroup": {}}}
+    pod: dict[str, Any] = {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "i"}], "schedulingGroup": {}},
+    }
     assert errors("Pod", pod) == ["spec.schedulingGroup.podGroupName: Required value"]
     pod["spec"]["schedulingGroup"] = {"podGroupName": "Bad_Name"}
     assert errors("Pod", pod)[0].startswith(
         'spec.schedulingGroup.podGroupName: Invalid value: "Bad_Name": a lowercase RFC 1123 '
-        "subdomain")
+        "subdomain"
+    )

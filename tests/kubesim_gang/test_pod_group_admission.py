@@ -18,8 +18,9 @@ DEFAULT1 = {"metadata": {"name": "default1"}, "value": 1000, "globalDefault": Tr
 NONDEFAULT1 = {"metadata": {"name": "nondefault1"}, "value": 2000}
 
 
-def pod_group(class_name: str = "", priority: int | None = None,
-              workload_ref: dict[str, str] | None = None) -> dict[str, Any]:
+def pod_group(
+    class_name: str = "", priority: int | None = None, workload_ref: dict[str, str] | None = None
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"schedulingPolicy": {"basic": {}}}
     if class_name:
         spec["priorityClassName"] = class_name
@@ -50,18 +51,44 @@ def admit(obj: dict[str, Any], classes: list[dict[str, Any]]) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("name", "classes", "group", "want_class", "want_priority"),
     [
-        ("pod group with empty priorityClassName, accepted and set to global default",
-         [DEFAULT1, NONDEFAULT1], pod_group(), "default1", 1000),
-        ("pod group with explicit priorityClassName, accepted",
-         [DEFAULT1, NONDEFAULT1], pod_group("nondefault1"), "nondefault1", 2000),
-        ("pod group with no priorityClassName and no global default, accepted and priority "
-         "should be zero", [NONDEFAULT1], pod_group(), None, 0),
-        ("pod group create with pre-set Priority matching computed value, accepted",
-         [DEFAULT1, NONDEFAULT1], pod_group("nondefault1", 2000), "nondefault1", 2000),
+        (
+            "pod group with empty priorityClassName, accepted and set to global default",
+            [DEFAULT1, NONDEFAULT1],
+            pod_group(),
+            "default1",
+            1000,
+        ),
+        (
+            "pod group with explicit priorityClassName, accepted",
+            [DEFAULT1, NONDEFAULT1],
+            pod_group("nondefault1"),
+            "nondefault1",
+            2000,
+        ),
+        (
+            "pod group with no priorityClassName and no global default, accepted and priority "
+            "should be zero",
+            [NONDEFAULT1],
+            pod_group(),
+            None,
+            0,
+        ),
+        (
+            "pod group create with pre-set Priority matching computed value, accepted",
+            [DEFAULT1, NONDEFAULT1],
+            pod_group("nondefault1", 2000),
+            "nondefault1",
+            2000,
+        ),
     ],
 )
-def test_admitted(name: str, classes: list[dict[str, Any]], group: dict[str, Any],
-                  want_class: str | None, want_priority: int) -> None:
+def test_admitted(
+    name: str,
+    classes: list[dict[str, Any]],
+    group: dict[str, Any],
+    want_class: str | None,
+    want_priority: int,
+) -> None:
     spec = admit(group, classes)["spec"]
     assert spec.get("priorityClassName") == want_class, name
     assert spec["priority"] == want_priority, name
@@ -73,7 +100,8 @@ def test_non_existent_priority_class_is_forbidden() -> None:
     assert refused.value.code == 403
     assert refused.value.message == (
         'podgroups.scheduling.k8s.io "test-podgroup" is forbidden: no PriorityClass with name '
-        "non-existent was found")
+        "non-existent was found"
+    )
 
 
 def test_pre_set_priority_not_matching_is_forbidden() -> None:
@@ -99,9 +127,14 @@ def test_update_is_a_no_op() -> None:
 
 def test_workload_templates_are_not_admitted() -> None:
     """Only the PodGroup is admitted (kubernetes#139907); a template keeps what it says."""
-    workload = {"metadata": {"name": "w", "namespace": "default"},
-                "spec": {"podGroupTemplates": [{"name": "t", "priorityClassName": "nope",
-                                                "schedulingPolicy": {"basic": {}}}]}}
+    workload = {
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {
+            "podGroupTemplates": [
+                {"name": "t", "priorityClassName": "nope", "schedulingPolicy": {"basic": {}}}
+            ]
+        },
+    }
     before = copy.deepcopy(workload)
     admit_create("Workload", workload, lambda k, n, m: {"metadata": {}}, lambda k: [])
     assert workload == before

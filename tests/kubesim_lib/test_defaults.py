@@ -16,8 +16,10 @@ def container(**fields: Any) -> dict[str, Any]:
 
 
 def defaulted_pod(*containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    pod = {"metadata": {"name": "p", "namespace": "default"},
-           "spec": {"containers": list(containers) or [container()], **spec}}
+    pod = {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": list(containers) or [container()], **spec},
+    }
     apply_defaults("Pod", pod)
     return pod
 
@@ -56,8 +58,9 @@ def test_given_values_are_kept() -> None:
     ],
 )
 def test_image_pull_policy(image: str, policy: str) -> None:
-    assert defaulted_pod(container(image=image))["spec"]["containers"][0][
-        "imagePullPolicy"] == policy
+    assert (
+        defaulted_pod(container(image=image))["spec"]["containers"][0]["imagePullPolicy"] == policy
+    )
 
 
 def test_ports_default_tcp() -> None:
@@ -66,10 +69,15 @@ def test_ports_default_tcp() -> None:
 
 
 def test_requests_default_to_limits_and_are_canonical() -> None:
-    c = defaulted_pod(container(resources={"limits": {"cpu": "0.5", "memory": "1Gi"},
-                                           "requests": {"cpu": "100m"}}))["spec"]["containers"][0]
-    assert c["resources"] == {"limits": {"cpu": "500m", "memory": "1Gi"},
-                              "requests": {"cpu": "100m", "memory": "1Gi"}}
+    c = defaulted_pod(
+        container(
+            resources={"limits": {"cpu": "0.5", "memory": "1Gi"}, "requests": {"cpu": "100m"}}
+        )
+    )["spec"]["containers"][0]
+    assert c["resources"] == {
+        "limits": {"cpu": "500m", "memory": "1Gi"},
+        "requests": {"cpu": "100m", "memory": "1Gi"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -80,8 +88,7 @@ def test_requests_default_to_limits_and_are_canonical() -> None:
         ({"limits": {"cpu": "1", "memory": "1Gi"}}, "Guaranteed"),
         ({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}}, "Burstable"),
         ({"limits": {"cpu": "1"}}, "Burstable"),
-        ({"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}},
-         "BestEffort"),
+        ({"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}, "BestEffort"),
     ],
 )
 def test_qos_class(resources: dict[str, Any], qos: str) -> None:
@@ -103,8 +110,10 @@ def test_namespace_defaults() -> None:
 
 
 def test_replicaset_template_gets_pod_defaults() -> None:
-    rs: dict[str, Any] = {"metadata": {"name": "r"},
-                          "spec": {"template": {"spec": {"containers": [container()]}}}}
+    rs: dict[str, Any] = {
+        "metadata": {"name": "r"},
+        "spec": {"template": {"spec": {"containers": [container()]}}},
+    }
     apply_defaults("ReplicaSet", rs)
     assert rs["spec"]["replicas"] == 1
     assert rs["spec"]["template"]["spec"]["schedulerName"] == "default-scheduler"
@@ -119,12 +128,16 @@ def test_priority_class_default_policy() -> None:
 # --- admission ---------------------------------------------------------------------------------
 
 STORE: dict[tuple[str, str, str], dict[str, Any]] = {
-    ("namespaces", "", "default"): {"metadata": {"name": "default"},
-                                    "status": {"phase": "Active"}},
-    ("namespaces", "", "dying"): {"metadata": {"name": "dying"},
-                                  "status": {"phase": "Terminating"}},
+    ("namespaces", "", "default"): {"metadata": {"name": "default"}, "status": {"phase": "Active"}},
+    ("namespaces", "", "dying"): {
+        "metadata": {"name": "dying"},
+        "status": {"phase": "Terminating"},
+    },
     ("scheduling.k8s.io/priorityclasses", "", "high"): {
-        "metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"},
+        "metadata": {"name": "high"},
+        "value": 1000,
+        "preemptionPolicy": "Never",
+    },
 }
 
 
@@ -133,16 +146,23 @@ def lookup(key: str, namespace: str, name: str) -> dict[str, Any] | None:
 
 
 def new_pod(namespace: str = "default", **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": "p", "namespace": namespace},
-            "spec": {"containers": [container()], **spec}}
+    return {
+        "metadata": {"name": "p", "namespace": namespace},
+        "spec": {"containers": [container()], **spec},
+    }
 
 
 @pytest.mark.parametrize(
     ("namespace", "code", "reason", "message"),
     [
         ("missing", 404, "NotFound", 'namespaces "missing" not found'),
-        ("dying", 403, "Forbidden", 'pods "p" is forbidden: unable to create new content in '
-                                    "namespace dying because it is being terminated"),
+        (
+            "dying",
+            403,
+            "Forbidden",
+            'pods "p" is forbidden: unable to create new content in '
+            "namespace dying because it is being terminated",
+        ),
     ],
 )
 def test_namespace_lifecycle(namespace: str, code: int, reason: str, message: str) -> None:
@@ -169,9 +189,15 @@ def test_priority(spec: dict[str, Any], priority: int, policy: str | None) -> No
 
 
 def test_priority_from_global_default() -> None:
-    classes = [{"metadata": {"name": "dflt"}, "value": 7, "globalDefault": True,
-                "preemptionPolicy": "PreemptLowerPriority"},
-               {"metadata": {"name": "other"}, "value": 9}]
+    classes = [
+        {
+            "metadata": {"name": "dflt"},
+            "value": 7,
+            "globalDefault": True,
+            "preemptionPolicy": "PreemptLowerPriority",
+        },
+        {"metadata": {"name": "other"}, "value": 9},
+    ]
     pod = new_pod()
     admit_create("Pod", pod, lookup, lambda key: classes)
     assert (pod["spec"]["priorityClassName"], pod["spec"]["priority"]) == ("dflt", 7)
@@ -180,15 +206,21 @@ def test_priority_from_global_default() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ({"priorityClassName": "nope"},
-         'pods "p" is forbidden: no PriorityClass with name nope was found'),
-        ({"priorityClassName": "high", "priority": 5},
-         'pods "p" is forbidden: the integer value of priority (5) must not be provided in pod '
-         "spec; priority admission controller computed 1000 from the given PriorityClass name"),
-        ({"priorityClassName": "high", "preemptionPolicy": "PreemptLowerPriority"},
-         'pods "p" is forbidden: the string value of PreemptionPolicy (PreemptLowerPriority) '
-         "must not be provided in pod spec; priority admission controller computed Never from "
-         "the given PriorityClass name"),
+        (
+            {"priorityClassName": "nope"},
+            'pods "p" is forbidden: no PriorityClass with name nope was found',
+        ),
+        (
+            {"priorityClassName": "high", "priority": 5},
+            'pods "p" is forbidden: the integer value of priority (5) must not be provided in pod '
+            "spec; priority admission controller computed 1000 from the given PriorityClass name",
+        ),
+        (
+            {"priorityClassName": "high", "preemptionPolicy": "PreemptLowerPriority"},
+            'pods "p" is forbidden: the string value of PreemptionPolicy (PreemptLowerPriority) '
+            "must not be provided in pod spec; priority admission controller computed Never from "
+            "the given PriorityClass name",
+        ),
     ],
 )
 def test_priority_rejections(spec: dict[str, Any], message: str) -> None:
@@ -200,33 +232,72 @@ def test_priority_rejections(spec: dict[str, Any], message: str) -> None:
 def test_second_global_default_rejected() -> None:
     classes = [{"metadata": {"name": "dflt"}, "value": 7, "globalDefault": True}]
     with pytest.raises(AdmissionError) as err:
-        admit_create("PriorityClass", {"metadata": {"name": "x"}, "value": 1,
-                                       "globalDefault": True}, lookup, lambda key: classes)
+        admit_create(
+            "PriorityClass",
+            {"metadata": {"name": "x"}, "value": 1, "globalDefault": True},
+            lookup,
+            lambda key: classes,
+        )
     assert err.value.message == (
         'priorityclasses.scheduling.k8s.io "x" is forbidden: PriorityClass dflt is already '
-        "marked as default. Only one default can exist")
+        "marked as default. Only one default can exist"
+    )
 
 
-NOT_READY = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-             "tolerationSeconds": 300}
-UNREACHABLE = {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
-               "effect": "NoExecute", "tolerationSeconds": 300}
+NOT_READY = {
+    "key": "node.kubernetes.io/not-ready",
+    "operator": "Exists",
+    "effect": "NoExecute",
+    "tolerationSeconds": 300,
+}
+UNREACHABLE = {
+    "key": "node.kubernetes.io/unreachable",
+    "operator": "Exists",
+    "effect": "NoExecute",
+    "tolerationSeconds": 300,
+}
 
 
 @pytest.mark.parametrize(
     ("tolerations", "expected"),
     [
         ([], [NOT_READY, UNREACHABLE]),
-        ([{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-           "tolerationSeconds": 60}],
-         [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-           "tolerationSeconds": 60}, UNREACHABLE]),
+        (
+            [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 60,
+                }
+            ],
+            [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 60,
+                },
+                UNREACHABLE,
+            ],
+        ),
         ([{"operator": "Exists"}], [{"operator": "Exists"}]),
-        ([{"key": "node.kubernetes.io/unreachable", "operator": "Exists"}],
-         [{"key": "node.kubernetes.io/unreachable", "operator": "Exists"}, NOT_READY]),
-        ([{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule"}],
-         [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule"},
-          NOT_READY, UNREACHABLE]),
+        (
+            [{"key": "node.kubernetes.io/unreachable", "operator": "Exists"}],
+            [{"key": "node.kubernetes.io/unreachable", "operator": "Exists"}, NOT_READY],
+        ),
+        (
+            [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule"}],
+            [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoSchedule",
+                },
+                NOT_READY,
+                UNREACHABLE,
+            ],
+        ),
     ],
 )
 def test_default_toleration_seconds(tolerations: list[Any], expected: list[Any]) -> None:

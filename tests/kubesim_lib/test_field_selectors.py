@@ -28,10 +28,18 @@ POD = {
         ("Node", "spec.unschedulable=false", {"metadata": {"name": "n"}, "spec": {}}, True),
         ("Node", "spec.unschedulable=true", {"spec": {"unschedulable": True}}, True),
         ("Namespace", "status.phase=Active", {"status": {"phase": "Active"}}, True),
-        ("Event", "involvedObject.name=p1,reason=Scheduled",
-         {"involvedObject": {"name": "p1"}, "reason": "Scheduled"}, True),
-        ("Event", "source=default-scheduler",
-         {"source": {}, "reportingComponent": "default-scheduler"}, True),
+        (
+            "Event",
+            "involvedObject.name=p1,reason=Scheduled",
+            {"involvedObject": {"name": "p1"}, "reason": "Scheduled"},
+            True,
+        ),
+        (
+            "Event",
+            "source=default-scheduler",
+            {"source": {}, "reportingComponent": "default-scheduler"},
+            True,
+        ),
         ("ConfigMap", "metadata.name=a\\,b", {"metadata": {"name": "a,b"}}, True),
     ],
 )
@@ -45,8 +53,11 @@ def test_field_matches(kind: str, text: str, obj: dict[str, object], matches: bo
         ("Pod", "spec.foo=bar", "field label not supported: spec.foo"),
         ("Node", "spec.nodeName=x", "field label not supported: spec.nodeName"),
         ("ConfigMap", "status.phase=x", "field label not supported: status.phase"),
-        ("Pod", "spec.nodeName", "invalid selector: 'spec.nodeName'; can't understand "
-                                 "'spec.nodeName'"),
+        (
+            "Pod",
+            "spec.nodeName",
+            "invalid selector: 'spec.nodeName'; can't understand 'spec.nodeName'",
+        ),
     ],
 )
 def test_field_errors(kind: str, text: str, message: str) -> None:

@@ -34,8 +34,11 @@ from kubesim.patch import (
         ({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}),
         ({"e": None}, {"a": 1}, {"e": None, "a": 1}),
         ({}, {"a": {"bb": {"ccc": None}}}, {"a": {"bb": {}}}),
-        ({"metadata": {"labels": {"a": "1"}}}, {"metadata": {"labels": {"b": "2"}}},
-         {"metadata": {"labels": {"a": "1", "b": "2"}}}),
+        (
+            {"metadata": {"labels": {"a": "1"}}},
+            {"metadata": {"labels": {"b": "2"}}},
+            {"metadata": {"labels": {"a": "1", "b": "2"}}},
+        ),
     ],
 )
 def test_merge_patch(target: dict[str, Any], patch: dict[str, Any], result: dict[str, Any]) -> None:
@@ -79,31 +82,57 @@ def test_strategic_merge_without_strategies_is_merge_patch(
 @pytest.mark.parametrize(
     ("doc", "ops", "result"),
     [
-        ({"foo": "bar"}, [{"op": "add", "path": "/baz", "value": "qux"}],
-         {"foo": "bar", "baz": "qux"}),
-        ({"foo": ["bar", "baz"]}, [{"op": "add", "path": "/foo/1", "value": "qux"}],
-         {"foo": ["bar", "qux", "baz"]}),
+        (
+            {"foo": "bar"},
+            [{"op": "add", "path": "/baz", "value": "qux"}],
+            {"foo": "bar", "baz": "qux"},
+        ),
+        (
+            {"foo": ["bar", "baz"]},
+            [{"op": "add", "path": "/foo/1", "value": "qux"}],
+            {"foo": ["bar", "qux", "baz"]},
+        ),
         ({"foo": ["bar"]}, [{"op": "add", "path": "/foo/-", "value": "x"}], {"foo": ["bar", "x"]}),
         ({"baz": "qux", "foo": "bar"}, [{"op": "remove", "path": "/baz"}], {"foo": "bar"}),
-        ({"foo": ["bar", "qux", "baz"]}, [{"op": "remove", "path": "/foo/1"}],
-         {"foo": ["bar", "baz"]}),
-        ({"baz": "qux", "foo": "bar"}, [{"op": "replace", "path": "/baz", "value": "boo"}],
-         {"baz": "boo", "foo": "bar"}),
-        ({"foo": {"bar": "baz", "waldo": "fred"}, "qux": {"corge": "grault"}},
-         [{"op": "move", "from": "/foo/waldo", "path": "/qux/thud"}],
-         {"foo": {"bar": "baz"}, "qux": {"corge": "grault", "thud": "fred"}}),
-        ({"foo": ["all", "grass", "cows", "eat"]},
-         [{"op": "move", "from": "/foo/1", "path": "/foo/3"}],
-         {"foo": ["all", "cows", "eat", "grass"]}),
-        ({"foo": {"a": 1}}, [{"op": "copy", "from": "/foo", "path": "/bar"}],
-         {"foo": {"a": 1}, "bar": {"a": 1}}),
-        ({"baz": "qux", "foo": ["a", 2, "c"]},
-         [{"op": "test", "path": "/baz", "value": "qux"}, {"op": "test", "path": "/foo/1",
-                                                          "value": 2}],
-         {"baz": "qux", "foo": ["a", 2, "c"]}),
+        (
+            {"foo": ["bar", "qux", "baz"]},
+            [{"op": "remove", "path": "/foo/1"}],
+            {"foo": ["bar", "baz"]},
+        ),
+        (
+            {"baz": "qux", "foo": "bar"},
+            [{"op": "replace", "path": "/baz", "value": "boo"}],
+            {"baz": "boo", "foo": "bar"},
+        ),
+        (
+            {"foo": {"bar": "baz", "waldo": "fred"}, "qux": {"corge": "grault"}},
+            [{"op": "move", "from": "/foo/waldo", "path": "/qux/thud"}],
+            {"foo": {"bar": "baz"}, "qux": {"corge": "grault", "thud": "fred"}},
+        ),
+        (
+            {"foo": ["all", "grass", "cows", "eat"]},
+            [{"op": "move", "from": "/foo/1", "path": "/foo/3"}],
+            {"foo": ["all", "cows", "eat", "grass"]},
+        ),
+        (
+            {"foo": {"a": 1}},
+            [{"op": "copy", "from": "/foo", "path": "/bar"}],
+            {"foo": {"a": 1}, "bar": {"a": 1}},
+        ),
+        (
+            {"baz": "qux", "foo": ["a", 2, "c"]},
+            [
+                {"op": "test", "path": "/baz", "value": "qux"},
+                {"op": "test", "path": "/foo/1", "value": 2},
+            ],
+            {"baz": "qux", "foo": ["a", 2, "c"]},
+        ),
         ({"/": 9, "~1": 10}, [{"op": "test", "path": "/~01", "value": 10}], {"/": 9, "~1": 10}),
-        ({"metadata": {"labels": {"a/b": "x"}}},
-         [{"op": "remove", "path": "/metadata/labels/a~1b"}], {"metadata": {"labels": {}}}),
+        (
+            {"metadata": {"labels": {"a/b": "x"}}},
+            [{"op": "remove", "path": "/metadata/labels/a~1b"}],
+            {"metadata": {"labels": {}}},
+        ),
     ],
 )
 def test_json_patch(doc: dict[str, Any], ops: list[Any], result: dict[str, Any]) -> None:
@@ -133,8 +162,9 @@ def test_json_patch_errors(doc: dict[str, Any], ops: list[Any]) -> None:
 def test_json_patch_is_atomic() -> None:
     doc = {"a": 1}
     with pytest.raises(PatchError):
-        apply_json_patch(doc, [{"op": "add", "path": "/b", "value": 2},
-                               {"op": "test", "path": "/a", "value": 3}])
+        apply_json_patch(
+            doc, [{"op": "add", "path": "/b", "value": 2}, {"op": "test", "path": "/a", "value": 3}]
+        )
     assert doc == {"a": 1}
 
 
@@ -151,8 +181,13 @@ SMP_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], dict[str, Any]]]
         "Pod",
         _pod(containers=[{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]),
         {"spec": {"containers": [{"name": "c", "image": "z"}, {"name": "a", "image": "x2"}]}},
-        _pod(containers=[{"name": "c", "image": "z"}, {"name": "a", "image": "x2"},
-                         {"name": "b", "image": "y"}]),
+        _pod(
+            containers=[
+                {"name": "c", "image": "z"},
+                {"name": "a", "image": "x2"},
+                {"name": "b", "image": "y"},
+            ]
+        ),
     ),
     (
         "delete a container by directive",
@@ -171,19 +206,28 @@ SMP_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], dict[str, Any]]]
     (
         "env merges by name inside a merged container",
         "Pod",
-        _pod(containers=[{"name": "a", "env": [{"name": "X", "value": "1"},
-                                               {"name": "Y", "value": "2"}]}]),
+        _pod(
+            containers=[
+                {"name": "a", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]}
+            ]
+        ),
         {"spec": {"containers": [{"name": "a", "env": [{"name": "Y", "value": "3"}]}]}},
-        _pod(containers=[{"name": "a", "env": [{"name": "X", "value": "1"},
-                                               {"name": "Y", "value": "3"}]}]),
+        _pod(
+            containers=[
+                {"name": "a", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "3"}]}
+            ]
+        ),
     ),
     (
         "ports merge by containerPort",
         "Pod",
         _pod(containers=[{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]),
         {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80, "name": "http"}]}]}},
-        _pod(containers=[{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP",
-                                                  "name": "http"}]}]),
+        _pod(
+            containers=[
+                {"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"}]}
+            ]
+        ),
     ),
     (
         "tolerations have no strategy: replaced whole",
@@ -231,16 +275,24 @@ SMP_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], dict[str, Any]]]
         "$setElementOrder reorders a merged list",
         "Pod",
         _pod(containers=[{"name": "a"}, {"name": "b"}]),
-        {"spec": {"$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
-                  "containers": [{"name": "a", "image": "z"}]}},
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
+                "containers": [{"name": "a", "image": "z"}],
+            }
+        },
         _pod(containers=[{"name": "b"}, {"name": "a", "image": "z"}]),
     ),
     (
         "$setElementOrder keeps server-only items in place",
         "Pod",
         _pod(containers=[{"name": "a"}, {"name": "s"}, {"name": "b"}]),
-        {"spec": {"$setElementOrder/containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
-                  "containers": [{"name": "c"}]}},
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+                "containers": [{"name": "c"}],
+            }
+        },
         _pod(containers=[{"name": "a"}, {"name": "s"}, {"name": "b"}, {"name": "c"}]),
     ),
     (
@@ -268,11 +320,23 @@ SMP_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], dict[str, Any]]]
         "kubectl taint: the list is replaced (NodeSpec.Taints has no strategy upstream)",
         "Node",
         {"metadata": {"name": "n"}, "spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}},
-        {"spec": {"taints": [{"key": "a", "effect": "NoSchedule"},
-                             {"key": "b", "value": "1", "effect": "NoExecute"}]}},
-        {"metadata": {"name": "n"}, "spec": {"taints": [
-            {"key": "a", "effect": "NoSchedule"},
-            {"key": "b", "value": "1", "effect": "NoExecute"}]}},
+        {
+            "spec": {
+                "taints": [
+                    {"key": "a", "effect": "NoSchedule"},
+                    {"key": "b", "value": "1", "effect": "NoExecute"},
+                ]
+            }
+        },
+        {
+            "metadata": {"name": "n"},
+            "spec": {
+                "taints": [
+                    {"key": "a", "effect": "NoSchedule"},
+                    {"key": "b", "value": "1", "effect": "NoExecute"},
+                ]
+            },
+        },
     ),
     (
         "kubectl label / annotate",
@@ -284,15 +348,38 @@ SMP_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], dict[str, Any]]]
     (
         "scheduler status patch: PodScheduled condition merged by type",
         "Pod",
-        {"metadata": {"name": "p"}, "status": {"phase": "Pending", "conditions": [
-            {"type": "Ready", "status": "False"}]}},
-        {"status": {"$setElementOrder/conditions": [{"type": "Ready"}, {"type": "PodScheduled"}],
-                    "conditions": [{"type": "PodScheduled", "status": "False",
-                                    "reason": "Unschedulable", "message": "0/3 nodes"}]}},
-        {"metadata": {"name": "p"}, "status": {"phase": "Pending", "conditions": [
-            {"type": "Ready", "status": "False"},
-            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-             "message": "0/3 nodes"}]}},
+        {
+            "metadata": {"name": "p"},
+            "status": {"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}]},
+        },
+        {
+            "status": {
+                "$setElementOrder/conditions": [{"type": "Ready"}, {"type": "PodScheduled"}],
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": "0/3 nodes",
+                    }
+                ],
+            }
+        },
+        {
+            "metadata": {"name": "p"},
+            "status": {
+                "phase": "Pending",
+                "conditions": [
+                    {"type": "Ready", "status": "False"},
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": "0/3 nodes",
+                    },
+                ],
+            },
+        },
     ),
     (
         "existing condition updated in place",
@@ -304,13 +391,23 @@ SMP_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], dict[str, Any]]]
     (
         "node status conditions merge by type",
         "Node",
-        {"status": {"conditions": [{"type": "Ready", "status": "True",
-                                    "lastHeartbeatTime": "t0"},
-                                   {"type": "MemoryPressure", "status": "False"}]}},
+        {
+            "status": {
+                "conditions": [
+                    {"type": "Ready", "status": "True", "lastHeartbeatTime": "t0"},
+                    {"type": "MemoryPressure", "status": "False"},
+                ]
+            }
+        },
         {"status": {"conditions": [{"type": "Ready", "lastHeartbeatTime": "t1"}]}},
-        {"status": {"conditions": [{"type": "Ready", "status": "True",
-                                    "lastHeartbeatTime": "t1"},
-                                   {"type": "MemoryPressure", "status": "False"}]}},
+        {
+            "status": {
+                "conditions": [
+                    {"type": "Ready", "status": "True", "lastHeartbeatTime": "t1"},
+                    {"type": "MemoryPressure", "status": "False"},
+                ]
+            }
+        },
     ),
     (
         "ownerReferences merge by uid",
@@ -323,10 +420,18 @@ SMP_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], dict[str, Any]]]
         "template containers merge in a ReplicaSet",
         "ReplicaSet",
         {"spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "a"}]}}}},
-        {"spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "a",
-                                                                        "image": "i"}]}}}},
-        {"spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "a",
-                                                                        "image": "i"}]}}}},
+        {
+            "spec": {
+                "replicas": 3,
+                "template": {"spec": {"containers": [{"name": "a", "image": "i"}]}},
+            }
+        },
+        {
+            "spec": {
+                "replicas": 3,
+                "template": {"spec": {"containers": [{"name": "a", "image": "i"}]}},
+            }
+        },
     ),
     (
         "new field with directives inside is cleaned",
@@ -361,21 +466,37 @@ def test_strategic_merge(
 @pytest.mark.parametrize(
     ("patch", "message"),
     [
-        ({"spec": {"containers": [{"image": "x"}]}},
-         "map: {'image': 'x'} does not contain declared merge key: name"),
-        ({"spec": {"containers": [{"name": "a", "$patch": "merge"}]}},
-         "merging lists cannot yet be specified in the patch"),
-        ({"spec": {"nodeSelector": {"$patch": "frob"}}},
-         "unknown patch type: frob in map: {'$patch': 'frob'}"),
-        ({"spec": {"$setElementOrder/containers": [{"name": "b"}],
-                   "containers": [{"name": "a"}]}}, None),
-        ({"spec": {"volumes": [{"name": "v", "emptyDir": {}, "$retainKeys": ["name"]}]}},
-         "invalid patch format of retainKeys"),
+        (
+            {"spec": {"containers": [{"image": "x"}]}},
+            "map: {'image': 'x'} does not contain declared merge key: name",
+        ),
+        (
+            {"spec": {"containers": [{"name": "a", "$patch": "merge"}]}},
+            "merging lists cannot yet be specified in the patch",
+        ),
+        (
+            {"spec": {"nodeSelector": {"$patch": "frob"}}},
+            "unknown patch type: frob in map: {'$patch': 'frob'}",
+        ),
+        (
+            {
+                "spec": {
+                    "$setElementOrder/containers": [{"name": "b"}],
+                    "containers": [{"name": "a"}],
+                }
+            },
+            None,
+        ),
+        (
+            {"spec": {"volumes": [{"name": "v", "emptyDir": {}, "$retainKeys": ["name"]}]}},
+            "invalid patch format of retainKeys",
+        ),
     ],
 )
 def test_strategic_merge_errors(patch: dict[str, Any], message: str | None) -> None:
-    original = _pod(containers=[{"name": "a"}], nodeSelector={"a": "b"},
-                    volumes=[{"name": "v", "emptyDir": {}}])
+    original = _pod(
+        containers=[{"name": "a"}], nodeSelector={"a": "b"}, volumes=[{"name": "v", "emptyDir": {}}]
+    )
     with pytest.raises(PatchError) as err:
         apply_strategic_merge_patch(original, patch, "Pod")
     if message is not None:
@@ -384,25 +505,40 @@ def test_strategic_merge_errors(patch: dict[str, Any], message: str | None) -> N
 
 def test_kubectl_apply_three_way_patch() -> None:
     """The patch kubectl apply sends on a second apply that changes the image and drops env Y."""
-    live = _pod(containers=[{"name": "app", "image": "nginx:1", "env": [
-        {"name": "X", "value": "1"}, {"name": "Y", "value": "2"}],
-        "terminationMessagePath": "/dev/termination-log"}])
+    live = _pod(
+        containers=[
+            {
+                "name": "app",
+                "image": "nginx:1",
+                "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}],
+                "terminationMessagePath": "/dev/termination-log",
+            }
+        ]
+    )
     live["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": "{}"}
     patch = {
         "metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{2}"}},
         "spec": {
             "$setElementOrder/containers": [{"name": "app"}],
-            "containers": [{
-                "$setElementOrder/env": [{"name": "X"}],
-                "name": "app",
-                "image": "nginx:2",
-                "env": [{"$patch": "delete", "name": "Y"}],
-            }],
+            "containers": [
+                {
+                    "$setElementOrder/env": [{"name": "X"}],
+                    "name": "app",
+                    "image": "nginx:2",
+                    "env": [{"$patch": "delete", "name": "Y"}],
+                }
+            ],
         },
     }
     result = apply_strategic_merge_patch(live, patch, "Pod")
-    assert result["spec"]["containers"] == [{
-        "name": "app", "image": "nginx:2", "env": [{"name": "X", "value": "1"}],
-        "terminationMessagePath": "/dev/termination-log"}]
+    assert result["spec"]["containers"] == [
+        {
+            "name": "app",
+            "image": "nginx:2",
+            "env": [{"name": "X", "value": "1"}],
+            "terminationMessagePath": "/dev/termination-log",
+        }
+    ]
     assert result["metadata"]["annotations"] == {
-        "kubectl.kubernetes.io/last-applied-configuration": "{2}"}
+        "kubectl.kubernetes.io/last-applied-configuration": "{2}"
+    }

@@ -35,55 +35,94 @@ def test_valid_pod_has_no_errors() -> None:
     ("obj", "expected"),
     [
         (
-            {"metadata": {"name": "Bad_Name", "namespace": "default"},
-             "spec": {"containers": [{"name": "c", "image": "i"}]}},
+            {
+                "metadata": {"name": "Bad_Name", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
             f'metadata.name: Invalid value: "Bad_Name": {SUBDOMAIN_MSG}',
         ),
         (
-            {"metadata": {"namespace": "default"},
-             "spec": {"containers": [{"name": "c", "image": "i"}]}},
+            {
+                "metadata": {"namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
             "metadata.name: Required value: name or generateName is required",
         ),
-        ({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
-         "metadata.namespace: Required value"),
+        (
+            {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+            "metadata.namespace: Required value",
+        ),
         (pod(containers=[]), "spec.containers: Required value"),
         (pod(containers=[{"name": "c"}]), "spec.containers[0].image: Required value"),
         (pod(containers=[{"image": "i"}]), "spec.containers[0].name: Required value"),
-        (pod(containers=[{"name": "c", "image": "i"}, {"name": "c", "image": "i"}]),
-         'spec.containers[1].name: Duplicate value: "c"'),
         (
-            pod(containers=[{"name": "c", "image": "i",
-                             "resources": {"requests": {"cpu": "-1"}}}]),
+            pod(containers=[{"name": "c", "image": "i"}, {"name": "c", "image": "i"}]),
+            'spec.containers[1].name: Duplicate value: "c"',
+        ),
+        (
+            pod(containers=[{"name": "c", "image": "i", "resources": {"requests": {"cpu": "-1"}}}]),
             'spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater '
             "than or equal to 0",
         ),
         (
-            pod(containers=[{"name": "c", "image": "i",
-                             "resources": {"limits": {"memory": "abc"}}}]),
-            "spec.containers[0].resources.limits[memory]: Invalid value: \"abc\": quantities must "
+            pod(
+                containers=[{"name": "c", "image": "i", "resources": {"limits": {"memory": "abc"}}}]
+            ),
+            'spec.containers[0].resources.limits[memory]: Invalid value: "abc": quantities must '
             "match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
         ),
         (
-            pod(containers=[{"name": "c", "image": "i", "resources": {
-                "requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]),
+            pod(
+                containers=[
+                    {
+                        "name": "c",
+                        "image": "i",
+                        "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
+                    }
+                ]
+            ),
             'spec.containers[0].resources.requests: Invalid value: "2": must be less than or '
             "equal to cpu limit of 1",
         ),
         (
-            pod(containers=[{"name": "c", "image": "i", "resources": {
-                "requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "2"}}}]),
+            pod(
+                containers=[
+                    {
+                        "name": "c",
+                        "image": "i",
+                        "resources": {
+                            "requests": {"example.com/gpu": "1"},
+                            "limits": {"example.com/gpu": "2"},
+                        },
+                    }
+                ]
+            ),
             'spec.containers[0].resources.requests: Invalid value: "1": must be equal to '
             "example.com/gpu limit of 2",
         ),
         (
-            pod(containers=[{"name": "c", "image": "i", "ports": [
-                {"containerPort": 80, "hostPort": 70000, "protocol": "TCP"}]}]),
+            pod(
+                containers=[
+                    {
+                        "name": "c",
+                        "image": "i",
+                        "ports": [{"containerPort": 80, "hostPort": 70000, "protocol": "TCP"}],
+                    }
+                ]
+            ),
             "spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 1 and "
             "65535, inclusive",
         ),
         (
-            pod(containers=[{"name": "c", "image": "i", "ports": [
-                {"containerPort": 80, "protocol": "HTTP"}]}]),
+            pod(
+                containers=[
+                    {
+                        "name": "c",
+                        "image": "i",
+                        "ports": [{"containerPort": 80, "protocol": "HTTP"}],
+                    }
+                ]
+            ),
             'spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": supported values: '
             '"SCTP", "TCP", "UDP"',
         ),
@@ -103,17 +142,29 @@ def test_valid_pod_has_no_errors() -> None:
             '`key` is empty, which means "match all values and all keys"',
         ),
         (
-            pod(tolerations=[{"key": "k", "operator": "Exists", "effect": "NoSchedule",
-                              "tolerationSeconds": 5}]),
-            "spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be "
+            pod(
+                tolerations=[
+                    {
+                        "key": "k",
+                        "operator": "Exists",
+                        "effect": "NoSchedule",
+                        "tolerationSeconds": 5,
+                    }
+                ]
+            ),
+            'spec.tolerations[0].effect: Invalid value: "NoSchedule": effect must be '
             "'NoExecute' when `tolerationSeconds` is set",
         ),
-        (pod(restartPolicy="Sometimes"),
-         'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", '
-         '"OnFailure", "Never"'),
-        (pod(activeDeadlineSeconds=0),
-         "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, "
-         "inclusive"),
+        (
+            pod(restartPolicy="Sometimes"),
+            'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", '
+            '"OnFailure", "Never"',
+        ),
+        (
+            pod(activeDeadlineSeconds=0),
+            "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, "
+            "inclusive",
+        ),
     ],
 )
 def test_pod_errors(obj: dict[str, Any], expected: str) -> None:
@@ -124,10 +175,14 @@ def test_label_errors() -> None:
     obj = pod()
     obj["metadata"]["labels"] = {"bad key": "v", "k": "bad value"}
     found = errors("Pod", obj)
-    assert any(e.startswith('metadata.labels: Invalid value: "bad key": name part must consist')
-               for e in found)
-    assert any(e.startswith('metadata.labels: Invalid value: "bad value": a valid label must')
-               for e in found)
+    assert any(
+        e.startswith('metadata.labels: Invalid value: "bad key": name part must consist')
+        for e in found
+    )
+    assert any(
+        e.startswith('metadata.labels: Invalid value: "bad value": a valid label must')
+        for e in found
+    )
 
 
 def test_annotations_too_long() -> None:
@@ -163,7 +218,8 @@ def test_name_rules_per_kind(kind: str, name: str, ok: bool) -> None:
 
 def test_namespace_forbidden_on_cluster_scoped() -> None:
     assert "metadata.namespace: Forbidden: not allowed on this type" in errors(
-        "Node", {"metadata": {"name": "n", "namespace": "x"}})
+        "Node", {"metadata": {"name": "n", "namespace": "x"}}
+    )
 
 
 @pytest.mark.parametrize(
@@ -171,8 +227,16 @@ def test_namespace_forbidden_on_cluster_scoped() -> None:
     [
         ({"containers": [{"name": "c", "image": "nginx:2"}]}, True),  # image may change
         ({"containers": [{"name": "c", "image": "nginx"}], "activeDeadlineSeconds": 5}, True),
-        ({"containers": [{"name": "c", "image": "nginx"}], "tolerations": [
-            {"key": "a", "operator": "Exists"}, {"key": "b", "operator": "Exists"}]}, True),
+        (
+            {
+                "containers": [{"name": "c", "image": "nginx"}],
+                "tolerations": [
+                    {"key": "a", "operator": "Exists"},
+                    {"key": "b", "operator": "Exists"},
+                ],
+            },
+            True,
+        ),
         ({"containers": [{"name": "c", "image": "nginx"}], "tolerations": []}, False),
         ({"containers": [{"name": "c", "image": "nginx"}], "nodeName": "other"}, False),
         ({"containers": [{"name": "c", "image": "nginx"}], "schedulerName": "x"}, False),
@@ -180,37 +244,61 @@ def test_namespace_forbidden_on_cluster_scoped() -> None:
 )
 def test_pod_update_immutability(new_spec: dict[str, Any], ok: bool) -> None:
     old = pod(tolerations=[{"key": "a", "operator": "Exists"}], nodeName="n1")
-    new = {"metadata": old["metadata"], "spec": {"nodeName": "n1", "tolerations": old["spec"][
-        "tolerations"], **new_spec}}
+    new = {
+        "metadata": old["metadata"],
+        "spec": {"nodeName": "n1", "tolerations": old["spec"]["tolerations"], **new_spec},
+    }
     found = errors("Pod", new, old)
     assert (found == []) is ok, found
 
 
 def test_node_quantities_and_taints() -> None:
-    node = {"metadata": {"name": "n"},
-            "spec": {"taints": [{"key": "a", "effect": "NoSchedule"},
-                                {"key": "a", "effect": "NoSchedule"}, {"key": "b"}]},
-            "status": {"capacity": {"cpu": "-4", "memory": "32Gi"}}}
+    node = {
+        "metadata": {"name": "n"},
+        "spec": {
+            "taints": [
+                {"key": "a", "effect": "NoSchedule"},
+                {"key": "a", "effect": "NoSchedule"},
+                {"key": "b"},
+            ]
+        },
+        "status": {"capacity": {"cpu": "-4", "memory": "32Gi"}},
+    }
     found = errors("Node", node)
     assert 'status.capacity.cpu: Invalid value: "-4": must be greater than or equal to 0' in found
     assert "spec.taints[2].effect: Required value" in found
-    assert any(e.startswith("spec.taints[1]: Duplicate value:") and
-               e.endswith("taints must be unique by key and effect pair") for e in found)
+    assert any(
+        e.startswith("spec.taints[1]: Duplicate value:")
+        and e.endswith("taints must be unique by key and effect pair")
+        for e in found
+    )
 
 
 @pytest.mark.parametrize(
     ("pc", "old", "expected"),
     [
-        ({"metadata": {"name": "high"}, "value": 2_000_000_000}, None,
-         "value: Forbidden: maximum allowed value of a user defined priority is 1000000000"),
-        ({"metadata": {"name": "system-foo"}, "value": 5}, None,
-         "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved "
-         "for system use only. error: system-foo is not a known system priority class"),
-        ({"metadata": {"name": "x"}, "value": 5}, {"metadata": {"name": "x"}, "value": 4},
-         "value: Forbidden: may not be changed in an update."),
-        ({"metadata": {"name": "x"}, "value": 1, "preemptionPolicy": "Sometimes"}, None,
-         'preemptionPolicy: Unsupported value: "Sometimes": supported values: "Never", '
-         '"PreemptLowerPriority"'),
+        (
+            {"metadata": {"name": "high"}, "value": 2_000_000_000},
+            None,
+            "value: Forbidden: maximum allowed value of a user defined priority is 1000000000",
+        ),
+        (
+            {"metadata": {"name": "system-foo"}, "value": 5},
+            None,
+            "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved "
+            "for system use only. error: system-foo is not a known system priority class",
+        ),
+        (
+            {"metadata": {"name": "x"}, "value": 5},
+            {"metadata": {"name": "x"}, "value": 4},
+            "value: Forbidden: may not be changed in an update.",
+        ),
+        (
+            {"metadata": {"name": "x"}, "value": 1, "preemptionPolicy": "Sometimes"},
+            None,
+            'preemptionPolicy: Unsupported value: "Sometimes": supported values: "Never", '
+            '"PreemptLowerPriority"',
+        ),
     ],
 )
 def test_priority_class(pc: dict[str, Any], old: dict[str, Any] | None, expected: str) -> None:
@@ -218,23 +306,37 @@ def test_priority_class(pc: dict[str, Any], old: dict[str, Any] | None, expected
 
 
 def test_lease_duration() -> None:
-    lease = {"metadata": {"name": "n", "namespace": "kube-node-lease"},
-             "spec": {"leaseDurationSeconds": 0}}
+    lease = {
+        "metadata": {"name": "n", "namespace": "kube-node-lease"},
+        "spec": {"leaseDurationSeconds": 0},
+    }
     assert errors("Lease", lease) == [
-        "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"]
+        "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"
+    ]
 
 
 @pytest.mark.parametrize(
     ("kind", "causes", "message"),
     [
-        ("Pod", [Cause("spec.containers[0].image", "FieldValueRequired", "Required value")],
-         'Pod "x" is invalid: spec.containers[0].image: Required value'),
-        ("Pod", [Cause("a", "FieldValueRequired", "Required value"),
-                 Cause("b", "FieldValueInvalid", 'Invalid value: "1": bad'),
-                 Cause("a", "FieldValueRequired", "Required value")],
-         'Pod "x" is invalid: [a: Required value, b: Invalid value: "1": bad]'),
-        ("PriorityClass", [Cause("value", "FieldValueForbidden", "Forbidden: no")],
-         'PriorityClass.scheduling.k8s.io "x" is invalid: value: Forbidden: no'),
+        (
+            "Pod",
+            [Cause("spec.containers[0].image", "FieldValueRequired", "Required value")],
+            'Pod "x" is invalid: spec.containers[0].image: Required value',
+        ),
+        (
+            "Pod",
+            [
+                Cause("a", "FieldValueRequired", "Required value"),
+                Cause("b", "FieldValueInvalid", 'Invalid value: "1": bad'),
+                Cause("a", "FieldValueRequired", "Required value"),
+            ],
+            'Pod "x" is invalid: [a: Required value, b: Invalid value: "1": bad]',
+        ),
+        (
+            "PriorityClass",
+            [Cause("value", "FieldValueForbidden", "Forbidden: no")],
+            'PriorityClass.scheduling.k8s.io "x" is invalid: value: Forbidden: no',
+        ),
         ("Pod", [], 'Pod "x" is invalid'),
     ],
 )

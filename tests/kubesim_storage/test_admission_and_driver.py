@@ -16,8 +16,12 @@ DEFAULT = {"storageclass.kubernetes.io/is-default-class": "true"}
 
 @pytest.mark.parametrize(
     ("spec", "expected"),
-    [({}, "standard"), ({"storageClassName": None}, "standard"),
-     ({"storageClassName": ""}, ""), ({"storageClassName": "fast"}, "fast")],
+    [
+        ({}, "standard"),
+        ({"storageClassName": None}, "standard"),
+        ({"storageClassName": ""}, ""),
+        ({"storageClassName": "fast"}, "fast"),
+    ],
     ids=["absent", "null", "empty-means-none", "explicit"],
 )
 async def test_default_storage_class_admission(spec: dict[str, Any], expected: str) -> None:
@@ -38,12 +42,28 @@ def _class(name: str, created: str, default: bool) -> dict[str, Any]:
     [
         ([], None),
         ([_class("a", "2024-01-01T00:00:00Z", False)], None),
-        ([_class("old", "2024-01-01T00:00:00Z", True), _class("new", "2024-02-01T00:00:00Z",
-                                                                 True)], "new"),
-        ([_class("b", "2024-01-01T00:00:00Z", True), _class("a", "2024-01-01T00:00:00Z", True)],
-         "a"),
-        ([{"metadata": {"name": "beta", "annotations": {
-            "storageclass.beta.kubernetes.io/is-default-class": "true"}}}], "beta"),
+        (
+            [
+                _class("old", "2024-01-01T00:00:00Z", True),
+                _class("new", "2024-02-01T00:00:00Z", True),
+            ],
+            "new",
+        ),
+        (
+            [_class("b", "2024-01-01T00:00:00Z", True), _class("a", "2024-01-01T00:00:00Z", True)],
+            "a",
+        ),
+        (
+            [
+                {
+                    "metadata": {
+                        "name": "beta",
+                        "annotations": {"storageclass.beta.kubernetes.io/is-default-class": "true"},
+                    }
+                }
+            ],
+            "beta",
+        ),
     ],
     ids=["none", "not-marked", "newest-wins", "tie-by-name", "beta-annotation"],
 )
@@ -58,8 +78,11 @@ async def test_driver_objects_and_a_users_standard_class_is_kept(tmp_path: Any) 
         assert driver["spec"]["storageCapacity"] is False
         standard = await kube.get(f"{STORAGE}/storageclasses/standard")
         assert standard["metadata"]["annotations"] == DEFAULT
-        assert (standard["provisioner"], standard["volumeBindingMode"],
-                standard["reclaimPolicy"]) == ("csi.kubesim.io", "WaitForFirstConsumer", "Delete")
+        assert (
+            standard["provisioner"],
+            standard["volumeBindingMode"],
+            standard["reclaimPolicy"],
+        ) == ("csi.kubesim.io", "WaitForFirstConsumer", "Delete")
         await kube.delete(f"{STORAGE}/storageclasses/standard")
         await kube.create_class("standard", "example.com/mine", "Immediate")
     async with running(data_dir=tmp_path) as kube:
@@ -76,12 +99,22 @@ async def test_a_node_made_through_the_api_gets_a_csinode_and_takes_it_along(
     limit: int, allocatable: dict[str, int] | None
 ) -> None:
     async with running(storage=StorageOptions(attach_limit=limit)) as kube:
-        node = await kube.create(f"{CORE}/nodes", {"metadata": {"name": "extra", "labels": {
-            "kubernetes.io/hostname": "extra", "topology.kubernetes.io/zone": "zone-x"}}})
+        node = await kube.create(
+            f"{CORE}/nodes",
+            {
+                "metadata": {
+                    "name": "extra",
+                    "labels": {
+                        "kubernetes.io/hostname": "extra",
+                        "topology.kubernetes.io/zone": "zone-x",
+                    },
+                }
+            },
+        )
         csinode = await eventually(lambda: _csinode(kube, "extra"))
         assert csinode["metadata"]["ownerReferences"] == [
-            {"apiVersion": "v1", "kind": "Node", "name": "extra",
-             "uid": node["metadata"]["uid"]}]
+            {"apiVersion": "v1", "kind": "Node", "name": "extra", "uid": node["metadata"]["uid"]}
+        ]
         [driver] = csinode["spec"]["drivers"]
         assert (driver["name"], driver["nodeID"]) == ("csi.kubesim.io", "extra")
         assert driver["topologyKeys"] == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
@@ -135,9 +168,13 @@ async def _phase_is(kube: StorageKube, claim: str, phase: str) -> bool:
 async def test_a_default_class_made_later_is_given_to_classless_claims() -> None:
     async with running(storage=StorageOptions(csi_driver=False)) as kube:
         await kube.create_claim("data")
-        await kube.create(f"{STORAGE}/storageclasses", {
-            "metadata": {"name": "late", "annotations": DEFAULT},
-            "provisioner": "example.com/none"})
+        await kube.create(
+            f"{STORAGE}/storageclasses",
+            {
+                "metadata": {"name": "late", "annotations": DEFAULT},
+                "provisioner": "example.com/none",
+            },
+        )
         await eventually(lambda: _class_is(kube, "data", "late"))
 
 

@@ -15,17 +15,30 @@ from kubesim.storage.objects import Malformed
 GI = 2**30
 
 
-def volume(name: str, size: str, modes: tuple[str, ...] = ("ReadWriteOnce",), cls: str = "c",
-           **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name, "uid": f"uid-{name}"},
-            "spec": {"capacity": {"storage": size}, "accessModes": list(modes),
-                     "storageClassName": cls, **spec}}
+def volume(
+    name: str, size: str, modes: tuple[str, ...] = ("ReadWriteOnce",), cls: str = "c", **spec: Any
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "uid": f"uid-{name}"},
+        "spec": {
+            "capacity": {"storage": size},
+            "accessModes": list(modes),
+            "storageClassName": cls,
+            **spec,
+        },
+    }
 
 
 def claim(size: str = "1Gi", **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": "data", "namespace": "ns", "uid": "claim-uid"},
-            "spec": {"resources": {"requests": {"storage": size}},
-                     "accessModes": ["ReadWriteOnce"], "storageClassName": "c", **spec}}
+    return {
+        "metadata": {"name": "data", "namespace": "ns", "uid": "claim-uid"},
+        "spec": {
+            "resources": {"requests": {"storage": size}},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "c",
+            **spec,
+        },
+    }
 
 
 RWO_ROX = ("ReadWriteOnce", "ReadOnlyMany")
@@ -40,11 +53,15 @@ RWO_ROX = ("ReadWriteOnce", "ReadOnlyMany")
         ([volume("bad", "lots"), volume("ok", "1Gi")], 0, ["ok"]),
         ([volume("taken", "1Gi", claimRef={"namespace": "ns", "name": "data"})], 0, []),
     ],
-    ids=["size-order-and-cut", "fewest-modes-group-first", "other-class", "malformed-skipped",
-         "claimed-not-offered"],
+    ids=[
+        "size-order-and-cut",
+        "fewest-modes-group-first",
+        "other-class",
+        "malformed-skipped",
+        "claimed-not-offered",
+    ],
 )
-def test_offered_order(volumes: list[dict[str, Any]], request_gi: int,
-                       expected: list[str]) -> None:
+def test_offered_order(volumes: list[dict[str, Any]], request_gi: int, expected: list[str]) -> None:
     index = VolumeIndex()
     for item in volumes:
         index.add(item)
@@ -70,29 +87,48 @@ def test_index_follows_updates_and_deletes() -> None:
 @pytest.mark.parametrize(
     ("prebound", "offered", "delay", "expected"),
     [
-        ([volume("mine", "5Gi", claimRef={"namespace": "ns", "name": "data"})],
-         [volume("small", "1Gi")], False, "mine"),
-        ([volume("old", "5Gi", claimRef={"namespace": "ns", "name": "data", "uid": "gone"})],
-         [volume("small", "1Gi")], False, "small"),
+        (
+            [volume("mine", "5Gi", claimRef={"namespace": "ns", "name": "data"})],
+            [volume("small", "1Gi")],
+            False,
+            "mine",
+        ),
+        (
+            [volume("old", "5Gi", claimRef={"namespace": "ns", "name": "data", "uid": "gone"})],
+            [volume("small", "1Gi")],
+            False,
+            "small",
+        ),
         ([volume("tiny", "1Mi", claimRef={"namespace": "ns", "name": "data"})], [], False, None),
         ([], [volume("small", "1Gi")], True, None),
         ([volume("mine", "1Gi", claimRef={"namespace": "ns", "name": "data"})], [], True, "mine"),
         ([], [volume("block", "1Gi", volumeMode="Block"), volume("fs", "2Gi")], False, "fs"),
     ],
-    ids=["prebound-wins", "other-uid-not-mine", "prebound-too-small", "delay-skips-offers",
-         "delay-takes-prebound", "first-fit-in-order"],
+    ids=[
+        "prebound-wins",
+        "other-uid-not-mine",
+        "prebound-too-small",
+        "delay-skips-offers",
+        "delay-takes-prebound",
+        "first-fit-in-order",
+    ],
 )
-def test_best_volume(prebound: list[dict[str, Any]], offered: list[dict[str, Any]],
-                     delay: bool, expected: str | None) -> None:
+def test_best_volume(
+    prebound: list[dict[str, Any]], offered: list[dict[str, Any]], delay: bool, expected: str | None
+) -> None:
     found = best_volume(claim(), prebound, offered, delay_binding=delay)
     assert (found and found["metadata"]["name"]) == (expected or None)
 
 
 @pytest.mark.parametrize(
     ("candidate", "fits"),
-    [(volume("v", "1Gi"), True), (volume("v", "1Gi", cls="x"), False),
-     (volume("v", "1Gi", modes=("ReadOnlyMany",)), False), (volume("v", "1"), False),
-     (volume("v", "2Gi", volumeMode="Block"), False)],
+    [
+        (volume("v", "1Gi"), True),
+        (volume("v", "1Gi", cls="x"), False),
+        (volume("v", "1Gi", modes=("ReadOnlyMany",)), False),
+        (volume("v", "1"), False),
+        (volume("v", "2Gi", volumeMode="Block"), False),
+    ],
     ids=["fits", "class", "modes", "size", "volume-mode"],
 )
 def test_a_named_volume_must_satisfy_the_claim(candidate: dict[str, Any], fits: bool) -> None:
@@ -111,8 +147,13 @@ def test_a_named_volume_must_satisfy_the_claim(candidate: dict[str, Any], fits: 
     ids=["none", "empty", "labels", "unknown-operator-ignored", "in-without-values"],
 )
 def test_claim_selector_picks_volumes_as_written(selector: Any, expected: str | None) -> None:
-    offered = [volume("small", "1Gi"), {**volume("fast", "2Gi"), "metadata": {
-        "name": "fast", "uid": "uid-fast", "labels": {"tier": "fast"}}}]
+    offered = [
+        volume("small", "1Gi"),
+        {
+            **volume("fast", "2Gi"),
+            "metadata": {"name": "fast", "uid": "uid-fast", "labels": {"tier": "fast"}},
+        },
+    ]
     found = best_volume(claim(selector=selector), [], offered, delay_binding=False)
     assert (found and found["metadata"]["name"]) == expected
 

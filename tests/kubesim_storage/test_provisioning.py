@@ -15,8 +15,10 @@ SELECTED_NODE = "volume.kubernetes.io/selected-node"
 
 async def _select_node(kube: StorageKube, claim: str, node: str) -> None:
     """What VolumeBinding's PreBind writes for a claim to provision."""
-    await kube.patch(f"{CORE}/namespaces/{NS}/persistentvolumeclaims/{claim}",
-                     {"metadata": {"annotations": {SELECTED_NODE: node}}})
+    await kube.patch(
+        f"{CORE}/namespaces/{NS}/persistentvolumeclaims/{claim}",
+        {"metadata": {"annotations": {SELECTED_NODE: node}}},
+    )
 
 
 async def _bound(kube: StorageKube, claim: str) -> Any:
@@ -33,31 +35,38 @@ async def test_wait_for_first_consumer_provisions_on_the_selected_node(
     zones: int, topology: tuple[str, str]
 ) -> None:
     async with running(nodes=2, zones=zones) as kube:
-        claim = await kube.create_claim("data", accessModes=["ReadWriteOnce"],
-                                        resources={"requests": {"storage": "3Gi"}})
+        claim = await kube.create_claim(
+            "data", accessModes=["ReadWriteOnce"], resources={"requests": {"storage": "3Gi"}}
+        )
         assert claim["spec"]["storageClassName"] == "standard"  # the default class
         await kube.settle()
         waiting = await kube.claim("data")
         assert waiting["status"]["phase"] == "Pending"
         assert "volume.kubernetes.io/storage-provisioner" not in (
-            waiting["metadata"].get("annotations") or {})
+            waiting["metadata"].get("annotations") or {}
+        )
         assert await kube.volumes() == []
 
         await _select_node(kube, "data", "node-1")
         bound = await eventually(lambda: _bound(kube, "data"))
         uid = claim["metadata"]["uid"]
         assert bound["spec"]["volumeName"] == f"pvc-{uid}"
-        assert bound["metadata"]["annotations"] | {
-            "volume.kubernetes.io/storage-provisioner": "csi.kubesim.io",
-            "volume.beta.kubernetes.io/storage-provisioner": "csi.kubesim.io",
-            "pv.kubernetes.io/bind-completed": "yes",
-            "pv.kubernetes.io/bound-by-controller": "yes",
-        } == bound["metadata"]["annotations"]
+        assert (
+            bound["metadata"]["annotations"]
+            | {
+                "volume.kubernetes.io/storage-provisioner": "csi.kubesim.io",
+                "volume.beta.kubernetes.io/storage-provisioner": "csi.kubesim.io",
+                "pv.kubernetes.io/bind-completed": "yes",
+                "pv.kubernetes.io/bound-by-controller": "yes",
+            }
+            == bound["metadata"]["annotations"]
+        )
         assert bound["status"]["capacity"] == {"storage": "3Gi"}
         [volume] = await kube.volumes()
         assert volume["metadata"]["name"] == f"pvc-{uid}"
         assert volume["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"] == (
-            "csi.kubesim.io")
+            "csi.kubesim.io"
+        )
         spec = volume["spec"]
         assert spec["capacity"] == {"storage": "3Gi"}
         assert spec["accessModes"] == ["ReadWriteOnce"]
@@ -66,20 +75,34 @@ async def test_wait_for_first_consumer_provisions_on_the_selected_node(
         assert spec["csi"]["driver"] == "csi.kubesim.io" and spec["csi"]["volumeHandle"]
         assert (spec["claimRef"]["name"], spec["claimRef"]["uid"]) == ("data", uid)
         key, value = topology
-        assert spec["nodeAffinity"] == {"required": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}}
+        assert spec["nodeAffinity"] == {
+            "required": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+                ]
+            }
+        }
         assert volume["status"]["phase"] == "Bound"
 
 
 async def test_immediate_class_provisions_at_once_within_allowed_topologies() -> None:
     async with running(nodes=1) as kube:
         await kube.create_class(
-            "now", "csi.kubesim.io", "Immediate", reclaimPolicy="Retain",
+            "now",
+            "csi.kubesim.io",
+            "Immediate",
+            reclaimPolicy="Retain",
             allowedTopologies=[
-                {"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone",
-                                            "values": ["zone-c", "zone-d"]}]},
-                {"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone",
-                                            "values": ["zone-e"]}]},
+                {
+                    "matchLabelExpressions": [
+                        {"key": "topology.kubernetes.io/zone", "values": ["zone-c", "zone-d"]}
+                    ]
+                },
+                {
+                    "matchLabelExpressions": [
+                        {"key": "topology.kubernetes.io/zone", "values": ["zone-e"]}
+                    ]
+                },
             ],
         )
         await kube.create_claim("data", storageClassName="now", volumeMode="Block")
@@ -88,8 +111,12 @@ async def test_immediate_class_provisions_at_once_within_allowed_topologies() ->
         assert volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
         assert volume["spec"]["volumeMode"] == "Block"
         assert volume["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"] == [
-            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
-                                   "values": ["zone-c"]}]}]
+            {
+                "matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-c"]}
+                ]
+            }
+        ]
 
 
 async def test_extra_provisioners_and_foreign_ones() -> None:
@@ -107,7 +134,8 @@ async def test_extra_provisioners_and_foreign_ones() -> None:
         foreign = await kube.claim("on-nfs")  # handed to a provisioner no one runs here
         assert foreign["status"]["phase"] == "Pending"
         assert foreign["metadata"]["annotations"]["volume.kubernetes.io/storage-provisioner"] == (
-            "nfs.csi.k8s.io")
+            "nfs.csi.k8s.io"
+        )
         assert len(await kube.volumes()) == 1
 
 

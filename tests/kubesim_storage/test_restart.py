@@ -23,9 +23,10 @@ async def _is_bound(kube: StorageKube, claim: str) -> bool:
 async def test_a_restart_duplicates_and_rewrites_nothing(tmp_path: Path) -> None:
     async with running(nodes=2, data_dir=tmp_path) as kube:
         await kube.create_claim("data")
-        await kube.patch(f"{CORE}/namespaces/{NS}/persistentvolumeclaims/data",
-                         {"metadata": {"annotations": {
-                             "volume.kubernetes.io/selected-node": "node-0"}}})
+        await kube.patch(
+            f"{CORE}/namespaces/{NS}/persistentvolumeclaims/data",
+            {"metadata": {"annotations": {"volume.kubernetes.io/selected-node": "node-0"}}},
+        )
         await eventually(lambda: _is_bound(kube, "data"))
         await kube.settle()
         [volume] = await kube.volumes()
@@ -48,8 +49,12 @@ async def test_changes_made_while_the_controllers_slept_are_acted_on_at_start(
 ) -> None:
     async with running(nodes=1, data_dir=tmp_path) as kube:
         await kube.create_class("fast", "kubernetes.io/no-provisioner", "Immediate")
-        await kube.create_volume("old", capacity={"storage": "1Gi"}, storageClassName="fast",
-                                 persistentVolumeReclaimPolicy="Delete")
+        await kube.create_volume(
+            "old",
+            capacity={"storage": "1Gi"},
+            storageClassName="fast",
+            persistentVolumeReclaimPolicy="Delete",
+        )
         await kube.create_claim("first", storageClassName="fast")
         await eventually(lambda: _is_bound(kube, "first"))
     async with running(nodes=1, data_dir=tmp_path, storage=ASLEEP) as kube:

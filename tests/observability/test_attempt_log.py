@@ -229,9 +229,7 @@ def attempts(draw: st.DrawFn) -> AttemptWithPoints:
     log.set_clock(0.0, draw(st.sampled_from([0, 1, WALL])))
     log.entries.extend(
         draw(
-            st.lists(
-                st.one_of(plugin_entries, point_entries, hand_timed, annotations), max_size=14
-            )
+            st.lists(st.one_of(plugin_entries, point_entries, hand_timed, annotations), max_size=14)
         )
     )
     context = SpanContext(0xABC, 0x40, False, FLAGS)

@@ -31,8 +31,17 @@ def test_build_info_is_a_constant_one_with_upstream_s_labels() -> None:
     ((labels, value),) = _samples(SchedulerMetrics())["kubernetes_build_info"]
 
     assert value == 1
-    assert set(labels) == {"major", "minor", "git_version", "git_commit", "git_tree_state",
-                           "build_date", "go_version", "compiler", "platform"}
+    assert set(labels) == {
+        "major",
+        "minor",
+        "git_version",
+        "git_commit",
+        "git_tree_state",
+        "build_date",
+        "go_version",
+        "compiler",
+        "platform",
+    }
     assert (labels["major"], labels["minor"]) == tuple(KUBERNETES_VERSION[1:].split(".")[:2])
     assert labels["git_version"] == f"{KUBERNETES_VERSION}+aiosched.{aiosched_version()}"
     assert labels["go_version"] == ""  # no Go toolchain built this
@@ -86,16 +95,32 @@ async def test_a_kube_client_reports_each_request_by_code_method_and_host() -> N
         (labels["code"], labels["method"], labels["host"]): value
         for labels, value in samples["rest_client_requests_total"]
     }
-    assert requests == {("201", "POST", host): 2, ("404", "GET", host): 1,
-                        ("<error>", "GET", host): 1}
+    assert requests == {
+        ("201", "POST", host): 2,
+        ("404", "GET", host): 1,
+        ("<error>", "GET", host): 1,
+    }
     counts = {
         (labels["verb"], labels["host"]): value
         for labels, value in samples["rest_client_request_duration_seconds_count"]
     }
     assert counts == {("POST", host): 2, ("GET", host): 2}
     buckets = {labels["le"] for labels, _ in samples["rest_client_request_duration_seconds_bucket"]}
-    assert buckets == {"0.005", "0.025", "0.1", "0.25", "0.5", "1.0", "2.0", "4.0", "8.0",
-                       "15.0", "30.0", "60.0", "+Inf"}
+    assert buckets == {
+        "0.005",
+        "0.025",
+        "0.1",
+        "0.25",
+        "0.5",
+        "1.0",
+        "2.0",
+        "4.0",
+        "8.0",
+        "15.0",
+        "30.0",
+        "60.0",
+        "+Inf",
+    }
 
 
 def test_version_says_what_it_is_and_what_it_follows(capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,8 +41,10 @@ class PreferBig:
 
 
 def test_a_score_plugin_without_score_extensions_runs() -> None:
-    nodes = [make_node(f"n{i}", {"cpu": str(cpu), "memory": "8Gi", "pods": "10"})
-             for i, cpu in enumerate((2, 8, 4))]
+    nodes = [
+        make_node(f"n{i}", {"cpu": str(cpu), "memory": "8Gi", "pods": "10"})
+        for i, cpu in enumerate((2, 8, 4))
+    ]
     snapshot = make_snapshot(nodes)
     framework = build_framework([PreferBig], points=["score"])
 
@@ -70,8 +72,10 @@ def test_fake_handle_is_a_handle_for_in_tree_plugins() -> None:
 def test_schedule_picks_a_node_run_cycle_scores_highest(cpus: list[int], request: int) -> None:
     """The algorithm (the row path) and the per-node runner agree: the chosen node is one of
     those run_cycle gives the highest total, and nothing is chosen when nothing fits."""
-    nodes = [make_node(f"n{i}", {"cpu": str(cpu), "memory": "64Gi", "pods": "10"})
-             for i, cpu in enumerate(cpus)]
+    nodes = [
+        make_node(f"n{i}", {"cpu": str(cpu), "memory": "64Gi", "pods": "10"})
+        for i, cpu in enumerate(cpus)
+    ]
     snapshot = make_snapshot(nodes)
     framework = build_framework(["NodeResourcesFit", "NodeResourcesBalancedAllocation"])
     pod = make_pod(containers=[{"cpu": str(request), "memory": "1Gi"}])
@@ -104,8 +108,11 @@ def test_queueing_hint_asks_the_registered_hints_as_the_queue_does() -> None:
         name = "Waits"
 
         def events_to_register(self) -> list[ClusterEventWithHint]:
-            return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.UPDATE),
-                                         bigger_node)]
+            return [
+                ClusterEventWithHint(
+                    ClusterEvent(EventResource.NODE, ActionType.UPDATE), bigger_node
+                )
+            ]
 
     small, big = make_node("n", {"cpu": "1"}), make_node("n", {"cpu": "4"})
     update = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE)

@@ -58,10 +58,13 @@ def test_a_plugin_author_s_mypy_types_fake_handle_as_a_handle(tmp_path: Path) ->
     cache = REPO / ".mypy_cache" / "plugin-author"  # warm after the first run
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--cache-dir", str(cache), "plugin_test.py"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
     )
 
     assert result.stdout.splitlines()[:-1] == [
-        'plugin_test.py:4: error: Incompatible types in assignment (expression has type '
+        "plugin_test.py:4: error: Incompatible types in assignment (expression has type "
         '"FakeHandle", variable has type "int")  [assignment]'
     ], result.stdout

@@ -34,8 +34,9 @@ NODES = st.lists(st.integers(1, 8), min_size=1, max_size=4)
 
 def _member(name: str, group: str, cpu: int) -> PodView:
     raw = MakePod(name, "default").uid(f"uid-{name}").req(cpu=str(cpu)).obj().raw
-    return PodView.from_dict({**raw, "spec": {**raw["spec"], "schedulingGroup": {
-        "podGroupName": group}}})
+    return PodView.from_dict(
+        {**raw, "spec": {**raw["spec"], "schedulingGroup": {"podGroupName": group}}}
+    )
 
 
 class _NoClient:

@@ -210,8 +210,13 @@ def test_pod_group_view_reads_v1beta1_as_the_informer_hands_it() -> None:
     raw = {
         "apiVersion": "scheduling.k8s.io/v1beta1",
         "kind": "PodGroup",
-        "metadata": {"name": "pg", "namespace": "ns", "uid": "u", "resourceVersion": "3",
-                     "generation": 2},
+        "metadata": {
+            "name": "pg",
+            "namespace": "ns",
+            "uid": "u",
+            "resourceVersion": "3",
+            "generation": 2,
+        },
         "spec": {
             "workloadRef": {"workloadName": "train", "templateName": "workers"},
             "schedulingPolicy": {"gang": {"minCount": 4}},
@@ -233,25 +238,45 @@ def test_pod_group_view_reads_v1beta1_as_the_informer_hands_it() -> None:
 def _with_condition(status: str, generation: int = 1) -> PodGroupView:
     raw = dict(pod_group("pg", 2).raw)
     raw["metadata"] = {**raw["metadata"], "generation": generation}
-    raw["status"] = {"conditions": [
-        {"type": "PodGroupInitiallyScheduled", "status": status, "observedGeneration": 1,
-         "reason": "Scheduled" if status == "True" else "Unschedulable", "message": "m",
-         "lastTransitionTime": "2026-01-01T00:00:00Z"},
-        {"type": "DisruptionTarget", "status": "False", "reason": "r", "message": "",
-         "lastTransitionTime": "2026-01-01T00:00:00Z"},
-    ]}
+    raw["status"] = {
+        "conditions": [
+            {
+                "type": "PodGroupInitiallyScheduled",
+                "status": status,
+                "observedGeneration": 1,
+                "reason": "Scheduled" if status == "True" else "Unschedulable",
+                "message": "m",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            },
+            {
+                "type": "DisruptionTarget",
+                "status": "False",
+                "reason": "r",
+                "message": "",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            },
+        ]
+    }
     return PodGroupView.from_dict(raw)
 
 
 def test_condition_patch_sets_the_condition_with_the_generation_and_keeps_the_others() -> None:
-    patch = condition_patch(_with_condition("False", generation=3), "False", "Unschedulable",
-                            "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining", "now")
+    patch = condition_patch(
+        _with_condition("False", generation=3),
+        "False",
+        "Unschedulable",
+        "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining",
+        "now",
+    )
     assert patch is not None
     conditions = patch["status"]["conditions"]
     assert [c["type"] for c in conditions] == ["DisruptionTarget", "PodGroupInitiallyScheduled"]
     mine = conditions[1]
     assert (mine["status"], mine["reason"], mine["observedGeneration"]) == (
-        "False", "Unschedulable", 3)
+        "False",
+        "Unschedulable",
+        3,
+    )
     assert mine["lastTransitionTime"] == "2026-01-01T00:00:00Z"  # the status did not change
 
 

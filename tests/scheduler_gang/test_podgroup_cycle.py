@@ -84,9 +84,7 @@ async def test_gang_that_does_not_fit_places_nobody_then_all_once_room_appears(
         # Nothing stays assumed: the cache holds no member.
         assert h.scheduler.cache.assumed_pod_count() == 0
         messages = {
-            c["message"]
-            for c in [await _scheduled_condition(h, n) for n in names]
-            if c is not None
+            c["message"] for c in [await _scheduled_condition(h, n) for n in names] if c is not None
         }
         # The members that fitted carry the group's message (v1.37: GangScheduling's
         # PlacementFeasible), the one that did not its FitError.
@@ -109,9 +107,7 @@ async def test_members_wait_in_pre_enqueue_until_the_quorum_exists(tmp_path: Pat
         await _create_member(h, "a", "gang")
         await _create_member(h, "b", "gang")
         await asyncio.sleep(0.3)
-        queued = h.scheduler.queue.get(
-            (await h.api.get_pod("a"))["metadata"]["uid"]
-        )
+        queued = h.scheduler.queue.get((await h.api.get_pod("a"))["metadata"]["uid"])
         assert queued is not None and queued.gated
         assert queued.gating_plugin == "GangScheduling"
         assert await _bound(h, ["a", "b"]) == {}

@@ -535,7 +535,8 @@ def test_explain_says_the_capacity_is_taken() -> None:
     assert allocator.allocate(node(), [wanted]) is None
     assert diagnose(allocator, node(), [wanted]) == [
         RequestDiagnosis(
-            "default/claim-0", REQ_0, "1 device(s) match, 0 with the requested capacity left, "
-            "1 requested"
+            "default/claim-0",
+            REQ_0,
+            "1 device(s) match, 0 with the requested capacity left, 1 requested",
         )
     ]

@@ -111,7 +111,11 @@ ROWS = [
         "allocationMode All with an allocated device",
         [claim(CLAIM_0, exact(REQ_0, mode="All"))],
         [slice_on(NODE_1, DEVICE_1, DEVICE_2)],
-        [RequestDiagnosis(CLAIM_0_KEY, REQ_0, "allocationMode All: 2 device(s) match, 1 allocated")],  # noqa: E501
+        [
+            RequestDiagnosis(
+                CLAIM_0_KEY, REQ_0, "allocationMode All: 2 device(s) match, 1 allocated"
+            )
+        ],
         allocated={(DRIVER_A, POOL_1, DEVICE_1)},
     ),
     Row(

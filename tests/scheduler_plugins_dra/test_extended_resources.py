@@ -63,8 +63,14 @@ def test_requests_and_mappings_per_container() -> None:
     requests, mappings = extended.requests_and_mappings(spec, {GPU: 6}, resources)
 
     def exact(name: str, count: int) -> dict[str, Any]:
-        return {"name": name, "exactly": {"deviceClassName": "gpu-class",
-                                          "allocationMode": "ExactCount", "count": count}}
+        return {
+            "name": name,
+            "exactly": {
+                "deviceClassName": "gpu-class",
+                "allocationMode": "ExactCount",
+                "count": count,
+            },
+        }
 
     # an init container reuses the devices of the long-lived containers after it (the
     # sidecar's and main's) and asks only for what they lack: init-a nothing, init-b one

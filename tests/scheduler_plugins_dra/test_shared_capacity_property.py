@@ -114,9 +114,7 @@ async def _run(memory: list[int], steps: list[Any]) -> None:
         cluster_objects=objects,
     )
     profiles = [build_framework(["DynamicResources"], deps) for _ in range(2)]
-    pods = [
-        pod(f"pod-{i}", uid=f"pod-uid-{i}", claims=[claim_ref(i)]) for i in range(CLAIMS)
-    ]
+    pods = [pod(f"pod-{i}", uid=f"pod-uid-{i}", claims=[claim_ref(i)]) for i in range(CLAIMS)]
     tried: set[int] = set()
     in_flight: list[tuple[int, Any, Any]] = []  # (claim index, framework, cycle state)
     reserved: dict[int, int] = {}  # claim index → memory, Reserve decided, not written yet

@@ -31,8 +31,10 @@ def _harness(gates: dict[str, bool], all_mode: bool = True):  # type: ignore[no-
 def _units(h, node: str) -> list[tuple[list[str], int, bool]]:  # type: ignore[no-untyped-def]
     info = h.snapshot.get(node)
     workloads = h.plugin.handle.cluster_objects.workloads
-    return [(sorted(p.name for p in u.pods), u.priority, u.is_group)
-            for u in node_victims(info, workloads)]
+    return [
+        (sorted(p.name for p in u.pods), u.priority, u.is_group)
+        for u in node_victims(info, workloads)
+    ]
 
 
 def test_no_gang_is_a_pod_at_its_own_priority() -> None:
@@ -51,7 +53,8 @@ def _victims_on(h, node: str) -> list[str]:  # type: ignore[no-untyped-def]
     preemptor = pod("high", "high", priority=100)
     info = h.snapshot.get(node).snapshot()
     victims, violating, status = h.plugin.select_victims_on_node(
-        CycleState(), preemptor, info, lambda p: [])
+        CycleState(), preemptor, info, lambda p: []
+    )
     assert status.is_success, status
     assert violating == 0
     return sorted(p.name for p in victims)
@@ -72,11 +75,15 @@ def test_gate_on_single_mode_takes_only_the_pod_on_the_node() -> None:
 
 def test_group_priority_protects_a_member_the_preemptor_outranks_by_pod_priority() -> None:
     """The member's own priority (10) is below 50, its group's (60) is not."""
-    h = setup({"n1": 1}, [pod("p1", "p1", "n1", priority=10, group="pg1")],
-              [group("pg1", 60, all_mode=True)])
+    h = setup(
+        {"n1": 1},
+        [pod("p1", "p1", "n1", priority=10, group="pg1")],
+        [group("pg1", 60, all_mode=True)],
+    )
     h.framework._deps = dataclasses.replace(h.framework._deps, feature_gates=GATES)
     preemptor = pod("mid", "mid", priority=50)
     _, _, status = h.plugin.select_victims_on_node(
-        CycleState(), preemptor, h.snapshot.get("n1").snapshot(), lambda p: [])
+        CycleState(), preemptor, h.snapshot.get("n1").snapshot(), lambda p: []
+    )
     assert not status.is_success
     assert status.message == "No preemption victims found for incoming pod"

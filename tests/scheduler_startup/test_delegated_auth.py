@@ -23,8 +23,11 @@ from scheduler.server.delegated_auth import (
     always_allowed,
 )
 
-READER = {"username": "system:serviceaccount:monitoring:prometheus", "uid": "u-1",
-          "groups": ["system:serviceaccounts", "system:authenticated"]}
+READER = {
+    "username": "system:serviceaccount:monitoring:prometheus",
+    "uid": "u-1",
+    "groups": ["system:serviceaccounts", "system:authenticated"],
+}
 NOBODY = {"username": "nobody", "groups": ["system:authenticated"]}
 
 
@@ -33,9 +36,10 @@ class FakeApiServer:
 
     def __init__(self) -> None:
         self.users = {"reader-token": READER, "nobody-token": NOBODY}
-        self.allowed = {("system:serviceaccount:monitoring:prometheus", "get", "/metrics"),
-                        ("system:serviceaccount:monitoring:prometheus", "get",
-                         "/debug/explain/default/web")}
+        self.allowed = {
+            ("system:serviceaccount:monitoring:prometheus", "get", "/metrics"),
+            ("system:serviceaccount:monitoring:prometheus", "get", "/debug/explain/default/web"),
+        }
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.failing = False
 
@@ -73,7 +77,10 @@ async def served() -> AsyncIterator[tuple[str, FakeApiServer, Clock]]:
         return web.json_response({"pod": request.match_info["name"]})
 
     async with ObservabilityServer(
-        port=0, metrics=SchedulerMetrics(), ssl_context=context, guard=auth.guard,
+        port=0,
+        metrics=SchedulerMetrics(),
+        ssl_context=context,
+        guard=auth.guard,
         debug_routes={"/debug/explain/{namespace}/{name}": explain},
     ) as server:
         yield server.url, api, clock
@@ -89,8 +96,9 @@ async def get(url: str, token: str | None = None) -> tuple[int, Any]:
             return r.status, raw.decode()
 
 
-@pytest.mark.parametrize("path", ["/healthz", "/livez", "/readyz", "/readyz/ping",
-                                  "/healthz?verbose"])
+@pytest.mark.parametrize(
+    "path", ["/healthz", "/livez", "/readyz", "/readyz/ping", "/healthz?verbose"]
+)
 async def test_health_is_open(served: tuple[str, FakeApiServer, Clock], path: str) -> None:
     url, api, _ = served
 
@@ -109,12 +117,15 @@ async def test_no_or_unknown_token_is_401(
     status, body = await get(url + "/metrics", token)
 
     assert status == 401
-    assert (body["kind"], body["reason"], body["message"]) == ("Status", "Unauthorized",
-                                                               "Unauthorized")
+    assert (body["kind"], body["reason"], body["message"]) == (
+        "Status",
+        "Unauthorized",
+        "Unauthorized",
+    )
 
 
 async def test_a_token_without_permission_is_403_in_upstream_s_words(
-    served: tuple[str, FakeApiServer, Clock]
+    served: tuple[str, FakeApiServer, Clock],
 ) -> None:
     url, _, _ = served
 
@@ -125,7 +136,7 @@ async def test_a_token_without_permission_is_403_in_upstream_s_words(
 
 
 async def test_an_allowed_token_reads_metrics_and_debug(
-    served: tuple[str, FakeApiServer, Clock]
+    served: tuple[str, FakeApiServer, Clock],
 ) -> None:
     url, api, _ = served
 
@@ -136,14 +147,15 @@ async def test_an_allowed_token_reads_metrics_and_debug(
     status, _ = await get(url + "/debug/explain/default/other", "reader-token")
     assert status == 403
     review = next(body for path, body in api.requests if path == SUBJECT_ACCESS_REVIEWS)
-    assert review["spec"] == {"user": READER["username"], "uid": "u-1",
-                              "groups": READER["groups"],
-                              "nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
+    assert review["spec"] == {
+        "user": READER["username"],
+        "uid": "u-1",
+        "groups": READER["groups"],
+        "nonResourceAttributes": {"path": "/metrics", "verb": "get"},
+    }
 
 
-async def test_reviews_are_cached_for_ten_seconds(
-    served: tuple[str, FakeApiServer, Clock]
-) -> None:
+async def test_reviews_are_cached_for_ten_seconds(served: tuple[str, FakeApiServer, Clock]) -> None:
     url, api, clock = served
 
     for _ in range(3):
@@ -160,7 +172,7 @@ async def test_reviews_are_cached_for_ten_seconds(
 
 
 async def test_an_unreachable_api_server_refuses_rather_than_allows(
-    served: tuple[str, FakeApiServer, Clock]
+    served: tuple[str, FakeApiServer, Clock],
 ) -> None:
     url, api, _ = served
     api.failing = True
@@ -174,9 +186,18 @@ async def test_an_unreachable_api_server_refuses_rather_than_allows(
 
 
 def test_always_allowed_paths() -> None:
-    assert [p for p in ("/healthz", "/livez/ping", "/readyz", "/metrics", "/healthzz",
-                        "/debug/explain/a/b") if always_allowed(p)] == [
-        "/healthz", "/livez/ping", "/readyz"]
+    assert [
+        p
+        for p in (
+            "/healthz",
+            "/livez/ping",
+            "/readyz",
+            "/metrics",
+            "/healthzz",
+            "/debug/explain/a/b",
+        )
+        if always_allowed(p)
+    ] == ["/healthz", "/livez/ping", "/readyz"]
 
 
 def test_the_self_signed_certificate_names_localhost_and_the_bound_address() -> None:
@@ -187,7 +208,9 @@ def test_the_self_signed_certificate_names_localhost_and_the_bound_address() -> 
     assert cert.issuer == cert.subject  # self-signed
     assert "localhost" in names.get_values_for_type(x509.DNSName)
     assert set(names.get_values_for_type(x509.IPAddress)) == {
-        ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("10.1.2.3")}
+        ipaddress.ip_address("127.0.0.1"),
+        ipaddress.ip_address("10.1.2.3"),
+    }
     assert (cert.not_valid_after_utc - cert.not_valid_before_utc).days >= 365
     wildcard = x509.load_pem_x509_certificate(self_signed_pem("0.0.0.0")[0])
     ips = wildcard.extensions.get_extension_for_class(x509.SubjectAlternativeName).value

@@ -46,9 +46,7 @@ def _imports(path: Path, module: str, known: set[str]) -> set[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    files = {
-        _module_name(path): path for pkg in PACKAGES for path in (ROOT / pkg).rglob("*.py")
-    }
+    files = {_module_name(path): path for pkg in PACKAGES for path in (ROOT / pkg).rglob("*.py")}
     known = set(files)
     graph = {}
     for module, path in files.items():

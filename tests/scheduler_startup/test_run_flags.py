@@ -215,8 +215,9 @@ def test_the_secure_port_serves_tls_unless_insecure_http() -> None:
     assert isinstance(generated, ssl.SSLContext)
     assert serving_context(parse("--insecure-http"), "127.0.0.1") is None
     with pytest.raises(StartupError) as both:
-        serving_context(parse("--insecure-http", "--tls-cert-file=c", "--tls-private-key-file=k"),
-                        "127.0.0.1")
+        serving_context(
+            parse("--insecure-http", "--tls-cert-file=c", "--tls-private-key-file=k"), "127.0.0.1"
+        )
     assert str(both.value) == (
         "--insecure-http serves plain HTTP: drop it to serve HTTPS with --tls-cert-file and "
         "--tls-private-key-file"
@@ -228,13 +229,25 @@ def test_the_secure_port_serves_tls_unless_insecure_http() -> None:
 @pytest.mark.parametrize(
     ("argv", "host", "note"),
     [
-        ((), "127.0.0.1", "TLS, self-signed certificate; /metrics and /debug need a bearer "
-         "token the API server authenticates and authorizes"),
-        (("--tls-cert-file=c",), "0.0.0.0", "TLS, given certificate; /metrics and /debug need a "
-         "bearer token the API server authenticates and authorizes"),
+        (
+            (),
+            "127.0.0.1",
+            "TLS, self-signed certificate; /metrics and /debug need a bearer "
+            "token the API server authenticates and authorizes",
+        ),
+        (
+            ("--tls-cert-file=c",),
+            "0.0.0.0",
+            "TLS, given certificate; /metrics and /debug need a "
+            "bearer token the API server authenticates and authorizes",
+        ),
         (("--insecure-http",), "127.0.0.1", "plain HTTP, no authentication: --insecure-http"),
-        (("--insecure-http",), "0.0.0.0", "plain HTTP, no authentication: --insecure-http; "
-         "0.0.0.0 is not loopback: anyone reaching it"),
+        (
+            ("--insecure-http",),
+            "0.0.0.0",
+            "plain HTTP, no authentication: --insecure-http; "
+            "0.0.0.0 is not loopback: anyone reaching it",
+        ),
     ],
 )
 def test_the_start_up_line_says_how_the_endpoints_are_served(

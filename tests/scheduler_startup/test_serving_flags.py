@@ -18,19 +18,26 @@ from scheduler.server.delegated_auth import DelegatedAuth, always_allowed
 
 #: (flag, a value kube-scheduler accepts for it)
 UPSTREAM_FLAGS = [
-    ("--bind-address", "0.0.0.0"), ("--secure-port", "10259"),
-    ("--disable-http2-serving", "true"), ("--cert-dir", "/var/run/kubernetes"),
-    ("--tls-cert-file", "c.pem"), ("--tls-private-key-file", "k.pem"),
+    ("--bind-address", "0.0.0.0"),
+    ("--secure-port", "10259"),
+    ("--disable-http2-serving", "true"),
+    ("--cert-dir", "/var/run/kubernetes"),
+    ("--tls-cert-file", "c.pem"),
+    ("--tls-private-key-file", "k.pem"),
     ("--tls-cipher-suites", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
-    ("--tls-min-version", "VersionTLS12"), ("--tls-sni-cert-key", "c.pem,k.pem"),
-    ("--http2-max-streams-per-connection", "1000"), ("--permit-port-sharing", "true"),
+    ("--tls-min-version", "VersionTLS12"),
+    ("--tls-sni-cert-key", "c.pem,k.pem"),
+    ("--http2-max-streams-per-connection", "1000"),
+    ("--permit-port-sharing", "true"),
     ("--permit-address-sharing", "true"),
     ("--requestheader-username-headers", "X-Remote-User"),
     ("--requestheader-uid-headers", "X-Remote-Uid"),
     ("--requestheader-group-headers", "X-Remote-Group"),
     ("--requestheader-extra-headers-prefix", "X-Remote-Extra-"),
-    ("--requestheader-client-ca-file", "ca.pem"), ("--requestheader-allowed-names", "front"),
-    ("--client-ca-file", "ca.pem"), ("--authentication-kubeconfig", "a.kubeconfig"),
+    ("--requestheader-client-ca-file", "ca.pem"),
+    ("--requestheader-allowed-names", "front"),
+    ("--client-ca-file", "ca.pem"),
+    ("--authentication-kubeconfig", "a.kubeconfig"),
     ("--authentication-token-webhook-cache-ttl", "10s"),
     ("--authentication-skip-lookup", "true"),
     ("--authentication-tolerate-lookup-failure", "true"),
@@ -93,8 +100,18 @@ def test_bad_values_name_the_flag(
 def test_always_allow_paths_replace_the_health_paths_with_upstream_s_rule() -> None:
     args = parse("--authorization-always-allow-paths=/healthz,/metrics*")
     paths = args.authorization_always_allow_paths
-    allowed = [p for p in ("/healthz", "/healthz/ping", "/livez", "/metrics", "/metrics/resources",
-                           "/debug/view") if always_allowed(p, paths)]
+    allowed = [
+        p
+        for p in (
+            "/healthz",
+            "/healthz/ping",
+            "/livez",
+            "/metrics",
+            "/metrics/resources",
+            "/debug/view",
+        )
+        if always_allowed(p, paths)
+    ]
 
     assert allowed == ["/healthz", "/metrics", "/metrics/resources"]
 

@@ -91,8 +91,11 @@ async def plain(tmp_path: Path) -> AsyncIterator[tuple[str, SchedulerService, Le
     """The z-pages as `aiosched run --insecure-http` serves them (no guard)."""
     levels = Levels()
     service = SchedulerService(
-        config_path=None, http_host="127.0.0.1", http_port=0,
-        flags={"leader-elect-resource-name": "kube-scheduler", "v": "0"}, set_verbosity=levels,
+        config_path=None,
+        http_host="127.0.0.1",
+        http_port=0,
+        flags={"leader-elect-resource-name": "kube-scheduler", "v": "0"},
+        set_verbosity=levels,
     )
     config = resolved(CONFIG, tmp_path)
     service.configz.set(config)
@@ -181,7 +184,7 @@ async def test_put_changes_the_verbosity(plain: tuple[str, SchedulerService, Lev
         async with session.put(url + "/debug/flags/v", data=b"four") as r:
             assert r.status == 400
             assert await r.text() == (
-                "failed set klog.logging.verbosity four: strconv.ParseUint: parsing \"four\": "
+                'failed set klog.logging.verbosity four: strconv.ParseUint: parsing "four": '
                 "invalid syntax\n"
             )
         async with session.get(url + "/debug/flags/v") as r:
@@ -278,7 +281,9 @@ async def test_statusz_negotiation(
     if status == 406:
         problem = orjson.loads(body)
         assert (problem["kind"], problem["reason"], problem["code"]) == (
-            "Status", "NotAcceptable", 406
+            "Status",
+            "NotAcceptable",
+            406,
         )
         return
     if structured is None:
@@ -320,7 +325,9 @@ async def test_flagz(plain: tuple[str, SchedulerService, Levels]) -> None:
 
 async def test_feature_gates_turn_the_pages_off(tmp_path: Path) -> None:
     service = SchedulerService(
-        config_path=None, http_host="127.0.0.1", http_port=0,
+        config_path=None,
+        http_host="127.0.0.1",
+        http_port=0,
         feature_gates={"ComponentStatusz": False, "ComponentFlagz": False},
     )
     routes = {path for _, path, _ in service.zpage_routes(resolved(CONFIG, tmp_path))}
@@ -365,7 +372,9 @@ async def guarded(tmp_path: Path) -> AsyncIterator[tuple[str, FakeApiServer, Lev
     config = resolved(CONFIG, tmp_path)
     service.configz.set(config)
     async with ObservabilityServer(
-        port=0, ssl_context=self_signed_context("127.0.0.1")[0], guard=auth.guard,
+        port=0,
+        ssl_context=self_signed_context("127.0.0.1")[0],
+        guard=auth.guard,
         routes=service.zpage_routes(config),
     ) as server:
         yield server.url, api, levels

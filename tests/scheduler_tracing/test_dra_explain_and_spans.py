@@ -98,9 +98,7 @@ async def test_explain_names_the_claim_and_request_each_node_cannot_satisfy(
             3,
         )
         per_node = {
-            node: detail["details"]
-            for detail in group["nodeDetails"]
-            for node in detail["nodes"]
+            node: detail["details"] for detail in group["nodeDetails"] for node in detail["nodes"]
         }
         claim = {"claim": "default/second-claim", "request": "gpu"}
         assert per_node == {
@@ -110,9 +108,7 @@ async def test_explain_names_the_claim_and_request_each_node_cannot_satisfy(
         }
         assert all(detail["count"] == 1 for detail in group["nodeDetails"])
         text = render_text(explanation)
-        assert (
-            "claim default/second-claim, request gpu: 1 device(s) match, all allocated" in text
-        )
+        assert "claim default/second-claim, request gpu: 1 device(s) match, all allocated" in text
 
 
 async def test_reserve_and_prebind_spans_carry_the_allocation(tmp_path: Path) -> None:

@@ -63,8 +63,7 @@ class Api:
         headers = {"Authorization": f"Bearer {token or self.token}"}
         if data is not None:
             headers["Content-Type"] = content_type
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers=headers)
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=timeout, context=self.context) as answer:
                 status, text = answer.status, answer.read()
@@ -89,10 +88,18 @@ class Cluster:
     def config(self) -> Path:
         return self.workdir / "config.yaml"
 
-    def https(self, path: str, *, method: str = "GET", body: bytes | None = None,
-              headers: dict[str, str] | None = None, timeout: float = 10) -> tuple[int, bytes]:
-        request = urllib.request.Request(self.scheduler.url + path, data=body, method=method,
-                                         headers=headers or {})
+    def https(
+        self,
+        path: str,
+        *,
+        method: str = "GET",
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 10,
+    ) -> tuple[int, bytes]:
+        request = urllib.request.Request(
+            self.scheduler.url + path, data=body, method=method, headers=headers or {}
+        )
         try:
             with urllib.request.urlopen(request, timeout=timeout, context=UNVERIFIED) as answer:
                 return int(answer.status), answer.read()
@@ -155,8 +162,16 @@ def running_cluster(workdir: Path, config: str = ELECTED, *extra: str) -> Any:
     with stopping(kubesim):
         (workdir / "config.yaml").write_text(config)
         scheduler = start(
-            [*aiosched(), "run", "--kubeconfig", str(workdir / "kubeconfig"), "--config",
-             str(workdir / "config.yaml"), "--secure-port=0", *extra],
+            [
+                *aiosched(),
+                "run",
+                "--kubeconfig",
+                str(workdir / "kubeconfig"),
+                "--config",
+                str(workdir / "config.yaml"),
+                "--secure-port=0",
+                *extra,
+            ],
             workdir / "scheduler.log",
             r"serving /metrics, .+? on (https?://[\d.]+:\d+)",
         )

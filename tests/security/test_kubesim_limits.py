@@ -40,10 +40,10 @@ def configmap(api: Api, name: str, data: dict[str, str]) -> dict[str, Any]:
     return stored  # type: ignore[no-any-return]
 
 
-def patch(api: Api, path: str, ops: Any, query: str = "",
-          content_type: str = JSON_PATCH) -> tuple[int, Any]:
-    return api.call("PATCH", path + query, raw=json.dumps(ops).encode(),
-                    content_type=content_type)
+def patch(
+    api: Api, path: str, ops: Any, query: str = "", content_type: str = JSON_PATCH
+) -> tuple[int, Any]:
+    return api.call("PATCH", path + query, raw=json.dumps(ops).encode(), content_type=content_type)
 
 
 def test_json_patch_limits(kubesim: tuple[Process, Api, Path]) -> None:
@@ -52,15 +52,19 @@ def test_json_patch_limits(kubesim: tuple[Process, Api, Path]) -> None:
     path = f"{CONFIGMAPS}/patched"
     ops = [{"op": "test", "path": "/data/a", "value": "x"}] * 10_001
     status, answer = patch(api, path, ops)
-    assert (status, answer["message"]) == (413, (
-        "Request entity too large: The allowed maximum operations in a JSON patch is 10000, "
-        "got 10001"
-    ))
+    assert (status, answer["message"]) == (
+        413,
+        (
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, "
+            "got 10001"
+        ),
+    )
     # 16 copies, each doubling the annotations: 6.5 GB unbounded
     ops = [{"op": "add", "path": "/metadata/annotations", "value": {"k": "v" * 100_000}}]
     for i in range(16):
-        ops.append({"op": "copy", "from": "/metadata/annotations",
-                    "path": f"/metadata/annotations/c{i}"})
+        ops.append(
+            {"op": "copy", "from": "/metadata/annotations", "path": f"/metadata/annotations/c{i}"}
+        )
     began = time.monotonic()
     status, answer = patch(api, path, ops)
     assert time.monotonic() - began < 5
@@ -82,16 +86,31 @@ def test_json_patch_limits(kubesim: tuple[Process, Api, Path]) -> None:
 
 
 CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
     "metadata": {"name": "widgets.example.com"},
     "spec": {
-        "group": "example.com", "scope": "Namespaced",
+        "group": "example.com",
+        "scope": "Namespaced",
         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-            "openAPIV3Schema": {"type": "object", "properties": {"spec": {
-                "type": "object",
-                "properties": {"name": {"type": "string", "pattern": "^(a+)+$"}},
-            }}}}}],
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {"name": {"type": "string", "pattern": "^(a+)+$"}},
+                            }
+                        },
+                    }
+                },
+            }
+        ],
     },
 }
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -102,13 +121,19 @@ def test_crd_patterns_are_re2(kubesim: tuple[Process, Api, Path]) -> None:
     refused = json.loads(json.dumps(CRD).replace("^(a+)+$", "^(a)\\\\1$"))
     status, answer = api.call("POST", CRDS, refused)
     assert status == 422, answer
-    assert "must be a valid regular expression, but isn't: error parsing regexp: " \
+    assert (
+        "must be a valid regular expression, but isn't: error parsing regexp: "
         "invalid escape sequence" in answer["message"]
+    )
     status, answer = api.call("POST", CRDS, CRD)
     assert status == 201, answer
     widgets = "/apis/example.com/v1/namespaces/default/widgets"
-    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
-              "spec": {"name": "a" * 28 + "!"}}
+    widget = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w"},
+        "spec": {"name": "a" * 28 + "!"},
+    }
     for _ in range(100):  # the CRD is served once its status says so
         began = time.monotonic()
         status, answer = api.call("POST", widgets, widget)
@@ -128,21 +153,33 @@ def test_kubesim_refuses_a_selector_estimated_over_the_cost_limit(
 
     def claim(name: str, expression: str) -> dict[str, Any]:
         return {
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
             "metadata": {"name": name},
-            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-                "deviceClassName": "gpu.kubesim.io",
-                "selectors": [{"cel": {"expression": expression}}],
-            }}]}},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": "gpu.kubesim.io",
+                                "selectors": [{"cel": {"expression": expression}}],
+                            },
+                        }
+                    ]
+                }
+            },
         }
 
     status, answer = api.call("POST", path, claim("five", nested_all(5)))
     assert status == 422, answer
-    assert answer["details"]["causes"] == [{
-        "reason": "FieldValueForbidden",
-        "message": "Forbidden: too complex, exceeds cost limit",
-        "field": "spec.devices.requests[0].exactly.selectors[0].cel.expression",
-    }]
+    assert answer["details"]["causes"] == [
+        {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: too complex, exceeds cost limit",
+            "field": "spec.devices.requests[0].exactly.selectors[0].cel.expression",
+        }
+    ]
     assert api.call("GET", f"{path}/five")[0] == 404  # nothing stored
     status, answer = api.call("POST", path, claim("three", nested_all(3)))
     assert status == 201, answer  # estimated 17,261: under the limit, as upstream
@@ -152,8 +189,13 @@ def test_a_token_for_another_audience_opens_nothing(kubesim: tuple[Process, Api,
     _, api, workdir = kubesim
     kubectl = Kubectl(workdir)
     kubectl("create", "serviceaccount", "vaulted")
-    kubectl("create", "clusterrolebinding", "vaulted-admin", "--clusterrole=cluster-admin",
-            "--serviceaccount=default:vaulted")
+    kubectl(
+        "create",
+        "clusterrolebinding",
+        "vaulted-admin",
+        "--clusterrole=cluster-admin",
+        "--serviceaccount=default:vaulted",
+    )
     foreign = kubectl("create", "token", "vaulted", "--audience=vault").strip()
     own = kubectl("create", "token", "vaulted").strip()
     assert api.call("GET", CONFIGMAPS, token=own)[0] == 200
@@ -167,19 +209,22 @@ def test_strict_patch_refuses_unknown_fields_of_built_in_kinds(
     _, api, _ = kubesim
     configmap(api, "strict", {"a": "1"})
     path = f"{CONFIGMAPS}/strict"
-    status, answer = patch(api, path, {"bogus": 1}, "?fieldValidation=Strict",
-                           "application/merge-patch+json")
+    status, answer = patch(
+        api, path, {"bogus": 1}, "?fieldValidation=Strict", "application/merge-patch+json"
+    )
     assert (status, answer["message"]) == (400, 'strict decoding error: unknown field "bogus"')
     assert "bogus" not in api.call("GET", path)[1]
 
 
-@pytest.mark.parametrize("query", [
-    "labelSelector=a>" + "9" * 5000,
-    "labelSelector=a<" + "9" * 5000,
-    "watch=true&timeoutSeconds=" + "9" * 400,
-])
-def test_numbers_too_long_for_int64_are_400(kubesim: tuple[Process, Api, Path],
-                                             query: str) -> None:
+@pytest.mark.parametrize(
+    "query",
+    [
+        "labelSelector=a>" + "9" * 5000,
+        "labelSelector=a<" + "9" * 5000,
+        "watch=true&timeoutSeconds=" + "9" * 400,
+    ],
+)
+def test_numbers_too_long_for_int64_are_400(kubesim: tuple[Process, Api, Path], query: str) -> None:
     _, api, _ = kubesim
     status, answer = api.call("GET", f"{CONFIGMAPS}?{query}")
     assert status == 400, answer

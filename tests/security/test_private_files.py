@@ -59,18 +59,25 @@ def test_listener_uid_finds_our_own_listener() -> None:
 @pytest.mark.parametrize("command", [["explain", "default/x"], ["what-if", "-"]])
 def test_another_users_listener_is_refused(command: list[str]) -> None:
     other = subprocess.Popen(
-        [sys.executable, "-c",
-         "import socket,sys,time\n"
-         "s=socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
-         "print(s.getsockname()[1], flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True, user=65534,
+        [
+            sys.executable,
+            "-c",
+            "import socket,sys,time\n"
+            "s=socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+            "print(s.getsockname()[1], flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        user=65534,
     )
     try:
         assert other.stdout is not None
         port = int(other.stdout.readline())
         result = subprocess.run(
             [*aiosched(), *command, "--http-address", f"127.0.0.1:{port}", "--token", "t0k3n"],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True,
+            text=True,
+            timeout=60,
             input='{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}',
         )
     finally:
@@ -91,12 +98,17 @@ def test_the_embedded_kubeconfig_is_per_user(tmp_path: Path) -> None:
     with log.open("wb") as output:
         proc = subprocess.Popen(
             [*aiosched(), "run", "--embedded", "--nodes", "1", "--secure-port=0"],
-            stdout=output, stderr=subprocess.STDOUT, env={**os.environ, "HOME": str(home)},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "HOME": str(home)},
         )
     expected = home / ".kube" / "aiosched-embedded.kubeconfig"
     try:
-        wait_until(lambda: "embedded cluster at" in log.read_text(), timeout=60,
-                   what="the embedded cluster")
+        wait_until(
+            lambda: "embedded cluster at" in log.read_text(),
+            timeout=60,
+            what="the embedded cluster",
+        )
         assert f"kubectl --kubeconfig {expected} get nodes" in log.read_text()
         assert stat.S_IMODE(expected.stat().st_mode) == 0o600
         assert "token:" in expected.read_text()

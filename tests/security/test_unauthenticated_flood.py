@@ -39,8 +39,9 @@ async def flood(url: str, answers: Counter[int]) -> None:
             async with slots:
                 headers = {"Authorization": f"Bearer {secrets.token_urlsafe(24)}"}
                 try:
-                    async with session.get(url + "/metrics", headers=headers,
-                                           timeout=aiohttp.ClientTimeout(total=60)) as answer:
+                    async with session.get(
+                        url + "/metrics", headers=headers, timeout=aiohttp.ClientTimeout(total=60)
+                    ) as answer:
                         answers[answer.status] += 1
                 except (aiohttp.ClientError, TimeoutError):
                     answers[0] += 1

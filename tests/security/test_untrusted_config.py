@@ -27,7 +27,7 @@ RSS_BOUND = 400 * 2**20
 
 def alias_bomb(levels: int = 9) -> str:
     """`levels` levels of ten aliases each, under plugins.filter.enabled: 10**levels plugins."""
-    lines = ['    - &l0 {name: NodeName}']
+    lines = ["    - &l0 {name: NodeName}"]
     for i in range(1, levels):
         lines.append(f"    - &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]")
     return (
@@ -102,30 +102,40 @@ def test_a_50_mb_configuration_is_refused_quickly(cluster: Cluster) -> None:
 
 def what_if(cluster: Cluster, body: bytes, content_type: str) -> tuple[int, str]:
     status, answer = cluster.https(
-        "/debug/what-if", method="POST", body=body,
-        headers={**admin(cluster), "Content-Type": content_type}, timeout=30,
+        "/debug/what-if",
+        method="POST",
+        body=body,
+        headers={**admin(cluster), "Content-Type": content_type},
+        timeout=30,
     )
     return status, answer.decode(errors="replace")
 
 
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "w", "namespace": "default"},
-       "spec": {"containers": [{"name": "c", "image": "x"}]}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "w", "namespace": "default"},
+    "spec": {"containers": [{"name": "c", "image": "x"}]},
+}
 
 
 def test_an_alias_bomb_through_what_if_is_refused(cluster: Cluster) -> None:
     leader = cluster.leader()
     # in the candidate configuration
-    status, answer = what_if(cluster, json.dumps({"pod": POD, "config": alias_bomb()}).encode(),
-                             "application/json")
+    status, answer = what_if(
+        cluster, json.dumps({"pod": POD, "config": alias_bomb()}).encode(), "application/json"
+    )
     assert status == 400, answer
     assert json.loads(answer)["error"] == (
         "invalid configuration: candidate configuration: not valid YAML/JSON: "
         "document contains excessive aliasing"
     )
     # in the body itself (YAML)
-    body = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9)
-    ) + "pod: *a8\n"
+    body = (
+        "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9))
+        + "pod: *a8\n"
+    )
     status, answer = what_if(cluster, body.encode(), "application/yaml")
     assert status == 400, answer
     assert "document contains excessive aliasing" in json.loads(answer)["error"]

@@ -81,8 +81,10 @@ def test_the_algorithm_picks_the_preferred_node() -> None:
     """docs/plugin-authors.md's example of `schedule`: the whole algorithm, host included."""
     from scheduler.testing import make_snapshot, schedule
 
-    nodes = [make_node(name, {"cpu": "2", "memory": "4Gi", "pods": "110"})
-             for name in ("node-0", "node-1", "node-2")]
+    nodes = [
+        make_node(name, {"cpu": "2", "memory": "4Gi", "pods": "110"})
+        for name in ("node-0", "node-1", "node-2")
+    ]
     framework = build_framework(
         [NodeNamePrefix, "NodeResourcesFit"],
         args={"NodeNamePrefix": {"prefixes": ["node-1", "node-2"], "preferredPrefix": "node-2"}},

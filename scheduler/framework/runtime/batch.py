@@ -271,7 +271,6 @@ def _sign_pod(plugin: SignPlugin, pod: PodView) -> tuple[Sequence[SignFragment],
         return (), Status.error(f"SignPod: {exc}")
 
 
-
 # ---- the batch (batch.go) ---------------------------------------------------------------------
 
 

@@ -34,6 +34,7 @@ the same units (comprehensions over device maps are bounded by
 ResourceSliceMaxAttributesAndCapacitiesPerDevice, over literal lists by their length), which
 upstream reports as CompilationResult.MaxCost.
 """
+
 from __future__ import annotations
 
 import math

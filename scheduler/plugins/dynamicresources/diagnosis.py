@@ -157,8 +157,7 @@ def _request_reason(
             return _no_match_reason(allocator, run, data, pools)
         if len(free) < matching:
             return (
-                f"allocationMode All: {matching} device(s) match, "
-                f"{matching - len(free)} allocated"
+                f"allocationMode All: {matching} device(s) match, {matching - len(free)} allocated"
             )
         return None
     needed = request.count
@@ -190,9 +189,7 @@ def _pool_reason(pool: Pool) -> str:
     return f"resource pool {pool.pool_id} is incomplete ({seen} of {expected} ResourceSlices)"
 
 
-def _no_match_reason(
-    allocator: Allocator, run: _Run, data: RequestData, pools: list[Pool]
-) -> str:
+def _no_match_reason(allocator: Allocator, run: _Run, data: RequestData, pools: list[Pool]) -> str:
     """No device of the node matches: either the node has no slice of any driver whose devices
     match elsewhere, or none of its devices match the selectors."""
     drivers = _matching_drivers(allocator, run, data)

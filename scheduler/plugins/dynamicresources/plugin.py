@@ -184,9 +184,7 @@ class DynamicResources:
         self._allocator_features = self.features.allocator_features()
         # Compiled CEL selectors (upstream: an LRU of 10) and their results per device,
         # shared by every cycle's Allocator.
-        self._cel_cache = CelCache(
-            consumable_capacity=self._allocator_features.consumable_capacity
-        )
+        self._cel_cache = CelCache(consumable_capacity=self._allocator_features.consumable_capacity)
         # Unreserve's API calls (Unreserve is not a coroutine): held until done.
         self._background: set[asyncio.Task[None]] = set()
 
@@ -702,6 +700,7 @@ class DynamicResources:
                 tracker.assume(written)
             if allocation is not None:
                 tracker.remove_pending_allocation(claim.uid)
+
 
 def _read_state(state: CycleState) -> DRAState | None:
     try:

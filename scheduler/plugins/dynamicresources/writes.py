@@ -198,9 +198,7 @@ async def write_claim(
             if code == 409:
                 return f"add finalizer to claim {claim.key}: {api_message(code, answer)}"
             if not 200 <= code < 300 or not isinstance(answer, Mapping):
-                raise BindError(
-                    f"add finalizer to claim {claim.key}: {api_message(code, answer)}"
-                )
+                raise BindError(f"add finalizer to claim {claim.key}: {api_message(code, answer)}")
             raw = dict(answer)
             status = dict(raw.get("status") or {})
             raw["status"] = status

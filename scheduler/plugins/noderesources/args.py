@@ -86,7 +86,6 @@ def _expect(obj: Any, kind: type | tuple[type, ...], path: str, what: str) -> An
     return obj
 
 
-
 def _string_list(raw: Any, path: str) -> tuple[str, ...]:
     items = _expect(raw, list, path, "a list")
     return tuple(_expect(item, str, f"{path}[{i}]", "a string") for i, item in enumerate(items))
