@@ -47,8 +47,8 @@ _BOTH = frozenset({True, False})
 # kube_features.go at v1.37 (DynamicResourceAllocation GA and locked since v1.35; DRAAdminAccess
 # GA and locked in v1.36; DRAPrioritizedList, DRAResourceClaimDeviceStatus and DRAExtendedResource
 # GA and locked, DRADeviceTaints and DRADeviceTaintRules GA in v1.37; the others beta). aiosched
-# starts with upstream's default wherever it
-# honours it; where it honours only "off", it starts off and says so.
+# starts with upstream's default wherever it honours it; where it honours only "off", it starts
+# off and says so.
 DRA_GATES: Mapping[str, GateSpec] = {
     DYNAMIC_RESOURCE_ALLOCATION: GateSpec(True, "GA", True, frozenset({True}), True),
     DRA_ADMIN_ACCESS: GateSpec(True, "GA", True, frozenset({True}), True),
