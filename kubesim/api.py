@@ -104,8 +104,13 @@ class Api:
         rng: random.Random | None = None,
         list_snapshots: int = 64,
         snapshot_ttl: float = 300.0,
+        taint_comparison_operators: bool = False,
     ) -> None:
         self.store = store
+        # the TaintTolerationComparisonOperators gate (kube-apiserver's and
+        # kube-controller-manager's): validation accepts Lt / Gt tolerations, and the NoExecute
+        # taint eviction compares their values
+        self.taint_comparison_operators = taint_comparison_operators
         self.clock = clock
         self.rng = rng or random.Random()
         self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
@@ -181,7 +186,7 @@ class Api:
         if resource.custom:
             causes = self._validate_custom(resource, obj, old)
         else:
-            causes = validation.validate(resource.kind, obj, old)
+            causes = validation.validate(resource.kind, obj, old, self.taint_comparison_operators)
         if resource.key == customresources.CRD_KEY:
             causes = [*causes, *customresources.validate_crd(obj, old)]
         if causes:

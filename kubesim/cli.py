@@ -172,9 +172,11 @@ def add_controller_arguments(parser: argparse.ArgumentParser) -> None:
         type=_feature_gates,
         default={},
         metavar="NAME=BOOL,...",
-        help="kube-controller-manager feature gates kubesim's controllers honour: "
-        "WorkloadWithJob (default false, alpha upstream): the Job controller creates a "
-        "scheduling.k8s.io/v1beta1 Workload and PodGroup for each new Job",
+        help="feature gates of kube-apiserver and kube-controller-manager that kubesim "
+        "honours: WorkloadWithJob (default false, alpha upstream): the Job controller creates a "
+        "scheduling.k8s.io/v1beta1 Workload and PodGroup for each new Job; "
+        "TaintTolerationComparisonOperators (default false, alpha upstream): tolerations with "
+        "the Lt and Gt operators are accepted and compare taint values as integers",
     )
     parser.add_argument(
         "--stopped-nodes",
@@ -186,7 +188,7 @@ def add_controller_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-CONTROLLER_FEATURE_GATES = ("WorkloadWithJob",)
+KUBESIM_FEATURE_GATES = ("WorkloadWithJob", "TaintTolerationComparisonOperators")
 
 
 def _feature_gates(text: str) -> dict[str, bool]:
@@ -196,9 +198,9 @@ def _feature_gates(text: str) -> dict[str, bool]:
         name, sep, value = item.partition("=")
         if not sep or value.lower() not in ("true", "false"):
             raise argparse.ArgumentTypeError(f"invalid feature gate {item!r}: want NAME=BOOL")
-        if name not in CONTROLLER_FEATURE_GATES:
+        if name not in KUBESIM_FEATURE_GATES:
             raise argparse.ArgumentTypeError(
-                f"unrecognized feature gate: {name} (known: {', '.join(CONTROLLER_FEATURE_GATES)})"
+                f"unrecognized feature gate: {name} (known: {', '.join(KUBESIM_FEATURE_GATES)})"
             )
         gates[name] = value.lower() == "true"
     return gates
@@ -306,6 +308,9 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
         dra=dra_options_from_args(args),
         stopped_nodes=args.stopped_nodes,
         event_ttl=args.event_ttl,
+        taint_comparison_operators=args.feature_gates.get(
+            "TaintTolerationComparisonOperators", False
+        ),
     )
 
 

@@ -75,6 +75,9 @@ class ClusterConfig:
     stopped_nodes: tuple[str, ...] = ()
     # kube-apiserver --event-ttl: seconds an Event is kept after its last write; 0: forever
     event_ttl: float = DEFAULT_EVENT_TTL
+    # the TaintTolerationComparisonOperators gate (alpha, off by default): Lt / Gt tolerations
+    # accepted by validation and compared by the taint eviction and DaemonSet controllers
+    taint_comparison_operators: bool = False
 
 
 def _exposure(host: str, use_tls: bool) -> str:
@@ -115,7 +118,12 @@ class Cluster:
         self.config = config
         self.token = config.token or secrets.token_urlsafe(32)
         self.store = Store(history_size=config.watch_history)
-        self.api = Api(self.store, clock=clock, rng=rng or random.Random())
+        self.api = Api(
+            self.store,
+            clock=clock,
+            rng=rng or random.Random(),
+            taint_comparison_operators=config.taint_comparison_operators,
+        )
         self.simulator = NodeSimulator(
             self.api,
             config.node_template,

@@ -44,6 +44,7 @@ class EmbeddedCluster:
         node_monitor_grace_period: float = 40.0,
         dra_devices: int = 0,
         dra_models: tuple[str, ...] = (),
+        taint_comparison_operators: bool = False,
     ) -> None:
         self._cluster = Cluster(
             ClusterConfig(
@@ -71,6 +72,7 @@ class EmbeddedCluster:
                     node_monitor_grace_period=node_monitor_grace_period,
                 ),
                 dra=DraOptions(devices=dra_devices, models=tuple(dra_models) or ("a100",)),
+                taint_comparison_operators=taint_comparison_operators,
             )
         )
 

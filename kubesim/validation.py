@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from apimachinery.decimal_int import is_decimal_integer, parse_int64_error
 from apimachinery.validation import (
     is_dns1035_label,
     is_dns1123_label,
@@ -241,7 +242,13 @@ def _validate_container(
     return causes
 
 
-def validate_tolerations(tolerations: Any, path: str) -> list[Cause]:
+def validate_tolerations(
+    tolerations: Any, path: str, comparison_operators: bool = False
+) -> list[Cause]:
+    """ValidateTolerations (pkg/apis/core/validation/validation.go, v1.36). `Lt` and `Gt` are
+    refused unless `comparison_operators` (PodValidationOptions'
+    AllowTaintTolerationComparisonOperators: the gate on, or the old pod uses them); then
+    the value must be a canonical int64."""
     causes: list[Cause] = []
     for i, tol in enumerate(tolerations or []):
         idx = f"{path}[{i}]"
@@ -282,6 +289,17 @@ def validate_tolerations(tolerations: Any, path: str) -> list[Cause]:
                         "value must be empty when `operator` is 'Exists'",
                     )
                 )
+        elif operator in ("Lt", "Gt"):
+            if not comparison_operators:
+                causes.append(
+                    not_supported(f"{idx}.operator", operator, ("Equal", "Exists", "Lt", "Gt"))
+                )
+            else:
+                for message in is_decimal_integer(value):
+                    causes.append(invalid(f"{idx}.value", value, message))
+                parse_error = parse_int64_error(value)
+                if parse_error is not None:
+                    causes.append(invalid(f"{idx}.value", value, parse_error))
         else:
             causes.append(not_supported(f"{idx}.operator", operator, ("Equal", "Exists")))
         if effect and effect not in _TAINT_EFFECTS:
@@ -302,7 +320,23 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def validate_pod_spec(spec: Any, path: str = "spec", pod_name: str | None = None) -> list[Cause]:
+def uses_comparison_operators(spec: Any) -> bool:
+    """taintTolerationComparisonOperatorsInUse (pkg/api/pod/util.go): an old spec with an `Lt`
+    or `Gt` toleration lets its update keep them with the gate off."""
+    if not isinstance(spec, Mapping):
+        return False
+    tolerations = spec.get("tolerations")
+    return isinstance(tolerations, list) and any(
+        isinstance(t, Mapping) and t.get("operator") in ("Lt", "Gt") for t in tolerations
+    )
+
+
+def validate_pod_spec(
+    spec: Any,
+    path: str = "spec",
+    pod_name: str | None = None,
+    comparison_operators: bool = False,
+) -> list[Cause]:
     if not isinstance(spec, Mapping):
         return [required(path)]
     causes: list[Cause] = []
@@ -319,7 +353,9 @@ def validate_pod_spec(spec: Any, path: str = "spec", pod_name: str | None = None
         spec, "dnsPolicy", path, ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
     )
     causes += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
-    causes += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
+    causes += validate_tolerations(
+        spec.get("tolerations"), f"{path}.tolerations", comparison_operators
+    )
     for key in ("nodeName", "schedulerName", "priorityClassName"):
         value = spec.get(key)
         if value:
@@ -566,28 +602,52 @@ _TEMPLATE_KINDS = (
 )  # fmt: skip
 
 
-def validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+def validate(
+    kind: str,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    comparison_operators: bool = False,
+) -> list[Cause]:
     """Field errors for creating (old is None) or updating `obj` of `kind`; empty when valid.
+    `comparison_operators` is the API server's TaintTolerationComparisonOperators gate.
 
     An update is not refused for an error the stored object already had (one stored before a
     check existed, or written around the API): like upstream's ratcheting validation, that keeps
     status updates and bindings of such objects working."""
-    causes = _validate(kind, obj, old)
+    causes = _validate(kind, obj, old, comparison_operators)
     if old is not None and causes:
-        inherited = set(_validate(kind, old, None))
+        inherited = set(_validate(kind, old, None, comparison_operators))
         causes = [cause for cause in causes if cause not in inherited]
     return causes
 
 
-def _validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+def _pod_spec_of(kind: str, obj: Mapping[str, Any] | None) -> Any:
+    """The pod spec of a Pod or of a workload's template (None for other kinds)."""
+    if obj is None:
+        return None
+    spec = obj.get("spec")
+    if kind == "Pod" or not isinstance(spec, Mapping):
+        return spec
+    template = spec.get("template")
+    return template.get("spec") if isinstance(template, Mapping) else None
+
+
+def _validate(
+    kind: str, obj: dict[str, Any], old: dict[str, Any] | None, comparison_operators: bool
+) -> list[Cause]:
     meta = obj.get("metadata")
     if not isinstance(meta, Mapping):
         return [required("metadata.name", "name or generateName is required")]
     causes = validate_object_meta(kind, meta)
     if old is not None:
         causes += validate_object_meta_update(meta, old.get("metadata") or {})
+    # GetValidationOptionsFromPodSpecAndMeta / ...FromPodTemplate: the gate, or an old object
+    # already using the operators.
+    compare = comparison_operators or uses_comparison_operators(_pod_spec_of(kind, old))
     if kind == "Pod":
-        causes += validate_pod_spec(obj.get("spec"), pod_name=str(meta.get("name") or ""))
+        causes += validate_pod_spec(
+            obj.get("spec"), pod_name=str(meta.get("name") or ""), comparison_operators=compare
+        )
         if old is not None:
             causes += validate_pod_update(obj, old)
         else:
@@ -595,7 +655,9 @@ def _validate(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> lis
     elif kind in _TEMPLATE_KINDS:
         template = (obj.get("spec") or {}).get("template")
         if isinstance(template, Mapping) and template.get("spec") is not None:
-            causes += validate_pod_spec(template.get("spec"), "spec.template.spec")
+            causes += validate_pod_spec(
+                template.get("spec"), "spec.template.spec", comparison_operators=compare
+            )
     elif kind == "Node":
         causes += validate_node(obj)
     elif kind == "PersistentVolume":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from apimachinery.decimal_int import compare_numeric_values
 from apimachinery.errors import MalformedObject
 from apimachinery.labels import LabelSelector
 from kubesim import errors, events
@@ -220,7 +221,11 @@ def int_field(obj: dict[str, Any], key: str, default: int) -> int:
 
 
 # ---- tolerations (staging/src/k8s.io/api/core/v1/toleration.go ToleratesTaint) ----------------
-def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
+# `comparison_operators`: the TaintTolerationComparisonOperators gate, which the taint eviction
+# and DaemonSet controllers hand to ToleratesTaint (v1.36): Lt / Gt compare the values as int64.
+def tolerates(
+    toleration: dict[str, Any], taint: dict[str, Any], comparison_operators: bool = False
+) -> bool:
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
         return False
@@ -230,16 +235,23 @@ def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
     operator = toleration.get("operator") or "Equal"
     if operator == "Exists":
         return True
-    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
+    value, taint_value = toleration.get("value") or "", taint.get("value") or ""
+    if operator in ("Lt", "Gt"):
+        return comparison_operators and compare_numeric_values(value, taint_value, operator)
+    return operator == "Equal" and value == taint_value
 
 
 def untolerated(
-    taints: list[dict[str, Any]], tolerations: list[dict[str, Any]], effects: tuple[str, ...]
+    taints: list[dict[str, Any]],
+    tolerations: list[dict[str, Any]],
+    effects: tuple[str, ...],
+    comparison_operators: bool = False,
 ) -> list[dict[str, Any]]:
     return [
         t
         for t in taints
-        if t.get("effect") in effects and not any(tolerates(tol, t) for tol in tolerations)
+        if t.get("effect") in effects
+        and not any(tolerates(tol, t, comparison_operators) for tol in tolerations)
     ]
 
 

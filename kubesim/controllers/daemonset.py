@@ -106,17 +106,20 @@ def fits_node_affinity(pod_spec: dict[str, Any], node: Obj) -> bool:
     return False
 
 
-def should_run(pod_spec: dict[str, Any], node: Obj) -> tuple[bool, bool]:
-    """NodeShouldRunDaemonPod: (should run, should continue running)."""
+def should_run(
+    pod_spec: dict[str, Any], node: Obj, comparison_operators: bool = False
+) -> tuple[bool, bool]:
+    """NodeShouldRunDaemonPod: (should run, should continue running); `comparison_operators`
+    is the TaintTolerationComparisonOperators gate."""
     if pod_spec.get("nodeName") and pod_spec["nodeName"] != node["metadata"]["name"]:
         return False, False
     if not fits_node_affinity(pod_spec, node):
         return False, False
     taints = c.node_taints(node)
     tolerations = pod_spec.get("tolerations") or []
-    if c.untolerated(taints, tolerations, ("NoExecute",)):
+    if c.untolerated(taints, tolerations, ("NoExecute",), comparison_operators):
         return False, False
-    if c.untolerated(taints, tolerations, ("NoSchedule",)):
+    if c.untolerated(taints, tolerations, ("NoSchedule",), comparison_operators):
         return False, True
     return True, True
 
@@ -204,7 +207,7 @@ class DaemonSetController:
         outdated: list[Obj] = []
         for node in nodes:
             node_name = node["metadata"]["name"]
-            run, keep = should_run(pod_spec, node)
+            run, keep = should_run(pod_spec, node, self.api.taint_comparison_operators)
             here = by_node.pop(node_name, [])
             if run:
                 desired.append(node_name)

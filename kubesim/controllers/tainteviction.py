@@ -24,17 +24,20 @@ def _no_execute(node: Obj | None) -> list[dict[str, Any]]:
     return [t for t in c.node_taints(node) if t.get("effect") == "NoExecute"]
 
 
-def eviction_delay(pod: Obj, taints: list[dict[str, Any]], now: float) -> float | None:
-    """Seconds until the pod must go (0: now), None if it tolerates the taints forever."""
+def eviction_delay(
+    pod: Obj, taints: list[dict[str, Any]], now: float, comparison_operators: bool = False
+) -> float | None:
+    """Seconds until the pod must go (0: now), None if it tolerates the taints forever
+    (`comparison_operators`: the TaintTolerationComparisonOperators gate)."""
     tolerations = [
         t for t in (pod.get("spec") or {}).get("tolerations") or [] if isinstance(t, dict)
     ]
-    if c.untolerated(taints, tolerations, ("NoExecute",)):
+    if c.untolerated(taints, tolerations, ("NoExecute",), comparison_operators):
         return 0.0
     deadline: float | None = None
     for taint in taints:
         for toleration in tolerations:
-            if not c.tolerates(toleration, taint):
+            if not c.tolerates(toleration, taint, comparison_operators):
                 continue
             seconds = toleration.get("tolerationSeconds")
             if seconds is None:
@@ -94,7 +97,7 @@ class TaintEvictionController:
         if not taints:
             return []
         now = self.api.clock()
-        delay = eviction_delay(pod, taints, now)
+        delay = eviction_delay(pod, taints, now, self.api.taint_comparison_operators)
         if delay is None:
             return []
         if delay > 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from apimachinery.decimal_int import compare_numeric_values
 from scheduler.api.fields import as_bool, as_list, as_mapping, as_str
 from scheduler.api.selectors import NodeSelector
 
@@ -113,16 +114,21 @@ class Toleration:
     effect: str  # "" tolerates every effect
     toleration_seconds: int | None = None
 
-    def tolerates(self, taint: Taint) -> bool:
-        """Upstream's Toleration.ToleratesTaint (k8s.io/api/core/v1/toleration.go)."""
+    def tolerates(self, taint: Taint, comparison_operators: bool = False) -> bool:
+        """Upstream's Toleration.ToleratesTaint (k8s.io/api/core/v1/toleration.go, v1.36):
+        `Lt` and `Gt` compare the values as int64 only with the TaintTolerationComparisonOperators
+        gate on (`comparison_operators`); with it off they tolerate nothing."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
             return False
-        if self.operator == "Exists":
+        operator = self.operator
+        if operator == "Exists":
             return True
-        if self.operator in ("", "Equal"):
+        if operator in ("", "Equal"):
             return self.value == taint.value
+        if operator in ("Lt", "Gt") and comparison_operators:
+            return compare_numeric_values(self.value, taint.value, operator)
         return False
 
 

@@ -69,7 +69,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     "InPlacePodVerticalScalingSchedulerPreemption": NotHonoured(
         True, "preemption on behalf of deferred in-place resizes"
     ),
-    "TaintTolerationComparisonOperators": NotHonoured(True, "the Lt and Gt toleration operators"),
     "SchedulerPreQueueingHints": NotHonoured(True, "the PreQueueingHint extension point"),
     # kube-scheduler: beta, off by default upstream.
     "SchedulerAsyncAPICalls": NotHonoured(True, "the asynchronous API call dispatcher"),

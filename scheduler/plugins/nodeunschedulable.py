@@ -35,6 +35,9 @@ UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"
 
 
 def tolerates_unschedulable(pod: PodView) -> bool:
+    # Upstream hands ToleratesTaint the TaintTolerationComparisonOperators gate here too, but
+    # this taint's value is "", never an integer, so an Lt / Gt toleration cannot tolerate it
+    # at either value of the gate: the answer does not depend on it.
     return any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations)
 
 

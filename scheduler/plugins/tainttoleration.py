@@ -4,6 +4,9 @@ tolerate reject the node; untolerated PreferNoSchedule taints lower its score.
 Upstream: pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go (queueing hints
 enabled). The Filter reason is "node(s) had untolerated taint(s)" as since v1.35; the first
 untolerated taint is logged at debug level (upstream's V(4)), no longer named in the reason.
+With the TaintTolerationComparisonOperators gate (alpha in v1.36 and v1.37, off by default)
+`Lt` / `Gt` tolerations compare a taint's value as an int64, in Filter, Score and the node
+hint alike; with it off they tolerate nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from scheduler.api.taints import (
     NO_EXECUTE,
     NO_SCHEDULE,
     PREFER_NO_SCHEDULE,
+    comparison_operators_enabled,
     find_matching_untolerated_taint,
     tolerations_tolerate_taint,
 )
@@ -56,10 +60,14 @@ log = logging.getLogger(__name__)
 UNTOLERATED_TAINTS = "node(s) had untolerated taint(s)"
 
 
-def _untolerated(node: NodeView, tolerations: Sequence[Toleration]) -> Taint | None:
+def _untolerated(
+    node: NodeView, tolerations: Sequence[Toleration], comparison_operators: bool
+) -> Taint | None:
     if not node.taints:
         return None
-    return find_matching_untolerated_taint(node.taints, tolerations, DO_NOT_SCHEDULE_EFFECTS)
+    return find_matching_untolerated_taint(
+        node.taints, tolerations, DO_NOT_SCHEDULE_EFFECTS, comparison_operators
+    )
 
 
 def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
@@ -68,12 +76,13 @@ def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[T
 
 
 def count_intolerable_prefer_no_schedule(
-    taints: Sequence[Taint], tolerations: Sequence[Toleration]
+    taints: Sequence[Taint], tolerations: Sequence[Toleration], comparison_operators: bool = False
 ) -> int:
     return sum(
         1
         for taint in taints
-        if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
+        if taint.effect == PREFER_NO_SCHEDULE
+        and not tolerations_tolerate_taint(tolerations, taint, comparison_operators)
     )
 
 
@@ -85,7 +94,7 @@ class TaintToleration:
         return [signers.tolerations_fragment(pod)], Status.OK
 
     def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
-        pass
+        self.comparison_operators = comparison_operators_enabled(handle)
 
     # Filter
 
@@ -93,7 +102,7 @@ class TaintToleration:
         node = node_info.node
         if node is None:
             return Status.error("node not found")
-        taint = _untolerated(node, pod.tolerations)
+        taint = _untolerated(node, pod.tolerations, self.comparison_operators)
         if taint is None:
             return Status.OK
         if log.isEnabledFor(logging.DEBUG):
@@ -125,7 +134,10 @@ class TaintToleration:
         node = node_info.node
         if node is None:
             return 0, Status.error("node not found")
-        return count_intolerable_prefer_no_schedule(node.taints, tolerations), Status.OK
+        count = count_intolerable_prefer_no_schedule(
+            node.taints, tolerations, self.comparison_operators
+        )
+        return count, Status.OK
 
     def score_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
@@ -142,7 +154,9 @@ class TaintToleration:
             node = infos[row_list[position]].node
             if node is None:
                 return None
-            scores[position] = count_intolerable_prefer_no_schedule(node.taints, tolerations)
+            scores[position] = count_intolerable_prefer_no_schedule(
+                node.taints, tolerations, self.comparison_operators
+            )
         return scores
 
     def score_extensions(self) -> TaintToleration:
@@ -168,14 +182,14 @@ class TaintToleration:
             ),
         )
 
-    @staticmethod
-    def _schedulable_after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+    def _schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
         if not isinstance(new, NodeView) or not isinstance(pod, PodView):
             return QueueingHint.QUEUE
         if old is not None and not isinstance(old, NodeView):
             return QueueingHint.QUEUE
-        was_untolerated = old is None or _untolerated(old, pod.tolerations) is not None
-        is_untolerated = _untolerated(new, pod.tolerations) is not None
+        compare = self.comparison_operators
+        was_untolerated = old is None or _untolerated(old, pod.tolerations, compare) is not None
+        is_untolerated = _untolerated(new, pod.tolerations, compare) is not None
         if was_untolerated and not is_untolerated:
             return QueueingHint.QUEUE
         return QueueingHint.SKIP

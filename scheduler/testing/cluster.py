@@ -177,6 +177,8 @@ class FakeHandle:
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     # pods the scheduler's informer no longer has (pod_exists answers False for them)
     deleted_pods: set[str] = field(default_factory=set)
+    # --feature-gates as the Framework hands them to plugins (missing: the gate's default)
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
 
     def snapshot(self) -> SnapshotLister:
         return self.snap

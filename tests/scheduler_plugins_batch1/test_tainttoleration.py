@@ -16,7 +16,7 @@ from scheduler.framework.events import QueueingHint
 from scheduler.framework.interface import CycleState, NodeScore
 from scheduler.framework.status import Code, Status
 from scheduler.plugins.tainttoleration import TaintToleration
-from scheduler.testing import make_node, make_pod
+from scheduler.testing import FakeHandle, make_node, make_pod
 
 Obj = dict[str, Any]
 
@@ -37,7 +37,14 @@ def taint(key: str, value: str, effect: str) -> Obj:
     return {"key": key, "value": value, "effect": effect}
 
 
+def plugin_with(comparison_operators: bool) -> TaintToleration:
+    """The plugin under the TaintTolerationComparisonOperators gate's value."""
+    gates = {"TaintTolerationComparisonOperators": comparison_operators}
+    return TaintToleration(handle=FakeHandle(feature_gates=gates))
+
+
 PNS, NS = "PreferNoSchedule", "NoSchedule"
+SLA = "node.kubernetes.io/sla"
 SCORE_CASES: list[tuple[str, list[Obj], list[list[Obj]], list[int]]] = [
     (
         "node with taints tolerated by the pod, gets a higher score than those node with "
@@ -86,6 +93,25 @@ SCORE_CASES: list[tuple[str, list[Obj], list[list[Obj]], list[int]]] = [
     ),
 ]
 
+# The Lt / Gt rows of TestTaintTolerationScore (enableTaintTolerationComparisonOps: true); with
+# the gate off both nodes' taints are untolerated and score alike.
+COMPARISON_SCORE_CASES: list[tuple[str, list[Obj], list[list[Obj]], list[int], list[int]]] = [
+    (
+        "Numeric Gt operator: pod with Gt toleration prefers nodes with matching SLA taint",
+        [tol(SLA, "950", PNS, op="Gt")],
+        [[taint(SLA, "800", PNS)], [taint(SLA, "999", PNS)]],
+        [0, 100],
+        [0, 0],
+    ),
+    (
+        "Numeric Lt operator: pod with Lt toleration prefers nodes with matching SLA taint",
+        [tol(SLA, "800", PNS, op="Lt")],
+        [[taint(SLA, "950", PNS)], [taint(SLA, "700", PNS)]],
+        [0, 100],
+        [0, 0],
+    ),
+]
+
 
 @pytest.mark.parametrize(
     ("name", "tolerations", "node_taints", "want"),
@@ -96,7 +122,36 @@ SCORE_CASES: list[tuple[str, list[Obj], list[list[Obj]], list[int]]] = [
 def test_score(
     name: str, tolerations: list[Obj], node_taints: list[list[Obj]], want: list[int], rows: bool
 ) -> None:
-    plugin = TaintToleration()
+    check_scores(TaintToleration(), tolerations, node_taints, want, rows)
+
+
+@pytest.mark.parametrize(
+    ("name", "tolerations", "node_taints", "want_on", "want_off"),
+    COMPARISON_SCORE_CASES,
+    ids=[c[0][:60] for c in COMPARISON_SCORE_CASES],
+)
+@pytest.mark.parametrize("gate", [True, False], ids=["gate-on", "gate-off"])
+@pytest.mark.parametrize("rows", [False, True], ids=["per-node", "rows"])
+def test_score_comparison_operators(
+    name: str,
+    tolerations: list[Obj],
+    node_taints: list[list[Obj]],
+    want_on: list[int],
+    want_off: list[int],
+    gate: bool,
+    rows: bool,
+) -> None:
+    want = want_on if gate else want_off
+    check_scores(plugin_with(gate), tolerations, node_taints, want, rows)
+
+
+def check_scores(
+    plugin: TaintToleration,
+    tolerations: list[Obj],
+    node_taints: list[list[Obj]],
+    want: list[int],
+    rows: bool,
+) -> None:
     the_pod = pod_with(tolerations)
     infos = [NodeInfo(node_with(f"node{i}", t)) for i, t in enumerate(node_taints)]
     state = CycleState()
@@ -204,6 +259,116 @@ def test_filter(name: str, tolerations: list[Obj], taints: list[Obj], want: Stat
     if want is not None:
         assert got.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert filter_rows_of(plugin, CycleState(), the_pod, [info]) == [want]
+
+
+UNTOLERATED = unresolvable("node(s) had untolerated taint(s)")
+PRIORITY = "node.example.com/priority-level"
+# The Lt / Gt rows of TestTaintTolerationFilter and TestTaintTolerationFilterWithFeatureGate:
+# (name, tolerations, taints, gate, want).
+COMPARISON_FILTER_CASES: list[tuple[str, list[Obj], list[Obj], bool, Status | None]] = [
+    (
+        "Pod with Gt toleration cannot be scheduled on node when taint value is lower than "
+        "threshold",
+        [tol(PRIORITY, "950", NS, op="Gt")],
+        [taint(PRIORITY, "800", NS)],
+        True,
+        UNTOLERATED,
+    ),
+    (
+        "Pod with Gt toleration can be scheduled on node when taint value is higher than threshold",
+        [tol(SLA, "750", NS, op="Gt")],
+        [taint(SLA, "950", NS)],
+        True,
+        None,
+    ),
+    (
+        "Pod with Lt toleration cannot be scheduled on node when taint value is higher than "
+        "threshold",
+        [tol(PRIORITY, "800", NS, op="Lt")],
+        [taint(PRIORITY, "950", NS)],
+        True,
+        UNTOLERATED,
+    ),
+    (
+        "Pod with Lt toleration can be scheduled on node when taint value is lower than threshold",
+        [tol(SLA, "950", NS, op="Lt")],
+        [taint(SLA, "800", NS)],
+        True,
+        None,
+    ),
+    (
+        "Pod with Gt toleration cannot be scheduled on node with non-numeric taint value",
+        [tol(SLA, "950", NS, op="Gt")],
+        [taint(SLA, "high", NS)],
+        True,
+        UNTOLERATED,
+    ),
+    (
+        "Pod with Gt toleration cannot be scheduled when feature gate is disabled",
+        [tol(SLA, "750", NS, op="Gt")],
+        [taint(SLA, "950", NS)],
+        False,
+        UNTOLERATED,
+    ),
+    (
+        "Pod with Lt toleration cannot be scheduled when feature gate is disabled",
+        [tol(SLA, "950", NS, op="Lt")],
+        [taint(SLA, "800", NS)],
+        False,
+        UNTOLERATED,
+    ),
+    (
+        "Pod with mixed tolerations (Equal and Gt) when feature gate is disabled - only Equal is "
+        "honored",
+        [tol("dedicated", "user1", NS), tol(SLA, "750", NS, op="Gt")],
+        [taint("dedicated", "user1", NS)],
+        False,
+        None,
+    ),
+    (
+        "Pod with mixed tolerations, Gt toleration needed but filtered out when feature gate is "
+        "disabled",
+        [tol("dedicated", "user1", NS), tol(SLA, "750", NS, op="Gt")],
+        [taint("dedicated", "user1", NS), taint(SLA, "950", NS)],
+        False,
+        UNTOLERATED,
+    ),
+    # The same pod with the gate on: both taints tolerated.
+    (
+        "Pod with mixed tolerations, Gt toleration needed, feature gate enabled",
+        [tol("dedicated", "user1", NS), tol(SLA, "750", NS, op="Gt")],
+        [taint("dedicated", "user1", NS), taint(SLA, "950", NS)],
+        True,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "tolerations", "taints", "gate", "want"),
+    COMPARISON_FILTER_CASES,
+    ids=[c[0][:70] for c in COMPARISON_FILTER_CASES],
+)
+def test_filter_comparison_operators(
+    name: str, tolerations: list[Obj], taints: list[Obj], gate: bool, want: Status | None
+) -> None:
+    plugin = plugin_with(gate)
+    the_pod = pod_with(tolerations)
+    info = NodeInfo(node_with("nodeA", taints))
+    assert plugin.filter(CycleState(), the_pod, info) == (want or Status.OK)
+    assert filter_rows_of(plugin, CycleState(), the_pod, [info]) == [want]
+
+
+@pytest.mark.parametrize(("gate", "want"), [(True, QueueingHint.QUEUE), (False, QueueingHint.SKIP)])
+def test_node_change_hint_comparison_operators(gate: bool, want: QueueingHint) -> None:
+    """A node whose SLA taint rises above a Gt toleration's threshold requeues the pod only
+    when the gate lets the toleration count."""
+    node_event, _ = plugin_with(gate).events_to_register()
+    assert node_event.hint is not None
+    the_pod = pod_with([tol(SLA, "900", NS, op="Gt")])
+    old = node_with("nodeA", [taint(SLA, "800", NS)])
+    new = node_with("nodeA", [taint(SLA, "950", NS)])
+    assert node_event.hint(the_pod, old, new) == want
 
 
 TOL_USER2 = [tol("dedicated", "user2", NS)]

@@ -320,6 +320,10 @@ async def _run(args: argparse.Namespace) -> int:
                     dra_devices=args.dra_devices,
                     dra_models=comma_separated(args.dra_models),
                     kubeconfig_out=kubeconfig,
+                    # one cluster, one gate: its API server accepts what the scheduler honours
+                    taint_comparison_operators=args.feature_gates.get(
+                        "TaintTolerationComparisonOperators", False
+                    ),
                 )
             )
             print(

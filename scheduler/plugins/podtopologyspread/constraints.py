@@ -45,18 +45,26 @@ class Constraint:
     min_domains: int = 1
     node_affinity_policy: str = HONOR
     node_taints_policy: str = IGNORE
+    # The TaintTolerationComparisonOperators gate, which upstream's matchNodeInclusionPolicies
+    # is handed (plugin.go's enableTaintTolerationComparisonOperators): Lt / Gt tolerations
+    # count under nodeTaintsPolicy Honor only with it on.
+    comparison_operators: bool = False
 
     def match_node_inclusion_policies(self, pod: PodView, node: NodeView) -> bool:
         if self.node_affinity_policy == HONOR and not required_affinity_matches(pod, node):
             return False
-        return not (self.node_taints_policy == HONOR and untolerated(pod, node))
+        return not (
+            self.node_taints_policy == HONOR and untolerated(pod, node, self.comparison_operators)
+        )
 
 
-def untolerated(pod: PodView, node: NodeView) -> bool:
+def untolerated(pod: PodView, node: NodeView, comparison_operators: bool = False) -> bool:
     """Whether the node has a NoSchedule / NoExecute taint the pod does not tolerate."""
     if not node.taints:
         return False
-    taint = find_matching_untolerated_taint(node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS)
+    taint = find_matching_untolerated_taint(
+        node.taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS, comparison_operators
+    )
     return taint is not None
 
 
@@ -91,7 +99,10 @@ def _policy(value: Any, default: str) -> str:
 
 
 def parse_pod_constraints(
-    raw: Sequence[Any], pod_labels: Mapping[str, str], action: str
+    raw: Sequence[Any],
+    pod_labels: Mapping[str, str],
+    action: str,
+    comparison_operators: bool = False,
 ) -> tuple[Constraint, ...]:
     """filterTopologySpreadConstraints over spec.topologySpreadConstraints (raw JSON)."""
     result: list[Constraint] = []
@@ -115,6 +126,7 @@ def parse_pod_constraints(
                 min_domains=_int(item.get("minDomains"), 1, f"{path}.minDomains"),
                 node_affinity_policy=_policy(item.get("nodeAffinityPolicy"), HONOR),
                 node_taints_policy=_policy(item.get("nodeTaintsPolicy"), IGNORE),
+                comparison_operators=comparison_operators,
             )
         )
     return tuple(result)
@@ -125,6 +137,7 @@ def default_constraints_for(
     pod: PodView,
     action: str,
     cluster_objects: ClusterObjects | None,
+    comparison_operators: bool = False,
 ) -> tuple[Constraint, ...]:
     """buildDefaultConstraints: the args' constraints of this action, each selecting the pod's
     siblings (helper.DefaultSelector); none when nothing selects the pod."""
@@ -144,6 +157,7 @@ def default_constraints_for(
             min_domains=1 if d.min_domains is None else d.min_domains,
             node_affinity_policy=d.node_affinity_policy or HONOR,
             node_taints_policy=d.node_taints_policy or IGNORE,
+            comparison_operators=comparison_operators,
         )
         for d in chosen
     )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scheduler.api.objects import PodView
+from scheduler.api.taints import comparison_operators_enabled
 from scheduler.cache.node_table import IntArray, NodeTable
 from scheduler.cache.rows import Rows, RowVerdict
 from scheduler.cache.snapshot import node_table_for
@@ -86,6 +87,7 @@ class PodTopologySpread:
     ) -> None:
         args = args or PodTopologySpreadArgs()
         self._handle = handle
+        self._comparison_operators = comparison_operators_enabled(handle)
         self._system_defaulted = args.system_defaulted
         self._default_constraints = args.effective_constraints
         # The last pod whose own constraints were parsed: (pod, hard, soft).
@@ -103,8 +105,9 @@ class PodTopologySpread:
         memo = self._memo
         if memo is not None and memo[0] is pod:
             return memo[1], memo[2]
-        hard = parse_pod_constraints(raw, pod.labels, DO_NOT_SCHEDULE)
-        soft = parse_pod_constraints(raw, pod.labels, SCHEDULE_ANYWAY)
+        compare = self._comparison_operators
+        hard = parse_pod_constraints(raw, pod.labels, DO_NOT_SCHEDULE, compare)
+        soft = parse_pod_constraints(raw, pod.labels, SCHEDULE_ANYWAY, compare)
         self._memo = (pod, hard, soft)
         return hard, soft
 
@@ -116,7 +119,11 @@ class PodTopologySpread:
             hard, soft = self._own_constraints(pod, raw)
             return hard if action == DO_NOT_SCHEDULE else soft
         return default_constraints_for(
-            self._default_constraints, pod, action, self._cluster_objects()
+            self._default_constraints,
+            pod,
+            action,
+            self._cluster_objects(),
+            self._comparison_operators,
         )
 
     def _hard_constraints(self, pod: PodView) -> tuple[Constraint, ...]:

@@ -101,7 +101,7 @@ def affinity_mask(table: NodeTable, pod: PodView) -> BoolArray | None:
     return mask
 
 
-def tolerated_mask(table: NodeTable, pod: PodView) -> BoolArray:
+def tolerated_mask(table: NodeTable, pod: PodView, comparison_operators: bool) -> BoolArray:
     """Rows without a NoSchedule / NoExecute taint the pod does not tolerate."""
     tainted = table.no_schedule_taints
     ok: BoolArray = ~tainted
@@ -109,7 +109,7 @@ def tolerated_mask(table: NodeTable, pod: PodView) -> BoolArray:
         infos = table.infos
         for row in np.flatnonzero(tainted).tolist():
             node = infos[row].node
-            ok[row] = node is not None and not untolerated(pod, node)
+            ok[row] = node is not None and not untolerated(pod, node, comparison_operators)
     return ok
 
 
@@ -132,9 +132,10 @@ class RowData:
             self._affinity_done = True
         return self._affinity
 
-    def tolerated(self) -> BoolArray:
+    def tolerated(self, comparison_operators: bool) -> BoolArray:
+        # One plugin's constraints all carry its gate's value, so one mask serves them.
         if self._tolerated is None:
-            self._tolerated = tolerated_mask(self.table, self.pod)
+            self._tolerated = tolerated_mask(self.table, self.pod, comparison_operators)
         return self._tolerated
 
     def policy_mask(self, constraint: Constraint, base: BoolArray) -> BoolArray:
@@ -145,7 +146,7 @@ class RowData:
             if affinity is not None:
                 mask = mask & affinity
         if constraint.node_taints_policy == "Honor":
-            mask = mask & self.tolerated()
+            mask = mask & self.tolerated(constraint.comparison_operators)
         return mask
 
     def row_counts(self, selector: LabelSelector) -> IntArray:
