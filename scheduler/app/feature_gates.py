@@ -65,7 +65,6 @@ class NotHonoured:
 NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     # kube-scheduler: alpha gates, off by default upstream.
     "CompositePodGroup": NotHonoured(True, "CompositePodGroups (multi-level gangs)"),
-    "PodGroupPreemptionPolicy": NotHonoured(True, "a PodGroup's preemptionPolicy"),
     "InPlacePodVerticalScalingSchedulerPreemption": NotHonoured(
         True, "preemption on behalf of deferred in-place resizes"
     ),

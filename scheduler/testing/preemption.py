@@ -101,6 +101,7 @@ def build(
     pdbs: Iterable[DisruptionBudget] = (),
     nominated: Mapping[str, list[PodView]] | None = None,
     seed: int = 4,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> Harness:
     """A Framework with `plugins` (in-tree, or from `extra`) at PreFilter / Filter where they
     implement them, and DefaultPreemption at PostFilter."""
@@ -119,6 +120,7 @@ def build(
         cluster_objects=objects,
         rng=random.Random(seed),
         start_preemption=preemptions.append,
+        feature_gates=dict(feature_gates or {}),
     )
     enabled: dict[str, list[tuple[str, int]]] = {"postFilter": [(NAME, 0)]}
     for name in plugins:

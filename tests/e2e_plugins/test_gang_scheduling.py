@@ -195,6 +195,38 @@ def test_two_gangs_where_one_fits_at_a_time_run_one_after_the_other(
     _delete_pods(kubectl, second)
 
 
+def test_lowering_a_gangs_min_count_lets_its_waiting_members_bind(
+    cluster: tuple[Kubectl, str],
+) -> None:
+    """v1.37's elastic gangs: spec.schedulingPolicy.gang.minCount is mutable (kubesim allows the
+    update as kube-apiserver does) and GangScheduling's hint requeues the members a lowered
+    minCount may admit (gangscheduling.go's isSchedulableAfterPodGroupUpdated)."""
+    kubectl, scheduler_url = cluster
+    wait_nodes_cached(scheduler_url, 4)
+    names = [f"elastic-{i}" for i in range(3)]
+    wait_until(
+        lambda: not _pods(kubectl, [f"{c}-{i}" for c in ("blue", "red") for i in range(4)]),
+        timeout=15,
+        what="the previous test's pods gone",
+    )
+    manifest = _pod_group("elastic", 4) + "".join(
+        pod_manifest(name, "3", "  schedulingGroup: {podGroupName: elastic}") for name in names
+    )
+    kubectl.apply(manifest)
+    time.sleep(1.0)  # three of four: they wait in PreEnqueue for a fourth
+    assert _bound(kubectl, names) == {}
+    kubectl(
+        "patch",
+        "podgroups.scheduling.k8s.io",
+        "elastic",
+        "--type=merge",
+        "-p",
+        '{"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}}',
+    )
+    wait_until(lambda: len(_bound(kubectl, names)) == 3, timeout=15, what="three members bound")
+    _delete_pods(kubectl, names)
+
+
 # -- topology-aware placement (TopologyAwareWorkloadScheduling) ------------------------------
 
 TOPOLOGY_SCHEDULER = "topology-scheduler"

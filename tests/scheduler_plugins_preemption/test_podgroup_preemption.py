@@ -30,6 +30,7 @@ from scheduler.plugins.defaultpreemption.podgroup import (
     Victim,
     cluster_victims,
     more_important_victim,
+    preemptor_policy,
     sort_victims,
 )
 from scheduler.testing import make_node, make_pod
@@ -121,7 +122,9 @@ def setup(
     pods: Sequence[PodView],
     groups: Sequence[PodGroupView] = (),
     pdbs: Sequence[DisruptionBudget] = (),
+    group_policy: bool = False,
 ) -> Harness:
+    """`group_policy`: the PodGroupPreemptionPolicy gate."""
     CapacityFilter.capacities = capacities
     h = build(
         [make_node(name) for name in capacities],
@@ -129,6 +132,7 @@ def setup(
         plugins=("Capacity",),
         extra=[PluginEntry("Capacity", CapacityFilter)],
         pdbs=pdbs,
+        feature_gates={"PodGroupPreemptionPolicy": group_policy},
     )
     h.plugin.handle.cluster_objects.workloads.add(*groups)
     return h
@@ -444,29 +448,98 @@ def test_a_group_that_does_not_fit_even_without_victims_gets_its_own_status() ->
 
 
 @pytest.mark.parametrize(
-    "preemptor, members",
+    "preemptor, members, gate",
     [
-        pytest.param(group("pg", HIGH, policy="Never"), ONE, id="the PodGroup says Never"),
         pytest.param(
-            PREEMPTOR, [pod("p", "p", priority=HIGH, policy="Never")], id="a member says Never"
+            group("pg", HIGH, policy="Never"), ONE, True, id="the PodGroup says Never, gate on"
+        ),
+        pytest.param(
+            PREEMPTOR,
+            [pod("p", "p", priority=HIGH, policy="Never")],
+            False,
+            id="a member says Never, gate off",
         ),
     ],
 )
 def test_preemption_policy_never_is_not_eligible(
-    preemptor: PodGroupView, members: list[PodView]
+    preemptor: PodGroupView, members: list[PodView], gate: bool
 ) -> None:
-    h = setup({"node1": 1}, [pod("p1", "v1", "node1")])
+    h = setup({"node1": 1}, [pod("p1", "v1", "node1")], group_policy=gate)
     result, status = preempt(h, preemptor, members)
     assert (result, status.code) == (None, Code.UNSCHEDULABLE)
     assert status.message == "pod group preemption: not eligible due to preemptionPolicy=Never."
 
 
-def test_an_explicit_preempt_lower_priority_on_the_group_wins_over_a_member() -> None:
-    h = setup({"node1": 1}, [pod("p1", "v1", "node1")])
-    members = [pod("p", "p", priority=HIGH, policy="Never")]
-    _, status = preempt(h, group("pg", HIGH, policy="PreemptLowerPriority"), members)
+@pytest.mark.parametrize(
+    "preemptor, members, gate",
+    [
+        pytest.param(
+            group("pg", HIGH, policy="PreemptLowerPriority"),
+            [pod("p", "p", priority=HIGH, policy="Never")],
+            True,
+            id="the PodGroup's PreemptLowerPriority wins over a member, gate on",
+        ),
+        pytest.param(
+            PREEMPTOR,
+            [pod("p", "p", priority=HIGH, policy="Never")],
+            True,
+            id="a member's Never is ignored, gate on",
+        ),
+        pytest.param(
+            group("pg", HIGH, policy="Never"),
+            ONE,
+            False,
+            id="the PodGroup's Never is ignored, gate off",
+        ),
+    ],
+)
+def test_preemption_policy_preempt_lower_priority_preempts(
+    preemptor: PodGroupView, members: list[PodView], gate: bool
+) -> None:
+    h = setup({"node1": 1}, [pod("p1", "v1", "node1")], group_policy=gate)
+    _, status = preempt(h, preemptor, members)
     assert status.is_success
     assert victims(h) == ["p1"]
+
+
+NEVER_POD = pod("p-never", "p-never", policy="Never")
+LOWER_POD = pod("p-lower", "p-lower", policy="PreemptLowerPriority")
+NIL_POD = pod("p-nil", "p-nil")
+
+
+# TestNewPodGroupPreemptorResolvesPreemptionPolicy (preemption/types_test.go, v1.37): the
+# PodGroup rows (its CompositePodGroup rows need CompositePodGroups, which aiosched lacks), plus
+# the unset policy with the gate on, which resolvePreemptionPolicy defaults.
+@pytest.mark.parametrize(
+    "group_policy_value, members, gate, want",
+    [
+        pytest.param("Never", [LOWER_POD], True, "Never", id="Never from the PodGroup, gate on"),
+        pytest.param(
+            "PreemptLowerPriority",
+            [LOWER_POD, NIL_POD],
+            True,
+            "PreemptLowerPriority",
+            id="PreemptLowerPriority from the PodGroup, gate on",
+        ),
+        pytest.param(
+            "Never", [LOWER_POD], False, "PreemptLowerPriority", id="from the pods, gate off"
+        ),
+        pytest.param(
+            "PreemptLowerPriority",
+            [NEVER_POD, LOWER_POD, NIL_POD],
+            False,
+            "Never",
+            id="from the pods when they differ, gate off",
+        ),
+        pytest.param(
+            None, [NEVER_POD], True, "PreemptLowerPriority", id="unset on the PodGroup, gate on"
+        ),
+    ],
+)
+def test_resolve_preemption_policy(
+    group_policy_value: str | None, members: list[PodView], gate: bool, want: str
+) -> None:
+    assert preemptor_policy(group("pg", policy=group_policy_value), members, gate) == want
 
 
 def test_a_lower_priority_pod_terminating_by_preemption_on_a_nominated_node_is_ongoing() -> None:

@@ -13,7 +13,7 @@ PreEnqueue gate of newer upstream is not part of this plugin.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from scheduler.framework.events import ClusterEventWithHint
@@ -37,6 +37,7 @@ from scheduler.plugins.defaultpreemption.evaluator import (
     ShortcutFunc,
 )
 from scheduler.plugins.defaultpreemption.podgroup import (
+    POD_GROUP_PREEMPTION_POLICY,
     GroupPreemptionResult,
     GroupSchedulingFunc,
     PodGroupEvaluator,
@@ -127,7 +128,9 @@ class DefaultPreemption:
     ) -> tuple[GroupPreemptionResult | None, Status]:
         """PodGroupPostFilter (podgroup.py): preempt on behalf of the gang `group`, whose
         unscheduled `members` did not fit; `schedule_group` runs the group's algorithm."""
-        evaluator = PodGroupEvaluator(self.handle, NAME)
+        gates: Mapping[str, bool] = getattr(self.handle, "feature_gates", None) or {}
+        group_policy = gates.get(POD_GROUP_PREEMPTION_POLICY, False)
+        evaluator = PodGroupEvaluator(self.handle, NAME, group_policy)
         return await pod_group_post_filter(evaluator, group, members, schedule_group)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

@@ -16,9 +16,12 @@ What they specify:
 - The domain is the whole cluster. A victim is a unit: one pod, or every scheduled pod of a
   PodGroup whose disruptionMode is `all`. A pod's priority is its PodGroup's (spec.priority,
   0 when unset) when it names one that exists, else its own; so is a group victim's.
-- The preemptor is the gang: its priority is the PodGroup's; its preemptionPolicy the
-  PodGroup's when set, else Never when any member says Never. Never: Unschedulable "not
-  eligible due to preemptionPolicy=Never.". A lower-priority pod terminating by preemption on
+- The preemptor is the gang: its priority is the PodGroup's; its preemptionPolicy
+  (resolvePreemptionPolicy, v1.37) with the PodGroupPreemptionPolicy gate on the PodGroup's,
+  PreemptLowerPriority when unset (a group created with the gate off), whatever its members
+  say; with the gate off (the default) Never when any member says Never, else
+  PreemptLowerPriority, whatever the PodGroup says. Never: Unschedulable "not eligible due to
+  preemptionPolicy=Never.". A lower-priority pod terminating by preemption on
   a member's nominated node means an earlier preemption is still under way: Success "ongoing
   preemption on nominated nodes", every member keeping its nomination.
 - Potential victims are those of lower priority, ordered most important first
@@ -271,11 +274,18 @@ def split_by_pdb_violation(
     return violating, non_violating
 
 
-def preemptor_policy(group: PodGroupView, members: Sequence[PodView]) -> str:
-    """resolvePreemptionPolicy: the PodGroup's when it sets one, else Never when a member's
-    is Never."""
-    if group.preemption_policy:
-        return group.preemption_policy
+#: The alpha gate (v1.37, off by default) under which a PodGroup's own preemptionPolicy counts.
+POD_GROUP_PREEMPTION_POLICY = "PodGroupPreemptionPolicy"
+
+
+def preemptor_policy(
+    group: PodGroupView, members: Sequence[PodView], group_policy: bool = False
+) -> str:
+    """resolvePreemptionPolicy (preemption/types.go, v1.37): with the PodGroupPreemptionPolicy
+    gate (`group_policy`) the PodGroup's, PreemptLowerPriority when it has none; without it,
+    Never when a member's is Never."""
+    if group_policy:
+        return group.preemption_policy or "PreemptLowerPriority"
     if any(pod.preemption_policy == "Never" for pod in members):
         return "Never"
     return "PreemptLowerPriority"
@@ -291,9 +301,13 @@ class GroupPreemptionResult:
 class PodGroupEvaluator:
     """One workload-aware preemption attempt (upstream's PodGroupEvaluator)."""
 
-    def __init__(self, handle: PreemptionHandle, plugin_name: str) -> None:
+    def __init__(
+        self, handle: PreemptionHandle, plugin_name: str, group_policy: bool = False
+    ) -> None:
         self.handle = handle
         self.plugin_name = plugin_name
+        # the PodGroupPreemptionPolicy gate (NewPodGroupEvaluator's enablePodGroupPreemptionPolicy)
+        self.group_policy = group_policy
 
     async def preempt(
         self,
@@ -304,7 +318,7 @@ class PodGroupEvaluator:
     ) -> tuple[GroupPreemptionResult | None, Status]:
         workloads = self.handle.cluster_objects.workloads
         priority = pod_group_priority(group)
-        if preemptor_policy(group, members) == "Never":
+        if preemptor_policy(group, members, self.group_policy) == "Never":
             log.debug("Preemptor is not eligible for preemption", extra={"podGroup": group.key})
             return None, Status.unschedulable(NOT_ELIGIBLE_NEVER)
         if self._ongoing_preemption(members, priority, workloads):
