@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from apimachinery.decimal_int import compare_numeric_values
+from kubesim.controllers.common import tolerates as kubesim_tolerates
 from scheduler.api.objects import Taint, Toleration
 from scheduler.api.taints import (
     NO_EXECUTE,
@@ -205,3 +206,35 @@ def test_compare_numeric_values_agrees_with_integers(threshold: int, actual: int
     """Canonical int64 strings compare as the numbers do, whatever their length."""
     assert compare_numeric_values(str(threshold), str(actual), "Lt") is (actual < threshold)
     assert compare_numeric_values(str(threshold), str(actual), "Gt") is (actual > threshold)
+
+
+_VALUES = st.sampled_from(["", "0", "1", "-1", "800", "950", "0950", "+5", "high", "9" * 19])
+_TOLERATIONS = st.builds(
+    Toleration,
+    key=st.sampled_from(["", "sla", "other"]),
+    operator=st.sampled_from(["", "Equal", "Exists", "Lt", "Gt", "Ge"]),
+    value=_VALUES,
+    effect=st.sampled_from(["", NO_SCHEDULE, NO_EXECUTE]),
+)
+_TAINTS = st.builds(
+    Taint,
+    key=st.sampled_from(["sla", "other"]),
+    value=_VALUES,
+    effect=st.sampled_from([NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE]),
+)
+
+
+@given(_TOLERATIONS, _TAINTS, st.booleans())
+def test_kubesims_controllers_tolerate_as_the_scheduler_does(
+    toleration: Toleration, taint: Taint, gate: bool
+) -> None:
+    """The two ToleratesTaint ports (the scheduler's over parsed views, kubesim's controllers'
+    over raw JSON) agree, at both values of the comparison gate."""
+    raw_toleration = {
+        "key": toleration.key,
+        "operator": toleration.operator,
+        "value": toleration.value,
+        "effect": toleration.effect,
+    }
+    raw_taint = {"key": taint.key, "value": taint.value, "effect": taint.effect}
+    assert kubesim_tolerates(raw_toleration, raw_taint, gate) is toleration.tolerates(taint, gate)
