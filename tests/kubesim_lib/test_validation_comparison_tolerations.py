@@ -7,10 +7,13 @@ pkg/api/pod/util.go's allowTaintTolerationComparisonOperators (an old pod that u
 keep them with the gate off).
 """
 
+import argparse
 from typing import Any
 
 import pytest
 
+from kubesim import cli
+from kubesim.cluster import Cluster
 from kubesim.controllers.daemonset import should_run
 from kubesim.controllers.tainteviction import eviction_delay
 from kubesim.validation import validate
@@ -220,3 +223,18 @@ def test_daemon_pod_placement_compares_values(gate: bool, want: tuple[bool, bool
     node = {"metadata": {"name": "n1", "labels": {}}, "spec": {"taints": [NO_EXECUTE_950]}}
     lt = {"key": SLA, "operator": "Lt", "value": "1000", "effect": "NoExecute"}
     assert should_run(pod(lt)["spec"], node, gate) == want
+
+
+@pytest.mark.parametrize(
+    ("flag", "want"),
+    [([], False), (["--feature-gates", "TaintTolerationComparisonOperators=true"], True)],
+    ids=["default", "gate-on"],
+)
+def test_aiosched_cluster_flag_reaches_the_api(flag: list[str], want: bool) -> None:
+    """`aiosched cluster --feature-gates TaintTolerationComparisonOperators=true` turns the
+    gate on for the API server and its controllers (one value on the Api they share)."""
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    config = cli.config_from_args(parser.parse_args(flag))
+    assert config.taint_comparison_operators is want
+    assert Cluster(config).api.taint_comparison_operators is want
