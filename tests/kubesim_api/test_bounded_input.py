@@ -144,18 +144,19 @@ async def test_json_patches_cannot_grow_an_object_past_what_the_server_serialize
 ) -> None:
     """Each JSON patch is within the request limit (its path is a string, not nesting); together
     they would nest the stored object past orjson's 254 levels. The write that would go too deep
-    is refused with 422 and changes nothing; every list still serializes."""
-    configmaps = "/api/v1/namespaces/default/configmaps"
-    created = {"metadata": {"name": "cm"}, "zz": orjson.loads(nested(90))}
-    status, body = await http.call("POST", configmaps, created, fieldValidation="Ignore")
+    is refused with 422 and changes nothing; every list still serializes. A ControllerRevision's
+    `data` keeps any JSON (a RawExtension), so nothing of it is pruned."""
+    revisions = "/apis/apps/v1/namespaces/default/controllerrevisions"
+    created = {"metadata": {"name": "cm"}, "revision": 1, "data": {"zz": orjson.loads(nested(90))}}
+    status, body = await http.call("POST", revisions, created)
     assert status == 201, body
-    pointer = "/zz" + "/x" * 88  # the innermost {} of zz
+    pointer = "/data/zz" + "/x" * 88  # the innermost {} of zz
     outcomes = []
     for _ in range(4):
         raw = f'[{{"op":"add","path":"{pointer}/y","value":{nested(90)}}}]'.encode()
-        status, body = await http.call("PATCH", f"{configmaps}/cm", raw, JSON_PATCH)
+        status, body = await http.call("PATCH", f"{revisions}/cm", raw, JSON_PATCH)
         outcomes.append(status)
-        listed_status, listed = await http.call("GET", configmaps)
+        listed_status, listed = await http.call("GET", revisions)
         assert listed_status == 200, listed
         if status != 200:
             assert_status(status, body, 422, "Invalid")
