@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -457,32 +458,14 @@ def _prune(
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         return value
     if isinstance(value, list) and "items" in schema:
-        items = schema["items"]
-        pruned_list: list[Any] | None = None
-        for index, item in enumerate(value):
-            if not isinstance(item, (dict, list)):
-                continue
-            pruned = _prune(definitions, items, item, f"{path}[{index}]", found)
-            if pruned is not item:
-                if pruned_list is None:
-                    pruned_list = list(value)
-                pruned_list[index] = pruned
-        return value if pruned_list is None else pruned_list
+        return _prune_elements(definitions, schema["items"], value, enumerate(value), path, found)
     if not isinstance(value, dict):
         return value
     if "additionalProperties" in schema:
         values = schema["additionalProperties"]
         if not isinstance(values, dict):
             return value
-        pruned_map: dict[str, Any] | None = None
-        for key, item in value.items():
-            if isinstance(item, (dict, list)):
-                pruned = _prune(definitions, values, item, f"{path}[{key}]", found)
-                if pruned is not item:
-                    if pruned_map is None:
-                        pruned_map = dict(value)
-                    pruned_map[key] = pruned
-        return value if pruned_map is None else pruned_map
+        return _prune_elements(definitions, values, value, value.items(), path, found)
     properties = schema.get("properties")
     if properties is None:
         return value
@@ -501,6 +484,29 @@ def _prune(
                     result = dict(value)
                 result[key] = pruned
     return value if result is None else result
+
+
+def _prune_elements(
+    definitions: dict[str, JSON],
+    schema: JSON,
+    container: Any,
+    elements: Iterable[tuple[Any, Any]],
+    path: str,
+    found: list[str],
+) -> Any:
+    """A list's items or a map's values pruned by their one schema (`[index]`, `[key]`)."""
+    changed: dict[Any, Any] = {}
+    for key, item in elements:
+        if isinstance(item, (dict, list)):
+            pruned = _prune(definitions, schema, item, f"{path}[{key}]", found)
+            if pruned is not item:
+                changed[key] = pruned
+    if not changed:
+        return container
+    copied = list(container) if isinstance(container, list) else dict(container)
+    for key, pruned in changed.items():
+        copied[key] = pruned
+    return copied
 
 
 def _wants_protobuf(accept: str) -> bool:

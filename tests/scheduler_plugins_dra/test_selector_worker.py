@@ -6,9 +6,13 @@ errors alike), so the allocator decides the same; cheap selectors never wait."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.api.objects import PodView
 from scheduler.plugins.dynamicresources.allocator import AllocatedState, Allocator, DRAFeatures
@@ -185,3 +189,30 @@ async def test_close_cancels_an_evaluation_under_way() -> None:
     await asyncio.to_thread(thread.join, 5)
     assert not thread.is_alive()
     assert activations.pods == []  # nothing stored, nobody woken
+
+
+_VALUES = st.one_of(st.integers(-3, 3), st.booleans(), st.sampled_from(["a", "b"]))
+
+
+@given(attributes=st.dictionaries(st.sampled_from(["model", "index", "flag"]), _VALUES))
+@settings(max_examples=25, deadline=None)
+def test_the_worker_s_evaluation_agrees_with_the_cycle_s(attributes: dict[str, Any]) -> None:
+    """The worker's path (yielding every few units, cancellable) gives what evaluating in
+    the cycle gives, for any attributes: matches, non-matches and runtime errors alike."""
+    slices = [
+        resource_slice("h", NODE_1, "pool-1", DRIVER_A, device(DEVICE_1, attributes=attributes))
+    ]
+    expressions = [*EXPENSIVE, f"{ATTRIBUTES}.exists(k, {ATTRIBUTES}.index > 0)"]
+    for expression in expressions:
+        cache = CelCache()
+        compiled = cache.get_or_compile(expression)
+        work = list(cache.missing(compiled, slices))
+        assert len(work) == 1
+        off_loop = cache.evaluate(work[0], threading.Event())
+        try:
+            inline: bool | str = cache.device_matches(
+                compiled, slices[0].uid, "1", DRIVER_A, slices[0].devices[0]
+            )
+        except CelRuntimeError as err:
+            inline = str(err)
+        assert off_loop == inline, expression
