@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,6 @@ from security_harness import (
     PROBE_BIND_SECONDS,
     Cluster,
     nested_all,
-    running_cluster,
 )
 
 pytestmark = pytest.mark.e2e
@@ -31,11 +29,8 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    # two nodes with one GPU each: two devices to evaluate the selector on
-    yield from running_cluster(
-        tmp_path_factory.mktemp("selectors"), cluster_flags=("--dra-devices", "1")
-    )
+def cluster(elected_cluster: Cluster) -> Cluster:
+    return elected_cluster  # two nodes with one GPU each: two devices to evaluate on
 
 
 def claim(name: str, expression: str) -> dict[str, Any]:

@@ -148,9 +148,6 @@ class SelectorGate:
             self._ensure_thread()
         return True
 
-    def forget(self, pod: PodView) -> None:
-        self._waiting.pop(pod.uid, None)
-
     def close(self) -> None:
         """Stop the worker: the evaluation under way ends within a few dozen cost units."""
         self._stop.set()
