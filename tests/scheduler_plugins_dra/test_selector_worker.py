@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.api.objects import PodView
+from scheduler.api.resource import DeviceClassView, ResourceSliceView
+from scheduler.framework.status import Code
 from scheduler.plugins.dynamicresources.allocator import AllocatedState, Allocator, DRAFeatures
 from scheduler.plugins.dynamicresources.cel import (
     INLINE_COMPILE_LENGTH,
@@ -23,8 +25,13 @@ from scheduler.plugins.dynamicresources.cel import (
     CelRuntimeError,
     compile_selector,
 )
-from scheduler.plugins.dynamicresources.selector_worker import SelectorGate, claim_selectors
-from scheduler.testing import make_pod
+from scheduler.plugins.dynamicresources.selector_worker import (
+    WAITING_MESSAGE,
+    SelectorGate,
+    claim_selectors,
+)
+from scheduler.testing import make_pod, run_cycle
+from tests.scheduler_plugins_dra import dra_plugin_kit as kit
 from tests.scheduler_plugins_dra.builders import (
     CLASS_A,
     DEVICE_1,
@@ -216,3 +223,46 @@ def test_the_worker_s_evaluation_agrees_with_the_cycle_s(attributes: dict[str, A
         except CelRuntimeError as err:
             inline = str(err)
         assert off_loop == inline, expression
+
+
+async def test_the_plugin_holds_the_pod_until_the_worker_is_done() -> None:
+    """PreEnqueue gates a pod whose class selector is expensive until the worker has
+    evaluated it on every device, then the queue is asked to activate it and the cycle
+    allocates as it would have inline; a slice that changes before the cycle makes PreFilter
+    wait again rather than evaluate."""
+    expensive = DeviceClassView.from_dict(
+        {
+            "metadata": {"name": kit.CLASS, "uid": "c", "resourceVersion": "1"},
+            "spec": {"selectors": [{"cel": {"expression": (
+                f'device.attributes["{kit.DRIVER}"].exists(k, k == "model")'
+            )}}]},
+        }
+    )  # fmt: skip
+    gpu = {"name": "gpu-0", "attributes": {"model": {"string": "a"}}}
+    slice_raw = {
+        "metadata": {"name": "s", "uid": "s", "resourceVersion": "1"},
+        "spec": {"driver": kit.DRIVER, "nodeName": "worker", "devices": [gpu],
+                 "pool": {"name": "worker", "generation": 1, "resourceSliceCount": 1}},
+    }  # fmt: skip
+    activations = Activations()
+    framework, resources, _ = kit.setup(
+        expensive,
+        kit.claim(),
+        ResourceSliceView.from_dict(slice_raw),
+        activate=activations,
+    )
+    waiting = kit.pod(claims=[{"name": "r", "resourceClaimName": "my-claim"}])
+    status = framework.run_pre_enqueue_plugins(waiting)
+    assert (status.code, status.message) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_MESSAGE)
+    await asyncio.wait_for(activations.event.wait(), 30)
+    assert [p.uid for p in activations.pods] == [waiting.uid]
+    assert framework.run_pre_enqueue_plugins(waiting).is_success
+    assert run_cycle(framework, waiting).filter["worker"].is_success
+    # the driver republishes its slice before the pod's next cycle
+    resources.add(ResourceSliceView.from_dict({**slice_raw, "metadata": {
+        **slice_raw["metadata"], "resourceVersion": "2"}}))  # fmt: skip
+    activations.event.clear()
+    result = run_cycle(framework, waiting)
+    assert result.pre_filter.message == WAITING_MESSAGE
+    await asyncio.wait_for(activations.event.wait(), 30)
+    assert run_cycle(framework, waiting).filter["worker"].is_success
