@@ -3,6 +3,7 @@ and media types. Every refusal is a Status with upstream's code, and nothing is 
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -76,12 +77,19 @@ class Http:
         return [(p["metadata"]["name"], p["metadata"]["resourceVersion"]) for p in body["items"]]
 
 
+@contextlib.asynccontextmanager
+async def serving(token: str) -> AsyncIterator[TestClient[Any, Any]]:
+    """A client of a fresh in-process kubesim (no nodes) that takes `token`."""
+    cluster = Cluster(ClusterConfig(nodes=0, token=token), rng=random.Random(3))
+    await cluster._bootstrap()
+    app = build_app(cluster.api, ServerOptions(token=token))
+    async with TestClient(TestServer(app)) as client:
+        yield client
+
+
 @pytest.fixture
 async def http() -> AsyncIterator[Http]:
-    cluster = Cluster(ClusterConfig(nodes=0, token=TOKEN), rng=random.Random(3))
-    await cluster._bootstrap()
-    app = build_app(cluster.api, ServerOptions(token=TOKEN))
-    async with TestClient(TestServer(app)) as client:
+    async with serving(TOKEN) as client:
         yield Http(client)
 
 

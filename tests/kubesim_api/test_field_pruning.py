@@ -8,21 +8,19 @@ published document property for property (data/upstream_v1_36_properties.json)."
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
 from kubesim import field_validation, openapi
-from kubesim.cluster import Cluster, ClusterConfig
 from kubesim.resources import RESOURCES
-from kubesim.server import ServerOptions, build_app
+from tests.kubesim_api import test_bounded_input as bounded_input
 
-TOKEN = "pruning-token"
+TOKEN = bounded_input.TOKEN
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PODS = "/api/v1/namespaces/default/pods"
 JSON_PATCH = "application/json-patch+json"
@@ -57,10 +55,7 @@ class Http:
 
 @pytest.fixture
 async def http() -> AsyncIterator[Http]:
-    cluster = Cluster(ClusterConfig(nodes=0, token=TOKEN), rng=random.Random(3))
-    await cluster._bootstrap()
-    app = build_app(cluster.api, ServerOptions(token=TOKEN))
-    async with TestClient(TestServer(app)) as client:
+    async with bounded_input.serving(TOKEN) as client:
         yield Http(client)
 
 
