@@ -22,20 +22,14 @@ from tests.kubesim_api import test_bounded_input as bounded_input
 
 TOKEN = bounded_input.TOKEN
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-PODS = "/api/v1/namespaces/default/pods"
-JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+PODS, JSON_PATCH, MERGE_PATCH = (
+    bounded_input.PODS,
+    bounded_input.JSON_PATCH,
+    bounded_input.MERGE_PATCH,
+)
+STRATEGIC_PATCH = bounded_input.STRATEGIC_PATCH
+pod = bounded_input.pod
 UPSTREAM = Path(__file__).parent / "data" / "upstream_v1_36_properties.json"
-
-
-def pod(name: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name},
-        "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec},
-    }
 
 
 class Http:
