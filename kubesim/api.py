@@ -22,6 +22,7 @@ from kubesim import (
     defaults,
     deletion_policy,
     errors,
+    field_validation,
     openapi,
     patch,
     request_options,
@@ -396,10 +397,13 @@ class Api:
         body: Any,
         subresource: str = "",
         *,
-        strict: bool = False,
+        validation_directive: str = field_validation.WARN,
+        warnings: list[str] | None = None,
     ) -> Obj:
-        """`strict`: ?fieldValidation=Strict, which refuses a patched object with fields its
-        schema does not declare (a custom object's: those pruning would drop)."""
+        """`validation_directive`: ?fieldValidation, for the fields of the patched object its
+        schema does not declare (a custom object's: those pruning would drop): Strict refuses
+        them, Warn adds them to `warnings`; they are dropped either way (upstream's patch.go,
+        for every patch type)."""
         patch_type = PATCH_TYPES.get(content_type)
         if patch_type is None or (patch_type == "strategic" and resource.custom):
             # custom resources have no patch strategies (customresource_handler.go)
@@ -428,15 +432,21 @@ class Api:
         if _serialized_size(new) > errors.MAX_BODY_BYTES:  # etcd's request limit
             raise errors.entity_too_large()
         self._check_patched_decodes(resource, new)
-        if strict:  # a patch that adds unknown fields is refused, as a create would be
+        patched = new  # what Strict's answer shows: the unknown fields still in it
+        if resource.custom:  # pruned in _replace, as every write of a custom object
             unknown = (
                 customresources.prune_preview(self._custom_version(resource), new)
-                if resource.custom
-                else openapi.unknown_fields(resource, new)
+                if validation_directive != field_validation.IGNORE
+                else []
             )
-            if unknown:
-                detail = ", ".join(f'unknown field "{path}"' for path in unknown)
-                raise errors.bad_request(f"strict decoding error: {detail}")
+        elif openapi.prunes(resource):
+            new, unknown = openapi.prune_unknown_fields(resource, new)
+        else:
+            ignored = validation_directive == field_validation.IGNORE
+            unknown = [] if ignored else openapi.unknown_fields(resource, new)
+        found = field_validation.on_patch(unknown, validation_directive, patch_type, body, patched)
+        if warnings is not None:
+            warnings.extend(found)
         # own the top level and metadata: both are edited below, the stored `old` never is
         new = {**new, "metadata": dict(new.get("metadata") or {})}
         self._check_identity(resource, new, namespace)

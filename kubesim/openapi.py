@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -405,15 +406,40 @@ def definitions() -> dict[str, JSON]:
     return copy.deepcopy(_documents().definitions)
 
 
+# Kinds whose definitions are written by hand (schemas_workload.py: kubernetes_asyncio has no
+# model for them) rather than derived from the models of upstream's published document, and so
+# not known to be complete: their unknown fields are reported (Warn, Strict) but never pruned.
+# Every other built-in kind's definitions match v1.36's api/openapi-spec/swagger.json field for
+# field (tests/kubesim_api/test_field_pruning.py holds them to it).
+UNPRUNED = frozenset({"scheduling.k8s.io/v1beta1/Workload", "scheduling.k8s.io/v1beta1/PodGroup"})
+
+
+def prunes(resource: ResourceType) -> bool:
+    """Whether kubesim drops `resource`'s unknown fields, as upstream's decoder does."""
+    return not resource.custom and f"{resource.api_version}/{resource.kind}" not in UNPRUNED
+
+
 def unknown_fields(resource: ResourceType, obj: dict[str, Any]) -> list[str]:
     """Paths of fields in obj that the resource's schema does not declare, in document order.
 
     Paths use upstream's strict-decoding notation: "spec.containers[0].foo", "metadata.bar".
     """
+    return prune_unknown_fields(resource, obj)[1]
+
+
+def prune_unknown_fields(
+    resource: ResourceType, obj: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """`obj` without the fields the resource's schema does not declare, and their paths (as
+    unknown_fields). `obj` itself is never changed: what had a field removed is a copy, the
+    rest is shared. Upstream's JSON decoder drops them the same way for every built-in kind
+    (apimachinery's serializer/json, strict mode only reporting them)."""
     docs = _documents()
     found: list[str] = []
-    _walk(docs.definitions, {"$ref": "#/definitions/" + docs.roots[resource]}, obj, "", found)
-    return found
+    pruned = _prune(
+        docs.definitions, {"$ref": "#/definitions/" + docs.roots[resource]}, obj, "", found
+    )
+    return pruned, found
 
 
 def _resolve(definitions: dict[str, JSON], schema: JSON) -> JSON:
@@ -424,31 +450,63 @@ def _resolve(definitions: dict[str, JSON], schema: JSON) -> JSON:
     return schema
 
 
-def _walk(
+def _prune(
     definitions: dict[str, JSON], schema: JSON, value: Any, path: str, found: list[str]
-) -> None:
+) -> Any:
+    """`value` without its undeclared fields (copied only where one was removed)."""
     schema = _resolve(definitions, schema)
     if schema.get("x-kubernetes-preserve-unknown-fields"):
-        return
+        return value
     if isinstance(value, list) and "items" in schema:
-        for index, item in enumerate(value):
-            _walk(definitions, schema["items"], item, f"{path}[{index}]", found)
-        return
+        return _prune_elements(definitions, schema["items"], value, enumerate(value), path, found)
     if not isinstance(value, dict):
-        return
+        return value
     if "additionalProperties" in schema:
-        for key, item in value.items():
-            if isinstance(item, (dict, list)):
-                _walk(definitions, schema["additionalProperties"], item, f"{path}[{key}]", found)
-        return
+        values = schema["additionalProperties"]
+        if not isinstance(values, dict):
+            return value
+        return _prune_elements(definitions, values, value, value.items(), path, found)
     properties = schema.get("properties")
     if properties is None:
-        return
+        return value
+    result: dict[str, Any] | None = None
     for key, item in value.items():
+        child = f"{path}.{key}" if path else key
         if key not in properties:
-            found.append(f"{path}.{key}" if path else key)
+            found.append(child)
+            if result is None:
+                result = dict(value)
+            del result[key]
         elif isinstance(item, (dict, list)):  # a scalar has no fields to check
-            _walk(definitions, properties[key], item, f"{path}.{key}" if path else key, found)
+            pruned = _prune(definitions, properties[key], item, child, found)
+            if pruned is not item:
+                if result is None:
+                    result = dict(value)
+                result[key] = pruned
+    return value if result is None else result
+
+
+def _prune_elements(
+    definitions: dict[str, JSON],
+    schema: JSON,
+    container: Any,
+    elements: Iterable[tuple[Any, Any]],
+    path: str,
+    found: list[str],
+) -> Any:
+    """A list's items or a map's values pruned by their one schema (`[index]`, `[key]`)."""
+    changed: dict[Any, Any] = {}
+    for key, item in elements:
+        if isinstance(item, (dict, list)):
+            pruned = _prune(definitions, schema, item, f"{path}[{key}]", found)
+            if pruned is not item:
+                changed[key] = pruned
+    if not changed:
+        return container
+    copied = list(container) if isinstance(container, list) else dict(container)
+    for key, pruned in changed.items():
+        copied[key] = pruned
+    return copied
 
 
 def _wants_protobuf(accept: str) -> bool:

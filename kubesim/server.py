@@ -22,6 +22,7 @@ from kubesim import (
     discovery,
     dryrun,
     errors,
+    field_validation,
     json_limits,
     openapi,
     protobuf,
@@ -468,26 +469,31 @@ class KubeApiHandler:
     # ---- writes ------------------------------------------------------------------------------
     def _field_validation(
         self, request: web.Request, resource: ResourceType, obj: Any
-    ) -> list[str]:
-        """Unknown fields per ?fieldValidation (Strict: 400; Warn: returned as warnings)."""
+    ) -> tuple[Any, list[str]]:
+        """The body without the fields its kind's schema does not declare, and the warnings
+        for them, per ?fieldValidation (upstream's create.go / update.go: Strict refuses them
+        with a 400, Warn answers them as Warning headers, Ignore drops them silently).
+        Custom objects are pruned by their CRD's schema later (customresources)."""
         request_options.check_field_validation(
             request.query, _OPTIONS_KIND.get(request.method, "CreateOptions")
         )
-        mode = request.query.get("fieldValidation") or "Warn"
-        if mode == "Ignore" or not isinstance(obj, dict):
-            return []
+        mode = request.query.get("fieldValidation") or field_validation.WARN
+        if not isinstance(obj, dict):
+            return obj, []
         if resource.custom:  # what pruning would drop (customresources.prepare_object)
+            if mode == field_validation.IGNORE:
+                return obj, []
             served = self._custom(resource)
             unknown = customresources.prune_preview(served, obj) if served is not None else []
+        elif openapi.prunes(resource):
+            obj, unknown = openapi.prune_unknown_fields(resource, obj)
+        elif mode == field_validation.IGNORE:
+            return obj, []
         else:
             unknown = openapi.unknown_fields(resource, obj)
-        if not unknown:
-            return []
-        messages = [f'unknown field "{path}"' for path in unknown]
-        if mode == "Strict":
-            detail = messages[0] if len(messages) == 1 else ", ".join(messages)
-            raise errors.bad_request(f"strict decoding error: {detail}")
-        return messages
+        return obj, field_validation.on_write(
+            unknown, mode, obj, resource.kind, resource.api_version
+        )
 
     @staticmethod
     def _with_warnings(response: web.Response, warnings: list[str]) -> web.Response:
@@ -517,7 +523,7 @@ class KubeApiHandler:
                 namespace = str((body.get("metadata") or {}).get("namespace") or "")
                 if not namespace:
                     raise errors.not_acceptable_404(request.path)
-        warnings = self._field_validation(request, resource, body)
+        body, warnings = self._field_validation(request, resource, body)
         api = self._writer(request)
         created = await api.create(resource, namespace, body)
         self._after_write(api, resource, created)
@@ -525,7 +531,7 @@ class KubeApiHandler:
 
     async def update(self, request: web.Request, target: Target) -> web.Response:
         body = await read_object(request)
-        warnings = self._field_validation(request, target.resource, body)
+        body, warnings = self._field_validation(request, target.resource, body)
         api = self._writer(request)
         updated = await api.update(
             target.resource, target.namespace or "", target.name, body, target.subresource
@@ -540,6 +546,7 @@ class KubeApiHandler:
         request_options.check_field_validation(request.query, "PatchOptions")
         body = await read_json(request)
         api = self._writer(request)
+        warnings: list[str] = []
         patched = await api.patch(
             target.resource,
             target.namespace or "",
@@ -547,10 +554,11 @@ class KubeApiHandler:
             content_type,
             body,
             target.subresource,
-            strict=request.query.get("fieldValidation") == "Strict",
+            validation_directive=request.query.get("fieldValidation") or field_validation.WARN,
+            warnings=warnings,
         )
         self._after_write(api, target.resource, patched)
-        return self.respond(request, target.resource, patched)
+        return self._with_warnings(self.respond(request, target.resource, patched), warnings)
 
     async def delete(self, request: web.Request, target: Target) -> web.Response:
         options = await read_object(request, required=False)

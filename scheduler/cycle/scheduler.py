@@ -76,6 +76,9 @@ class SchedulerOptions:
     # Every --feature-gates value, for the plugins that read gates (DynamicResources);
     # empty: each gate at its default.
     feature_gates: Mapping[str, bool] = dataclasses.field(default_factory=dict)
+    # Expensive DRA selectors on a worker thread while their pod waits; off for replays in
+    # virtual time, which must not depend on a thread's timing.
+    selectors_off_loop: bool = True
 
 
 def _enables(config: ResolvedConfig, plugin: str) -> bool:
@@ -329,6 +332,7 @@ class Scheduler:
                 opportunistic_batching=self.options.opportunistic_batching,
                 batch_metrics=self.metrics,
                 feature_gates=self.options.feature_gates,
+                activate=self.queue.activate if self.options.selectors_off_loop else None,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)

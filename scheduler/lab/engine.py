@@ -124,7 +124,9 @@ class Replay:
             self.client,
             config,
             registry,
-            SchedulerOptions(seed=seed, feature_gates=dict(feature_gates or {})),
+            SchedulerOptions(
+                seed=seed, feature_gates=dict(feature_gates or {}), selectors_off_loop=False
+            ),
             clock=self.clock,
             wall_clock=self.clock.wall,
         )

@@ -3,6 +3,7 @@ and media types. Every refusal is a Status with upstream's code, and nothing is 
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -76,12 +77,19 @@ class Http:
         return [(p["metadata"]["name"], p["metadata"]["resourceVersion"]) for p in body["items"]]
 
 
+@contextlib.asynccontextmanager
+async def serving(token: str) -> AsyncIterator[TestClient[Any, Any]]:
+    """A client of a fresh in-process kubesim (no nodes) that takes `token`."""
+    cluster = Cluster(ClusterConfig(nodes=0, token=token), rng=random.Random(3))
+    await cluster._bootstrap()
+    app = build_app(cluster.api, ServerOptions(token=token))
+    async with TestClient(TestServer(app)) as client:
+        yield client
+
+
 @pytest.fixture
 async def http() -> AsyncIterator[Http]:
-    cluster = Cluster(ClusterConfig(nodes=0, token=TOKEN), rng=random.Random(3))
-    await cluster._bootstrap()
-    app = build_app(cluster.api, ServerOptions(token=TOKEN))
-    async with TestClient(TestServer(app)) as client:
+    async with serving(TOKEN) as client:
         yield Http(client)
 
 
@@ -144,18 +152,19 @@ async def test_json_patches_cannot_grow_an_object_past_what_the_server_serialize
 ) -> None:
     """Each JSON patch is within the request limit (its path is a string, not nesting); together
     they would nest the stored object past orjson's 254 levels. The write that would go too deep
-    is refused with 422 and changes nothing; every list still serializes."""
-    configmaps = "/api/v1/namespaces/default/configmaps"
-    created = {"metadata": {"name": "cm"}, "zz": orjson.loads(nested(90))}
-    status, body = await http.call("POST", configmaps, created, fieldValidation="Ignore")
+    is refused with 422 and changes nothing; every list still serializes. A ControllerRevision's
+    `data` keeps any JSON (a RawExtension), so nothing of it is pruned."""
+    revisions = "/apis/apps/v1/namespaces/default/controllerrevisions"
+    created = {"metadata": {"name": "cm"}, "revision": 1, "data": {"zz": orjson.loads(nested(90))}}
+    status, body = await http.call("POST", revisions, created)
     assert status == 201, body
-    pointer = "/zz" + "/x" * 88  # the innermost {} of zz
+    pointer = "/data/zz" + "/x" * 88  # the innermost {} of zz
     outcomes = []
     for _ in range(4):
         raw = f'[{{"op":"add","path":"{pointer}/y","value":{nested(90)}}}]'.encode()
-        status, body = await http.call("PATCH", f"{configmaps}/cm", raw, JSON_PATCH)
+        status, body = await http.call("PATCH", f"{revisions}/cm", raw, JSON_PATCH)
         outcomes.append(status)
-        listed_status, listed = await http.call("GET", configmaps)
+        listed_status, listed = await http.call("GET", revisions)
         assert listed_status == 200, listed
         if status != 200:
             assert_status(status, body, 422, "Invalid")

@@ -213,7 +213,10 @@ async def test_create_prunes_defaults_and_validates(kube: Kube) -> None:
     assert body["details"]["group"] == "example.com"
     status, body = await kube.call("POST", WIDGETS, widget("w3", extra=1), fieldValidation="Strict")
     assert status == 400
-    assert body["message"] == 'strict decoding error: unknown field "spec.extra"'
+    assert body["message"] == (  # create.go's transformDecodeError
+        'Widget in version "v1" cannot be handled as a Widget: strict decoding error: '
+        'unknown field "spec.extra"'
+    )
 
 
 async def test_status_subresource_and_generation(kube: Kube) -> None:

@@ -146,9 +146,14 @@ class RecordingAllocator(Allocator):
 
 
 def setup(
-    *objects: Any, nodes: Sequence[str] = ("worker",), client: Any = None, gates: Any = None
+    *objects: Any,
+    nodes: Sequence[str] = ("worker",),
+    client: Any = None,
+    gates: Any = None,
+    activate: Any = None,
 ) -> tuple[Any, Any, Any]:
-    """(framework with DynamicResources alone, its ResourceObjects, the RecordingClient)."""
+    """(framework with DynamicResources alone, its ResourceObjects, the RecordingClient);
+    `activate`: the queue's activator the handle offers (None: none, selectors inline)."""
     from scheduler.listers.cluster_objects import ClusterObjects
     from scheduler.testing import (
         RecordingClient,
@@ -168,6 +173,7 @@ def setup(
     )
     if gates is not None:
         deps.feature_gates = gates
+    deps.activate = activate
     return build_framework(["DynamicResources"], deps), objs.resources, client
 
 

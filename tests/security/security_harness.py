@@ -156,9 +156,12 @@ class Cluster:
         return (self.workdir / "scheduler.log").read_text(errors="replace")
 
 
-def running_cluster(workdir: Path, config: str = ELECTED, *extra: str) -> Any:
-    """A generator for a module fixture: yields a Cluster once the scheduler leads and binds."""
-    kubesim = start_cluster(workdir, 0, 2)
+def running_cluster(
+    workdir: Path, config: str = ELECTED, *extra: str, cluster_flags: tuple[str, ...] = ()
+) -> Any:
+    """A generator for a module fixture: yields a Cluster once the scheduler leads and binds.
+    `extra` goes to `aiosched run`, `cluster_flags` to `aiosched cluster` (2 nodes)."""
+    kubesim = start_cluster(workdir, 0, 2, *cluster_flags)
     with stopping(kubesim):
         (workdir / "config.yaml").write_text(config)
         scheduler = start(

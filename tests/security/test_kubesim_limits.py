@@ -2,14 +2,16 @@
 down or past its rules: a JSON patch of more than 10,000 operations (413) or whose copies add
 more than 3 MiB (422), an object patched past 3 MiB (413, etcd's request limit), a CRD pattern
 RE2 cannot compile, a backtracking pattern (matched in linear time), a selector estimated over
-the CEL cost limit, a service-account token minted for another audience, unknown fields added
-by a PATCH under fieldValidation=Strict, and numbers too long to be int64 (400, not 500). The
-store is left as it was.
+the CEL cost limit, a service-account token minted for another audience, unknown fields of
+built-in kinds (kubectl's create and apply refuse them, or warn and drop them), and numbers too
+long to be int64 (400, not 500). The store is left as it was.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,8 +214,63 @@ def test_strict_patch_refuses_unknown_fields_of_built_in_kinds(
     status, answer = patch(
         api, path, {"bogus": 1}, "?fieldValidation=Strict", "application/merge-patch+json"
     )
-    assert (status, answer["message"]) == (400, 'strict decoding error: unknown field "bogus"')
+    assert (status, answer["reason"]) == (422, "Invalid")
+    assert answer["message"].endswith('strict decoding error: unknown field "bogus"')
     assert "bogus" not in api.call("GET", path)[1]
+
+
+def run_kubectl(workdir: Path, manifest: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["kubectl", *args, "-f", "-"],
+        input=manifest,
+        capture_output=True,
+        text=True,
+        env=Kubectl(workdir).env,
+        timeout=60,
+    )
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
+def test_kubectl_refuses_or_warns_about_unknown_fields_and_never_stores_them(
+    kubesim: tuple[Process, Api, Path],
+) -> None:
+    """kubectl sends fieldValidation=Strict: create and apply (a strategic merge patch once
+    the object exists) fail as against a real API server; with --validate=warn they warn and
+    the field is dropped."""
+    _, _, workdir = kubesim
+    kubectl = Kubectl(workdir)
+    document = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "unknown-fields"},
+        "spec": {"ports": [{"port": 80, "colour": "red"}], "foo": 1},
+    }
+    manifest = json.dumps(document)
+    for verb in ("create", "apply"):
+        refused = run_kubectl(workdir, manifest, verb)
+        assert refused.returncode != 0
+        assert (
+            'Service in version "v1" cannot be handled as a Service: strict decoding error: '
+            'unknown field "spec.foo", unknown field "spec.ports[0].colour"'
+        ) in refused.stderr
+    assert "unknown-fields" not in kubectl("get", "services", "-o", "name")
+    warned = run_kubectl(workdir, manifest, "apply", "--validate=warn")
+    assert warned.returncode == 0, warned.stderr
+    assert 'Warning: unknown field "spec.foo"' in warned.stderr
+    assert 'Warning: unknown field "spec.ports[0].colour"' in warned.stderr
+    stored = kubectl.json("service", "unknown-fields")
+    assert "foo" not in stored["spec"] and "colour" not in stored["spec"]["ports"][0]
+    # the object exists: apply now patches it (strategic merge)
+    document["spec"]["bar"] = 2
+    refused = run_kubectl(workdir, json.dumps(document), "apply")
+    assert refused.returncode != 0
+    assert refused.stderr.startswith("The request is invalid: patch: Invalid value: ")  # 422
+    assert "strict decoding error: " in refused.stderr
+    assert 'unknown field "spec.bar"' in refused.stderr
+    warned = run_kubectl(workdir, json.dumps(document), "apply", "--validate=warn")
+    assert warned.returncode == 0, warned.stderr
+    assert 'Warning: unknown field "spec.bar"' in warned.stderr
+    assert "bar" not in kubectl.json("service", "unknown-fields")["spec"]
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,11 @@ import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
-from security_harness import HEALTHZ_SECONDS, PROBE_BIND_SECONDS, Cluster, running_cluster
+from security_harness import HEALTHZ_SECONDS, PROBE_BIND_SECONDS, Cluster
 
 pytestmark = pytest.mark.e2e
 
@@ -26,8 +25,8 @@ AT_ONCE = 250
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    yield from running_cluster(tmp_path_factory.mktemp("flood"))
+def cluster(elected_cluster: Cluster) -> Cluster:
+    return elected_cluster
 
 
 async def flood(url: str, answers: Counter[int]) -> None:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from processes import wait_until
-from security_harness import ELECTED, HEALTHZ_SECONDS, Cluster, running_cluster
+from security_harness import ELECTED, HEALTHZ_SECONDS, Cluster
 
 pytestmark = pytest.mark.e2e
 
@@ -40,8 +39,8 @@ def alias_bomb(levels: int = 9) -> str:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    yield from running_cluster(tmp_path_factory.mktemp("config"))
+def cluster(elected_cluster: Cluster) -> Cluster:
+    return elected_cluster
 
 
 def admin(cluster: Cluster) -> dict[str, str]:

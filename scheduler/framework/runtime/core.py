@@ -194,6 +194,9 @@ class HandleDeps:
     # The --feature-gates values plugins read (DynamicResources); empty: every gate at its
     # default.
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    # Moves pods to activeQ (upstream's Handle.Activate, the PodActivator); None where no
+    # queue is to be woken (tests, the policy lab, what-if).
+    activate: Callable[[Sequence[PodView]], None] | None = None
 
 
 def _error(message: str, plugin: str = "") -> Status:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from scheduler.framework.errors import FrameworkError
@@ -110,6 +110,11 @@ class Framework(Filtering, Scoring, Binding, Placing):
     def feature_gates(self) -> Mapping[str, bool]:
         """The process's --feature-gates values (a gate not in it is at its default)."""
         return self._deps.feature_gates
+
+    @property
+    def pod_activator(self) -> Callable[[Sequence[PodView]], None] | None:
+        """Upstream's Handle.Activate: moves pods to activeQ; None without a queue."""
+        return self._deps.activate
 
     def pod_exists(self, pod: PodView) -> bool:
         """Whether the pod is still in the informer's store (True when there is no store)."""

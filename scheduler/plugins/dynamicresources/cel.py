@@ -39,8 +39,10 @@ from __future__ import annotations
 
 import math
 import re
+import threading
+import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -64,7 +66,7 @@ from apimachinery.cel_check import (
     MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE as MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE,
 )
 from apimachinery.quantity import parse_quantity
-from scheduler.api.resource import AttributeValue, DeviceView
+from scheduler.api.resource import AttributeValue, DeviceView, ResourceSliceView
 from scheduler.plugins.dynamicresources.cel_library import LIBRARY_FUNCTIONS, Quantity, Semver
 
 assert set(LIBRARY_FUNCTIONS) == LIBRARY_FUNCTION_NAMES  # what is declared is implemented
@@ -73,6 +75,18 @@ DEFAULT_CACHE_SIZE = 10
 COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
 # cel-go's common.StringTraversalCostFactor: cost per byte (or element) of what is built.
 TRAVERSAL_COST_FACTOR = 0.1
+# aiosched's bounds on the scheduler's event loop (celpy walks a tree: about 30 us a cost unit,
+# a thousand times cel-go's speed). A selector whose static estimate is over INLINE_MAX_COST
+# (a macro over a list or a device's attributes) is evaluated on a worker thread
+# (selector_worker.py), never in a scheduling cycle; the plain comparisons selectors are
+# made of (`device.driver == "x"`: 3 units, attribute and capacity comparisons: 5 to 20) stay
+# inline. An expression longer than INLINE_COMPILE_LENGTH is compiled there too: parsing costs
+# about 0.1 ms a character.
+INLINE_MAX_COST = 100
+INLINE_COMPILE_LENGTH = 256
+# The worker's evaluations give the interpreter lock up every this many cost units, so the
+# event loop's thread never waits long for it.
+YIELD_EVERY_UNITS = 64
 
 
 class CelRuntimeError(Exception):
@@ -133,6 +147,23 @@ class _CostExceeded(Exception):
     pass
 
 
+class EvaluationCancelled(Exception):
+    """The worker evaluating a selector off the event loop was stopped."""
+
+
+class _Budget:
+    """What one evaluation may still spend; `stop` is set for evaluations on the worker
+    thread, which give up the interpreter lock every YIELD_EVERY_UNITS units and end when
+    the worker is stopped."""
+
+    __slots__ = ("countdown", "remaining", "stop")
+
+    def __init__(self, limit: int, stop: threading.Event | None) -> None:
+        self.remaining = limit
+        self.stop = stop
+        self.countdown = YIELD_EVERY_UNITS
+
+
 class _CountingEvaluator(Evaluator):
     """celpy's tree-walking evaluator, charging one cost unit per node that does work."""
 
@@ -146,7 +177,7 @@ class _CountingEvaluator(Evaluator):
         }
     )  # fmt: skip
 
-    def __init__(self, ast: _Tree, activation: Any, budget: list[int]) -> None:
+    def __init__(self, ast: _Tree, activation: Any, budget: _Budget) -> None:
         super().__init__(ast, activation)
         self.budget = budget
 
@@ -167,9 +198,17 @@ class _CountingEvaluator(Evaluator):
         return result
 
     def _charge(self, units: int) -> None:
-        self.budget[0] -= units
-        if self.budget[0] < 0:
+        budget = self.budget
+        budget.remaining -= units
+        if budget.remaining < 0:
             raise _CostExceeded
+        if budget.stop is not None:
+            budget.countdown -= units
+            if budget.countdown <= 0:
+                budget.countdown = YIELD_EVERY_UNITS
+                if budget.stop.is_set():
+                    raise EvaluationCancelled
+                time.sleep(0)  # lets the event loop's thread take the lock
 
 
 def _builds_a_value(tree: _Tree) -> bool:
@@ -183,8 +222,8 @@ def _builds_a_value(tree: _Tree) -> bool:
 class _CountingRunner(celpy.InterpretedRunner):
     cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
 
-    def evaluate(self, context: Any) -> Any:
-        budget = [self.cost_limit]
+    def evaluate(self, context: Any, stop: threading.Event | None = None) -> Any:
+        budget = _Budget(self.cost_limit, stop)
         evaluator = _CountingEvaluator(self.ast, self.new_activation(), budget)
         return evaluator.evaluate(context)
 
@@ -279,12 +318,21 @@ class CompiledSelector:
     # the expression never reads `device`: one outcome for every device
     device_independent: bool = False
 
-    def device_matches(self, activation: Mapping[str, Any]) -> bool:
-        """Evaluate against one device's activation; CelRuntimeError on failure."""
+    @property
+    def off_loop(self) -> bool:
+        """Whether the scheduler evaluates this selector on its worker thread."""
+        return self.error is None and self.max_cost > INLINE_MAX_COST
+
+    def device_matches(
+        self, activation: Mapping[str, Any], stop: threading.Event | None = None
+    ) -> bool:
+        """Evaluate against one device's activation; CelRuntimeError on failure. With `stop`
+        (the worker thread), the evaluation yields the interpreter lock as it goes and raises
+        EvaluationCancelled once `stop` is set."""
         if self.program is None:
             raise CelRuntimeError(self.error or "not compiled")
         try:
-            result = self.program.evaluate(activation)
+            result = self.program.evaluate(activation, stop)
         except _CostExceeded:
             raise CelRuntimeError(COST_LIMIT_EXCEEDED) from None
         except CELEvalError as err:
@@ -341,11 +389,31 @@ def compile_selector(
     )
 
 
+# (expression, slice uid, slice resourceVersion, device name): one selector's outcome on one
+# device; the last three are empty for an expression that never reads `device`.
+ResultKey = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorWork:
+    """One evaluation the worker thread owes: `compiled` against `device` of a slice of
+    `driver`, its outcome to be stored under `key`."""
+
+    compiled: CompiledSelector
+    key: ResultKey
+    driver: str
+    device: DeviceView
+
+
 class CelCache:
     """Compiled selectors by expression, least recently used dropped first (cel.Cache), and
     each selector's result per device, keyed by (expression, slice uid, slice
     resourceVersion, device name): exact, because a device only changes with its slice's
-    resourceVersion. Shared across scheduling cycles by the plugin."""
+    resourceVersion. Shared across scheduling cycles by the plugin.
+
+    Outcomes of the selectors evaluated off the event loop (`CompiledSelector.off_loop`) are
+    kept apart: they are only dropped (all at once, past `max_results`) when the worker
+    stores new ones, between cycles, so what PreFilter found cached is still there in Filter."""
 
     def __init__(
         self,
@@ -359,19 +427,69 @@ class CelCache:
         self.consumable_capacity = consumable_capacity
         self._compiled: OrderedDict[str, CompiledSelector] = OrderedDict()
         # value: True/False, or the runtime error's message
-        self._results: dict[tuple[str, str, str, str], bool | str] = {}
+        self._results: dict[ResultKey, bool | str] = {}
+        self._off_loop_results: dict[ResultKey, bool | str] = {}
         self._activations: dict[tuple[str, str, str], dict[str, Any]] = {}
 
     def get_or_compile(self, expression: str) -> CompiledSelector:
+        compiled = self.compiled(expression)
+        if compiled is None:
+            compiled = compile_selector(expression, consumable_capacity=self.consumable_capacity)
+            self.put_compiled(compiled)
+        return compiled
+
+    def compiled(self, expression: str) -> CompiledSelector | None:
+        """The expression's compiled selector if cached (then the most recently used)."""
         compiled = self._compiled.get(expression)
         if compiled is not None:
             self._compiled.move_to_end(expression)
-            return compiled
-        compiled = compile_selector(expression, consumable_capacity=self.consumable_capacity)
-        self._compiled[expression] = compiled
+        return compiled
+
+    def put_compiled(self, compiled: CompiledSelector) -> None:
+        self._compiled[compiled.expression] = compiled
+        self._compiled.move_to_end(compiled.expression)
         if len(self._compiled) > self.max_size:
             self._compiled.popitem(last=False)
-        return compiled
+
+    @staticmethod
+    def result_key(
+        compiled: CompiledSelector, slice_uid: str, slice_version: str, device_name: str
+    ) -> ResultKey:
+        if compiled.device_independent:
+            return (compiled.expression, "", "", "")
+        return (compiled.expression, slice_uid, slice_version, device_name)
+
+    def missing(
+        self, compiled: CompiledSelector, slices: Sequence[ResourceSliceView]
+    ) -> Iterator[SelectorWork]:
+        """The evaluations of an off-loop selector not cached yet for the devices of
+        `slices` (at most one for an expression that never reads `device`)."""
+        results = self._off_loop_results
+        for resource_slice in slices:
+            uid, version = resource_slice.uid, resource_slice.resource_version
+            for device in resource_slice.devices:
+                key = self.result_key(compiled, uid, version, device.name)
+                if key not in results:
+                    yield SelectorWork(compiled, key, resource_slice.driver, device)
+                if compiled.device_independent:
+                    return
+
+    def record(self, outcomes: Sequence[tuple[ResultKey, bool | str]]) -> None:
+        """Store what the worker thread evaluated (on the event loop's thread)."""
+        if len(self._off_loop_results) + len(outcomes) > self.max_results:
+            self._off_loop_results.clear()
+        self._off_loop_results.update(outcomes)
+
+    def evaluate(self, work: SelectorWork, stop: threading.Event | None = None) -> bool | str:
+        """One evaluation as the worker thread runs it: the outcome, or the runtime error's
+        message (EvaluationCancelled once `stop` is set)."""
+        activation = device_activation(
+            work.driver, work.device, consumable_capacity=self.consumable_capacity
+        )
+        try:
+            return work.compiled.device_matches(activation, stop)
+        except CelRuntimeError as err:
+            return str(err)
 
     def device_matches(
         self,
@@ -383,16 +501,13 @@ class CelCache:
     ) -> bool:
         """Evaluate `compiled` for one device of a slice, remembering the outcome when the
         slice is identified (uid and resourceVersion set). CelRuntimeError on failure."""
-        if compiled.device_independent:
-            slice_uid, slice_version, device_name = "", "", ""
-        elif not slice_uid or not slice_version:
+        if not compiled.device_independent and (not slice_uid or not slice_version):
             return compiled.device_matches(
                 device_activation(driver, device, consumable_capacity=self.consumable_capacity)
             )
-        else:
-            device_name = device.name
-        key = (compiled.expression, slice_uid, slice_version, device_name)
-        outcome = self._results.get(key)
+        key = self.result_key(compiled, slice_uid, slice_version, device.name)
+        results = self._off_loop_results if compiled.off_loop else self._results
+        outcome = results.get(key)
         if outcome is None:
             try:
                 outcome = compiled.device_matches(
@@ -400,12 +515,12 @@ class CelCache:
                 )
             except CelRuntimeError as err:
                 outcome = str(err)
-            if len(self._results) >= self.max_results:
-                self._results.clear()
-            self._results[key] = outcome
-        if isinstance(outcome, str):
-            raise CelRuntimeError(outcome)
-        return outcome
+            if len(results) >= self.max_results:
+                if results is self._off_loop_results:  # kept until the worker stores more
+                    return _outcome(outcome)
+                results.clear()
+            results[key] = outcome
+        return _outcome(outcome)
 
     def _activation(
         self, slice_uid: str, slice_version: str, driver: str, device: DeviceView
@@ -420,3 +535,9 @@ class CelCache:
                 self._activations.clear()
             self._activations[key] = activation
         return activation
+
+
+def _outcome(outcome: bool | str) -> bool:
+    if isinstance(outcome, str):
+        raise CelRuntimeError(outcome)
+    return outcome

@@ -28,7 +28,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -36,7 +36,7 @@ import numpy as np
 
 from scheduler.api.errors import MalformedObject
 from scheduler.api.objects import PodView
-from scheduler.api.resource import ResourceClaimView
+from scheduler.api.resource import ResourceClaimView, ResourceSliceView
 from scheduler.api.selectors import NodeSelector
 from scheduler.cache.node_table import IntArray, NodeTable
 from scheduler.cache.rows import Rows, default_normalize_rows
@@ -78,6 +78,11 @@ from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
 from scheduler.plugins.dynamicresources.ranking import DeviceRanker, profile_device_ranker
+from scheduler.plugins.dynamicresources.selector_worker import (
+    WAITING_MESSAGE,
+    SelectorGate,
+    claim_selectors,
+)
 from scheduler.plugins.dynamicresources.writes import (
     CONFLICT_DELAY,
     CONFLICT_RETRIES,
@@ -185,6 +190,9 @@ class DynamicResources:
         # Compiled CEL selectors (upstream: an LRU of 10) and their results per device,
         # shared by every cycle's Allocator.
         self._cel_cache = CelCache(consumable_capacity=self._allocator_features.consumable_capacity)
+        # Selectors too expensive for a scheduling cycle, evaluated on a worker thread while
+        # their pod waits (selector_worker.py); without the queue's activator, inline.
+        self._selector_gate = SelectorGate(self._cel_cache, getattr(handle, "pod_activator", None))
         # Unreserve's API calls (Unreserve is not a coroutine): held until done.
         self._background: set[asyncio.Task[None]] = set()
 
@@ -244,11 +252,24 @@ class DynamicResources:
     def pre_enqueue(self, pod: PodView) -> Status:
         if not pod.resource_claims:
             return Status.OK
+        resources = self.resources
         try:
-            pod_claims(pod, self.resources)
+            claims = pod_claims(pod, resources)
         except ClaimsNotReady as err:
             return _unschedulable(str(err))
+        if self._selectors_pending(pod, claims, lambda: list(resources.slices.list())):
+            return _unschedulable(WAITING_MESSAGE)
         return Status.OK
+
+    def _selectors_pending(
+        self,
+        pod: PodView,
+        claims: Sequence[ResourceClaimView],
+        slices: Callable[[], Sequence[ResourceSliceView]],
+    ) -> bool:
+        """Whether the pod waits for selectors compiled or evaluated off the event loop."""
+        expressions = claim_selectors(claims, self.resources.classes.by_key.get)
+        return self._selector_gate.pending(pod, expressions, slices)
 
     # -- PreFilter -------------------------------------------------------------------------
 
@@ -334,6 +355,11 @@ class DynamicResources:
                 )
             except AllocationError as err:
                 return None, Status.error(str(err))
+            # The slices may have changed since PreEnqueue: the cycle never evaluates an
+            # expensive selector itself.
+            allocator = s.allocator
+            if self._selectors_pending(pod, claims, lambda: allocator.slices):
+                return None, _unschedulable(WAITING_MESSAGE)
         s.claims = claims
         s.infos = infos
         return None, Status.OK
