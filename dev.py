@@ -5,7 +5,9 @@
                                    --kubeconfig, --master or --embedded among ARGS, the local
                                    demo: --embedded --insecure-http ARGS
     python3 dev.py test [ARGS...]  install into .venv (with the dev extra), then ruff, mypy,
-                                   lint-imports, pytest
+                                   lint-imports, pytest (test files spread over one worker
+                                   per core; AIOSCHED_TEST_WORKERS=N sets how many, 0 runs
+                                   them in this process, as do `-n`/`-p no:xdist` in ARGS)
     python3 dev.py bench [ARGS...] install into .venv, then `aiosched bench ARGS...`
     python3 dev.py traces [--port P] [--grpc-port G]
                                    a local trace UI without Docker: Arize Phoenix, the OTLP
@@ -184,6 +186,26 @@ def _has_flag(args: list[str], names: tuple[str, ...]) -> bool:
     return any(arg == name or arg.startswith(name + "=") for arg in args for name in names)
 
 
+def _usable_cores() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux: the cores this process may use
+    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
+
+
+def pytest_arguments(rest: list[str]) -> list[str]:
+    """pytest's arguments for `dev.py test REST`: REST, spread over pytest-xdist workers unless
+    REST or AIOSCHED_TEST_WORKERS chooses. `--dist loadfile` keeps each file on one worker, so a
+    module's shared cluster is started once; tests/conftest.py starts the longest files first."""
+    if _has_flag(rest, ("-n", "--numprocesses")) or "no:xdist" in rest:
+        return list(rest)
+    workers = os.environ.get("AIOSCHED_TEST_WORKERS", "").strip()
+    if workers and not workers.isdigit():
+        sys.exit(f"dev.py: AIOSCHED_TEST_WORKERS={workers!r} is not a number of workers (0 up)")
+    count = int(workers) if workers else _usable_cores()
+    if count <= 1:
+        return list(rest)
+    return ["-n", str(count), "--dist", "loadfile", *rest]
+
+
 def run_arguments(rest: list[str]) -> list[str]:
     """`aiosched run`'s arguments for `dev.py run REST`: the local demo (the embedded cluster,
     /metrics and /debug on loopback over plain HTTP) unless REST names a cluster itself, so
@@ -212,7 +234,7 @@ def main(argv: list[str]) -> int:
         # the import contracts in pyproject.toml; --no-cache: its cache once kept reporting an
         # import that `git checkout` had reverted, and the whole check takes a fraction of a second
         _run(BIN / "lint-imports", "--no-cache")
-        _run(PYTHON, "-m", "pytest", *rest)
+        _run(PYTHON, "-m", "pytest", *pytest_arguments(rest))
         return 0
     ensure_installed("")
     if command == "run":

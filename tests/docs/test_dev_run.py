@@ -58,3 +58,34 @@ def test_dev_run_adds_the_demo_flags_unless_a_cluster_is_named(
     given: list[str], runs: list[str]
 ) -> None:
     assert _dev().run_arguments(given) == runs
+
+
+@pytest.mark.parametrize(
+    ("given", "workers", "runs"),
+    [
+        ([], "", ["-n", "CORES", "--dist", "loadfile"]),
+        (["tests/kubesim", "-x"], "3", ["-n", "3", "--dist", "loadfile", "tests/kubesim", "-x"]),
+        (["tests/kubesim"], "0", ["tests/kubesim"]),
+        (["tests/kubesim"], "1", ["tests/kubesim"]),
+        # the caller chose: dev.py adds nothing
+        (["-n", "4"], "3", ["-n", "4"]),
+        (["--numprocesses=4"], "", ["--numprocesses=4"]),
+        (["-p", "no:xdist", "-x"], "3", ["-p", "no:xdist", "-x"]),
+    ],
+)
+def test_dev_test_spreads_files_over_workers_unless_told_otherwise(
+    given: list[str], workers: str, runs: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dev = _dev()
+    monkeypatch.setenv("AIOSCHED_TEST_WORKERS", workers)
+    cores = dev._usable_cores()
+    expected = [str(cores) if arg == "CORES" else arg for arg in runs]
+    if cores <= 1 and not workers and "CORES" in runs:
+        expected = list(given)
+    assert dev.pytest_arguments(given) == expected
+
+
+def test_a_worker_count_that_is_not_a_number_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIOSCHED_TEST_WORKERS", "many")
+    with pytest.raises(SystemExit, match="AIOSCHED_TEST_WORKERS='many' is not a number"):
+        _dev().pytest_arguments([])
