@@ -86,12 +86,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     ),
     # kube-scheduler: beta, on by default at v1.37, not done yet.
     "StorageCapacityScoring": NotHonoured(True, "VolumeBinding's storage capacity scoring"),
-    # The queue implements it (scheduler/queue, tested both ways), but with it on a gang of
-    # Coscheduling livelocks in tests/e2e_plugins/test_coscheduling.py: its members cycle
-    # through backoffQ and never see a new node.
-    "SchedulerPopFromBackoffQ": NotHonoured(
-        True, "popping from backoffQ without livelocking Coscheduling's gangs"
-    ),
     "NominatedNodeNameForExpectation": NotHonoured(
         True, "setting nominatedNodeName before WaitOnPermit / PreBind (PreBindPreFlight)"
     ),

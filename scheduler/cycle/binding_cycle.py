@@ -142,8 +142,18 @@ class BindingCycle:
         self._stats.bind_failures += 1
         attempt.profile.framework.run_reserve_plugins_unreserve(attempt.state, assumed, host)
         forget_assumed(self._cache, assumed)
-        # The resources the assumed pod held are free again: others may fit now.
-        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
+        # The resources the assumed pod held are free again: others may fit now. A rejected
+        # pod is requeued first and left out, as upstream defers this move after its failure
+        # handler: recorded while the pod is in flight, its own AssignedPodDelete would send
+        # it to backoffQ whatever its rejector's hints say.
+        rejected = status.is_rejected
+        if not rejected:
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
         self._failures.fail(
             attempt.profile, pinfo, status, attempt.cycle, attempt.start, trace=attempt.trace
         )
+        if rejected:
+            uid = assumed.uid
+            self._queue.move_all_to_active_or_backoff(
+                ASSIGNED_POD_DELETE, assumed, None, pre_check=lambda pod: pod.uid != uid
+            )

@@ -133,8 +133,8 @@ class Scheduler:
             max_unschedulable_duration=self.options.max_unschedulable_seconds,
             metrics=self.metrics,
             gate_may_lift=self._gate_may_lift,
-            # SchedulerPopFromBackoffQ (beta and on by default upstream since v1.33): aiosched
-            # refuses it on for now (scheduler/app/feature_gates.py says why).
+            # SchedulerPopFromBackoffQ (beta and on by default upstream since v1.33; `aiosched
+            # run` passes every gate, so the False here only serves embedders' partial maps).
             pop_from_backoff_q=self.options.feature_gates.get("SchedulerPopFromBackoffQ", False),
         )
         # (gating plugin, event) → answer, for the profiles named (a reload starts afresh)

@@ -362,6 +362,7 @@ class FailureHandler:
         "_snapshot",
         "_start_soon",
         "_stats",
+        "_status_updates",
         "_wall_clock",
     )
 
@@ -392,6 +393,9 @@ class FailureHandler:
         self._stats = stats
         self._instrumentation = instrumentation
         self._start_soon = start_soon
+        # Pod uid → the newest PodScheduled=False patch not sent yet (None: its sender is
+        # sending one), for the pods that have a sender task. See _spawn_status_update.
+        self._status_updates: dict[str, tuple[PodView, dict[str, Any]] | None] = {}
 
     def fail_unschedulable(
         self,
@@ -457,7 +461,6 @@ class FailureHandler:
         else:
             self._metrics.pod_schedule_error(profile.name, self._clock() - start)
             self._stats.errors += 1
-            pinfo.consecutive_errors += 1
         reason = "Unschedulable" if rejected else "SchedulerError"
         message = status.message or reason
         queue = self._queue
@@ -521,9 +524,23 @@ class FailureHandler:
         status_patch: dict[str, Any] = {"conditions": [new_condition]}
         if nominated_node or pod.nominated_node_name:
             status_patch["nominatedNodeName"] = nominated_node or None
-        self._start_soon(
-            self._patch_unscheduled_status, pod, status_patch, name=f"status-{pod.key}"
-        )
+        # One sender per pod, sending the newest patch: a pod that fails faster than the
+        # client's qps lets its patches out (a gang retried from backoffQ, round after round)
+        # leaves one patch waiting, not one per failure. Upstream waits for the patch in the
+        # failing goroutine, which bounds its calls the same way; here the loop goes on.
+        sending = pod.uid in self._status_updates
+        self._status_updates[pod.uid] = (pod, status_patch)
+        if not sending:
+            self._start_soon(self._send_status_updates, pod.uid, name=f"status-{pod.key}")
+
+    async def _send_status_updates(self, uid: str) -> None:
+        """Send the pod's newest status patch until none is left."""
+        try:
+            while (update := self._status_updates.get(uid)) is not None:
+                self._status_updates[uid] = None
+                await self._patch_unscheduled_status(*update)
+        finally:
+            self._status_updates.pop(uid, None)
 
     async def _patch_unscheduled_status(
         self, pod: PodView, status_patch: Mapping[str, Any]
