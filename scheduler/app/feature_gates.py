@@ -84,8 +84,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     "SchedulerAsyncPreemption": NotHonoured(
         False, "making preemption's API calls within the scheduling cycle"
     ),
-    # kube-scheduler: beta, on by default at v1.37, not done yet.
-    "StorageCapacityScoring": NotHonoured(True, "VolumeBinding's storage capacity scoring"),
     "NominatedNodeNameForExpectation": NotHonoured(
         True, "setting nominatedNodeName before WaitOnPermit / PreBind (PreBindPreFlight)"
     ),

@@ -1,8 +1,8 @@
 """The VolumeBinding plugin: PreFilter, Filter, Reserve / Unreserve, PreBind, queueing hints.
 
 Ported from upstream's pkg/scheduler/framework/plugins/volumebinding/volume_binding_test.go
-(TestVolumeBinding: PreFilter status and state, Filter status per node; the Score expectations
-are not ported since Score is behind the StorageCapacityScoring gate, off by default; the
+(TestVolumeBinding: PreFilter status and state, Filter status per node; its PreScore and Score
+expectations are in test_volumebinding_score.py; the
 "all bound with local volumes" case no longer narrows the nodes in PreFilter, as current
 upstream's PreFilter returns no PreFilterResult) and the queueing hint tests of the same file
 (TestIsSchedulableAfterCSINodeChange, ...PersistentVolumeClaimChange, ...StorageClassChange,
