@@ -84,9 +84,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     "SchedulerAsyncPreemption": NotHonoured(
         False, "making preemption's API calls within the scheduling cycle"
     ),
-    "NominatedNodeNameForExpectation": NotHonoured(
-        True, "setting nominatedNodeName before WaitOnPermit / PreBind (PreBindPreFlight)"
-    ),
     # DRA gates that scheduler/plugins/dynamicresources/features.py does not list yet.
     "DRAWorkloadResourceClaims": NotHonoured(True, "ResourceClaims shared by a PodGroup"),
     "DRAListTypeAttributes": NotHonoured(True, "list-typed device attributes"),

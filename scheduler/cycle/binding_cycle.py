@@ -1,7 +1,12 @@
-"""The binding cycle: WaitOnPermit → PreBind → Bind → PostBind for one assumed pod, in its own task.
+"""The binding cycle: PreBindPreFlight → WaitOnPermit → PreBind → Bind → PostBind for one assumed
+pod, in its own task.
 
 Upstream's schedule_one.go, its binding half (bindingCycle, bind, extendersBinding,
-finishBinding, handleBindingCycleError). The Scheduler's loop starts one binding cycle per
+finishBinding, handleBindingCycleError). With NominatedNodeNameForExpectation (beta, on by
+default since v1.35) the cycle first asks the PreBind plugins whether they will do work; when
+they will, or a Permit plugin holds the pod, it writes the chosen node into the pod's
+status.nominatedNodeName, so that other components (the cluster autoscaler) see where the pod
+is about to go while it waits. The Scheduler's loop starts one binding cycle per
 successful scheduling attempt (scheduling_cycle.py) as a task of its task group and goes on to
 the next pod, so a slow Permit wait, PreBind or API call never holds the loop. On failure the pod
 is unreserved and forgotten, pods waiting for the resources it held are woken, and it goes back
@@ -19,6 +24,7 @@ from observability.metrics import SchedulerMetrics
 from scheduler.api.objects import PodView
 from scheduler.cache.cache import Cache
 from scheduler.client.recorder import EventRecorder
+from scheduler.client.rest import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
 from scheduler.cycle.instrumentation import Instrumentation
 from scheduler.cycle.scheduling_cycle import (
     Attempt,
@@ -31,7 +37,7 @@ from scheduler.extenders import CallRecorder, ExtenderSet, extenders_binding
 from scheduler.framework.events import ASSIGNED_POD_DELETE
 from scheduler.framework.interface import CycleState
 from scheduler.framework.runtime import Framework
-from scheduler.framework.status import Status
+from scheduler.framework.status import Code, Status
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
 
@@ -44,10 +50,12 @@ class BindingCycle:
 
     __slots__ = (
         "_cache",
+        "_client",
         "_clock",
         "_failures",
         "_instrumentation",
         "_metrics",
+        "_nominate_for_expectation",
         "_queue",
         "_recorder",
         "_stats",
@@ -66,8 +74,13 @@ class BindingCycle:
         instrumentation: Instrumentation,
         failures: FailureHandler,
         extenders: ExtenderSet,
+        client: KubeClient | None = None,
+        nominate_for_expectation: bool = False,
     ) -> None:
         self._cache = cache
+        self._client = client
+        # NominatedNodeNameForExpectation (needs the client to write the nomination).
+        self._nominate_for_expectation = nominate_for_expectation and client is not None
         self._queue = queue
         self._recorder = recorder
         self._clock = clock
@@ -87,6 +100,15 @@ class BindingCycle:
         fwk = profile.framework
         host = result.suggested_host
         try:
+            if self._nominate_for_expectation:
+                status = fwk.run_pre_bind_pre_flights(state, assumed, host)
+                if status.code is Code.ERROR or status.is_rejected:
+                    self._binding_failed(pinfo, attempt, status)
+                    return
+                if status.is_success or fwk.will_wait_on_permit(assumed):
+                    # Only when WaitOnPermit or PreBind will take time: else the pod is
+                    # bound at once anyway.
+                    await self._nominate(assumed, host)
             wait_start = fwk.now()
             status = await fwk.wait_on_permit(assumed)
             if trace is not None:
@@ -125,6 +147,26 @@ class BindingCycle:
         except Exception as exc:
             log.exception("binding cycle crashed", extra=pod_keys(assumed.key, profile.name))
             self._binding_failed(pinfo, attempt, Status.error(str(exc)))
+
+    async def _nominate(self, assumed: PodView, host: str) -> None:
+        """updatePod with the nomination alone: status.nominatedNodeName = host, unless it
+        says so already. A failure is logged and the binding goes on, as upstream's."""
+        if assumed.nominated_node_name == host or self._client is None:
+            return
+        path = f"/api/v1/namespaces/{assumed.namespace}/pods/{assumed.name}/status"
+        patch = {"status": {"nominatedNodeName": host}}
+        try:
+            code, body = await self._client.request(
+                "PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH
+            )
+            error = None if code < 300 else status_message(body)
+        except ApiError as exc:
+            error = str(exc)
+        if error is not None:
+            log.error(
+                "Failed to update the nominated node name in the binding cycle",
+                extra={"pod": assumed.key, "nominatedNodeName": host, "error": error},
+            )
 
     async def _bind(self, fwk: Framework, state: CycleState, assumed: PodView, host: str) -> Status:
         """Upstream's bind: an interested binder extender first, else the Bind plugins."""

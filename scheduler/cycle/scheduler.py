@@ -296,6 +296,12 @@ class Scheduler:
             instrumentation=self.instrumentation,
             failures=failures,
             extenders=self.extenders,
+            client=client,
+            # NominatedNodeNameForExpectation (beta, on by default upstream since v1.35;
+            # `aiosched run` passes every gate, the False only serves embedders' partial maps).
+            nominate_for_expectation=self.options.feature_gates.get(
+                "NominatedNodeNameForExpectation", False
+            ),
         )
 
     def _informed_pod(self, namespace: str, name: str) -> PodView | None:

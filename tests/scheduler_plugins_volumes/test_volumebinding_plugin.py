@@ -498,7 +498,7 @@ def test_pre_bind_without_volumes_for_the_node() -> None:
     env.plugin.pre_filter(state, pod, [])
     state.read(STATE_KEY).all_bound = False
     status = asyncio.run(env.plugin.pre_bind(state, pod, "node-x"))
-    assert status == Status.error('no pod volumes found for node "node-x"')
+    assert status == Status.error('no pod volume found for node "node-x"')
 
 
 def test_clone_shares_the_state() -> None:

@@ -295,6 +295,19 @@ class VolumeBinding:
 
     # PreBind
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        """Upstream's PreBindPreFlight: Skip when every claim is bound (PreBind has nothing to
+        write), an error when Filter left no volumes for the node."""
+        data = _read(state)
+        if data is None:
+            return _not_found()
+        if data.all_bound:
+            return Status.skip()
+        if node_name not in data.pod_volumes_by_node:
+            # errNoPodVolumeForNode, as PreBind words it
+            return Status.error(f'no pod volume found for node "{node_name}"')
+        return Status.OK
+
     async def pre_bind(self, state: CycleState, pod: PodView, node_name: str) -> Status:
         """Write the bindings and provisionings and wait until the PV controller has bound every
         claim; an error (or the bind timeout) sends the pod back to be scheduled again."""
@@ -305,7 +318,7 @@ class VolumeBinding:
             return Status.OK
         volumes = data.pod_volumes_by_node.get(node_name)
         if volumes is None:
-            return Status.error(f'no pod volumes found for node "{node_name}"')
+            return Status.error(f'no pod volume found for node "{node_name}"')
         try:
             await self.binder.bind_pod_volumes(pod, node_name, volumes)
         except BindingError as err:
