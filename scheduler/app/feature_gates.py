@@ -78,12 +78,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     "InPlacePodLevelResourcesVerticalScaling": NotHonoured(
         False, "ignoring the pod-level resources a resize has actuated"
     ),
-    "MatchLabelKeysInPodTopologySpread": NotHonoured(
-        False, "ignoring matchLabelKeys in topology spread constraints"
-    ),
-    "SchedulerAsyncPreemption": NotHonoured(
-        False, "making preemption's API calls within the scheduling cycle"
-    ),
     # DRA gates that scheduler/plugins/dynamicresources/features.py does not list yet.
     "DRAWorkloadResourceClaims": NotHonoured(True, "ResourceClaims shared by a PodGroup"),
     "DRAListTypeAttributes": NotHonoured(True, "list-typed device attributes"),

@@ -268,6 +268,8 @@ class Scheduler:
             failures=failures,
             preemption_calls=preemption_calls,
             start_soon=self._start_soon,
+            # SchedulerAsyncPreemption: beta and on by default upstream since v1.33.
+            async_preemption=self.options.feature_gates.get("SchedulerAsyncPreemption", True),
         )
         # The PodGroup cycle: a gang's members placed in one cycle, all or none.
         self.podgroups: PodGroupCycle | None = None

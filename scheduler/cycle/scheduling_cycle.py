@@ -135,6 +135,7 @@ class SchedulingCycle:
     """scheduleOne up to the binding cycle: see the module docstring."""
 
     __slots__ = (
+        "_async_preemption",
         "_cache",
         "_clock",
         "_failures",
@@ -147,6 +148,7 @@ class SchedulingCycle:
         "_start_index",
         "_start_soon",
         "_stats",
+        "_sync_preemptions",
     )
 
     def __init__(
@@ -164,6 +166,7 @@ class SchedulingCycle:
         failures: FailureHandler,
         preemption_calls: PreemptionCalls,
         start_soon: StartSoon,
+        async_preemption: bool = True,
     ) -> None:
         self._cache = cache
         self._queue = queue
@@ -177,6 +180,11 @@ class SchedulingCycle:
         self._failures = failures
         self._preemption_calls = preemption_calls
         self._start_soon = start_soon
+        # SchedulerAsyncPreemption (beta, on by default upstream): off, a preemption's API
+        # calls are made in the scheduling cycle, before the pod is requeued (prepareCandidate
+        # rather than prepareCandidateAsync); collected here while PostFilter runs.
+        self._async_preemption = async_preemption
+        self._sync_preemptions: list[tuple[str, Preemption]] | None = None
 
     async def schedule_one(
         self, pinfo: QueuedPodInfo, profiles: ProfileSet, extenders: Sequence[HTTPExtender] = ()
@@ -302,9 +310,14 @@ class SchedulingCycle:
                 if extenders:
                     recorder = CallRecorder(fwk, attempt.state)
                     traced = [TracedPreemptingExtender(e, recorder) for e in extenders]
-                outcome = await fwk.run_post_filter_plugins(
-                    attempt.state, pinfo.pod, fit.diagnosis.node_to_status, traced
-                )
+                if not self._async_preemption:
+                    self._sync_preemptions = []
+                try:
+                    outcome = await fwk.run_post_filter_plugins(
+                        attempt.state, pinfo.pod, fit.diagnosis.node_to_status, traced
+                    )
+                finally:
+                    await self._run_sync_preemptions()
             except Exception:
                 log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
                 outcome = None
@@ -337,14 +350,24 @@ class SchedulingCycle:
         return None if result is None else result.nominated_node_name
 
     def start_preemption(self, profile: str, preemption: Preemption) -> None:
-        """A PostFilter plugin chose victims: carry out the API calls after the cycle."""
+        """A PostFilter plugin chose victims: carry out the API calls after the cycle (or,
+        with SchedulerAsyncPreemption off, at the end of PostFilter, in the cycle)."""
         self._metrics.preemption_victims(len(preemption.victims))
+        if self._sync_preemptions is not None:
+            self._sync_preemptions.append((profile, preemption))
+            return
         self._start_soon(
             self._preemption_calls.run,
             preemption,
             profile,
             name=f"preempt-for-{preemption.preemptor.key}",
         )
+
+    async def _run_sync_preemptions(self) -> None:
+        """The preemptions PostFilter decided, their calls awaited in the cycle."""
+        pending, self._sync_preemptions = self._sync_preemptions, None
+        for profile, preemption in pending or ():
+            await self._preemption_calls.run(preemption, profile)
 
 
 class FailureHandler:

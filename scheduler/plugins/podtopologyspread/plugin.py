@@ -63,6 +63,9 @@ PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 
+MATCH_LABEL_KEYS_GATE = "MatchLabelKeysInPodTopologySpread"
+
+
 class PodTopologySpread:
     name = NAME
 
@@ -88,6 +91,10 @@ class PodTopologySpread:
         self._handle = handle
         self._system_defaulted = args.system_defaulted
         self._default_constraints = args.effective_constraints
+        # MatchLabelKeysInPodTopologySpread (beta, on by default): off, matchLabelKeys is
+        # ignored (upstream's enableMatchLabelKeysInPodTopologySpread).
+        gates = getattr(handle, "feature_gates", None) or {}
+        self._match_label_keys = bool(gates.get(MATCH_LABEL_KEYS_GATE, True))
         # The last pod whose own constraints were parsed: (pod, hard, soft).
         self._memo: tuple[PodView, tuple[Constraint, ...], tuple[Constraint, ...]] | None = None
 
@@ -103,8 +110,9 @@ class PodTopologySpread:
         memo = self._memo
         if memo is not None and memo[0] is pod:
             return memo[1], memo[2]
-        hard = parse_pod_constraints(raw, pod.labels, DO_NOT_SCHEDULE)
-        soft = parse_pod_constraints(raw, pod.labels, SCHEDULE_ANYWAY)
+        keys = self._match_label_keys
+        hard = parse_pod_constraints(raw, pod.labels, DO_NOT_SCHEDULE, keys)
+        soft = parse_pod_constraints(raw, pod.labels, SCHEDULE_ANYWAY, keys)
         self._memo = (pod, hard, soft)
         return hard, soft
 
