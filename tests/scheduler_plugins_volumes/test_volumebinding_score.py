@@ -123,6 +123,15 @@ def capacity(node: str, size: str) -> Any:
     return make_capacity(node, CAPACITY_SC, {NODE_KEY: node}, size)
 
 
+def capacities(a: str, b: str, c: str) -> list[Any]:
+    """The capacity of CAPACITY_SC on node-a, node-b and node-c."""
+    return [capacity("node-a", a), capacity("node-b", b), capacity("node-c", c)]
+
+
+THREE_KEYED = ("node-a", "node-b", "node-c")
+DYNAMIC_10GI = make_pvc("pvc-dynamic", CAPACITY_SC, request="10Gi")
+
+
 @dataclass
 class Case:
     pod: PodView
@@ -201,27 +210,18 @@ CASES: dict[str, Case] = {
     ),
     "storage capacity score": Case(
         make_pod("pod-a", pvcs=["pvc-dynamic"]),
-        keyed_nodes("node-a", "node-b", "node-c"),
-        [
-            make_pvc("pvc-dynamic", CAPACITY_SC, request="10Gi"),
-            capacity("node-a", "100Gi"),
-            capacity("node-b", "50Gi"),
-            capacity("node-c", "10Gi"),
-        ],
+        keyed_nodes(*THREE_KEYED),
+        [DYNAMIC_10GI, *capacities("100Gi", "50Gi", "10Gi")],
         scores=[10, 20, 100],
     ),
     "storage capacity score with static binds": Case(
         make_pod("pod-a", pvcs=["pvc-dynamic", "pvc-static"]),
-        keyed_nodes("node-a", "node-b", "node-c"),
+        keyed_nodes(*THREE_KEYED),
         [
-            make_pvc("pvc-dynamic", CAPACITY_SC, request="10Gi"),
+            DYNAMIC_10GI,
             make_pvc("pvc-static", WAIT_SC, request="50Gi"),
-            local_pv("pv-static-a", WAIT_SC, "100Gi", "node-a"),
-            local_pv("pv-static-b", WAIT_SC, "100Gi", "node-b"),
-            local_pv("pv-static-c", WAIT_SC, "100Gi", "node-c"),
-            capacity("node-a", "100Gi"),
-            capacity("node-b", "50Gi"),
-            capacity("node-c", "10Gi"),
+            *(local_pv(f"pv-static-{n[-1]}", WAIT_SC, "100Gi", n) for n in THREE_KEYED),
+            *capacities("100Gi", "50Gi", "10Gi"),
         ],
         scores=[50, 50, 50],
     ),
@@ -237,25 +237,15 @@ CASES: dict[str, Case] = {
     ),
     "prefer node with least allocatable": Case(
         make_pod("pod-a", pvcs=["pvc-dynamic"]),
-        keyed_nodes("node-a", "node-b", "node-c"),
-        [
-            make_pvc("pvc-dynamic", CAPACITY_SC, request="10Gi"),
-            capacity("node-a", "100Gi"),
-            capacity("node-b", "20Gi"),
-            capacity("node-c", "10Gi"),
-        ],
+        keyed_nodes(*THREE_KEYED),
+        [DYNAMIC_10GI, *capacities("100Gi", "20Gi", "10Gi")],
         scores=[10, 50, 100],
     ),
     # With the args' default shape (SetDefaults_VolumeBindingArgs: [{0, 10}, {100, 0}]).
     "prefer node with maximum allocatable": Case(
         make_pod("pod-a", pvcs=["pvc-dynamic"]),
-        keyed_nodes("node-a", "node-b", "node-c"),
-        [
-            make_pvc("pvc-dynamic", CAPACITY_SC, request="10Gi"),
-            capacity("node-a", "100Gi"),
-            capacity("node-b", "20Gi"),
-            capacity("node-c", "10Gi"),
-        ],
+        keyed_nodes(*THREE_KEYED),
+        [DYNAMIC_10GI, *capacities("100Gi", "20Gi", "10Gi")],
         points=None,
         scores=[90, 50, 0],
     ),
