@@ -24,7 +24,6 @@ from observability.metrics import SchedulerMetrics
 from scheduler.api.objects import PodView
 from scheduler.cache.cache import Cache
 from scheduler.client.recorder import EventRecorder
-from scheduler.client.rest import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
 from scheduler.cycle.instrumentation import Instrumentation
 from scheduler.cycle.scheduling_cycle import (
     Attempt,
@@ -50,7 +49,6 @@ class BindingCycle:
 
     __slots__ = (
         "_cache",
-        "_client",
         "_clock",
         "_failures",
         "_instrumentation",
@@ -74,13 +72,12 @@ class BindingCycle:
         instrumentation: Instrumentation,
         failures: FailureHandler,
         extenders: ExtenderSet,
-        client: KubeClient | None = None,
         nominate_for_expectation: bool = False,
     ) -> None:
         self._cache = cache
-        self._client = client
-        # NominatedNodeNameForExpectation (needs the client to write the nomination).
-        self._nominate_for_expectation = nominate_for_expectation and client is not None
+        # NominatedNodeNameForExpectation: the nomination is written by the failure handler's
+        # per-pod status sender.
+        self._nominate_for_expectation = nominate_for_expectation
         self._queue = queue
         self._recorder = recorder
         self._clock = clock
@@ -99,6 +96,7 @@ class BindingCycle:
         trace, result = attempt.trace, attempt.result
         fwk = profile.framework
         host = result.suggested_host
+        nominated = False
         try:
             if self._nominate_for_expectation:
                 status = fwk.run_pre_bind_pre_flights(state, assumed, host)
@@ -107,18 +105,21 @@ class BindingCycle:
                     return
                 if status.is_success or fwk.will_wait_on_permit(assumed):
                     # Only when WaitOnPermit or PreBind will take time: else the pod is
-                    # bound at once anyway.
-                    await self._nominate(assumed, host)
+                    # bound at once anyway. Sent while the pod waits on Permit (a rejection
+                    # need not wait for the call), and through before PreBind, as upstream.
+                    nominated = self._failures.nominate(assumed, host)
             wait_start = fwk.now()
             status = await fwk.wait_on_permit(assumed)
             if trace is not None:
                 trace.on_extension_point("WaitOnPermit", status, wait_start, fwk.now())
             if status.is_success:
+                if nominated:
+                    await self._failures.status_sent(assumed.uid)
                 status = await fwk.run_pre_bind_plugins(state, assumed, host)
             if status.is_success:
                 status = await self._bind(fwk, state, assumed, host)
             if not status.is_success:
-                self._binding_failed(pinfo, attempt, status)
+                self._binding_failed(pinfo, attempt, status, nominated)
                 return
             self._cache.finish_binding(assumed)
             self._stats.scheduled += 1
@@ -146,27 +147,7 @@ class BindingCycle:
             raise
         except Exception as exc:
             log.exception("binding cycle crashed", extra=pod_keys(assumed.key, profile.name))
-            self._binding_failed(pinfo, attempt, Status.error(str(exc)))
-
-    async def _nominate(self, assumed: PodView, host: str) -> None:
-        """updatePod with the nomination alone: status.nominatedNodeName = host, unless it
-        says so already. A failure is logged and the binding goes on, as upstream's."""
-        if assumed.nominated_node_name == host or self._client is None:
-            return
-        path = f"/api/v1/namespaces/{assumed.namespace}/pods/{assumed.name}/status"
-        patch = {"status": {"nominatedNodeName": host}}
-        try:
-            code, body = await self._client.request(
-                "PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH
-            )
-            error = None if code < 300 else status_message(body)
-        except ApiError as exc:
-            error = str(exc)
-        if error is not None:
-            log.error(
-                "Failed to update the nominated node name in the binding cycle",
-                extra={"pod": assumed.key, "nominatedNodeName": host, "error": error},
-            )
+            self._binding_failed(pinfo, attempt, Status.error(str(exc)), nominated)
 
     async def _bind(self, fwk: Framework, state: CycleState, assumed: PodView, host: str) -> Status:
         """Upstream's bind: an interested binder extender first, else the Bind plugins."""
@@ -178,8 +159,11 @@ class BindingCycle:
                 return status
         return await fwk.run_bind_plugins(state, assumed, host)
 
-    def _binding_failed(self, pinfo: QueuedPodInfo, attempt: Attempt, status: Status) -> None:
-        """Upstream's handleBindingCycleError: unreserve, forget, wake others, requeue."""
+    def _binding_failed(
+        self, pinfo: QueuedPodInfo, attempt: Attempt, status: Status, nominated: bool = False
+    ) -> None:
+        """Upstream's handleBindingCycleError: unreserve, forget, wake others, requeue (and
+        clear the nomination, `nominated` when this cycle wrote one)."""
         assumed, host = attempt.assumed, attempt.result.suggested_host
         self._stats.bind_failures += 1
         attempt.profile.framework.run_reserve_plugins_unreserve(attempt.state, assumed, host)
@@ -192,7 +176,13 @@ class BindingCycle:
         if not rejected:
             self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
         self._failures.fail(
-            attempt.profile, pinfo, status, attempt.cycle, attempt.start, trace=attempt.trace
+            attempt.profile,
+            pinfo,
+            status,
+            attempt.cycle,
+            attempt.start,
+            trace=attempt.trace,
+            nominated_in_binding=nominated,
         )
         if rejected:
             uid = assumed.uid

@@ -298,7 +298,6 @@ class Scheduler:
             instrumentation=self.instrumentation,
             failures=failures,
             extenders=self.extenders,
-            client=client,
             # NominatedNodeNameForExpectation (beta, on by default upstream since v1.35;
             # `aiosched run` passes every gate, the False only serves embedders' partial maps).
             nominate_for_expectation=self.options.feature_gates.get(

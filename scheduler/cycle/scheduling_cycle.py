@@ -12,6 +12,7 @@ are interested in the pod.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -385,6 +386,7 @@ class FailureHandler:
         "_snapshot",
         "_start_soon",
         "_stats",
+        "_status_sent",
         "_status_updates",
         "_wall_clock",
     )
@@ -419,6 +421,8 @@ class FailureHandler:
         # Pod uid → the newest PodScheduled=False patch not sent yet (None: its sender is
         # sending one), for the pods that have a sender task. See _spawn_status_update.
         self._status_updates: dict[str, tuple[PodView, dict[str, Any]] | None] = {}
+        # Pod uid → set once its sender has nothing left to send (`status_sent`).
+        self._status_sent: dict[str, asyncio.Event] = {}
 
     def fail_unschedulable(
         self,
@@ -462,9 +466,12 @@ class FailureHandler:
         trace: AttemptTrace | None = None,
         diagnosis: Diagnosis | None = None,
         filter_details: Callable[[Diagnosis], FilterDetails] | None = None,
+        nominated_in_binding: bool = False,
     ) -> None:
         """Upstream's handleSchedulingFailure: requeue, record an event, patch the condition.
-        `nominated_node`: the node to nominate, "" to clear a nomination, None to keep it."""
+        `nominated_node`: the node to nominate, "" to clear a nomination, None to keep it;
+        `nominated_in_binding`: the binding cycle wrote one (`nominate`) the informer's pod
+        may not show yet, to be cleared all the same."""
         pod = pinfo.pod
         self._instrumentation.failed(
             trace,
@@ -512,19 +519,42 @@ class FailureHandler:
             profile.name,
         )
         if current is not None and not current.is_bound:
-            self._spawn_status_update(current, reason, message, nominated_node)
+            self._spawn_status_update(
+                current, reason, message, nominated_node, nominated_in_binding
+            )
 
     def _snapshot_node_names(self) -> list[str]:
         return [info.node_name for info in self._snapshot.list()]
 
+    def nominate(self, pod: PodView, node: str) -> bool:
+        """NominatedNodeNameForExpectation's updatePod: status.nominatedNodeName = node, sent
+        by the pod's status sender, so that a failure's patch (which clears it) follows it
+        rather than races it. False when the pod says so already (nothing to send)."""
+        if pod.nominated_node_name == node:
+            return False
+        self._queue_status_patch(pod, {"nominatedNodeName": node})
+        return True
+
+    async def status_sent(self, uid: str) -> None:
+        """Wait until the pod's status patches so far have been sent."""
+        sent = self._status_sent.get(uid)
+        if sent is not None:
+            await sent.wait()
+
     def _spawn_status_update(
-        self, pod: PodView, reason: str, message: str, nominated_node: str | None
+        self,
+        pod: PodView,
+        reason: str,
+        message: str,
+        nominated_node: str | None,
+        nominated_in_binding: bool = False,
     ) -> None:
         if nominated_node is None:
             nominated_node = pod.nominated_node_name  # kept as it is
         condition = pod_scheduled_condition(pod)
         if (
-            condition is not None
+            not nominated_in_binding
+            and condition is not None
             and condition.get("status") == "False"
             and condition.get("reason") == reason
             and condition.get("message") == message
@@ -545,15 +575,19 @@ class FailureHandler:
             ),
         }
         status_patch: dict[str, Any] = {"conditions": [new_condition]}
-        if nominated_node or pod.nominated_node_name:
+        if nominated_node or pod.nominated_node_name or nominated_in_binding:
             status_patch["nominatedNodeName"] = nominated_node or None
-        # One sender per pod, sending the newest patch: a pod that fails faster than the
-        # client's qps lets its patches out (a gang retried from backoffQ, round after round)
-        # leaves one patch waiting, not one per failure. Upstream waits for the patch in the
-        # failing goroutine, which bounds its calls the same way; here the loop goes on.
+        self._queue_status_patch(pod, status_patch)
+
+    def _queue_status_patch(self, pod: PodView, status_patch: dict[str, Any]) -> None:
+        """One sender per pod, sending the newest patch: a pod that fails faster than the
+        client's qps lets its patches out (a gang retried from backoffQ, round after round)
+        leaves one patch waiting, not one per failure. Upstream waits for the patch in the
+        failing goroutine, which bounds its calls the same way; here the loop goes on."""
         sending = pod.uid in self._status_updates
         self._status_updates[pod.uid] = (pod, status_patch)
         if not sending:
+            self._status_sent[pod.uid] = asyncio.Event()
             self._start_soon(self._send_status_updates, pod.uid, name=f"status-{pod.key}")
 
     async def _send_status_updates(self, uid: str) -> None:
@@ -564,6 +598,9 @@ class FailureHandler:
                 await self._patch_unscheduled_status(*update)
         finally:
             self._status_updates.pop(uid, None)
+            sent = self._status_sent.pop(uid, None)
+            if sent is not None:
+                sent.set()
 
     async def _patch_unscheduled_status(
         self, pod: PodView, status_patch: Mapping[str, Any]
