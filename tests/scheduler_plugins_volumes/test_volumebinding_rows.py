@@ -96,7 +96,8 @@ def test_rows_only_when_no_node_can_differ(claim: str, row_path: bool) -> None:
 @given(claims=st.lists(st.sampled_from(["bound", "pinned", "waiting", "lost-pv"]), unique=True))
 def test_score_rows_equal_the_per_node_scores(claims: list[str]) -> None:
     """score_rows (StorageCapacityScoring on, by default) answers only where Filter left no
-    volumes on any node, and then as Score does on every node; whichever way Filter ran."""
+    volume the scorer reads on any node, and then as Score does on every node; whichever way
+    Filter ran."""
     fwk, snapshot = _framework()
     plugin = fwk.plugins[NAME]
     assert isinstance(plugin, VolumeBinding)

@@ -78,12 +78,15 @@ class VolumeBindingState:
     returns the same pointer: Filter on a cloned state (preemption's dry runs) records into the
     one map Reserve reads."""
 
-    __slots__ = ("all_bound", "claims", "pod_volumes_by_node")
+    __slots__ = ("all_bound", "claims", "has_scored_volumes", "pod_volumes_by_node")
 
     def __init__(self, claims: PodVolumeClaims | None) -> None:
         self.all_bound = False
         self.claims = claims
         self.pod_volumes_by_node: dict[str, PodVolumes] = {}
+        # Whether Filter left, on some node, volumes storage-capacity scoring reads (static
+        # bindings, or provisions with a CSIStorageCapacity): else Score is 0 everywhere.
+        self.has_scored_volumes = False
 
     def clone(self) -> VolumeBindingState:
         return self
@@ -212,6 +215,10 @@ class VolumeBinding:
         if reasons:
             return Status.unresolvable(*reasons)
         data.pod_volumes_by_node[node.name] = volumes
+        if not data.has_scored_volumes:
+            data.has_scored_volumes = bool(volumes.static_bindings) or any(
+                p.node_capacity is not None for p in volumes.dynamic_provisions or ()
+            )
         return Status.OK
 
     def filter_rows(
@@ -256,10 +263,10 @@ class VolumeBinding:
     def score_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> IntArray | None:
-        """Zero on every row when Filter left no volumes on any node (a pod without claims,
-        or whose claims are all bound without node affinity); else node by node."""
+        """Zero on every row when Filter left no volume the scorer reads on any node (a pod
+        without claims, or whose claims are all bound); else node by node."""
         data = _read(state)
-        if data is None or self._scorer is None or data.pod_volumes_by_node:
+        if data is None or self._scorer is None or data.has_scored_volumes:
             return None
         return np.zeros(len(rows), dtype=np.int64)
 
