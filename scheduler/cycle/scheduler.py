@@ -539,11 +539,14 @@ class Scheduler:
         /,
         *args: *PosArgs,
         name: str,
-    ) -> None:
+    ) -> bool:
         """Run `func(*args)` as a per-pod task of run() (status patches, preemption calls);
-        before run() has opened its groups, or once they are closing, nothing is started."""
-        if self._pod_tasks is not None:
-            self._pod_tasks.create_task(func(*args), name=name)
+        before run() has opened its groups, or once they are closing, nothing is started.
+        Whether it was."""
+        if self._pod_tasks is None:
+            return False
+        self._pod_tasks.create_task(func(*args), name=name)
+        return True
 
     def _apply_profiles(self, profiles: ProfileSet) -> None:
         old_names = set(self.profiles.names())

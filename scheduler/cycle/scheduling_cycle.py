@@ -72,7 +72,8 @@ PosArgs = TypeVarTuple("PosArgs")
 
 
 class StartSoon(Protocol):
-    """Starts `func(*args)` as a task of the Scheduler's task group (nothing before run())."""
+    """Starts `func(*args)` as a task of the Scheduler's task group (nothing before run(), nor
+    when the cycles are driven by hand, as `aiosched replay` does); whether it started it."""
 
     def __call__(
         self,
@@ -80,7 +81,7 @@ class StartSoon(Protocol):
         /,
         *args: *PosArgs,
         name: str,
-    ) -> None: ...
+    ) -> bool: ...
 
 
 @dataclass(slots=True)
@@ -584,11 +585,16 @@ class FailureHandler:
         client's qps lets its patches out (a gang retried from backoffQ, round after round)
         leaves one patch waiting, not one per failure. Upstream waits for the patch in the
         failing goroutine, which bounds its calls the same way; here the loop goes on."""
-        sending = pod.uid in self._status_updates
-        self._status_updates[pod.uid] = (pod, status_patch)
-        if not sending:
-            self._status_sent[pod.uid] = asyncio.Event()
-            self._start_soon(self._send_status_updates, pod.uid, name=f"status-{pod.key}")
+        uid = pod.uid
+        sending = uid in self._status_updates
+        self._status_updates[uid] = (pod, status_patch)
+        if sending:
+            return
+        self._status_sent[uid] = asyncio.Event()
+        if not self._start_soon(self._send_status_updates, uid, name=f"status-{pod.key}"):
+            # No sender (no task group): nothing is sent, and nothing is left to wait for.
+            del self._status_updates[uid]
+            self._status_sent.pop(uid).set()
 
     async def _send_status_updates(self, uid: str) -> None:
         """Send the pod's newest status patch until none is left."""
