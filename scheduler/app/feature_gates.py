@@ -76,23 +76,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     "InPlacePodLevelResourcesVerticalScaling": NotHonoured(
         False, "ignoring the pod-level resources a resize has actuated"
     ),
-    "MatchLabelKeysInPodTopologySpread": NotHonoured(
-        False, "ignoring matchLabelKeys in topology spread constraints"
-    ),
-    "SchedulerAsyncPreemption": NotHonoured(
-        False, "making preemption's API calls within the scheduling cycle"
-    ),
-    # kube-scheduler: beta, on by default at v1.37, not done yet.
-    "StorageCapacityScoring": NotHonoured(True, "VolumeBinding's storage capacity scoring"),
-    # The queue implements it (scheduler/queue, tested both ways), but with it on a gang of
-    # Coscheduling livelocks in tests/e2e_plugins/test_coscheduling.py: its members cycle
-    # through backoffQ and never see a new node.
-    "SchedulerPopFromBackoffQ": NotHonoured(
-        True, "popping from backoffQ without livelocking Coscheduling's gangs"
-    ),
-    "NominatedNodeNameForExpectation": NotHonoured(
-        True, "setting nominatedNodeName before WaitOnPermit / PreBind (PreBindPreFlight)"
-    ),
     # DRA gates that scheduler/plugins/dynamicresources/features.py does not list yet.
     "DRAWorkloadResourceClaims": NotHonoured(True, "ResourceClaims shared by a PodGroup"),
     "DRAListTypeAttributes": NotHonoured(True, "list-typed device attributes"),
@@ -178,21 +161,37 @@ def _bool(value: bool) -> str:
 
 
 def refusal(name: str, value: bool) -> str | None:
-    """Why aiosched cannot run with `name=value`, or None when it can."""
-    if name in dra_features.DRA_GATES:
-        return dra_features.unsupported_gate_value(name, value)
+    """Why aiosched cannot run with `name=value`, or None when it can. The stage, default and
+    lock are the table's; what is missing is NOT_HONOURED's or the gate's module's."""
     refused = workload_features.unsupported_gate_value(name, value)
     if refused is not None:
         return refused
-    entry = NOT_HONOURED.get(name)
-    if entry is None or entry.value != value:
+    spec = GATES.get(name)
+    if spec is None:
         return None
-    stage, default, _ = GATES[name]
+    stage, default, locked = spec
+    if locked and value != default:
+        return (
+            f"cannot set feature gate {name} to {_bool(value)}, feature is locked to "
+            f"{_bool(default)}"
+        )
+    missing = _missing(name, value)
+    if missing is None:
+        return None
     return (
         f"feature gate {name}={_bool(value)} is not supported by aiosched: it does not "
-        f"implement {entry.missing} (kube-scheduler v1.37: {stage_name(stage)}, "
+        f"implement {missing} (kube-scheduler v1.37: {stage_name(stage)}, "
         f"{'on' if default else 'off'} by default)"
     )
+
+
+def _missing(name: str, value: bool) -> str | None:
+    """What aiosched lacks to run with `name=value`; None when it honours it."""
+    dra = dra_features.DRA_GATES.get(name)
+    if dra is not None:
+        return None if dra_features.honours(name, value) else dra.why_not
+    entry = NOT_HONOURED.get(name)
+    return entry.missing if entry is not None and entry.value == value else None
 
 
 def stage_name(stage: str) -> str:
@@ -203,8 +202,6 @@ def aiosched_default(name: str) -> bool:
     """The value aiosched starts a gate with: upstream's default, or the value it honours
     when it refuses upstream's default."""
     _, default, _ = GATES[name]
-    if name in dra_features.DRA_GATE_DEFAULTS:
-        return dra_features.DRA_GATE_DEFAULTS[name]
     if refusal(name, default) is not None:
         return not default
     return default

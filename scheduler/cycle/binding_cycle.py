@@ -1,7 +1,12 @@
-"""The binding cycle: WaitOnPermit → PreBind → Bind → PostBind for one assumed pod, in its own task.
+"""The binding cycle: PreBindPreFlight → WaitOnPermit → PreBind → Bind → PostBind for one assumed
+pod, in its own task.
 
 Upstream's schedule_one.go, its binding half (bindingCycle, bind, extendersBinding,
-finishBinding, handleBindingCycleError). The Scheduler's loop starts one binding cycle per
+finishBinding, handleBindingCycleError). With NominatedNodeNameForExpectation (beta, on by
+default since v1.35) the cycle first asks the PreBind plugins whether they will do work; when
+they will, or a Permit plugin holds the pod, it writes the chosen node into the pod's
+status.nominatedNodeName, so that other components (the cluster autoscaler) see where the pod
+is about to go while it waits. The Scheduler's loop starts one binding cycle per
 successful scheduling attempt (scheduling_cycle.py) as a task of its task group and goes on to
 the next pod, so a slow Permit wait, PreBind or API call never holds the loop. On failure the pod
 is unreserved and forgotten, pods waiting for the resources it held are woken, and it goes back
@@ -31,7 +36,7 @@ from scheduler.extenders import CallRecorder, ExtenderSet, extenders_binding
 from scheduler.framework.events import ASSIGNED_POD_DELETE
 from scheduler.framework.interface import CycleState
 from scheduler.framework.runtime import Framework
-from scheduler.framework.status import Status
+from scheduler.framework.status import Code, Status
 from scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler.queue.types import QueuedPodInfo
 
@@ -48,6 +53,7 @@ class BindingCycle:
         "_failures",
         "_instrumentation",
         "_metrics",
+        "_nominate_for_expectation",
         "_queue",
         "_recorder",
         "_stats",
@@ -66,8 +72,12 @@ class BindingCycle:
         instrumentation: Instrumentation,
         failures: FailureHandler,
         extenders: ExtenderSet,
+        nominate_for_expectation: bool = False,
     ) -> None:
         self._cache = cache
+        # NominatedNodeNameForExpectation: the nomination is written by the failure handler's
+        # per-pod status sender.
+        self._nominate_for_expectation = nominate_for_expectation
         self._queue = queue
         self._recorder = recorder
         self._clock = clock
@@ -86,17 +96,30 @@ class BindingCycle:
         trace, result = attempt.trace, attempt.result
         fwk = profile.framework
         host = result.suggested_host
+        nominated = False
         try:
+            if self._nominate_for_expectation:
+                status = fwk.run_pre_bind_pre_flights(state, assumed, host)
+                if status.code is Code.ERROR or status.is_rejected:
+                    self._binding_failed(pinfo, attempt, status)
+                    return
+                if status.is_success or fwk.will_wait_on_permit(assumed):
+                    # Only when WaitOnPermit or PreBind will take time: else the pod is
+                    # bound at once anyway. Sent while the pod waits on Permit (a rejection
+                    # need not wait for the call), and through before PreBind, as upstream.
+                    nominated = self._failures.nominate(assumed, host)
             wait_start = fwk.now()
             status = await fwk.wait_on_permit(assumed)
             if trace is not None:
                 trace.on_extension_point("WaitOnPermit", status, wait_start, fwk.now())
             if status.is_success:
+                if nominated:
+                    await self._failures.status_sent(assumed.uid)
                 status = await fwk.run_pre_bind_plugins(state, assumed, host)
             if status.is_success:
                 status = await self._bind(fwk, state, assumed, host)
             if not status.is_success:
-                self._binding_failed(pinfo, attempt, status)
+                self._binding_failed(pinfo, attempt, status, nominated)
                 return
             self._cache.finish_binding(assumed)
             self._stats.scheduled += 1
@@ -124,7 +147,7 @@ class BindingCycle:
             raise
         except Exception as exc:
             log.exception("binding cycle crashed", extra=pod_keys(assumed.key, profile.name))
-            self._binding_failed(pinfo, attempt, Status.error(str(exc)))
+            self._binding_failed(pinfo, attempt, Status.error(str(exc)), nominated)
 
     async def _bind(self, fwk: Framework, state: CycleState, assumed: PodView, host: str) -> Status:
         """Upstream's bind: an interested binder extender first, else the Bind plugins."""
@@ -136,14 +159,33 @@ class BindingCycle:
                 return status
         return await fwk.run_bind_plugins(state, assumed, host)
 
-    def _binding_failed(self, pinfo: QueuedPodInfo, attempt: Attempt, status: Status) -> None:
-        """Upstream's handleBindingCycleError: unreserve, forget, wake others, requeue."""
+    def _binding_failed(
+        self, pinfo: QueuedPodInfo, attempt: Attempt, status: Status, nominated: bool = False
+    ) -> None:
+        """Upstream's handleBindingCycleError: unreserve, forget, wake others, requeue (and
+        clear the nomination, `nominated` when this cycle wrote one)."""
         assumed, host = attempt.assumed, attempt.result.suggested_host
         self._stats.bind_failures += 1
         attempt.profile.framework.run_reserve_plugins_unreserve(attempt.state, assumed, host)
         forget_assumed(self._cache, assumed)
-        # The resources the assumed pod held are free again: others may fit now.
-        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
+        # The resources the assumed pod held are free again: others may fit now. A rejected
+        # pod is requeued first and left out, as upstream defers this move after its failure
+        # handler: recorded while the pod is in flight, its own AssignedPodDelete would send
+        # it to backoffQ whatever its rejector's hints say.
+        rejected = status.is_rejected
+        if not rejected:
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
         self._failures.fail(
-            attempt.profile, pinfo, status, attempt.cycle, attempt.start, trace=attempt.trace
+            attempt.profile,
+            pinfo,
+            status,
+            attempt.cycle,
+            attempt.start,
+            trace=attempt.trace,
+            nominated_in_binding=nominated,
         )
+        if rejected:
+            uid = assumed.uid
+            self._queue.move_all_to_active_or_backoff(
+                ASSIGNED_POD_DELETE, assumed, None, pre_check=lambda pod: pod.uid != uid
+            )

@@ -136,8 +136,8 @@ class Scheduler:
             max_unschedulable_duration=self.options.max_unschedulable_seconds,
             metrics=self.metrics,
             gate_may_lift=self._gate_may_lift,
-            # SchedulerPopFromBackoffQ (beta and on by default upstream since v1.33): aiosched
-            # refuses it on for now (scheduler/app/feature_gates.py says why).
+            # SchedulerPopFromBackoffQ (beta and on by default upstream since v1.33; `aiosched
+            # run` passes every gate, so the False here only serves embedders' partial maps).
             pop_from_backoff_q=self.options.feature_gates.get("SchedulerPopFromBackoffQ", False),
         )
         # (gating plugin, event) → answer, for the profiles named (a reload starts afresh)
@@ -271,6 +271,8 @@ class Scheduler:
             failures=failures,
             preemption_calls=preemption_calls,
             start_soon=self._start_soon,
+            # SchedulerAsyncPreemption: beta and on by default upstream since v1.33.
+            async_preemption=self.options.feature_gates.get("SchedulerAsyncPreemption", True),
         )
         # The PodGroup cycle: a gang's members placed in one cycle, all or none.
         self.podgroups: PodGroupCycle | None = None
@@ -299,6 +301,11 @@ class Scheduler:
             instrumentation=self.instrumentation,
             failures=failures,
             extenders=self.extenders,
+            # NominatedNodeNameForExpectation (beta, on by default upstream since v1.35;
+            # `aiosched run` passes every gate, the False only serves embedders' partial maps).
+            nominate_for_expectation=self.options.feature_gates.get(
+                "NominatedNodeNameForExpectation", False
+            ),
         )
 
     def _informed_pod(self, namespace: str, name: str) -> PodView | None:
@@ -536,11 +543,14 @@ class Scheduler:
         /,
         *args: *PosArgs,
         name: str,
-    ) -> None:
+    ) -> bool:
         """Run `func(*args)` as a per-pod task of run() (status patches, preemption calls);
-        before run() has opened its groups, or once they are closing, nothing is started."""
-        if self._pod_tasks is not None:
-            self._pod_tasks.create_task(func(*args), name=name)
+        before run() has opened its groups, or once they are closing, nothing is started.
+        Whether it was."""
+        if self._pod_tasks is None:
+            return False
+        self._pod_tasks.create_task(func(*args), name=name)
+        return True
 
     def _apply_profiles(self, profiles: ProfileSet) -> None:
         old_names = set(self.profiles.names())

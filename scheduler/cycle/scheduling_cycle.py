@@ -12,6 +12,7 @@ are interested in the pod.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -71,7 +72,8 @@ PosArgs = TypeVarTuple("PosArgs")
 
 
 class StartSoon(Protocol):
-    """Starts `func(*args)` as a task of the Scheduler's task group (nothing before run())."""
+    """Starts `func(*args)` as a task of the Scheduler's task group (nothing before run(), nor
+    when the cycles are driven by hand, as `aiosched replay` does); whether it started it."""
 
     def __call__(
         self,
@@ -79,7 +81,7 @@ class StartSoon(Protocol):
         /,
         *args: *PosArgs,
         name: str,
-    ) -> None: ...
+    ) -> bool: ...
 
 
 @dataclass(slots=True)
@@ -135,6 +137,7 @@ class SchedulingCycle:
     """scheduleOne up to the binding cycle: see the module docstring."""
 
     __slots__ = (
+        "_async_preemption",
         "_cache",
         "_clock",
         "_failures",
@@ -147,6 +150,7 @@ class SchedulingCycle:
         "_start_index",
         "_start_soon",
         "_stats",
+        "_sync_preemptions",
     )
 
     def __init__(
@@ -164,6 +168,7 @@ class SchedulingCycle:
         failures: FailureHandler,
         preemption_calls: PreemptionCalls,
         start_soon: StartSoon,
+        async_preemption: bool = True,
     ) -> None:
         self._cache = cache
         self._queue = queue
@@ -177,6 +182,11 @@ class SchedulingCycle:
         self._failures = failures
         self._preemption_calls = preemption_calls
         self._start_soon = start_soon
+        # SchedulerAsyncPreemption (beta, on by default upstream): off, a preemption's API
+        # calls are made in the scheduling cycle, before the pod is requeued (prepareCandidate
+        # rather than prepareCandidateAsync); collected here while PostFilter runs.
+        self._async_preemption = async_preemption
+        self._sync_preemptions: list[tuple[str, Preemption]] | None = None
 
     async def schedule_one(
         self, pinfo: QueuedPodInfo, profiles: ProfileSet, extenders: Sequence[HTTPExtender] = ()
@@ -302,9 +312,14 @@ class SchedulingCycle:
                 if extenders:
                     recorder = CallRecorder(fwk, attempt.state)
                     traced = [TracedPreemptingExtender(e, recorder) for e in extenders]
-                outcome = await fwk.run_post_filter_plugins(
-                    attempt.state, pinfo.pod, fit.diagnosis.node_to_status, traced
-                )
+                if not self._async_preemption:
+                    self._sync_preemptions = []
+                try:
+                    outcome = await fwk.run_post_filter_plugins(
+                        attempt.state, pinfo.pod, fit.diagnosis.node_to_status, traced
+                    )
+                finally:
+                    await self._run_sync_preemptions()
             except Exception:
                 log.exception("PostFilter failed", extra={"pod": pinfo.pod.key})
                 outcome = None
@@ -337,14 +352,24 @@ class SchedulingCycle:
         return None if result is None else result.nominated_node_name
 
     def start_preemption(self, profile: str, preemption: Preemption) -> None:
-        """A PostFilter plugin chose victims: carry out the API calls after the cycle."""
+        """A PostFilter plugin chose victims: carry out the API calls after the cycle (or,
+        with SchedulerAsyncPreemption off, at the end of PostFilter, in the cycle)."""
         self._metrics.preemption_victims(len(preemption.victims))
+        if self._sync_preemptions is not None:
+            self._sync_preemptions.append((profile, preemption))
+            return
         self._start_soon(
             self._preemption_calls.run,
             preemption,
             profile,
             name=f"preempt-for-{preemption.preemptor.key}",
         )
+
+    async def _run_sync_preemptions(self) -> None:
+        """The preemptions PostFilter decided, their calls awaited in the cycle."""
+        pending, self._sync_preemptions = self._sync_preemptions, None
+        for profile, preemption in pending or ():
+            await self._preemption_calls.run(preemption, profile)
 
 
 class FailureHandler:
@@ -362,6 +387,8 @@ class FailureHandler:
         "_snapshot",
         "_start_soon",
         "_stats",
+        "_status_sent",
+        "_status_updates",
         "_wall_clock",
     )
 
@@ -392,6 +419,11 @@ class FailureHandler:
         self._stats = stats
         self._instrumentation = instrumentation
         self._start_soon = start_soon
+        # Pod uid → the newest PodScheduled=False patch not sent yet (None: its sender is
+        # sending one), for the pods that have a sender task. See _spawn_status_update.
+        self._status_updates: dict[str, tuple[PodView, dict[str, Any]] | None] = {}
+        # Pod uid → set once its sender has nothing left to send (`status_sent`).
+        self._status_sent: dict[str, asyncio.Event] = {}
 
     def fail_unschedulable(
         self,
@@ -435,9 +467,12 @@ class FailureHandler:
         trace: AttemptTrace | None = None,
         diagnosis: Diagnosis | None = None,
         filter_details: Callable[[Diagnosis], FilterDetails] | None = None,
+        nominated_in_binding: bool = False,
     ) -> None:
         """Upstream's handleSchedulingFailure: requeue, record an event, patch the condition.
-        `nominated_node`: the node to nominate, "" to clear a nomination, None to keep it."""
+        `nominated_node`: the node to nominate, "" to clear a nomination, None to keep it;
+        `nominated_in_binding`: the binding cycle wrote one (`nominate`) the informer's pod
+        may not show yet, to be cleared all the same."""
         pod = pinfo.pod
         self._instrumentation.failed(
             trace,
@@ -457,7 +492,6 @@ class FailureHandler:
         else:
             self._metrics.pod_schedule_error(profile.name, self._clock() - start)
             self._stats.errors += 1
-            pinfo.consecutive_errors += 1
         reason = "Unschedulable" if rejected else "SchedulerError"
         message = status.message or reason
         queue = self._queue
@@ -486,19 +520,42 @@ class FailureHandler:
             profile.name,
         )
         if current is not None and not current.is_bound:
-            self._spawn_status_update(current, reason, message, nominated_node)
+            self._spawn_status_update(
+                current, reason, message, nominated_node, nominated_in_binding
+            )
 
     def _snapshot_node_names(self) -> list[str]:
         return [info.node_name for info in self._snapshot.list()]
 
+    def nominate(self, pod: PodView, node: str) -> bool:
+        """NominatedNodeNameForExpectation's updatePod: status.nominatedNodeName = node, sent
+        by the pod's status sender, so that a failure's patch (which clears it) follows it
+        rather than races it. False when the pod says so already (nothing to send)."""
+        if pod.nominated_node_name == node:
+            return False
+        self._queue_status_patch(pod, {"nominatedNodeName": node})
+        return True
+
+    async def status_sent(self, uid: str) -> None:
+        """Wait until the pod's status patches so far have been sent."""
+        sent = self._status_sent.get(uid)
+        if sent is not None:
+            await sent.wait()
+
     def _spawn_status_update(
-        self, pod: PodView, reason: str, message: str, nominated_node: str | None
+        self,
+        pod: PodView,
+        reason: str,
+        message: str,
+        nominated_node: str | None,
+        nominated_in_binding: bool = False,
     ) -> None:
         if nominated_node is None:
             nominated_node = pod.nominated_node_name  # kept as it is
         condition = pod_scheduled_condition(pod)
         if (
-            condition is not None
+            not nominated_in_binding
+            and condition is not None
             and condition.get("status") == "False"
             and condition.get("reason") == reason
             and condition.get("message") == message
@@ -519,11 +576,37 @@ class FailureHandler:
             ),
         }
         status_patch: dict[str, Any] = {"conditions": [new_condition]}
-        if nominated_node or pod.nominated_node_name:
+        if nominated_node or pod.nominated_node_name or nominated_in_binding:
             status_patch["nominatedNodeName"] = nominated_node or None
-        self._start_soon(
-            self._patch_unscheduled_status, pod, status_patch, name=f"status-{pod.key}"
-        )
+        self._queue_status_patch(pod, status_patch)
+
+    def _queue_status_patch(self, pod: PodView, status_patch: dict[str, Any]) -> None:
+        """One sender per pod, sending the newest patch: a pod that fails faster than the
+        client's qps lets its patches out (a gang retried from backoffQ, round after round)
+        leaves one patch waiting, not one per failure. Upstream waits for the patch in the
+        failing goroutine, which bounds its calls the same way; here the loop goes on."""
+        uid = pod.uid
+        sending = uid in self._status_updates
+        self._status_updates[uid] = (pod, status_patch)
+        if sending:
+            return
+        self._status_sent[uid] = asyncio.Event()
+        if not self._start_soon(self._send_status_updates, uid, name=f"status-{pod.key}"):
+            # No sender (no task group): nothing is sent, and nothing is left to wait for.
+            del self._status_updates[uid]
+            self._status_sent.pop(uid).set()
+
+    async def _send_status_updates(self, uid: str) -> None:
+        """Send the pod's newest status patch until none is left."""
+        try:
+            while (update := self._status_updates.get(uid)) is not None:
+                self._status_updates[uid] = None
+                await self._patch_unscheduled_status(*update)
+        finally:
+            self._status_updates.pop(uid, None)
+            sent = self._status_sent.pop(uid, None)
+            if sent is not None:
+                sent.set()
 
     async def _patch_unscheduled_status(
         self, pod: PodView, status_patch: Mapping[str, Any]

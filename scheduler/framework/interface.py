@@ -69,6 +69,7 @@ class CycleState:
         "point_seconds",
         "record_plugin_metrics",
         "skip_filter_plugins",
+        "skip_pre_bind_plugins",
         "skip_score_plugins",
         "tracer",
     )
@@ -86,6 +87,8 @@ class CycleState:
         self.point_seconds: list[str | float] | None = None
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # PreBind plugins whose PreBindPreFlight answered Skip (NominatedNodeNameForExpectation).
+        self.skip_pre_bind_plugins: set[str] = set()
 
     def read(self, key: str) -> Any:
         """The value stored under `key`; KeyError if none (upstream's ErrNotFound)."""
@@ -116,6 +119,7 @@ class CycleState:
         copy.tracer = self.tracer
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         return copy
 
 

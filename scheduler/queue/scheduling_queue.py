@@ -304,7 +304,15 @@ class SchedulingQueue:
                 self._metrics.unschedulable_added(
                     pinfo.unschedulable_plugins | pinfo.pending_plugins, pinfo.pod.scheduler_name
                 )
-            pinfo.consecutive_errors = pinfo.consecutive_errors + 1 if errored else 0
+            # Upstream's accounting (AddUnschedulableIfNotPresent): an error counts towards
+            # ConsecutiveErrorsCount, a rejection towards UnschedulableCount and ends the run
+            # of errors. The backoff doubles with these, never with pops: a pod popped early
+            # from backoffQ, skipped or handed to a gang owes nothing for it.
+            if errored:
+                pinfo.consecutive_errors += 1
+            else:
+                pinfo.unschedulable_count += 1
+                pinfo.consecutive_errors = 0
             pinfo.timestamp = self._clock()
             if uid in self._in_flight:
                 strategy = self._strategy_for_in_flight(pinfo)
@@ -322,9 +330,12 @@ class SchedulingQueue:
         """Move the pods to activeQ now if they wait in backoffQ or the unschedulable pods."""
         activated = False
         for pod in pods:
-            pinfo = self._unschedulable.get(pod.uid) or self._backoff.remove(pod.uid)
+            pinfo = self._unschedulable.get(pod.uid)
+            from_backoff = pinfo is None
+            if from_backoff:
+                pinfo = self._backoff.remove(pod.uid)
             if pinfo is not None:
-                activated |= self._move_to_active(pinfo, FORCE_ACTIVATE.label)
+                activated |= self._move_to_active(pinfo, FORCE_ACTIVATE.label, from_backoff)
             elif pod.uid in self._in_flight:
                 # It comes back later; make sure it is then requeued at once.
                 self._in_flight.record(FORCE_ACTIVATE, None, pod)
@@ -360,7 +371,7 @@ class SchedulingQueue:
         else:
             expired = self._backoff.pop_expired(now, inclusive=False)
         for pinfo in expired:
-            activated |= self._move_to_active(pinfo, BACKOFF_COMPLETE)
+            activated |= self._move_to_active(pinfo, BACKOFF_COMPLETE, from_backoff=True)
         if activated:
             self._wakeup.set()
 
@@ -587,11 +598,14 @@ class SchedulingQueue:
                 self._metrics.unschedulable_added((plugin,), pinfo.pod.scheduler_name)
             pinfo.unschedulable_plugins.add(plugin)
 
-    def _move_to_active(self, pinfo: QueuedPodInfo, event: str) -> bool:
+    def _move_to_active(self, pinfo: QueuedPodInfo, event: str, from_backoff: bool = False) -> bool:
         """activeQ if PreEnqueue lets the pod in, else the unschedulable pods (gated);
-        ``event`` labels the move in scheduler_queue_incoming_pods_total."""
+        ``event`` labels the move in scheduler_queue_incoming_pods_total. Under
+        SchedulerPopFromBackoffQ a pod coming straight from backoffQ passed PreEnqueue on its
+        way in and is not asked again (moveToActiveQ's movesFromBackoffQ)."""
         uid = pinfo.uid
-        self._run_pre_enqueue(pinfo)
+        if not (from_backoff and self._pop_from_backoff_q):
+            self._run_pre_enqueue(pinfo)
         if pinfo.gated:
             # A gated pod is never attempted: a later wake-up must not count as after a flush.
             pinfo.flushed_from_unschedulable = False
@@ -620,8 +634,13 @@ class SchedulingQueue:
             )
 
     def _backoff_expiry(self, pinfo: QueuedPodInfo) -> float | None:
-        """When the pod's backoff ends (getBackoffTime); None when it owes none."""
-        duration = backoff_duration(pinfo.attempts, self._initial_backoff, self._max_backoff)
+        """When the pod's backoff ends (getBackoffTime): by ConsecutiveErrorsCount after an
+        error, else by UnschedulableCount; None when it owes none (podMaxBackoff 0 turns
+        backoff off)."""
+        if self._max_backoff <= 0:
+            return None
+        count = pinfo.consecutive_errors or pinfo.unschedulable_count
+        duration = backoff_duration(count, self._initial_backoff, self._max_backoff)
         if duration <= 0:
             return None
         if self._pop_from_backoff_q:

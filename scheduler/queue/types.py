@@ -14,8 +14,11 @@ class QueuedPodInfo:
     timestamp: float
     # When the pod was first seen by the queue (the start of pod_scheduling_sli_duration).
     initial_attempt_timestamp: float | None = None
-    # Scheduling attempts so far; drives the backoff (initial * 2**(attempts-1), capped).
+    # Scheduling attempts so far (every pop, from activeQ or backoffQ).
     attempts: int = 0
+    # Attempts that ended rejected by plugins (UnschedulableCount): the backoff doubles with
+    # them (initial * 2**(count-1), capped), not with `attempts`.
+    unschedulable_count: int = 0
     # Plugins that rejected the pod in its last attempt (Unschedulable / Unresolvable).
     unschedulable_plugins: set[str] = field(default_factory=set)
     # Plugins that answered Pending in its last attempt.
@@ -24,7 +27,8 @@ class QueuedPodInfo:
     gated: bool = False
     # The plugin whose PreEnqueue gated it, with its message.
     gating_plugin: str = ""
-    # Consecutive attempts that failed with an error rather than a rejection.
+    # Consecutive attempts that failed with an error rather than a rejection
+    # (ConsecutiveErrorsCount); while non-zero it drives the backoff instead.
     consecutive_errors: int = 0
     # Requeued by the leftover flush (no event woke it) and not attempted since: if it now
     # schedules, scheduler_pod_scheduled_after_flush_total counts it (a hint may be missing).

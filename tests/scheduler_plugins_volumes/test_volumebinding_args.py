@@ -53,8 +53,12 @@ def _shape(*points: tuple[int, int]) -> list[dict[str, int]]:
     ],
 )
 def test_decode_args(raw: Any, want: VolumeBindingArgs) -> None:
-    assert decode_volume_binding_args(raw) == want
-    assert PLUGIN_ENTRY.decode(raw) == want
+    assert decode_volume_binding_args(raw, storage_capacity_scoring=False) == want
+    # Under aiosched's default gates (StorageCapacityScoring on since v1.37) the shape is
+    # defaulted (SetDefaults_VolumeBindingArgs), as the registry's decoder does.
+    with_default = VolumeBindingArgs(want.bind_timeout_seconds, DEFAULT_SHAPE)
+    assert decode_volume_binding_args(raw) == with_default
+    assert PLUGIN_ENTRY.decode(raw) == with_default
 
 
 @pytest.mark.parametrize(
@@ -95,7 +99,7 @@ def test_decode_args(raw: Any, want: VolumeBindingArgs) -> None:
 )
 def test_invalid_args(raw: Any, path: str, message: str) -> None:
     with pytest.raises(ArgsError) as info:
-        decode_volume_binding_args(raw)
+        decode_volume_binding_args(raw, storage_capacity_scoring=False)
     assert (info.value.path, info.value.message) == (path, message)
 
 
@@ -115,8 +119,6 @@ def test_storage_capacity_scoring_defaults_the_shape() -> None:
 @pytest.mark.parametrize(
     ("shape", "path", "message"),
     [
-        # "[StorageCapacityScoring=on] shape should not be empty"
-        ([], "shape", "Required value: at least one point must be specified"),
         # "[StorageCapacityScoring=on] shape points must be sorted in increasing order"
         (
             _shape((3, 3), (1, 1)),
@@ -168,6 +170,19 @@ def test_invalid_shape_with_storage_capacity_scoring(
     assert (info.value.path, info.value.message) == (path, message)
 
 
+def test_an_empty_shape_is_defaulted_with_the_gate_on() -> None:
+    # SetDefaults_VolumeBindingArgs defaults a shape of length 0, so a configuration's empty
+    # list never reaches validation; validation alone refuses it:
+    # "[StorageCapacityScoring=on] shape should not be empty".
+    assert decode_volume_binding_args({"shape": []}).shape == DEFAULT_SHAPE
+    with pytest.raises(ArgsError) as info:
+        validate_volume_binding_args(VolumeBindingArgs(10, ()), storage_capacity_scoring=True)
+    assert (info.value.path, info.value.message) == (
+        "shape",
+        "Required value: at least one point must be specified",
+    )
+
+
 def test_validate_checks_timeout_first() -> None:
     args = VolumeBindingArgs(-1, (UtilizationShapePoint(5, 1),))
     with pytest.raises(ArgsError) as info:
@@ -179,5 +194,7 @@ def test_registry_entry() -> None:
     assert PLUGIN_ENTRY is PLUGIN_ENTRY
     assert PLUGIN_ENTRY.name == "VolumeBinding"
     assert PLUGIN_ENTRY.cls is VolumeBinding
-    # No Score / PreScore: upstream scores only with the StorageCapacityScoring gate.
-    assert PLUGIN_ENTRY.extension_points == frozenset({"preFilter", "filter", "reserve", "preBind"})
+    # PreScore / Score: storage-capacity scoring (skipped with its gate off).
+    assert PLUGIN_ENTRY.extension_points == frozenset(
+        {"preFilter", "filter", "preScore", "score", "reserve", "preBind"}
+    )

@@ -1,8 +1,8 @@
 """The VolumeBinding plugin: PreFilter, Filter, Reserve / Unreserve, PreBind, queueing hints.
 
 Ported from upstream's pkg/scheduler/framework/plugins/volumebinding/volume_binding_test.go
-(TestVolumeBinding: PreFilter status and state, Filter status per node; the Score expectations
-are not ported since Score is behind the StorageCapacityScoring gate, off by default; the
+(TestVolumeBinding: PreFilter status and state, Filter status per node; its PreScore and Score
+expectations are in test_volumebinding_score.py; the
 "all bound with local volumes" case no longer narrows the nodes in PreFilter, as current
 upstream's PreFilter returns no PreFilterResult) and the queueing hint tests of the same file
 (TestIsSchedulableAfterCSINodeChange, ...PersistentVolumeClaimChange, ...StorageClassChange,
@@ -498,7 +498,7 @@ def test_pre_bind_without_volumes_for_the_node() -> None:
     env.plugin.pre_filter(state, pod, [])
     state.read(STATE_KEY).all_bound = False
     status = asyncio.run(env.plugin.pre_bind(state, pod, "node-x"))
-    assert status == Status.error('no pod volumes found for node "node-x"')
+    assert status == Status.error('no pod volume found for node "node-x"')
 
 
 def test_clone_shares_the_state() -> None:

@@ -1,6 +1,7 @@
-"""VolumeBinding's row fast path (filter_rows): all rows pass when no node can differ (every
+"""VolumeBinding's row fast path: filter_rows passes all rows when no node can differ (every
 claim bound to a PV without node affinity), and the framework then gets the per-node path's
-outcome, Reserve included; anything node-dependent goes per node (None)."""
+outcome, Reserve included; anything node-dependent goes per node (None). score_rows answers
+zeros where Score would answer zero on every node."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import asyncio
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.interface import CycleState
@@ -87,3 +90,29 @@ def test_rows_only_when_no_node_can_differ(claim: str, row_path: bool) -> None:
     plugin.filter_rows(state, pod, table, rows)
     assert fwk.run_reserve_plugins_reserve(state, pod, "node-b").is_success
     assert asyncio.run(fwk.run_pre_bind_plugins(state, pod, "node-b")).is_success
+
+
+@settings(max_examples=40, deadline=None)
+@given(claims=st.lists(st.sampled_from(["bound", "pinned", "waiting", "lost-pv"]), unique=True))
+def test_score_rows_equal_the_per_node_scores(claims: list[str]) -> None:
+    """score_rows (StorageCapacityScoring on, by default) answers only where Filter left no
+    volume the scorer reads on any node, and then as Score does on every node; whichever way
+    Filter ran."""
+    fwk, snapshot = _framework()
+    plugin = fwk.plugins[NAME]
+    assert isinstance(plugin, VolumeBinding)
+    pod = make_pod("web", pvcs=claims)
+    table = snapshot.node_table()
+    rows = np.arange(len(table), dtype=np.intp)
+    for by_rows in (False, True):
+        state = CycleState()
+        _, status = plugin.pre_filter(state, pod, snapshot.list())
+        if status.is_success and not (by_rows and plugin.filter_rows(state, pod, table, rows)):
+            for info in snapshot.list():
+                plugin.filter(state, pod, info)
+        assert plugin.pre_score(state, pod, snapshot.list()).is_success
+        per_node = [plugin.score(state, pod, info) for info in snapshot.list()]
+        assert all(status.is_success for _, status in per_node)
+        got = plugin.score_rows(state, pod, table, rows)
+        if got is not None:
+            assert got.tolist() == [score for score, _ in per_node]

@@ -1,6 +1,7 @@
 """The points after a node is chosen: Reserve / Unreserve and Permit in the scheduling cycle,
-WaitOnPermit, PreBind, Bind and PostBind in the binding cycle (upstream's RunReservePlugins*,
-RunPermitPlugins, WaitOnPermit, RunPreBindPlugins, RunBindPlugins, RunPostBindPlugins)."""
+PreBindPreFlight, WaitOnPermit, PreBind, Bind and PostBind in the binding cycle (upstream's
+RunReservePlugins*, RunPermitPlugins, RunPreBindPreFlights, WillWaitOnPermit, WaitOnPermit,
+RunPreBindPlugins, RunBindPlugins, RunPostBindPlugins)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from scheduler.framework.runtime.core import (
     FrameworkCore,
     _error,
 )
-from scheduler.framework.status import Status
+from scheduler.framework.status import Code, Status
 from scheduler.framework.waiting_pods import WaitingPod
 
 if TYPE_CHECKING:
@@ -189,13 +190,53 @@ class Binding(FrameworkCore):
             return status
         return _error(f"waiting on permit for pod: {status.message}", status.plugin)
 
+    def will_wait_on_permit(self, pod: PodView) -> bool:
+        """Whether WaitOnPermit will hold the pod (a Permit plugin answered Wait)."""
+        return self.waiting_pods.get(pod.uid) is not None
+
     # ---- binding cycle ------------------------------------------------------------------
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        """Upstream's RunPreBindPreFlights: Success when a PreBind plugin will do work for the
+        pod, Skip when none will (those answering Skip are skipped at PreBind), an Error on a
+        plugin's error or on any other code. A plugin without `pre_bind_pre_flight` (written
+        before the method existed) is taken to do work."""
+        start = self._now()
+        returned = Status.skip()
+        skipped: set[str] = set()
+        try:
+            for plugin in self.pre_bind_plugins:
+                plugin_start = self._now() if state.record_plugin_metrics else 0.0
+                pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
+                status = Status.OK if pre_flight is None else pre_flight(state, pod, node_name)
+                if state.record_plugin_metrics:
+                    self._plugin_done("PreBindPreFlight", plugin.name, status, plugin_start, state)
+                if status.code is Code.ERROR:
+                    returned = _error(f'running PreBindPreFlight "{plugin.name}": {status.message}')
+                    return returned
+                if status.is_success:
+                    returned = Status.OK
+                elif status.is_skip:
+                    skipped.add(plugin.name)
+                else:
+                    returned = _error(
+                        f'PreBindPreFlight {plugin.name} returned "{status.code_name}", which is '
+                        "unsupported. It is supposed to return Success, Skip, or Error status"
+                    )
+                    return returned
+            state.skip_pre_bind_plugins = skipped
+            return returned
+        finally:
+            self._point_done("PreBindPreFlight", returned, start, state)
+
     async def run_pre_bind_plugins(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        skipped = state.skip_pre_bind_plugins
         return await self._await_each(
             "PreBind",
             state,
-            self.pre_bind_plugins,
+            [p for p in self.pre_bind_plugins if p.name not in skipped]
+            if skipped
+            else (self.pre_bind_plugins),
             lambda plugin: plugin.pre_bind(state, pod, node_name),
             _PRE_BIND,
         )

@@ -1,12 +1,12 @@
 """The Dynamic Resource Allocation feature gates (`--feature-gates`) and what aiosched does
 under each.
 
-Upstream: pkg/features/kube_features.go (the versioned defaults: v1.37's stages and locks, as
-scheduler/app/feature_gate_table.py has them) and pkg/scheduler/framework/plugins/feature (what
-the plugin reads). A gate is
-either honoured, as upstream behaves with it on and off, or only one of its values is: the
-other is refused at start-up with `unsupported_gate_value`'s message, so that aiosched never
-silently decides differently from kube-scheduler with the same flags.
+Upstream: pkg/scheduler/framework/plugins/feature (what the plugin reads). Each gate's stage,
+default and lock are the gate table's (scheduler/app/feature_gate_table.py, kube-scheduler
+v1.37), and the refusal of a value aiosched does not honour is worded once, by
+scheduler/app/feature_gates.py; this module says only which values aiosched honours, what it
+lacks for the others, and the value Features assumes for a gate a caller leaves out
+(`DRA_GATE_DEFAULTS`, held to the table by tests/scheduler_startup/test_feature_gates.py).
 """
 
 from __future__ import annotations
@@ -31,67 +31,47 @@ DRA_SCHEDULER_FILTER_TIMEOUT = "DRASchedulerFilterTimeout"
 
 @dataclass(frozen=True, slots=True)
 class GateSpec:
-    """One gate: upstream's default and stage at v1.36, whether upstream locks it, and the
-    values aiosched honours (the default aiosched starts with is `aiosched_default`)."""
+    """The values of one gate aiosched honours, and what it lacks for the others."""
 
-    upstream_default: bool
-    stage: str
-    locked: bool
     honoured: frozenset[bool]
-    aiosched_default: bool
     why_not: str = ""  # what is missing, for the refusal message
 
 
-_BOTH = frozenset({True, False})
+_BOTH = GateSpec(frozenset({True, False}))
+# Locked to true upstream (GA): only that value exists.
+_LOCKED_ON = GateSpec(frozenset({True}))
 
-# kube_features.go at v1.37 (DynamicResourceAllocation GA and locked since v1.35; DRAAdminAccess
-# GA and locked in v1.36; DRAPrioritizedList, DRAResourceClaimDeviceStatus and DRAExtendedResource
-# GA and locked, DRADeviceTaints and DRADeviceTaintRules GA in v1.37; the others beta). aiosched
-# starts with upstream's default wherever it honours it; where it honours only "off", it starts
-# off and says so.
 DRA_GATES: Mapping[str, GateSpec] = {
-    DYNAMIC_RESOURCE_ALLOCATION: GateSpec(True, "GA", True, frozenset({True}), True),
-    DRA_ADMIN_ACCESS: GateSpec(True, "GA", True, frozenset({True}), True),
-    DRA_PRIORITIZED_LIST: GateSpec(True, "GA", True, frozenset({True}), True),
-    DRA_SCHEDULER_FILTER_TIMEOUT: GateSpec(True, "beta", False, _BOTH, True),
-    DRA_RESOURCE_CLAIM_DEVICE_STATUS: GateSpec(True, "GA", True, frozenset({True}), True),
+    DYNAMIC_RESOURCE_ALLOCATION: _LOCKED_ON,
+    DRA_ADMIN_ACCESS: _LOCKED_ON,
+    DRA_PRIORITIZED_LIST: _LOCKED_ON,
+    DRA_SCHEDULER_FILTER_TIMEOUT: _BOTH,
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS: _LOCKED_ON,
     # Taints published in ResourceSlices and the claims' tolerations.
-    DRA_DEVICE_TAINTS: GateSpec(True, "GA", False, _BOTH, True),
+    DRA_DEVICE_TAINTS: _BOTH,
     # DeviceTaintRule objects (resource.k8s.io/v1beta2), read with the slices' own taints
     # (watched optionally: a server without the kind leaves them empty)
-    DRA_DEVICE_TAINT_RULES: GateSpec(True, "GA", False, _BOTH, True),
+    DRA_DEVICE_TAINT_RULES: _BOTH,
     # Shared counters and per-device node selection, in the allocator.
-    DRA_PARTITIONABLE_DEVICES: GateSpec(True, "beta", False, _BOTH, True),
+    DRA_PARTITIONABLE_DEVICES: _BOTH,
     # Shareable devices, capacity requests and request policies, distinctAttribute.
-    DRA_CONSUMABLE_CAPACITY: GateSpec(True, "beta", False, _BOTH, True),
+    DRA_CONSUMABLE_CAPACITY: _BOTH,
     # PreBind waits for the devices' binding conditions (with DRAResourceClaimDeviceStatus).
-    DRA_DEVICE_BINDING_CONDITIONS: GateSpec(True, "beta", False, _BOTH, True),
+    DRA_DEVICE_BINDING_CONDITIONS: _BOTH,
     # Extended resources backed by DeviceClasses (NodeResourcesFit leaves them to
     # DynamicResources, which creates the pod's extended-resource claim).
-    DRA_EXTENDED_RESOURCE: GateSpec(True, "GA", True, frozenset({True}), True),
+    DRA_EXTENDED_RESOURCE: _LOCKED_ON,
 }
 
-#: The gates' values aiosched starts with.
-DRA_GATE_DEFAULTS: Mapping[str, bool] = {
-    name: spec.aiosched_default for name, spec in DRA_GATES.items()
-}
+#: The value Features assumes for a gate the caller's map leaves out: v1.37's default, on for
+#: every one of these gates (`aiosched run` always passes them all).
+DRA_GATE_DEFAULTS: Mapping[str, bool] = dict.fromkeys(DRA_GATES, True)
 
 
-def unsupported_gate_value(name: str, value: bool) -> str | None:
-    """Why `name=value` cannot be honoured (upstream's words for a locked gate), or None."""
+def honours(name: str, value: bool) -> bool:
+    """Whether aiosched honours DRA gate `name` at `value` (True for a gate not listed)."""
     spec = DRA_GATES.get(name)
-    if spec is None or value in spec.honoured:
-        return None
-    if spec.locked:
-        return (
-            f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
-            f"{str(spec.upstream_default).lower()}"
-        )
-    return (
-        f"feature gate {name}={str(value).lower()} is not supported by aiosched: it does not "
-        f"implement {spec.why_not} yet (kube-scheduler v1.36: {spec.stage}, "
-        f"{'on' if spec.upstream_default else 'off'} by default)"
-    )
+    return spec is None or value in spec.honoured
 
 
 @dataclass(frozen=True, slots=True)

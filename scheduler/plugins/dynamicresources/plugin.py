@@ -640,6 +640,13 @@ class DynamicResources:
 
     # -- PreBind ---------------------------------------------------------------------------
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        """Upstream's PreBindPreFlight: PreBind has work only when the pod has claims."""
+        s = _read_state(state)
+        if s is None:
+            return Status.error(f'reading "{STATE_KEY}" from cycleState: not found')
+        return Status.OK if s.claims else Status.skip()
+
     async def pre_bind(self, state: CycleState, pod: PodView, node_name: str) -> Status:
         s = _read_state(state)
         if s is None:

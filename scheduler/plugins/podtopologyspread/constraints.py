@@ -3,8 +3,9 @@
 Upstream: pkg/scheduler/framework/plugins/podtopologyspread/common.go
 (filterTopologySpreadConstraints, mergeLabelSetWithSelector, buildDefaultConstraints,
 nodeLabelsMatchSpreadConstraints, matchNodeInclusionPolicies, countPodsMatchSelector,
-podLabelsMatchSpreadConstraints). The NodeInclusionPolicy and MatchLabelKeys features are on,
-as in every supported upstream release.
+podLabelsMatchSpreadConstraints). NodeInclusionPolicyInPodTopologySpread is GA and locked on;
+MatchLabelKeysInPodTopologySpread (beta, on by default) can be turned off, and then
+matchLabelKeys is ignored, as upstream's enableMatchLabelKeysInPodTopologySpread does.
 """
 
 from __future__ import annotations
@@ -102,9 +103,13 @@ def parse_pod_constraints(
     raw: Sequence[Any],
     pod_labels: Mapping[str, str],
     action: str,
+    *,
     comparison_operators: bool = False,
+    match_label_keys: bool = True,
 ) -> tuple[Constraint, ...]:
-    """filterTopologySpreadConstraints over spec.topologySpreadConstraints (raw JSON)."""
+    """filterTopologySpreadConstraints over spec.topologySpreadConstraints (raw JSON);
+    `comparison_operators` is the TaintTolerationComparisonOperators gate and
+    `match_label_keys` the MatchLabelKeysInPodTopologySpread gate."""
     result: list[Constraint] = []
     for index, item in enumerate(raw):
         if not isinstance(item, Mapping) or item.get("whenUnsatisfiable") != action:
@@ -115,7 +120,7 @@ def parse_pod_constraints(
         except MalformedObject as err:
             raise ConstraintError(str(err)) from None
         keys = item.get("matchLabelKeys")
-        if isinstance(keys, list) and keys:
+        if match_label_keys and isinstance(keys, list) and keys:
             selector = _match_label_keys_selector(keys, pod_labels, selector)
         key = item.get("topologyKey")
         result.append(

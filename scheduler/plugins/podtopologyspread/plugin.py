@@ -64,6 +64,9 @@ PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 
+MATCH_LABEL_KEYS_GATE = "MatchLabelKeysInPodTopologySpread"
+
+
 class PodTopologySpread:
     name = NAME
 
@@ -90,6 +93,10 @@ class PodTopologySpread:
         self._comparison_operators = comparison_operators_enabled(handle)
         self._system_defaulted = args.system_defaulted
         self._default_constraints = args.effective_constraints
+        # MatchLabelKeysInPodTopologySpread (beta, on by default): off, matchLabelKeys is
+        # ignored (upstream's enableMatchLabelKeysInPodTopologySpread).
+        gates = getattr(handle, "feature_gates", None) or {}
+        self._match_label_keys = bool(gates.get(MATCH_LABEL_KEYS_GATE, True))
         # The last pod whose own constraints were parsed: (pod, hard, soft).
         self._memo: tuple[PodView, tuple[Constraint, ...], tuple[Constraint, ...]] | None = None
 
@@ -105,9 +112,12 @@ class PodTopologySpread:
         memo = self._memo
         if memo is not None and memo[0] is pod:
             return memo[1], memo[2]
-        compare = self._comparison_operators
-        hard = parse_pod_constraints(raw, pod.labels, DO_NOT_SCHEDULE, compare)
-        soft = parse_pod_constraints(raw, pod.labels, SCHEDULE_ANYWAY, compare)
+        gates = {
+            "comparison_operators": self._comparison_operators,
+            "match_label_keys": self._match_label_keys,
+        }
+        hard = parse_pod_constraints(raw, pod.labels, DO_NOT_SCHEDULE, **gates)
+        soft = parse_pod_constraints(raw, pod.labels, SCHEDULE_ANYWAY, **gates)
         self._memo = (pod, hard, soft)
         return hard, soft
 

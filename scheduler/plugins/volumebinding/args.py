@@ -5,23 +5,26 @@ bindTimeoutSeconds 600 when unset; with the StorageCapacityScoring gate on, an u
 [{0, 10}, {100, 0}]) and pkg/scheduler/apis/config/validation/validation_pluginargs.go
 (ValidateVolumeBindingArgsWithOptions, validateFunctionShape).
 
-The shape only matters for storage-capacity scoring, which upstream keeps behind the
-StorageCapacityScoring feature gate (alpha, off by default). This scheduler implements the
-default: no Score. With the gate off, upstream rejects any shape ("unexpected field `shape`");
-`decode_volume_binding_args(..., storage_capacity_scoring=True)` validates the shape as upstream
-does with the gate on. Upstream aggregates every problem; as the other args decoders here, the
-first one raises.
+The shape is storage-capacity scoring's (scorer.py), behind the StorageCapacityScoring gate
+(beta, on by default since v1.37). Decoding defaults and validates under a gate value,
+aiosched's default (on) unless told otherwise, as `check-config` does; the plugin validates
+again under the gate the process runs with (with the gate off upstream rejects any shape given:
+"unexpected field `shape`"). Upstream aggregates every problem; as the other args decoders
+here, the first one raises.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.framework.registry import ArgsError, check_args_kind, check_known_fields
 
 KIND = "VolumeBindingArgs"
+# The feature gate and its default at v1.37 (beta, on).
+STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
+STORAGE_CAPACITY_SCORING_DEFAULT = True
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
 MAX_CUSTOM_PRIORITY_SCORE = 10  # upstream config.MaxCustomPriorityScore
 MIN_UTILIZATION = 0
@@ -49,17 +52,21 @@ DEFAULT_SHAPE = (
 class VolumeBindingArgs:
     # How long PreBind waits for the PV controller to finish binding / provisioning.
     bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_SECONDS
-    # Storage-capacity scoring's function shape; None when unset (always, with the gate off).
+    # Storage-capacity scoring's function shape; None when unset with the gate off.
     shape: tuple[UtilizationShapePoint, ...] | None = None
+    # Whether the configuration wrote a shape (with the gate off only a default is allowed).
+    shape_given: bool = field(default=False, compare=False)
 
 
 def decode_volume_binding_args(
-    raw: Mapping[str, Any] | None, *, storage_capacity_scoring: bool = False
+    raw: Mapping[str, Any] | None,
+    *,
+    storage_capacity_scoring: bool = STORAGE_CAPACITY_SCORING_DEFAULT,
 ) -> VolumeBindingArgs:
     """Decode, default and validate; the first problem raises ArgsError with its field path.
 
-    `storage_capacity_scoring` is upstream's StorageCapacityScoring feature gate (off by
-    default, as upstream's)."""
+    `storage_capacity_scoring` is upstream's StorageCapacityScoring feature gate (on by
+    default, as upstream's at v1.37)."""
     raw = raw or {}
     check_known_fields(raw, _FIELDS)
     check_args_kind(raw, KIND)
@@ -69,9 +76,12 @@ def decode_volume_binding_args(
     elif isinstance(timeout, bool) or not isinstance(timeout, int):
         raise ArgsError(_BIND_TIMEOUT, f"expected an integer, got {type(timeout).__name__}")
     shape = _decode_shape(raw.get(_SHAPE))
-    if shape is None and storage_capacity_scoring:
+    given = shape is not None
+    # SetDefaults_VolumeBindingArgs: len(obj.Shape) == 0, so an empty list is defaulted too
+    # (validation then sees the default, never the empty list).
+    if not shape and storage_capacity_scoring:
         shape = DEFAULT_SHAPE
-    args = VolumeBindingArgs(timeout, shape)
+    args = VolumeBindingArgs(timeout, shape, given)
     validate_volume_binding_args(args, storage_capacity_scoring=storage_capacity_scoring)
     return args
 
@@ -100,7 +110,7 @@ def _decode_shape(raw: Any) -> tuple[UtilizationShapePoint, ...] | None:
 
 
 def validate_volume_binding_args(
-    args: VolumeBindingArgs, *, storage_capacity_scoring: bool = False
+    args: VolumeBindingArgs, *, storage_capacity_scoring: bool = STORAGE_CAPACITY_SCORING_DEFAULT
 ) -> None:
     """Upstream's ValidateVolumeBindingArgsWithOptions, raising its first error."""
     if args.bind_timeout_seconds < 0:
@@ -111,7 +121,7 @@ def validate_volume_binding_args(
         )
     if storage_capacity_scoring:
         validate_function_shape(args.shape or (), _SHAPE)
-    elif args.shape is not None:
+    elif args.shape is not None and args.shape_given:
         # With the gate off a shape is refused, so that it cannot silently take effect when the
         # feature is turned on later (upstream's comment).
         raise ArgsError(

@@ -1,4 +1,4 @@
-"""VolumeBinding (PreFilter, Filter, Reserve, PreBind, EnqueueExtensions).
+"""VolumeBinding (PreFilter, Filter, PreScore, Score, Reserve, PreBind, EnqueueExtensions).
 
 Upstream: pkg/scheduler/framework/plugins/volumebinding/volume_binding.go, with the binder of
 binder.go (see binder.py). PreFilter skips pods without claims and sorts the pod's claims; Filter
@@ -6,8 +6,8 @@ finds, per node, the PVs to bind and the claims to provision; Reserve assumes th
 binder's assume caches so later pods see them taken; PreBind writes them and waits for the PV
 controller; Unreserve reverts the assumptions.
 
-No PreScore / Score: upstream scores only with the StorageCapacityScoring feature gate, which is
-off by default (the args still validate the shape as upstream does).
+PreScore / Score: storage-capacity scoring (scorer.py) under the StorageCapacityScoring gate
+(beta, on by default since v1.37); with it off PreScore answers Skip, as upstream's nil scorer.
 
 The plugin is built before its handle is ready (the runtime passes the framework it is still
 constructing), so the binder is created on first use.
@@ -32,7 +32,13 @@ from scheduler.framework.interface import CycleState, Handle, PreFilterResult, S
 from scheduler.framework.runtime import batch as signers
 from scheduler.framework.status import Status
 from scheduler.plugins.volume_helpers import pod_claims, volume_is_for_pod
-from scheduler.plugins.volumebinding.args import VolumeBindingArgs
+from scheduler.plugins.volumebinding.args import (
+    DEFAULT_SHAPE,
+    STORAGE_CAPACITY_SCORING,
+    STORAGE_CAPACITY_SCORING_DEFAULT,
+    VolumeBindingArgs,
+    validate_volume_binding_args,
+)
 from scheduler.plugins.volumebinding.binder import (
     BindingError,
     PodVolumeClaims,
@@ -47,11 +53,16 @@ from scheduler.plugins.volumebinding.hints import (
     schedulable_after_pvc_change,
     schedulable_after_storage_class_change,
 )
+from scheduler.plugins.volumebinding.scorer import (
+    VolumeCapacityScorer,
+    build_scorer,
+    class_resources,
+)
 
 if TYPE_CHECKING:
     from scheduler.api.objects import NodeView, PodView
     from scheduler.cache.node_info import NodeInfo
-    from scheduler.cache.node_table import NodeTable
+    from scheduler.cache.node_table import IntArray, NodeTable
 
 NAME = "VolumeBinding"
 # Upstream's stateKey is the plugin name.
@@ -67,12 +78,15 @@ class VolumeBindingState:
     returns the same pointer: Filter on a cloned state (preemption's dry runs) records into the
     one map Reserve reads."""
 
-    __slots__ = ("all_bound", "claims", "pod_volumes_by_node")
+    __slots__ = ("all_bound", "claims", "has_scored_volumes", "pod_volumes_by_node")
 
     def __init__(self, claims: PodVolumeClaims | None) -> None:
         self.all_bound = False
         self.claims = claims
         self.pod_volumes_by_node: dict[str, PodVolumes] = {}
+        # Whether Filter left, on some node, volumes storage-capacity scoring reads (static
+        # bindings, or provisions with a CSIStorageCapacity): else Score is 0 everywhere.
+        self.has_scored_volumes = False
 
     def clone(self) -> VolumeBindingState:
         return self
@@ -86,9 +100,22 @@ class VolumeBinding:
         return [signers.volumes_fragment(pod)], Status.OK
 
     def __init__(self, args: VolumeBindingArgs | None, handle: Handle) -> None:
-        self.args = args or VolumeBindingArgs()
+        args = args or VolumeBindingArgs()
+        gates = getattr(handle, "feature_gates", None) or {}
+        scoring = bool(gates.get(STORAGE_CAPACITY_SCORING, STORAGE_CAPACITY_SCORING_DEFAULT))
+        if scoring and not args.shape:
+            # SetDefaults_VolumeBindingArgs (args built here, not decoded).
+            args = VolumeBindingArgs(args.bind_timeout_seconds, DEFAULT_SHAPE, args.shape_given)
+        # Decoded under aiosched's default gates (check-config); held to the running ones here,
+        # as upstream's New validates with the plugin's features.
+        validate_volume_binding_args(args, storage_capacity_scoring=scoring)
+        self.args = args
         self._handle = handle
         self._binder: VolumeBinder | None = None
+        # Upstream's scorer: nil (PreScore skips) with the gate off.
+        self._scorer: VolumeCapacityScorer | None = (
+            build_scorer(args.shape) if scoring and args.shape else None
+        )
 
     @property
     def binder(self) -> VolumeBinder:
@@ -188,6 +215,10 @@ class VolumeBinding:
         if reasons:
             return Status.unresolvable(*reasons)
         data.pod_volumes_by_node[node.name] = volumes
+        if not data.has_scored_volumes:
+            data.has_scored_volumes = bool(volumes.static_bindings) or any(
+                p.node_capacity is not None for p in volumes.dynamic_provisions or ()
+            )
         return Status.OK
 
     def filter_rows(
@@ -206,6 +237,41 @@ class VolumeBinding:
         if not self.binder.bound_volumes_fit_every_node(claims.bound_claims):
             return None
         return RowVerdict(np.ones(len(rows), dtype=np.bool_), _never_rejected)
+
+    # PreScore / Score
+
+    def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
+        """Skip without storage-capacity scoring; else score (0 on nodes without volumes)."""
+        if self._scorer is None:
+            return Status.skip()
+        if _read(state) is None:
+            return _not_found()
+        return Status.OK
+
+    def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
+        scorer = self._scorer
+        if scorer is None:
+            return 0, Status.OK
+        data = _read(state)
+        if data is None:
+            return 0, _not_found()
+        volumes = data.pod_volumes_by_node.get(node_info.node_name)
+        if volumes is None:
+            return 0, Status.OK
+        return scorer(class_resources(volumes)), Status.OK
+
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """Zero on every row when Filter left no volume the scorer reads on any node (a pod
+        without claims, or whose claims are all bound); else node by node."""
+        data = _read(state)
+        if data is None or self._scorer is None or data.has_scored_volumes:
+            return None
+        return np.zeros(len(rows), dtype=np.int64)
+
+    def score_extensions(self) -> None:
+        return None
 
     # Reserve / Unreserve
 
@@ -236,6 +302,19 @@ class VolumeBinding:
 
     # PreBind
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodView, node_name: str) -> Status:
+        """Upstream's PreBindPreFlight: Skip when every claim is bound (PreBind has nothing to
+        write), an error when Filter left no volumes for the node."""
+        data = _read(state)
+        if data is None:
+            return _not_found()
+        if data.all_bound:
+            return Status.skip()
+        if node_name not in data.pod_volumes_by_node:
+            # errNoPodVolumeForNode, as PreBind words it
+            return Status.error(f'no pod volume found for node "{node_name}"')
+        return Status.OK
+
     async def pre_bind(self, state: CycleState, pod: PodView, node_name: str) -> Status:
         """Write the bindings and provisionings and wait until the PV controller has bound every
         claim; an error (or the bind timeout) sends the pod back to be scheduled again."""
@@ -246,7 +325,7 @@ class VolumeBinding:
             return Status.OK
         volumes = data.pod_volumes_by_node.get(node_name)
         if volumes is None:
-            return Status.error(f'no pod volumes found for node "{node_name}"')
+            return Status.error(f'no pod volume found for node "{node_name}"')
         try:
             await self.binder.bind_pod_volumes(pod, node_name, volumes)
         except BindingError as err:
