@@ -162,6 +162,26 @@ class Store:
                 for obj in names.values():
                     yield key, obj
 
+    def items_at(self, key: str, namespace: str | None, rv: int) -> list[Obj] | None:
+        """Objects as they were at resourceVersion `rv`, for a list's later page made by another
+        API process; None: one process keeps each list it paged itself (Api._snapshots)."""
+        return None
+
+    def durable_objects(self) -> list[tuple[str, Obj]]:
+        """Every object as of the newest durable resourceVersion (writes still waiting for their
+        fsync undone): what a front-end's replica starts from, the stream continuing it."""
+        undone: dict[tuple[str, str, str], Obj | None] = {}
+        for key, event in reversed(self._pending):  # the oldest pending write's `old` wins
+            meta = event.obj["metadata"]
+            undone[(key, meta.get("namespace", ""), meta["name"])] = event.old
+        objects = [
+            (key, obj)
+            for key, obj in self.iter_all()
+            if (key, obj["metadata"].get("namespace", ""), obj["metadata"]["name"]) not in undone
+        ]
+        objects.extend((place[0], old) for place, old in undone.items() if old is not None)
+        return objects
+
     def count(self, key: str, namespace: str | None = None) -> int:
         by_ns = self._objects.get(key, {})
         if namespace is not None:

@@ -32,25 +32,29 @@ def pod(name: str, value: int) -> dict[str, Any]:
     }
 
 
-async def apply(api: Api, op: str, name: str, value: int) -> None:
+async def apply(api: Api, op: str, name: str, value: int) -> Any:
+    """The object the client is answered with (None: nothing to do)."""
     current = api.store.get(PODS.key, "default", name)
     if op == "create":
-        await api.create(PODS, "default", pod(name, value))
+        return await api.create(PODS, "default", pod(name, value))
     elif op == "update" and current is not None:
         body = orjson.loads(orjson.dumps(current))
         body["metadata"]["labels"] = {"v": str(value)}
-        await api.update(PODS, "default", name, body)
+        return await api.update(PODS, "default", name, body)
     elif op == "patch":
         patch = {"metadata": {"annotations": {"n": str(value)}}}
-        await api.patch(PODS, "default", name, "application/merge-patch+json", patch)
+        return await api.patch(PODS, "default", name, "application/merge-patch+json", patch)
     elif op == "status":
         patch = {"status": {"message": str(value)}}
-        await api.patch(PODS, "default", name, "application/merge-patch+json", patch, "status")
+        return await api.patch(
+            PODS, "default", name, "application/merge-patch+json", patch, "status"
+        )
     elif op == "delete":
-        await api.delete(PODS, "default", name, {"gracePeriodSeconds": 0})
+        return await api.delete(PODS, "default", name, {"gracePeriodSeconds": 0})
     elif op == "bind":
         binding = {"target": {"kind": "Node", "name": f"node-{value}"}}
-        await subresources.bind(api, "default", name, binding)
+        return await subresources.bind(api, "default", name, binding)
+    return None
 
 
 async def run(ops: list[tuple[str, str, int]], label_selector: str) -> None:
