@@ -13,7 +13,10 @@ Front-end to store, each with a request `id`:
   {"op": "node", "name": ..., "action": "start" | "stop"}  a simulated kubelet switch
 Store to front-end:
   {"hello": {...}}, {"objects": [[key, obj], ...]}..., {"ready": rv}   at connection
-  {"events": [journal record, ...]}   durable events in resourceVersion order (persistence)
+  b"E" + events   durable events in resourceVersion order, each a length-prefixed JSON header
+      {"rv", "k"} (+ "ns", "n" for a deletion) and the length-prefixed object as the store
+      encoded it (empty for a deletion): a front-end decodes it once and serves those very
+      bytes to its watchers
   {"re": id, "ok" | "stale" | "error": ...}   answers
 """
 
@@ -45,8 +48,34 @@ def encode(message: Any) -> bytes:
     return frame(orjson.dumps(message))
 
 
+EVENTS = b"E"
+
+
+def event_record(header: bytes, obj: bytes) -> bytes:
+    return HEADER.pack(len(header)) + header + HEADER.pack(len(obj)) + obj
+
+
+def event_records(payload: bytes) -> list[tuple[bytes, bytes]]:
+    """The (header, object) pairs of an events message."""
+    records = []
+    view = memoryview(payload)
+    at, end = len(EVENTS), len(payload)
+    while at < end:
+        (size,) = HEADER.unpack_from(view, at)
+        header = bytes(view[at + HEADER.size : at + HEADER.size + size])
+        at += HEADER.size + size
+        (size,) = HEADER.unpack_from(view, at)
+        obj = bytes(view[at + HEADER.size : at + HEADER.size + size])
+        at += HEADER.size + size
+        records.append((header, obj))
+    if at != end:
+        raise ProtocolError("an events message ends inside a record")
+    return records
+
+
 async def read_message(reader: asyncio.StreamReader) -> Any | None:
-    """The next message, or None once the peer closed the connection."""
+    """The next message (an events message as its bytes), or None once the peer closed the
+    connection."""
     try:
         header = await reader.readexactly(HEADER.size)
     except asyncio.IncompleteReadError as exc:
@@ -60,6 +89,8 @@ async def read_message(reader: asyncio.StreamReader) -> Any | None:
         payload = await reader.readexactly(size)
     except asyncio.IncompleteReadError as exc:
         raise ProtocolError("connection closed inside a message") from exc
+    if payload[:1] == EVENTS:
+        return payload
     return orjson.loads(payload)
 
 
@@ -88,7 +119,7 @@ class Outbox:
 
     def _seal_events(self) -> None:
         if self._records:
-            self._frames.append(frame(b'{"events":[' + b",".join(self._records) + b"]}"))
+            self._frames.append(frame(EVENTS + b"".join(self._records)))
             self._records = []
 
     def _schedule(self) -> None:

@@ -16,6 +16,8 @@ import contextvars
 import itertools
 from typing import Any
 
+import orjson
+
 from kubesim import errors, ipc, json_limits
 from kubesim.meta import Obj
 from kubesim.store import Store, request_committed
@@ -70,10 +72,9 @@ class ReplicaStore(Store):
         """Apply the store's events and answers until it closes the connection."""
         try:
             while (message := await ipc.read_message(reader)) is not None:
-                events = message.get("events")
-                if events is not None:
-                    for record in events:
-                        self._apply_record(record)
+                if isinstance(message, bytes):
+                    for header, obj in ipc.event_records(message):
+                        self._apply_record(orjson.loads(header), obj)
                     continue
                 if "rv" in message:  # everything up to it came before this answer
                     self._advance(int(message["rv"]))
@@ -86,15 +87,16 @@ class ReplicaStore(Store):
                     waiter.set_exception(StoreGone("the store process is gone"))
             self._requests.clear()
 
-    def _apply_record(self, record: dict[str, Any]) -> None:
+    def _apply_record(self, record: dict[str, Any], encoded: bytes) -> None:
         rv, key = int(record["rv"]), record["k"]
-        obj = record.get("o")
-        if obj is not None:
+        if encoded:
+            obj = orjson.loads(encoded)
             meta = obj["metadata"]
             namespace = meta.get("namespace", "")
             old = self.get(key, namespace, meta["name"])
             self.load(key, obj)
-            event = Event("ADDED" if old is None else "MODIFIED", obj, old, rv, namespace)
+            kind = "ADDED" if old is None else "MODIFIED"
+            event = Event(kind, obj, old, rv, namespace, encoded)
         else:
             namespace = record["ns"]
             old = self.get(key, namespace, record["n"])

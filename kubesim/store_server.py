@@ -13,10 +13,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from kubesim import errors, ipc
 from kubesim.controllers.setup import KubeletSwitch
 from kubesim.meta import Obj
-from kubesim.store import Store, record_bytes
+from kubesim.store import Store
 from kubesim.watch import Event
 
 log = logging.getLogger(__name__)
@@ -39,7 +41,7 @@ class StoreServer:
     def _on_event(self, key: str, event: Event) -> None:
         if not self._outboxes:
             return
-        record = record_bytes(key, event)  # the object's bytes are the ones the journal wrote
+        record = _record(key, event)
         for outbox in self._outboxes:
             outbox.event(record)
 
@@ -111,3 +113,14 @@ class StoreServer:
             changes.append((key, new, current))
         events = await store.commit(changes)
         return {"ok": [event.rv for event in events]}
+
+
+def _record(key: str, event: Event) -> bytes:
+    """One event of the stream: the object's bytes are the ones the journal wrote."""
+    if event.type == "DELETED":
+        meta = event.obj["metadata"]
+        header = {"rv": event.rv, "k": key, "ns": meta.get("namespace", ""), "n": meta["name"]}
+        return ipc.event_record(orjson.dumps(header), b"")
+    return ipc.event_record(
+        b'{"rv":%d,"k":%s}' % (event.rv, orjson.dumps(key)), event.object_bytes()
+    )
