@@ -85,8 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="API processes: 1 serves everything in this one process; N > 1 makes this "
         "process kubesim-store (ordering, resourceVersions, the write-ahead log, controllers, "
         "simulated kubelets) with N front-end processes kubesim-api-1 ... N serving the API "
-        "on the same port (default: 1 on machines with 1-2 cores, else a quarter of the "
-        "cores, 2 to 4)",
+        "on the same port (default: 1 on machines with 1-2 cores, else a third of the "
+        "cores, 2 to 6)",
     )
     add_storage_arguments(parser)
     add_controller_arguments(parser)

@@ -222,6 +222,12 @@ class Store:
     async def commit(self, changes: list[tuple[str, Obj | None, Obj | None]]) -> list[Event]:
         """Apply (key, new, old) changes atomically: new=None deletes old, old=None creates."""
         json_limits.check_storable(changes)  # nothing stored that cannot be served back
+        return await self.commit_checked(changes)
+
+    async def commit_checked(
+        self, changes: list[tuple[str, Obj | None, Obj | None]]
+    ) -> list[Event]:
+        """commit() of changes the caller already found storable (a front-end, --workers)."""
         if self._rv + len(changes) > self._reserved_rv:
             self._reserve(self._rv + len(changes))
         events = [(key, self._apply(key, new, old)) for key, new, old in changes]

@@ -42,14 +42,15 @@ class FrontendFailed(RuntimeError):
 
 
 def default_workers() -> int:
-    """One process on small machines, where the store's extra messages cost more than a second
-    API process gains; otherwise front-ends for a quarter of the cores, 2 to 4 (a front-end
-    spends about 1 ms of CPU per pod, the store a tenth of that: docs/kubesim-performance.md)."""
+    """One process on one or two cores, where the store's extra work costs more than a second
+    API process gains (measured); otherwise a front-end for every three cores, 2 to 6: a
+    front-end spends about 1.5 ms of CPU per pod and the store a fifth of that, so 3000 pods/s
+    take about five front-ends and the store's core (docs/kubesim-performance.md)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
-    return 1 if cores <= 2 else max(2, min(4, cores // 4))
+    return 1 if cores <= 2 else max(2, min(6, cores // 3))
 
 
 class Workers:
