@@ -12,7 +12,10 @@ kubelet's container Events).
 
 The server runs in its own process pinned to one core (as the API server of scheduler_perf runs
 apart from the scheduler); the load generator is pinned to the last core when there is more than
-one. The CPU figures count the server's child processes too, should it ever start any.
+one. `--workers N` (N > 1) starts kubesim's store with N API processes, which may use every core
+but the load generator's (both, on two cores). The CPU figures count the server's child
+processes too, and `server_cpu_ms_per_pod_by_process` gives each by name (kubesim-store,
+kubesim-api-1, ...).
 `--server-path DIR` runs the server from another checkout (DIR first on its PYTHONPATH):
 alternate runs of two trees so.
 """
