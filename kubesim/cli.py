@@ -17,9 +17,10 @@ from kubesim.controllers.options import ControllerOptions
 from kubesim.dra import DRIVER_NAME, MODEL_LABEL, DraOptions
 from kubesim.events import DEFAULT_EVENT_TTL
 from kubesim.nodes import NodeTemplate
+from kubesim.process_names import set_process_name
 from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
-from kubesim.workers import FrontendFailed, Workers, default_workers
+from kubesim.workers import STORE_NAME, FrontendFailed, Workers, default_workers
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -353,6 +354,8 @@ async def serve(config: ClusterConfig, workers: int = 1) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     frontends = Workers(cluster, workers) if workers > 1 else None
+    if frontends is not None:
+        set_process_name(STORE_NAME)
     try:
         await (frontends.start() if frontends is not None else cluster.start())
         tune_garbage_collector()

@@ -22,7 +22,6 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any
 
-from kubesim import process_names
 from kubesim.cluster import Cluster
 from kubesim.store_server import StoreServer
 
@@ -56,9 +55,12 @@ def default_workers() -> int:
 class Workers:
     """The front-end processes around `cluster`'s store; `await start()`, then `failed`."""
 
-    def __init__(self, cluster: Cluster, count: int) -> None:
+    def __init__(
+        self, cluster: Cluster, count: int, command: tuple[str, ...] = ("-m", "kubesim.frontend")
+    ) -> None:
         self.cluster = cluster
         self.count = count
+        self._command = command  # what runs a front-end, after the Python interpreter
         self.failed: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._listener: socket.socket | None = None
         self._server: StoreServer | None = None
@@ -69,7 +71,6 @@ class Workers:
 
     async def start(self) -> None:
         cluster = self.cluster
-        process_names.set_process_name(STORE_NAME)
         cluster.open_store()
         self._listener = cluster.bind()
         self._listener.listen(1024)
@@ -100,8 +101,7 @@ class Workers:
         listen_fd = self._listener.fileno()
         process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-m",
-            "kubesim.frontend",
+            *self._command,
             "--name",
             self.name(index),
             "--store-fd",
