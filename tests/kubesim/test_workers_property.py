@@ -104,3 +104,54 @@ def test_two_frontends_never_share_a_resource_version(
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(run(ops, journaled, Path(tmp) / "data"))
+
+
+class HeldJournal:
+    """A journal whose appends become durable only when the test says so."""
+
+    def __init__(self) -> None:
+        self.pending: list[asyncio.Future[None]] = []
+
+    def append(self, records: list[bytes]) -> asyncio.Future[None]:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pending.append(future)
+        return future
+
+    def reserve(self, rv: int) -> int:
+        return rv + 1000
+
+
+async def test_a_front_end_started_during_a_write_gets_only_durable_state() -> None:
+    store = Store(history_size=100)
+    journal = HeldJournal()
+    store.attach_journal(journal)
+
+    async def durable(write: Any) -> None:
+        task = asyncio.ensure_future(write)
+        await asyncio.sleep(0)
+        store.on_durable(1)
+        journal.pending.pop().set_result(None)
+        await task
+
+    await durable(store.put(NAMESPACES.key, {"metadata": {"name": "default"}}, None))
+    pod = {"metadata": {"name": "a", "namespace": "default"}, "spec": {}}
+    writing = asyncio.ensure_future(store.put(PODS.key, pod, None))
+    await asyncio.sleep(0)
+    assert store.get(PODS.key, "default", "a") is not None  # applied, not yet durable
+    side = StoreSide(store, "token")
+    try:
+        frontend = await side.connect()
+        replica = frontend.replica
+        assert replica.get(PODS.key, "default", "a") is None
+        assert replica.get(NAMESPACES.key, "", "default") is not None
+        assert replica.resource_version == store.published_resource_version == 1
+        watcher = replica.watch(PODS.key, None, None, replica.resource_version)
+        store.on_durable(1)
+        journal.pending.pop().set_result(None)
+        await writing
+        await replica.sync()
+        assert replica.get(PODS.key, "default", "a") == store.get(PODS.key, "default", "a")
+        lines = await watcher.next_batch()
+        assert [orjson.loads(line)["type"] for line in lines] == ["ADDED"]
+    finally:
+        await side.close()
