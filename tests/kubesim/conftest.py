@@ -94,7 +94,9 @@ class Kube:
     """A test client that sends the token and speaks JSON. With several front-ends, `call`
     takes them in turn, so a test's read usually goes to another front-end than its write."""
 
-    def __init__(self, client: TestClient, cluster: Cluster, others: list[TestClient]) -> None:
+    def __init__(
+        self, client: TestClient, cluster: Cluster, others: tuple[TestClient, ...] = ()
+    ) -> None:
         self.client = client
         self.cluster = cluster
         self._clients = [client, *others]
@@ -171,7 +173,7 @@ class _Started:
             await client.start_server()
             self.clients.append(client)
         await self.cluster.simulator.start(self.cluster.config.nodes)
-        kube = Kube(self.clients[0], self.cluster, self.clients[1:])
+        kube = Kube(self.clients[0], self.cluster, tuple(self.clients[1:]))
         if self.store_side is not None:
             kube.stores += [frontend.replica for frontend in self.store_side.frontends]
         return kube
