@@ -228,19 +228,30 @@ class Store:
         self, changes: list[tuple[str, Obj | None, Obj | None]]
     ) -> list[Event]:
         """commit() of changes the caller already found storable (a front-end, --workers)."""
+        if self._journal is None:
+            return self.commit_now(changes)
         if self._rv + len(changes) > self._reserved_rv:
             self._reserve(self._rv + len(changes))
         events = [(key, self._apply(key, new, old)) for key, new, old in changes]
-        if self._journal is None:
-            for key, event in events:
-                self._publish(key, event)
-            return [event for _, event in events]
         self._pending.extend(events)
         try:
             await self._journal.append([record_bytes(key, event) for key, event in events])
         except OSError as exc:
             raise _disk_failed(exc) from exc
         request_committed.set(True)
+        return [event for _, event in events]
+
+    @property
+    def journaled(self) -> bool:
+        return self._journal is not None
+
+    def commit_now(self, changes: list[tuple[str, Obj | None, Obj | None]]) -> list[Event]:
+        """commit_checked() without a journal, where nothing is waited for: the store process
+        answers a front-end's commit without a task of its own."""
+        assert self._journal is None
+        events = [(key, self._apply(key, new, old)) for key, new, old in changes]
+        for key, event in events:
+            self._publish(key, event)
         return [event for _, event in events]
 
     def _reserve(self, rv: int) -> None:

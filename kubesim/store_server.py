@@ -68,6 +68,9 @@ class StoreServer:
                     rv = store.published_resource_version
                     outbox.send({"re": message.get("id"), "rv": rv})
                     continue
+                if op == "commit" and not store.journaled:  # nothing to wait for: no task
+                    outbox.send({"re": message.get("id"), **self._answer_now(message)})
+                    continue
                 if op == "ready":
                     on_ready()
                 task = asyncio.create_task(self._answer(outbox, message))
@@ -90,6 +93,19 @@ class StoreServer:
             answer = {"error": errors.internal(f"malformed front-end request: {exc}").status()}
         outbox.send({"re": request_id, **answer})
 
+    def _answer_now(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A commit to a store without a journal (applied and published at once)."""
+        try:
+            changes = self._resolve(message["changes"])
+            if changes is None:  # no write waits for a disk: the winner is already streamed
+                return {"stale": True, "rv": self._store.published_resource_version}
+            return {"ok": [event.rv for event in self._store.commit_now(changes)]}
+        except errors.ApiError as exc:
+            return {"error": exc.status()}
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            log.exception("malformed request from a front-end")
+            return {"error": errors.internal(f"malformed front-end request: {exc}").status()}
+
     async def _handle(self, message: dict[str, Any]) -> dict[str, Any]:
         op = message["op"]
         store = self._store
@@ -104,18 +120,27 @@ class StoreServer:
             return {"ok": await self._node_control(str(message["name"]), str(message["action"]))}
         raise ValueError(f"unknown operation {op!r}")
 
-    async def _commit(self, wire: list[list[Any]]) -> dict[str, Any]:
+    def _resolve(self, wire: list[list[Any]]) -> list[tuple[str, Obj | None, Obj | None]] | None:
+        """The compare-and-swap: the changes against the stored objects they replace, or None
+        if another write got there first."""
         store = self._store
         changes: list[tuple[str, Obj | None, Obj | None]] = []
         for key, new, replaced, namespace, name in wire:
             current = store.get(key, namespace, name)
             current_rv = None if current is None else current["metadata"].get("resourceVersion")
             if current_rv != replaced:
-                # another write got there first: once it is durable (and so streamed ahead of
-                # this answer) the front-end computes the request again over it
-                await store.settle()
-                return {"stale": True, "rv": store.published_resource_version}
+                return None
             changes.append((key, new, current))
+        return changes
+
+    async def _commit(self, wire: list[list[Any]]) -> dict[str, Any]:
+        store = self._store
+        changes = self._resolve(wire)
+        if changes is None:
+            # once the write that got there first is durable (and so streamed ahead of this
+            # answer) the front-end computes the request again over it
+            await store.settle()
+            return {"stale": True, "rv": store.published_resource_version}
         # the front-end checked them (json_limits) before sending: the store's one core is the
         # layout's bottleneck, so it does not walk each object a second time
         events = await store.commit_checked(changes)
