@@ -23,14 +23,16 @@ CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 pytestmark = pytest.mark.e2e
 
 
-def start(data_dir: Path, kubeconfig: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+def start(
+    data_dir: Path, kubeconfig: Path, workers: int = 2
+) -> tuple[subprocess.Popen[bytes], str, str]:
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "kubesim.cli",
             "--workers",
-            "2",
+            str(workers),
             "--port",
             "0",
             "--data-dir",
@@ -47,7 +49,7 @@ def start(data_dir: Path, kubeconfig: Path) -> tuple[subprocess.Popen[bytes], st
     assert proc.stdout is not None
     line = proc.stdout.readline().decode()
     assert line.startswith("kubesim: serving on http://127.0.0.1:"), line
-    assert line.rstrip().endswith(", 2 API processes)"), line
+    assert workers == 1 or line.rstrip().endswith(f", {workers} API processes)"), line
     doc = yaml.safe_load(kubeconfig.read_text())
     return proc, doc["clusters"][0]["cluster"]["server"], doc["users"][0]["user"]["token"]
 
@@ -102,7 +104,7 @@ async def test_killed_frontend_restarts_and_killed_store_loses_nothing(tmp_path:
         async with aiohttp.ClientSession(url, headers=headers, connector=connector) as http:
 
             async def writer(worker: int) -> None:
-                for i in range(40):
+                for i in range(25):
                     body = {"metadata": {"name": f"cm-{worker}-{i}"}}
                     with contextlib.suppress(aiohttp.ClientError):
                         async with http.post(CONFIGMAPS, json=body) as r:
@@ -114,7 +116,7 @@ async def test_killed_frontend_restarts_and_killed_store_loses_nothing(tmp_path:
                 os.kill(frontends["kubesim-api-1"], signal.SIGKILL)
 
             await asyncio.gather(*(writer(w) for w in range(8)), killer())
-        assert len(acknowledged) >= 100
+        assert len(acknowledged) >= 60
         # started again, under its name
         killed = frontends["kubesim-api-1"]
         await wait_for(lambda: children(proc.pid).get("kubesim-api-1") not in (None, killed), 60)
@@ -128,7 +130,8 @@ async def test_killed_frontend_restarts_and_killed_store_loses_nothing(tmp_path:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    proc, url, token = start(data_dir, kubeconfig)
+    # the log the store journaled, replayed (as by any layout: one process is the quickest start)
+    proc, url, token = start(data_dir, kubeconfig, workers=1)
     try:
         assert set(acknowledged) <= await list_names(url, token)
         proc.send_signal(signal.SIGTERM)
