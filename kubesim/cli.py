@@ -360,8 +360,10 @@ async def serve(config: ClusterConfig, workers: int = 1) -> int:
         await (frontends.start() if frontends is not None else cluster.start())
         tune_garbage_collector()
         shown = cluster.kubeconfig_path or "not written"
-        layout = f", {workers} API processes" if frontends is not None else ""
-        print(f"kubesim: serving on {cluster.url} (kubeconfig {shown}{layout})", flush=True)
+        if frontends is not None:  # on stderr: the serving line's form is what scripts read
+            names = f"kubesim-api-1 to {workers}" if workers > 2 else "kubesim-api-1 and 2"
+            print(f"kubesim: kubesim-store serves the API through {names}", file=sys.stderr)
+        print(f"kubesim: serving on {cluster.url} (kubeconfig {shown})", flush=True)
         stopping = asyncio.ensure_future(stop.wait())
         waits: list[asyncio.Future[Any]] = [stopping]
         if frontends is not None:

@@ -20,7 +20,9 @@ from kubesim.embedded import EmbeddedCluster
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(data_dir: Path, kubeconfig: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+def start(
+    data_dir: Path, kubeconfig: Path, *flags: str
+) -> tuple[subprocess.Popen[bytes], str, str]:
     """Run `kubesim.cli` (plain http: these checks are about storage, not transport)."""
     proc = subprocess.Popen(
         [
@@ -36,6 +38,7 @@ def start(data_dir: Path, kubeconfig: Path) -> tuple[subprocess.Popen[bytes], st
             "--nodes",
             "1",
             "--insecure-http",
+            *flags,
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,

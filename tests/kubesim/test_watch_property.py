@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from typing import Any
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from kubesim import errors, subresources
 from kubesim.api import NAMESPACES, PODS, Api, ListOptions
 from kubesim.store import Store
+from kubesim.watch import Watcher, WatcherClosed
 
 NAMES = ("a", "b", "c")
 OPS = st.lists(
@@ -57,25 +59,15 @@ async def apply(api: Api, op: str, name: str, value: int) -> Any:
     return None
 
 
-async def run(ops: list[tuple[str, str, int]], label_selector: str) -> None:
-    store = Store(history_size=1000)
-    api = Api(store, rng=random.Random(0))
-    await store.put(NAMESPACES.key, {"metadata": {"name": "default"}}, None)
-    predicate = api.predicate(PODS, ListOptions(label_selector=label_selector))
-    watcher = store.watch(PODS.key, "default", predicate, store.resource_version)
-    for op, name, value in ops:
-        try:
-            await apply(api, op, name, value)
-        except errors.ApiError as exc:
-            assert exc.code in (404, 409, 422), exc.status()
-    seen: dict[str, dict[str, Any]] = {}
+async def replay(watcher: Watcher) -> dict[str, dict[str, Any]]:
+    """Stop `watcher` and rebuild, by name, the objects its events end with; asserts the events
+    came in resourceVersion order."""
     watcher.close()
     lines: list[bytes] = []
-    try:
+    with contextlib.suppress(WatcherClosed):
         while True:
             lines.extend(await watcher.next_batch())
-    except Exception:
-        pass
+    seen: dict[str, dict[str, Any]] = {}
     last_rv = 0
     for line in lines:
         event = orjson.loads(line)
@@ -87,6 +79,21 @@ async def run(ops: list[tuple[str, str, int]], label_selector: str) -> None:
             seen.pop(obj["metadata"]["name"])
         else:
             seen[obj["metadata"]["name"]] = obj
+    return seen
+
+
+async def run(ops: list[tuple[str, str, int]], label_selector: str) -> None:
+    store = Store(history_size=1000)
+    api = Api(store, rng=random.Random(0))
+    await store.put(NAMESPACES.key, {"metadata": {"name": "default"}}, None)
+    predicate = api.predicate(PODS, ListOptions(label_selector=label_selector))
+    watcher = store.watch(PODS.key, "default", predicate, store.resource_version)
+    for op, name, value in ops:
+        try:
+            await apply(api, op, name, value)
+        except errors.ApiError as exc:
+            assert exc.code in (404, 409, 422), exc.status()
+    seen = await replay(watcher)
     listed = api.list_objects(PODS, "default", ListOptions(label_selector=label_selector))
     assert list(seen.values()) == [] or sorted(seen) == sorted(
         o["metadata"]["name"] for o in listed["items"]

@@ -9,15 +9,14 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import aiohttp
 import pytest
-import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.kubesim import test_durability as durability
+
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 
 pytestmark = pytest.mark.e2e
@@ -26,32 +25,8 @@ pytestmark = pytest.mark.e2e
 def start(
     data_dir: Path, kubeconfig: Path, workers: int = 2
 ) -> tuple[subprocess.Popen[bytes], str, str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubesim.cli",
-            "--workers",
-            str(workers),
-            "--port",
-            "0",
-            "--data-dir",
-            str(data_dir),
-            "--kubeconfig-out",
-            str(kubeconfig),
-            "--insecure-http",
-            "--no-controllers",
-            "--no-storage-controllers",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().decode()
-    assert line.startswith("kubesim: serving on http://127.0.0.1:"), line
-    assert workers == 1 or line.rstrip().endswith(f", {workers} API processes)"), line
-    doc = yaml.safe_load(kubeconfig.read_text())
-    return proc, doc["clusters"][0]["cluster"]["server"], doc["users"][0]["user"]["token"]
+    quiet = ("--no-controllers", "--no-storage-controllers")
+    return durability.start(data_dir, kubeconfig, "--workers", str(workers), *quiet)
 
 
 def children(pid: int) -> dict[str, int]:

@@ -20,7 +20,7 @@ from kubesim.api import NAMESPACES, PODS, Api
 from kubesim.frontend import consistently
 from kubesim.replica import ReplicaStore
 from kubesim.store import Store, request_committed
-from tests.kubesim.test_watch_property import OPS, apply
+from tests.kubesim.test_watch_property import OPS, apply, replay
 from tests.kubesim.workers_harness import StoreSide
 
 
@@ -70,25 +70,8 @@ async def run(ops: tuple[list[Any], list[Any]], journaled: bool, data_dir: Path)
         for frontend, watcher in zip(frontends, watchers, strict=True):
             replica_items = frontend.replica.items(PODS.key, "default")
             assert {o["metadata"]["name"]: o for o in replica_items} == final
-            seen: dict[str, Any] = {}
-            last_rv = 0
-            watcher.close()
-            lines: list[bytes] = []
-            try:
-                while True:
-                    lines.extend(await watcher.next_batch())
-            except Exception:
-                pass
-            for line in lines:
-                event = orjson.loads(line)
-                obj = event["object"]
-                rv = int(obj["metadata"]["resourceVersion"])
-                assert rv > last_rv  # each watcher sees events in resourceVersion order
-                last_rv = rv
-                if event["type"] == "DELETED":
-                    seen.pop(obj["metadata"]["name"])
-                else:
-                    seen[obj["metadata"]["name"]] = obj
+            # each watcher sees the events in resourceVersion order, ending as the store
+            seen = await replay(watcher)
             assert seen == final
     finally:
         await side.close()
