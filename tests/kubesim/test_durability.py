@@ -45,8 +45,12 @@ def start(
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().decode()
-    assert line.startswith("kubesim: serving on http://127.0.0.1:"), line
-    assert f"(kubeconfig {kubeconfig})" in line
+    if not line.startswith("kubesim: serving on http://127.0.0.1:") or (
+        f"(kubeconfig {kubeconfig})" not in line
+    ):
+        proc.kill()  # not left running after the test
+        proc.wait()
+        raise AssertionError(f"unexpected first line: {line!r}")
     doc = yaml.safe_load(kubeconfig.read_text())
     return proc, doc["clusters"][0]["cluster"]["server"], doc["users"][0]["user"]["token"]
 
