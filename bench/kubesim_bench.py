@@ -12,7 +12,10 @@ kubelet's container Events).
 
 The server runs in its own process pinned to one core (as the API server of scheduler_perf runs
 apart from the scheduler); the load generator is pinned to the last core when there is more than
-one. The CPU figures count the server's child processes too, should it ever start any.
+one. `--workers N` (N > 1) starts kubesim's store with N API processes, which may use every core
+but the load generator's (both, on two cores). The CPU figures count the server's child
+processes too, and `server_cpu_ms_per_pod_by_process` gives each by name (kubesim-store,
+kubesim-api-1, ...).
 `--server-path DIR` runs the server from another checkout (DIR first on its PYTHONPATH):
 alternate runs of two trees so.
 """
@@ -48,6 +51,11 @@ def _pin(core: int) -> None:
         os.sched_setaffinity(0, {core})
 
 
+def _pin_all(cores: set[int]) -> None:
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setaffinity(0, cores)
+
+
 def _cores() -> list[int]:
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
 
@@ -58,6 +66,7 @@ def start_server(
     data_dir: Path | None,
     server_path: Path | None = None,
     bare: bool = False,
+    workers: int | None = None,
 ) -> subprocess.Popen[bytes]:
     cores = _cores()
     args = [
@@ -77,15 +86,22 @@ def start_server(
         args += ["--no-storage-controllers", "--no-controllers"]
     if data_dir is not None:
         args += ["--data-dir", str(data_dir)]
+    if workers is not None:  # not passed otherwise: a --server-path tree may predate the flag
+        args += ["--workers", str(workers)]
     env = dict(os.environ)
     if server_path is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(server_path), env.get("PYTHONPATH")]))
-    server_core = cores[0]
+    # one process: the first core; several: every core but the load generator's (on two
+    # cores, both: the server's processes then share the load generator's core)
+    if not workers or workers == 1:
+        server_cores = set(cores[:1])
+    else:
+        server_cores = set(cores[:-1] if len(cores) > 2 else cores)
     proc = subprocess.Popen(
         args,
         stdout=subprocess.PIPE,
         env=env,
-        preexec_fn=lambda: _pin(server_core),
+        preexec_fn=lambda: _pin_all(server_cores),
     )
     assert proc.stdout is not None
     proc.stdout.readline()
@@ -109,14 +125,22 @@ def _process_tree(root: int) -> list[int]:
     return tree
 
 
-def cpu_seconds(root: int) -> float:
-    """User + system CPU of `root` and its descendants so far (0 where /proc is missing)."""
-    total = 0
+def cpu_by_process(root: int) -> dict[str, float]:
+    """User + system CPU seconds so far of `root` and its descendants, by process name
+    (kubesim-store, kubesim-api-1, ...; Linux /proc, empty elsewhere)."""
+    seconds: dict[str, float] = {}
     for pid in _process_tree(root):
         with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
-    return total / _TICKS
+            name, rest = Path(f"/proc/{pid}/stat").read_text().split(" (", 1)[1].rsplit(")", 1)
+            fields = rest.split()
+            ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+            seconds[name] = seconds.get(name, 0.0) + ticks / _TICKS
+    return seconds
+
+
+def cpu_seconds(root: int) -> float:
+    """User + system CPU of `root` and its descendants so far (0 where /proc is missing)."""
+    return sum(cpu_by_process(root).values())
 
 
 def pod_body(i: int) -> bytes:
@@ -226,7 +250,7 @@ async def measure(
         expected = pods * 3
         finished: list[float] = []
         counts: list[int] = []
-        server_cpu = cpu_seconds(server_pid) if server_pid is not None else 0.0
+        by_process = cpu_by_process(server_pid) if server_pid is not None else {}
         client_cpu = time.process_time()
         async with anyio.create_task_group() as watchers:
             for _ in range(3):
@@ -244,7 +268,10 @@ async def measure(
         if watchers.cancel_scope.cancelled_caught:
             raise TimeoutError
         watch_s = max(finished) - started
-        server_cpu = cpu_seconds(server_pid) - server_cpu if server_pid is not None else 0.0
+        after = cpu_by_process(server_pid) if server_pid is not None else {}
+        # a process started meanwhile (a front-end started again) counts from zero
+        spent = {name: after[name] - by_process.get(name, 0.0) for name in sorted(after)}
+        server_cpu = sum(spent.values())
         client_cpu = time.process_time() - client_cpu
     return {
         "pods": pods,
@@ -259,6 +286,9 @@ async def measure(
         "watch_events_per_s": round(sum(counts) / watch_s, 1),
         "server_cpu_s": round(server_cpu, 2),
         "server_cpu_ms_per_pod": round(1000 * server_cpu / pods, 3),
+        "server_cpu_ms_per_pod_by_process": {
+            name: round(1000 * cpu / pods, 3) for name, cpu in spent.items()
+        },
         "client_cpu_s": round(client_cpu, 2),
     }
 
@@ -364,6 +394,11 @@ def main(argv: list[str] | None = None) -> int:
         help="run the server from this checkout (put first on its PYTHONPATH)",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        help="start kubesim with --workers N (default: not passed, kubesim's own default)",
+    )
+    parser.add_argument(
         "--store-only",
         action="store_true",
         help="measure kubesim's store alone in this process (no server, no HTTP)",
@@ -385,7 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         data_dir = Path(tmp) / "data" if args.data_dir else None
-        proc = start_server(kubeconfig, args.nodes, data_dir, args.server_path, args.bare)
+        proc = start_server(
+            kubeconfig, args.nodes, data_dir, args.server_path, args.bare, args.workers
+        )
         try:
             doc = yaml.safe_load(kubeconfig.read_text())
             url = doc["clusters"][0]["cluster"]["server"]
@@ -399,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(10)
     result["data_dir"] = args.data_dir
     result["bare"] = args.bare
+    result["workers"] = args.workers
     sys.stdout.write(orjson.dumps(result).decode() + "\n")
     return 0
 

@@ -252,7 +252,9 @@ class Api:
         predicate = self.predicate(resource, options)
         now = self.clock()
         if options.continue_token:
-            snapshot, start = self._resume(options.continue_token, now)
+            snapshot, start = self._resume(
+                options.continue_token, now, resource, namespace, predicate
+            )
             rv = snapshot.rv
             items = snapshot.items
         else:
@@ -307,9 +309,27 @@ class Api:
         except (ValueError, orjson.JSONDecodeError) as exc:
             raise errors.bad_request(f"continue key is not valid: {exc}") from exc
 
-    def _resume(self, token: str, now: float) -> tuple[_Snapshot, int]:
+    def _resume(
+        self,
+        token: str,
+        now: float,
+        resource: ResourceType,
+        namespace: str | None,
+        predicate: Predicate | None,
+    ) -> tuple[_Snapshot, int]:
         doc = self._decode(token)
         snapshot = self._snapshots.get(str(doc["id"]))
+        if snapshot is None and isinstance(doc["rv"], int):
+            # a page made by another API process (--workers): the list as it was at its
+            # resourceVersion, from the watch history, kept here for the pages after it
+            items = self.store.items_at(resource.storage_key, namespace, doc["rv"])
+            if items is not None:
+                if predicate is not None:
+                    items = [o for o in items if predicate(o)]
+                snapshot = _Snapshot(doc["rv"], items, now)
+                self._snapshots[str(doc["id"])] = snapshot
+                while len(self._snapshots) > self._max_snapshots:
+                    self._snapshots.popitem(last=False)
         if snapshot is None or now - snapshot.created > self._snapshot_ttl:
             self._snapshots.pop(str(doc["id"]), None)
             raise errors.gone_expired(

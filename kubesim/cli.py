@@ -9,6 +9,7 @@ import gc
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from apimachinery.eventloop import run_event_loop
 from kubesim.cluster import Cluster, ClusterConfig, RemoteBindRefused
@@ -16,8 +17,10 @@ from kubesim.controllers.options import ControllerOptions
 from kubesim.dra import DRIVER_NAME, MODEL_LABEL, DraOptions
 from kubesim.events import DEFAULT_EVENT_TTL
 from kubesim.nodes import NodeTemplate
+from kubesim.process_names import set_process_name
 from kubesim.storage.controllers import StorageOptions
 from kubesim.store import DEFAULT_HISTORY
+from kubesim.workers import STORE_NAME, FrontendFailed, Workers, default_workers
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +77,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_EVENT_TTL,
         help="seconds an Event is kept after its last write, as kube-apiserver's --event-ttl "
         "(default 3600; 0: kept forever)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="API processes: 1 serves everything in this one process; N > 1 makes this "
+        "process kubesim-store (ordering, resourceVersions, the write-ahead log, controllers, "
+        "simulated kubelets) with N front-end processes kubesim-api-1 ... N serving the API "
+        "on the same port (default: 1 on machines with 1-2 cores, else a third of the "
+        "cores, 2 to 6)",
     )
     add_storage_arguments(parser)
     add_controller_arguments(parser)
@@ -259,6 +273,13 @@ def add_storage_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -330,33 +351,52 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-async def serve(config: ClusterConfig) -> None:
+async def serve(config: ClusterConfig, workers: int = 1) -> int:
+    """Serve until SIGINT/SIGTERM (exit status 0), or until a front-end keeps dying (1)."""
     cluster = Cluster(config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await cluster.start()
-    tune_garbage_collector()
+    frontends = Workers(cluster, workers) if workers > 1 else None
+    if frontends is not None:
+        set_process_name(STORE_NAME)
     try:
+        await (frontends.start() if frontends is not None else cluster.start())
+        tune_garbage_collector()
         shown = cluster.kubeconfig_path or "not written"
+        if frontends is not None:  # on stderr: the serving line's form is what scripts read
+            names = f"kubesim-api-1 to {workers}" if workers > 2 else "kubesim-api-1 and 2"
+            print(f"kubesim: kubesim-store serves the API through {names}", file=sys.stderr)
         print(f"kubesim: serving on {cluster.url} (kubeconfig {shown})", flush=True)
-        await stop.wait()
+        stopping = asyncio.ensure_future(stop.wait())
+        waits: list[asyncio.Future[Any]] = [stopping]
+        if frontends is not None:
+            waits.append(frontends.failed)
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if frontends is not None and frontends.failed.done():
+            print(f"kubesim: stopping: {frontends.failed.result()}", file=sys.stderr, flush=True)
+            return 1
+        return 0
+    except FrontendFailed as exc:
+        print(f"kubesim: {exc}", file=sys.stderr, flush=True)
+        return 1
     finally:
-        await cluster.stop()
+        await (frontends.stop() if frontends is not None else cluster.stop())
 
 
 def main(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
-        run_event_loop(serve(config))
+        workers = args.workers if args.workers is not None else default_workers()
+        return run_event_loop(serve(config, workers))
     except RemoteBindRefused as exc:
         print(f"kubesim: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"kubesim: {exc}", file=sys.stderr)
         return 1
-    return 0
 
 
 if __name__ == "__main__":

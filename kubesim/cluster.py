@@ -20,7 +20,7 @@ from apimachinery.netutil import is_loopback
 from kubesim import identity, kubeconfig, openapi, persistence, rbac, tls
 from kubesim.api import Api
 from kubesim.controllers.options import ControllerOptions
-from kubesim.controllers.setup import add_node_routes, build_manager
+from kubesim.controllers.setup import add_node_routes, build_manager, switch_kubelet
 from kubesim.dra import DraOptions, SimulatedDriver
 from kubesim.events import DEFAULT_EVENT_TTL, EventTTL
 from kubesim.meta import Clock, Obj, new_uid, rfc3339
@@ -167,30 +167,50 @@ class Cluster:
         return self.config.kubeconfig_out
 
     async def start(self) -> None:
+        """kubesim in this one process: store, API and controllers."""
+        self.open_store()
+        await self.bootstrap()
+        await self.serve_http(self.bind())
+        self.announce()
+        await self.start_controllers()
+
+    def open_store(self) -> None:
+        """Replay the data directory, if any (`bootstrap` then adds what is missing)."""
         if self.config.data_dir is not None:
             self._wal = persistence.open_data_dir(self.config.data_dir, self.store)
-        await self._bootstrap()
-        openapi.prepare()
-        app = build_app(
-            self.api,
-            ServerOptions(token=self.token, bookmark_interval=self.config.bookmark_interval),
-        )
-        add_node_routes(app, self.simulator)
-        if self._wal is not None:  # outermost: even a 401/403 answers only durable state
-            app.middlewares.insert(0, persistence.durable_reads_middleware(self.store))
-        self._runner = web.AppRunner(
-            app, access_log=None, handler_cancellation=False, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
+
+    async def switch_kubelet(self, name: str, action: str) -> bool:
+        return switch_kubelet(self.simulator, name, action)
+
+    def bind(self) -> socket.socket:
+        """The API's listening socket, bound (port 0 picks one: self.port tells which)."""
         sock = socket.socket(
             socket.AF_INET6 if ":" in self.config.host else socket.AF_INET, socket.SOCK_STREAM
         )
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.config.host, self.config.port))
         self.port = sock.getsockname()[1]
+        return sock
+
+    async def serve_http(self, sock: socket.socket) -> None:
+        openapi.prepare()
+        app = build_app(
+            self.api,
+            ServerOptions(token=self.token, bookmark_interval=self.config.bookmark_interval),
+        )
+        add_node_routes(app, self.switch_kubelet)
+        if self._wal is not None:  # outermost: even a 401/403 answers only durable state
+            app.middlewares.insert(0, persistence.durable_reads_middleware(self.store))
+        self._runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=False, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
         context = self.cert.server_context() if self.cert is not None else None
         site = web.SockSite(self._runner, sock, ssl_context=context)
         await site.start()
+
+    def announce(self) -> None:
+        """Warn about a remote bind; write the kubeconfig (once the API answers)."""
         if not is_loopback(self.config.host):
             warning = remote_bind_warning(self.config.host, self.cert is not None)
             print(f"kubesim: {warning}", file=sys.stderr, flush=True)
@@ -203,7 +223,6 @@ class Cluster:
                 self.token,
                 self.cert.cert_pem if self.cert is not None else None,
             )
-        await self.start_controllers()
 
     async def start_controllers(self) -> None:
         """The in-process controllers: simulated kubelets first, then storage, which so finds
@@ -228,6 +247,9 @@ class Cluster:
             await self._wal.drain()
             self._wal.close()
             self._wal = None
+
+    async def bootstrap(self) -> None:
+        await self._bootstrap()
 
     async def _bootstrap(self) -> None:
         """What a fresh API server has: system namespaces and priority classes, the bootstrap

@@ -162,6 +162,26 @@ class Store:
                 for obj in names.values():
                     yield key, obj
 
+    def items_at(self, key: str, namespace: str | None, rv: int) -> list[Obj] | None:
+        """Objects as they were at resourceVersion `rv`, for a list's later page made by another
+        API process; None: one process keeps each list it paged itself (Api._snapshots)."""
+        return None
+
+    def durable_objects(self) -> list[tuple[str, Obj]]:
+        """Every object as of the newest durable resourceVersion (writes still waiting for their
+        fsync undone): what a front-end's replica starts from, the stream continuing it."""
+        undone: dict[tuple[str, str, str], Obj | None] = {}
+        for key, event in reversed(self._pending):  # the oldest pending write's `old` wins
+            meta = event.obj["metadata"]
+            undone[(key, meta.get("namespace", ""), meta["name"])] = event.old
+        objects = [
+            (key, obj)
+            for key, obj in self.iter_all()
+            if (key, obj["metadata"].get("namespace", ""), obj["metadata"]["name"]) not in undone
+        ]
+        objects.extend((place[0], old) for place, old in undone.items() if old is not None)
+        return objects
+
     def count(self, key: str, namespace: str | None = None) -> int:
         by_ns = self._objects.get(key, {})
         if namespace is not None:
@@ -202,19 +222,36 @@ class Store:
     async def commit(self, changes: list[tuple[str, Obj | None, Obj | None]]) -> list[Event]:
         """Apply (key, new, old) changes atomically: new=None deletes old, old=None creates."""
         json_limits.check_storable(changes)  # nothing stored that cannot be served back
+        return await self.commit_checked(changes)
+
+    async def commit_checked(
+        self, changes: list[tuple[str, Obj | None, Obj | None]]
+    ) -> list[Event]:
+        """commit() of changes the caller already found storable (a front-end, --workers)."""
+        if self._journal is None:
+            return self.commit_now(changes)
         if self._rv + len(changes) > self._reserved_rv:
             self._reserve(self._rv + len(changes))
         events = [(key, self._apply(key, new, old)) for key, new, old in changes]
-        if self._journal is None:
-            for key, event in events:
-                self._publish(key, event)
-            return [event for _, event in events]
         self._pending.extend(events)
         try:
             await self._journal.append([record_bytes(key, event) for key, event in events])
         except OSError as exc:
             raise _disk_failed(exc) from exc
         request_committed.set(True)
+        return [event for _, event in events]
+
+    @property
+    def journaled(self) -> bool:
+        return self._journal is not None
+
+    def commit_now(self, changes: list[tuple[str, Obj | None, Obj | None]]) -> list[Event]:
+        """commit_checked() without a journal, where nothing is waited for: the store process
+        answers a front-end's commit without a task of its own."""
+        assert self._journal is None
+        events = [(key, self._apply(key, new, old)) for key, new, old in changes]
+        for key, event in events:
+            self._publish(key, event)
         return [event for _, event in events]
 
     def _reserve(self, rv: int) -> None:

@@ -26,14 +26,20 @@ class Event:
     __slots__ = ("_bytes", "_line", "_view", "namespace", "obj", "old", "rv", "type")
 
     def __init__(
-        self, type_: str, obj: dict[str, Any], old: dict[str, Any] | None, rv: int, namespace: str
+        self,
+        type_: str,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        rv: int,
+        namespace: str,
+        encoded: bytes | None = None,
     ) -> None:
         self.type = type_
         self.obj = obj
         self.old = old
         self.rv = rv
         self.namespace = namespace
-        self._bytes: bytes | None = None
+        self._bytes: bytes | None = encoded  # `obj` as JSON, when it arrived so (replica.py)
         self._line: bytes | None = None  # the line of its own type, shared by every watcher
         self._view: tuple[Render, bytes] | None = None
 

@@ -3,6 +3,8 @@ and start a simulated node's kubelet (POST /kubesim/nodes/{name}/stop and .../st
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from aiohttp import web
 
 from kubesim import errors
@@ -20,6 +22,14 @@ from kubesim.controllers.resourceclaim import ResourceClaimController
 from kubesim.controllers.statefulset import StatefulSetController
 from kubesim.controllers.tainteviction import TaintEvictionController
 from kubesim.nodes import NodeSimulator
+
+# (node name, "stop" | "start") -> whether the node exists; a front-end process of
+# `--workers N` asks the store process, where the simulated kubelets run
+KubeletSwitch = Callable[[str, str], Awaitable[bool]]
+
+
+def switch_kubelet(simulator: NodeSimulator, name: str, action: str) -> bool:
+    return simulator.stop_node(name) if action == "stop" else simulator.start_node(name)
 
 
 def build_manager(api: Api, options: ControllerOptions) -> ControllerManager:
@@ -39,12 +49,12 @@ def build_manager(api: Api, options: ControllerOptions) -> ControllerManager:
     return ControllerManager(api, options, controllers)
 
 
-def add_node_routes(app: web.Application, simulator: NodeSimulator) -> None:
+def add_node_routes(app: web.Application, switch: KubeletSwitch) -> None:
     """POST /kubesim/nodes/{name}/stop|start (bearer token as for the API); 404 if no node."""
 
     async def control(request: web.Request) -> web.Response:
         name, action = request.match_info["name"], request.match_info["action"]
-        done = simulator.stop_node(name) if action == "stop" else simulator.start_node(name)
+        done = await switch(name, action)
         if not done:
             error = errors.ApiError(
                 404, "NotFound", f'nodes "{name}" not found', {"name": name, "kind": "nodes"}

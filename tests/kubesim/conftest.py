@@ -79,12 +79,33 @@ TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-class Kube:
-    """A test client that sends the token and speaks JSON."""
+# kubesim's layouts: everything in one process, or a store with API front-ends (--workers N;
+# here two front-ends in the test's process, connected to the store as kubesim-api-N are).
+# A module runs its tests in both with `pytestmark = pytest.mark.parametrize("layout", LAYOUTS)`.
+LAYOUTS = ("one-process", "workers")
 
-    def __init__(self, client: TestClient, cluster: Cluster) -> None:
+
+@pytest.fixture
+def layout() -> str:
+    return "one-process"
+
+
+class Kube:
+    """A test client that sends the token and speaks JSON. With several front-ends, `call`
+    takes them in turn, so a test's read usually goes to another front-end than its write."""
+
+    def __init__(
+        self, client: TestClient, cluster: Cluster, others: tuple[TestClient, ...] = ()
+    ) -> None:
         self.client = client
         self.cluster = cluster
+        self._clients = [client, *others]
+        self._turn = 0
+        self.stores: list[Any] = [cluster.store]  # and each front-end's replica
+
+    def _next_client(self) -> TestClient:
+        self._turn += 1
+        return self._clients[self._turn % len(self._clients)]
 
     async def call(
         self,
@@ -100,7 +121,8 @@ class Kube:
 
         data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
         hdrs = {**AUTH, "Content-Type": content_type, **(headers or {})}
-        async with self.client.request(method, path, data=data, headers=hdrs, params=params) as r:
+        client = self._next_client()
+        async with client.request(method, path, data=data, headers=hdrs, params=params) as r:
             raw = await r.read()
             return r.status, (orjson.loads(raw) if raw else None)
 
@@ -117,35 +139,52 @@ class Kube:
 
 
 @pytest.fixture
-async def kube(tmp_path: Any) -> AsyncIterator[Kube]:
+async def kube(tmp_path: Any, layout: str) -> AsyncIterator[Kube]:
     cluster = Cluster(
         ClusterConfig(nodes=2, token=TOKEN, bookmark_interval=0.2),
         rng=random.Random(1),
     )
-    async with await _started(cluster) as kube:
+    async with await _started(cluster, layout) as kube:
         yield kube
 
 
 class _Started:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, layout: str = "one-process") -> None:
         self.cluster = cluster
-        self.client: TestClient | None = None
+        self.layout = layout
+        self.clients: list[TestClient] = []
+        self.store_side: Any = None
 
     async def __aenter__(self) -> Kube:
         from kubesim.server import ServerOptions, build_app
 
-        await self.cluster._bootstrap()
-        app = build_app(self.cluster.api, ServerOptions(token=TOKEN, bookmark_interval=0.2))
-        self.client = TestClient(TestServer(app))
-        await self.client.start_server()
+        if self.layout == "workers":
+            from tests.kubesim.workers_harness import StoreSide
+
+            self.store_side = StoreSide.of(self.cluster, TOKEN)
+            frontends = [await self.store_side.connect() for _ in range(2)]
+            apps = [frontend.app() for frontend in frontends]
+            await self.cluster._bootstrap()  # as kubesim-store: once its front-ends follow
+        else:
+            await self.cluster._bootstrap()
+            apps = [build_app(self.cluster.api, ServerOptions(token=TOKEN, bookmark_interval=0.2))]
+        for app in apps:
+            client = TestClient(TestServer(app))
+            await client.start_server()
+            self.clients.append(client)
         await self.cluster.simulator.start(self.cluster.config.nodes)
-        return Kube(self.client, self.cluster)
+        kube = Kube(self.clients[0], self.cluster, tuple(self.clients[1:]))
+        if self.store_side is not None:
+            kube.stores += [frontend.replica for frontend in self.store_side.frontends]
+        return kube
 
     async def __aexit__(self, *exc: object) -> None:
         await self.cluster.simulator.stop()
-        assert self.client is not None
-        await self.client.close()
+        for client in self.clients:
+            await client.close()
+        if self.store_side is not None:
+            await self.store_side.close()
 
 
-async def _started(cluster: Cluster) -> _Started:
-    return _Started(cluster)
+async def _started(cluster: Cluster, layout: str = "one-process") -> _Started:
+    return _Started(cluster, layout)

@@ -20,7 +20,9 @@ from kubesim.embedded import EmbeddedCluster
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(data_dir: Path, kubeconfig: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+def start(
+    data_dir: Path, kubeconfig: Path, *flags: str
+) -> tuple[subprocess.Popen[bytes], str, str]:
     """Run `kubesim.cli` (plain http: these checks are about storage, not transport)."""
     proc = subprocess.Popen(
         [
@@ -36,14 +38,19 @@ def start(data_dir: Path, kubeconfig: Path) -> tuple[subprocess.Popen[bytes], st
             "--nodes",
             "1",
             "--insecure-http",
+            *flags,
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().decode()
-    assert line.startswith("kubesim: serving on http://127.0.0.1:"), line
-    assert f"(kubeconfig {kubeconfig})" in line
+    if not line.startswith("kubesim: serving on http://127.0.0.1:") or (
+        f"(kubeconfig {kubeconfig})" not in line
+    ):
+        proc.kill()  # not left running after the test
+        proc.wait()
+        raise AssertionError(f"unexpected first line: {line!r}")
     doc = yaml.safe_load(kubeconfig.read_text())
     return proc, doc["clusters"][0]["cluster"]["server"], doc["users"][0]["user"]["token"]
 

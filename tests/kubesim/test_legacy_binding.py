@@ -6,6 +6,11 @@ from typing import Any
 
 import pytest
 
+from tests.kubesim.conftest import LAYOUTS
+
+# each test runs against one process and against two front-ends over a store (--workers)
+pytestmark = pytest.mark.parametrize("layout", LAYOUTS)
+
 Kube = Any  # the `kube` fixture (tests/kubesim/conftest.py)
 PODS = "/api/v1/namespaces/default/pods"
 BINDINGS = "/api/v1/namespaces/default/bindings"

@@ -8,6 +8,11 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.kubesim.conftest import LAYOUTS
+
+# each test runs against one process and against two front-ends over a store (--workers)
+pytestmark = pytest.mark.parametrize("layout", LAYOUTS)
+
 Kube = Any  # the `kube` fixture (tests/kubesim/conftest.py)
 PODS = "/api/v1/namespaces/default/pods"
 AUTH_KEY = "Authorization"
@@ -95,8 +100,8 @@ async def test_send_initial_events_ends_with_marked_bookmark(kube: Kube) -> None
 
 
 async def test_too_old_resource_version_is_410_error_event(kube: Kube) -> None:
-    store = kube.cluster.store
-    store._history_size = 2
+    for store in kube.stores:
+        store._history_size = 2
     for i in range(5):
         await kube.create_pod(f"old{i}")
     events = await read_events(kube, PODS, 1, resourceVersion="1")

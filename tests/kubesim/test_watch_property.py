@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from typing import Any
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from kubesim import errors, subresources
 from kubesim.api import NAMESPACES, PODS, Api, ListOptions
 from kubesim.store import Store
+from kubesim.watch import Watcher, WatcherClosed
 
 NAMES = ("a", "b", "c")
 OPS = st.lists(
@@ -32,25 +34,52 @@ def pod(name: str, value: int) -> dict[str, Any]:
     }
 
 
-async def apply(api: Api, op: str, name: str, value: int) -> None:
+async def apply(api: Api, op: str, name: str, value: int) -> Any:
+    """The object the client is answered with (None: nothing to do)."""
     current = api.store.get(PODS.key, "default", name)
     if op == "create":
-        await api.create(PODS, "default", pod(name, value))
+        return await api.create(PODS, "default", pod(name, value))
     elif op == "update" and current is not None:
         body = orjson.loads(orjson.dumps(current))
         body["metadata"]["labels"] = {"v": str(value)}
-        await api.update(PODS, "default", name, body)
+        return await api.update(PODS, "default", name, body)
     elif op == "patch":
         patch = {"metadata": {"annotations": {"n": str(value)}}}
-        await api.patch(PODS, "default", name, "application/merge-patch+json", patch)
+        return await api.patch(PODS, "default", name, "application/merge-patch+json", patch)
     elif op == "status":
         patch = {"status": {"message": str(value)}}
-        await api.patch(PODS, "default", name, "application/merge-patch+json", patch, "status")
+        return await api.patch(
+            PODS, "default", name, "application/merge-patch+json", patch, "status"
+        )
     elif op == "delete":
-        await api.delete(PODS, "default", name, {"gracePeriodSeconds": 0})
+        return await api.delete(PODS, "default", name, {"gracePeriodSeconds": 0})
     elif op == "bind":
         binding = {"target": {"kind": "Node", "name": f"node-{value}"}}
-        await subresources.bind(api, "default", name, binding)
+        return await subresources.bind(api, "default", name, binding)
+    return None
+
+
+async def replay(watcher: Watcher) -> dict[str, dict[str, Any]]:
+    """Stop `watcher` and rebuild, by name, the objects its events end with; asserts the events
+    came in resourceVersion order."""
+    watcher.close()
+    lines: list[bytes] = []
+    with contextlib.suppress(WatcherClosed):
+        while True:
+            lines.extend(await watcher.next_batch())
+    seen: dict[str, dict[str, Any]] = {}
+    last_rv = 0
+    for line in lines:
+        event = orjson.loads(line)
+        obj = event["object"]
+        rv = int(obj["metadata"]["resourceVersion"])
+        assert rv > last_rv
+        last_rv = rv
+        if event["type"] == "DELETED":
+            seen.pop(obj["metadata"]["name"])
+        else:
+            seen[obj["metadata"]["name"]] = obj
+    return seen
 
 
 async def run(ops: list[tuple[str, str, int]], label_selector: str) -> None:
@@ -64,25 +93,7 @@ async def run(ops: list[tuple[str, str, int]], label_selector: str) -> None:
             await apply(api, op, name, value)
         except errors.ApiError as exc:
             assert exc.code in (404, 409, 422), exc.status()
-    seen: dict[str, dict[str, Any]] = {}
-    watcher.close()
-    lines: list[bytes] = []
-    try:
-        while True:
-            lines.extend(await watcher.next_batch())
-    except Exception:
-        pass
-    last_rv = 0
-    for line in lines:
-        event = orjson.loads(line)
-        obj = event["object"]
-        rv = int(obj["metadata"]["resourceVersion"])
-        assert rv > last_rv
-        last_rv = rv
-        if event["type"] == "DELETED":
-            seen.pop(obj["metadata"]["name"])
-        else:
-            seen[obj["metadata"]["name"]] = obj
+    seen = await replay(watcher)
     listed = api.list_objects(PODS, "default", ListOptions(label_selector=label_selector))
     assert list(seen.values()) == [] or sorted(seen) == sorted(
         o["metadata"]["name"] for o in listed["items"]
