@@ -71,8 +71,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
     ),
     "TaintTolerationComparisonOperators": NotHonoured(True, "the Lt and Gt toleration operators"),
     "SchedulerPreQueueingHints": NotHonoured(True, "the PreQueueingHint extension point"),
-    # kube-scheduler: beta, off by default upstream.
-    "SchedulerAsyncAPICalls": NotHonoured(True, "the asynchronous API call dispatcher"),
     # kube-scheduler: beta, on by default upstream; aiosched always works so.
     "PodLevelResources": NotHonoured(False, "ignoring pod-level resources"),
     "InPlacePodLevelResourcesVerticalScaling": NotHonoured(

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from scheduler.apicalls.dispatcher import ApiDispatcher
 from scheduler.cache.rows import (
     RowFilterPlugin,
     RowNormalizePlugin,
@@ -194,6 +195,9 @@ class HandleDeps:
     # The --feature-gates values plugins read (DynamicResources); empty: every gate at its
     # default.
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    # SchedulerAsyncAPICalls on: the dispatcher DefaultBinder sends the binding through
+    # (upstream's Handle.APICacher()); None: plugins make their calls themselves.
+    api_dispatcher: ApiDispatcher | None = None
 
 
 def _error(message: str, plugin: str = "") -> Status:

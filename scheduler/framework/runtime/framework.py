@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from scheduler.apicalls.dispatcher import ApiDispatcher
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.events import (
     ClusterEvent,
@@ -110,6 +111,11 @@ class Framework(Filtering, Scoring, Binding, Placing):
     def feature_gates(self) -> Mapping[str, bool]:
         """The process's --feature-gates values (a gate not in it is at its default)."""
         return self._deps.feature_gates
+
+    @property
+    def api_dispatcher(self) -> ApiDispatcher | None:
+        """The API call dispatcher when SchedulerAsyncAPICalls is on (upstream's APICacher)."""
+        return self._deps.api_dispatcher
 
     def pod_exists(self, pod: PodView) -> bool:
         """Whether the pod is still in the informer's store (True when there is no store)."""
