@@ -263,6 +263,7 @@ class Scheduler:
             wall_clock,
             self._reject_waiting_pod,
             self.queue.delete_nominated_pod_if_exists,
+            self.api_dispatcher,
         )
         self.scheduling = SchedulingCycle(
             cache=self.cache,
