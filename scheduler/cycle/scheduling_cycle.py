@@ -504,8 +504,8 @@ class FailureHandler:
         self, pod: PodView, reason: str, message: str, nominated_node: str | None
     ) -> None:
         condition = pod_scheduled_condition(pod)
-        new_condition = self._unscheduled_condition(condition, reason, message)
         if self._dispatcher is not None:  # SchedulerAsyncAPICalls: the dispatcher decides
+            new_condition = self._unscheduled_condition(condition, reason, message)
             send = partial(self._send_status_patch, pod.key, pod.uid)
             call = PodStatusPatchCall(pod.uid, pod_status(pod), new_condition, nominated_node, send)
             # Skipped: no effect, or a binding is pending (queue.PatchPodStatus ignores it too).
@@ -522,7 +522,9 @@ class FailureHandler:
             and pod.nominated_node_name == nominated_node
         ):
             return  # nothing would change (upstream skips no-op updates too)
-        patch: dict[str, Any] = {"conditions": [new_condition]}
+        patch: dict[str, Any] = {
+            "conditions": [self._unscheduled_condition(condition, reason, message)]
+        }
         if nominated_node or pod.nominated_node_name:
             patch["nominatedNodeName"] = nominated_node or None
         self._start_soon(self._patch_unscheduled_status, pod, patch, name=f"status-{pod.key}")
