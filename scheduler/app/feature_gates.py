@@ -69,8 +69,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
         True, "preemption on behalf of deferred in-place resizes"
     ),
     "SchedulerPreQueueingHints": NotHonoured(True, "the PreQueueingHint extension point"),
-    # kube-scheduler: beta, off by default upstream.
-    "SchedulerAsyncAPICalls": NotHonoured(True, "the asynchronous API call dispatcher"),
     # kube-scheduler: beta, on by default upstream; aiosched always works so.
     "PodLevelResources": NotHonoured(False, "ignoring pod-level resources"),
     "InPlacePodLevelResourcesVerticalScaling": NotHonoured(

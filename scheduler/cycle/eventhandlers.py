@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 from observability.metrics import SchedulerMetrics
 from scheduler.api.objects import NodeView, PodView
+from scheduler.apicalls.dispatcher import ApiDispatcher
+from scheduler.apicalls.pods import pod_status
 from scheduler.cache.cache import Cache
 from scheduler.framework.events import (
     ASSIGNED_POD_DELETE,
@@ -60,8 +62,13 @@ class PodEventHandler:
         on_pod_left: Callable[[PodView, str], None] = lambda pod, outcome: None,
         metrics: SchedulerMetrics | None = None,
         timer: Callable[[], float] = time.perf_counter,
+        dispatcher: ApiDispatcher | None = None,
     ) -> None:
         self._metrics = metrics if metrics is not None else SchedulerMetrics()
+        # SchedulerAsyncAPICalls: a pod's update refreshes its pending status patch, which is
+        # dropped if it no longer changes anything (upstream's syncPodWithDispatcher, whose
+        # result v1.36 discards: the handlers go on with the informer's pod).
+        self._dispatcher = dispatcher
         self._timer = timer
         self._cache = cache
         self._queue = queue
@@ -82,6 +89,8 @@ class PodEventHandler:
 
     def on_update(self, old: PodView, new: PodView) -> None:
         start = self._timer()
+        if self._dispatcher is not None:
+            self._dispatcher.sync_object(new.uid, pod_status(new))
         if new.is_bound:
             if old.is_bound:
                 self._cache.update_pod(old, new)

@@ -7,18 +7,25 @@ variant, PreemptPod) and util.ClearNominatedNodeName. For each victim, in order:
   deleted, and a `Preempted` event names the preemptor;
 then the lower-priority pods nominated to the same node lose their nomination. The preemptor's
 own `nominatedNodeName` is written with its PodScheduled=False condition by the failure
-handler. A victim already gone (404) is not an error.
+handler. A victim already gone (404) is not an error. With SchedulerAsyncAPICalls on, the
+nominations are cleared through the API dispatcher, as upstream; victims are deleted directly
+in both cases (upstream's executor does not route deletes through it either).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from scheduler.api.objects import PodView
 from scheduler.api.times import format_time
+from scheduler.apicalls.calls import CallSkipped, PodStatus, PodStatusPatchCall
+from scheduler.apicalls.dispatcher import ApiDispatcher
+from scheduler.apicalls.pods import pod_status, status_patch
 from scheduler.client.recorder import EventRecorder
 from scheduler.client.rest import STRATEGIC_MERGE_PATCH, ApiError, KubeClient, status_message
 from scheduler.framework.interface import Preemption
@@ -37,7 +44,9 @@ class PreemptionCalls:
         wall_clock: Callable[[], datetime],
         reject_waiting_pod: Callable[[str], bool],
         clear_nomination: Callable[[PodView], None],
+        dispatcher: ApiDispatcher | None = None,
     ) -> None:
+        self._dispatcher = dispatcher
         self._client = client
         self._recorder = recorder
         self._wall_clock = wall_clock
@@ -63,7 +72,16 @@ class PreemptionCalls:
                 )
         for pod in preemption.nominations_to_clear:
             self._clear_nomination(pod)
-            await self._patch_status(pod, {"nominatedNodeName": None})
+            if self._dispatcher is None:
+                await self._patch_status(pod, {"nominatedNodeName": None})
+                continue
+            # SchedulerAsyncAPICalls: executor.go clearNominatedNodeName through the APICacher.
+            send = partial(self._send_status_patch, pod)
+            with contextlib.suppress(CallSkipped):
+                self._dispatcher.add(PodStatusPatchCall(pod.uid, pod_status(pod), None, "", send))
+
+    async def _send_status_patch(self, pod: PodView, old: PodStatus, new: PodStatus) -> None:
+        await self._patch_status(pod, status_patch(old, new))
 
     async def _disrupt(self, victim: PodView, profile: str, preemptor_type: str) -> bool:
         """Condition then delete; whether the victim was deleted (or was already gone)."""

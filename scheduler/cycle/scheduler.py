@@ -29,6 +29,8 @@ from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing
 from profiles.config import Extender, ResolvedConfig
 from scheduler.api.objects import NodeView, PodView
+from scheduler.apicalls.dispatcher import ApiDispatcher
+from scheduler.apicalls.metrics import dispatcher_with_metrics
 from scheduler.cache.cache import Cache
 from scheduler.cache.snapshot import Snapshot
 from scheduler.client.informers import Informer, ResourceWatch
@@ -140,6 +142,11 @@ class Scheduler:
             # run` passes every gate, so the False here only serves embedders' partial maps).
             pop_from_backoff_q=self.options.feature_gates.get("SchedulerPopFromBackoffQ", False),
         )
+        # SchedulerAsyncAPICalls: status patches and bindings go through the API dispatcher,
+        # sent off the cycles, merged or skipped per pod (scheduler/apicalls/).
+        self.api_dispatcher: ApiDispatcher | None = None
+        if self.options.feature_gates.get("SchedulerAsyncAPICalls", False):
+            self.api_dispatcher = dispatcher_with_metrics(config.parallelism, self.metrics.registry)
         # (gating plugin, event) → answer, for the profiles named (a reload starts afresh)
         self._gate_answers: dict[tuple[str, ClusterEvent], bool] = {}
         self._gate_answers_for: ProfileSet | None = None
@@ -175,6 +182,7 @@ class Scheduler:
             self._on_pod_gone,
             lambda pod, outcome: self.instrumentation.pod_left(pod.uid, outcome),
             metrics=self.metrics,
+            dispatcher=self.api_dispatcher,
         )
         # Workload-aware scheduling (GangScheduling, with GenericWorkload): the pod groups'
         # states follow the pods that name a group; nothing changes for the others.
@@ -250,6 +258,7 @@ class Scheduler:
             stats=self.stats,
             instrumentation=self.instrumentation,
             start_soon=self._start_soon,
+            dispatcher=self.api_dispatcher,
         )
         preemption_calls = PreemptionCalls(
             client,
@@ -257,6 +266,7 @@ class Scheduler:
             wall_clock,
             self._reject_waiting_pod,
             self.queue.delete_nominated_pod_if_exists,
+            self.api_dispatcher,
         )
         self.scheduling = SchedulingCycle(
             cache=self.cache,
@@ -340,6 +350,7 @@ class Scheduler:
                 batch_metrics=self.metrics,
                 feature_gates=self.options.feature_gates,
                 activate=self.queue.activate if self.options.selectors_off_loop else None,
+                api_dispatcher=self.api_dispatcher,
             )
 
         return ProfileSet.build(config, self.registry, deps_for)
@@ -391,6 +402,8 @@ class Scheduler:
             group.start_soon(self.recorder.run, name="event-recorder")
             group.start_soon(self.unparsable_pods.run, name="unparsable-pods")
             group.start_soon(self.queue.run, name="queue-flush")
+            if self.api_dispatcher is not None:
+                group.start_soon(self.api_dispatcher.run, name="api-dispatcher")
             await self.wait_for_cache_sync()
             if active is not None and not active.is_set():
                 log.info("caches synced; waiting for leadership to schedule")

@@ -13,6 +13,7 @@ are interested in the pod.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -26,6 +27,10 @@ from observability.logs import pod_keys
 from observability.metrics import SchedulerMetrics
 from scheduler.api.objects import PodView
 from scheduler.api.times import format_time
+from scheduler.apicalls.calls import CallSkipped, PodStatus, PodStatusPatchCall
+from scheduler.apicalls.dispatcher import ApiDispatcher
+from scheduler.apicalls.pods import pod_status, status_patch
+from scheduler.apicalls.pods import scheduled_condition as pod_scheduled_condition
 from scheduler.cache.cache import Cache, CacheError
 from scheduler.cache.snapshot import Snapshot
 from scheduler.client.informers import Informer
@@ -379,6 +384,7 @@ class FailureHandler:
     __slots__ = (
         "_client",
         "_clock",
+        "_dispatcher",
         "_instrumentation",
         "_metrics",
         "_pod_informer",
@@ -406,9 +412,12 @@ class FailureHandler:
         stats: LoopStats,
         instrumentation: Instrumentation,
         start_soon: StartSoon,
+        dispatcher: ApiDispatcher | None = None,
     ) -> None:
         self._client = client
         self._queue = queue
+        # SchedulerAsyncAPICalls on: status patches go through the API dispatcher.
+        self._dispatcher = dispatcher
         # The informer, not its store: a relist replaces the store.
         self._pod_informer = pod_informer
         self._recorder = recorder
@@ -550,9 +559,17 @@ class FailureHandler:
         nominated_node: str | None,
         nominated_in_binding: bool = False,
     ) -> None:
+        condition = pod_scheduled_condition(pod)
+        if self._dispatcher is not None:  # SchedulerAsyncAPICalls: the dispatcher decides
+            new_condition = self._unscheduled_condition(condition, reason, message)
+            send = partial(self._send_status_patch, pod.key, pod.uid)
+            call = PodStatusPatchCall(pod.uid, pod_status(pod), new_condition, nominated_node, send)
+            # Skipped: no effect, or a binding is pending (queue.PatchPodStatus ignores it too).
+            with contextlib.suppress(CallSkipped):
+                self._dispatcher.add(call)
+            return
         if nominated_node is None:
             nominated_node = pod.nominated_node_name  # kept as it is
-        condition = pod_scheduled_condition(pod)
         if (
             not nominated_in_binding
             and condition is not None
@@ -562,8 +579,18 @@ class FailureHandler:
             and pod.nominated_node_name == nominated_node
         ):
             return  # nothing would change (upstream skips no-op updates too)
+        patch: dict[str, Any] = {
+            "conditions": [self._unscheduled_condition(condition, reason, message)]
+        }
+        if nominated_node or pod.nominated_node_name or nominated_in_binding:
+            patch["nominatedNodeName"] = nominated_node or None
+        self._queue_status_patch(pod, patch)
+
+    def _unscheduled_condition(
+        self, condition: Mapping[str, Any] | None, reason: str, message: str
+    ) -> dict[str, Any]:
         now = format_time(self._wall_clock())
-        new_condition = {
+        return {
             "type": "PodScheduled",
             "status": "False",
             "reason": reason,
@@ -575,10 +602,6 @@ class FailureHandler:
                 else now
             ),
         }
-        status_patch: dict[str, Any] = {"conditions": [new_condition]}
-        if nominated_node or pod.nominated_node_name or nominated_in_binding:
-            status_patch["nominatedNodeName"] = nominated_node or None
-        self._queue_status_patch(pod, status_patch)
 
     def _queue_status_patch(self, pod: PodView, status_patch: dict[str, Any]) -> None:
         """One sender per pod, sending the newest patch: a pod that fails faster than the
@@ -607,6 +630,14 @@ class FailureHandler:
             sent = self._status_sent.pop(uid, None)
             if sent is not None:
                 sent.set()
+
+    async def _send_status_patch(self, key: str, uid: str, old: PodStatus, new: PodStatus) -> None:
+        """The dispatcher's sender: patch the difference onto the pod as the informer now has
+        it, if it is still the same unbound pod."""
+        current = self._pod_informer.store.get(key)
+        if current is None or current.uid != uid or current.is_bound:
+            return
+        await self._patch_unscheduled_status(current, status_patch(old, new))
 
     async def _patch_unscheduled_status(
         self, pod: PodView, status_patch: Mapping[str, Any]
@@ -645,11 +676,3 @@ class FailureHandler:
                 "pod status update refused",
                 extra={"pod": pod.key, "status": status, "error": status_message(body)},
             )
-
-
-def pod_scheduled_condition(pod: PodView) -> dict[str, Any] | None:
-    status = pod.raw.get("status") or {}
-    for condition in status.get("conditions") or ():
-        if isinstance(condition, dict) and condition.get("type") == "PodScheduled":
-            return condition
-    return None

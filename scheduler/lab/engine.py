@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+import anyio
+
 from profiles.config import ResolvedConfig
 from scheduler.api.objects import PodView
 from scheduler.api.resource import ResourceClaimView
@@ -282,6 +284,19 @@ class Replay:
     async def run(
         self, trace: Trace, progress: Callable[[int], None] | None = None
     ) -> ReplayResult:
+        dispatcher = self.scheduler.api_dispatcher
+        if dispatcher is None:
+            return await self._replay(trace, progress)
+        # SchedulerAsyncAPICalls: bindings wait for the dispatcher, which must be running.
+        async with anyio.create_task_group() as group:
+            group.start_soon(dispatcher.run, name="api-dispatcher")
+            try:
+                result = await self._replay(trace, progress)
+            finally:
+                group.cancel_scope.cancel()
+        return result
+
+    async def _replay(self, trace: Trace, progress: Callable[[int], None] | None) -> ReplayResult:
         started = time.perf_counter()
         self.load_cluster(trace)
         departures: list[tuple[float, int, str]] = []

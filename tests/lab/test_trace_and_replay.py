@@ -35,9 +35,15 @@ profiles:
     return load_config_text(text, registry_for_config())
 
 
-def _replay(objects: list[dict[str, Any]], *, retry: bool = True, policy: str | None = None):
+def _replay(
+    objects: list[dict[str, Any]],
+    *,
+    retry: bool = True,
+    policy: str | None = None,
+    gates: dict[str, bool] | None = None,
+):
     trace = build_trace("t", ((f"object {i}", o) for i, o in enumerate(objects)))
-    replay = Replay(_config(policy), full_registry(), 1, retry=retry)
+    replay = Replay(_config(policy), full_registry(), 1, retry=retry, feature_gates=gates)
     result = run_event_loop(replay.run(trace))
     return replay, result
 
@@ -92,13 +98,15 @@ def test_a_malformed_file_is_named(tmp_path: Path) -> None:
         load_trace(tmp_path / "t.jsonl")
 
 
-def test_a_pod_waits_until_a_departure_frees_room() -> None:
+# SchedulerAsyncAPICalls: the replay runs the API dispatcher its bindings wait for.
+@pytest.mark.parametrize("async_api_calls", [False, True])
+def test_a_pod_waits_until_a_departure_frees_room(async_api_calls: bool) -> None:
     objects = [
         node("n1", 1),
         pod("first", 800, arrival=0, departure=30),
         pod("second", 800, arrival=10),
     ]
-    _, result = _replay(objects)
+    _, result = _replay(objects, gates={"SchedulerAsyncAPICalls": async_api_calls})
     assert result.failed == []
     assert result.placements == {"default/first": "n1", "default/second": "n1"}
     # The departure at 30 s is an assigned-pod delete: the queue moves "second" at once.

@@ -216,4 +216,5 @@ def test_help_lists_what_is_honoured_and_refused() -> None:
         if GATES[name][2]:
             continue  # locked: one value only, upstream's
         assert name in help_text, name
-    assert "SchedulerAsyncAPICalls=true (beta, upstream default false)" in help_text
+    assert "CoordinatedLeaderElection=true (beta, upstream default false)" in help_text
+    assert "SchedulerAsyncAPICalls=true" not in help_text  # honoured at both values

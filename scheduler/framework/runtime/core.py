@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from scheduler.apicalls.dispatcher import ApiDispatcher
 from scheduler.cache.rows import (
     RowFilterPlugin,
     RowNormalizePlugin,
@@ -197,6 +198,9 @@ class HandleDeps:
     # Moves pods to activeQ (upstream's Handle.Activate, the PodActivator); None where no
     # queue is to be woken (tests, the policy lab, what-if).
     activate: Callable[[Sequence[PodView]], None] | None = None
+    # SchedulerAsyncAPICalls on: the dispatcher DefaultBinder sends the binding through
+    # (upstream's Handle.APICacher()); None: plugins make their calls themselves.
+    api_dispatcher: ApiDispatcher | None = None
 
 
 def _error(message: str, plugin: str = "") -> Status:

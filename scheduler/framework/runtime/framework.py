@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from scheduler.apicalls.dispatcher import ApiDispatcher
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.events import (
     ClusterEvent,
@@ -115,6 +116,11 @@ class Framework(Filtering, Scoring, Binding, Placing):
     def pod_activator(self) -> Callable[[Sequence[PodView]], None] | None:
         """Upstream's Handle.Activate: moves pods to activeQ; None without a queue."""
         return self._deps.activate
+
+    @property
+    def api_dispatcher(self) -> ApiDispatcher | None:
+        """The API call dispatcher when SchedulerAsyncAPICalls is on (upstream's APICacher)."""
+        return self._deps.api_dispatcher
 
     def pod_exists(self, pod: PodView) -> bool:
         """Whether the pod is still in the informer's store (True when there is no store)."""
