@@ -38,6 +38,7 @@ from scheduler.cycle.algorithm import (
     StartIndex,
     schedule_pod,
 )
+from scheduler.cycle.fanout import FilterFanout
 from scheduler.cycle.instrumentation import (
     AttemptTrace,
     Instrumentation,
@@ -147,6 +148,7 @@ class SchedulingCycle:
         "_start_index",
         "_start_soon",
         "_stats",
+        "filter_fanout",
     )
 
     def __init__(
@@ -177,6 +179,8 @@ class SchedulingCycle:
         self._failures = failures
         self._preemption_calls = preemption_calls
         self._start_soon = start_soon
+        # Splits Filter's row pass across worker processes (`parallelism`); set by the app.
+        self.filter_fanout: FilterFanout | None = None
 
     async def schedule_one(
         self, pinfo: QueuedPodInfo, profiles: ProfileSet, extenders: Sequence[HTTPExtender] = ()
@@ -203,6 +207,7 @@ class SchedulingCycle:
                 extenders=extenders,
                 recorder=recorder,
                 cycle=attempt.cycle,
+                fanout=self.filter_fanout,
             )
             self._metrics.scheduling_algorithm(self._clock() - attempt.start)
         except FitError as fit:
