@@ -119,11 +119,13 @@ class FilterPool:
         feature_gates: Mapping[str, bool] | None = None,
         min_seconds: float = DEFAULT_MIN_SECONDS,
         cache: ReplicatedCache | None = None,
+        answer_timeout: float = MIN_ANSWER_TIMEOUT,
     ) -> None:
         self.cache = cache if cache is not None else ReplicatedCache()
         self.cache.flush = self._flush
         self.cache.flush_at = FLUSH_AT
         self.min_seconds = min_seconds
+        self.answer_timeout = answer_timeout
         self._gates = dict(feature_gates or {})
         self._slots: list[_Worker | None] = [None] * workers
         self._profiles: Callable[[], ProfileSet] | None = None
@@ -371,7 +373,7 @@ class _CycleFilter:
             shards
         )
         answers[0] = self._in_process(state, pod, table, shards[0], tally)
-        timeout = max(MIN_ANSWER_TIMEOUT, 50 * estimate * len(shards[0]))
+        timeout = max(pool.answer_timeout, 50 * estimate * len(shards[0]))
         for worker, index in sent:
             answers[index] = self._receive(worker, shards[index], timeout)
         for index, answer in enumerate(answers):

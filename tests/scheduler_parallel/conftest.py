@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pytest
@@ -52,6 +52,7 @@ class Cluster:
         fanout: FilterFanout | None,
         percentage: int | None = None,
         seed: int = 1,
+        before: Callable[[int], None] = lambda index: None,
     ) -> list[str]:
         """Each pod's outcome in turn (its node, or the FitError's message), assuming the placed
         ones, as the scheduling loop does."""
@@ -59,6 +60,7 @@ class Cluster:
         start, rng = StartIndex(), random.Random(seed)
         outcomes: list[str] = []
         for index, pod in enumerate(pods):
+            before(index)
             self.pool.cache.update_snapshot(self.snapshot)
             run = schedule_pod(
                 fwk, CycleState(), pod, self.snapshot, percentage_of_nodes_to_score=percentage,
@@ -84,7 +86,7 @@ def wait_ready(pool: FilterPool, workers: int) -> None:
         time.sleep(0.2)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def cluster() -> Iterator[Cluster]:
     registry = full_registry()
     config = load_config(None, registry_for_config(registry))
@@ -94,7 +96,8 @@ def cluster() -> Iterator[Cluster]:
         registry,
         lambda name: HandleDeps(snapshot=lambda: snapshot, client=None),  # type: ignore[arg-type]
     )
-    pool = FilterPool(2, min_seconds=0.0)  # three shards: this process's and two workers'
+    # Three shards: this process's and two workers'; a stopped worker is given up on after 2 s.
+    pool = FilterPool(2, min_seconds=0.0, answer_timeout=2.0)
     pool.attach(lambda: profiles, snapshot)
     try:
         wait_ready(pool, 2)

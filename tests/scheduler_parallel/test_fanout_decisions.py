@@ -118,9 +118,7 @@ def test_filter_workers_decide_as_in_process(
     cluster.reset(cluster_nodes, bound)
     in_process = cluster.schedule(incoming, None, percentage)
     cluster.reset(cluster_nodes, bound)
-    split_before = cluster.pool.fanned_out
+    restarts = cluster.pool.restarts
     in_workers = cluster.schedule(incoming, cluster.pool, percentage)
     assert in_workers == in_process
-    assert cluster.pool.restarts == 0
-    # The pool learns a cost per plugin set in process first; after that it splits.
-    assert cluster.pool.fanned_out >= split_before
+    assert cluster.pool.restarts == restarts  # every split was answered by the workers
