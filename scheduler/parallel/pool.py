@@ -11,9 +11,10 @@ findNodesThatPassFilters checks nodes in parallel too, but stops wherever its go
 here the answer does not depend on the split.
 
 Only cycles worth it go out: the pool learns each (profile, active Filter plugins) pair's
-serial cost per row from the cycles it runs in process, and splits a chunk only when its
-estimated cost is above `min_seconds`. A cheap cycle (the row pass over 5000 nodes with the
-default plugins takes a fraction of a millisecond) never leaves the process.
+serial CPU cost per row from the cycles it runs in process (a moving average), and splits a
+chunk only when its estimated cost is above `min_seconds`. A cheap cycle (the row pass over
+5000 nodes with the default plugins takes a fraction of a millisecond) never leaves the
+process.
 
 Workers start on the first cycle that would use them, each from a bootstrap of the cache, and
 then follow its changes (replica.py). A worker that dies, breaks the protocol, falls out of
@@ -140,6 +141,11 @@ class FilterPool:
     def attach(self, profiles: Callable[[], ProfileSet], snapshot: Snapshot) -> None:
         """The scheduler's current profiles and the snapshot its cycles filter."""
         self._profiles, self._snapshot = profiles, snapshot
+
+    @property
+    def size(self) -> int:
+        """How many workers the pool keeps (when it needs them)."""
+        return len(self._slots)
 
     @property
     def worker_pids(self) -> list[int]:
@@ -337,9 +343,11 @@ class _CycleFilter:
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows,
         tally: FilterTally | None,
     ) -> tuple[npt.NDArray[np.intp], list[RowRejections]]:  # fmt: skip
-        began = time.perf_counter()
+        # CPU time, not wall time: on a busy machine a pass preempted midway would otherwise
+        # look expensive and send cheap cycles out.
+        began = time.thread_time()
         answer = self._fwk.run_filter_plugins_rows(state, pod, table, rows, tally)
-        self._pool.learn(self._key, len(rows), time.perf_counter() - began)
+        self._pool.learn(self._key, len(rows), time.thread_time() - began)
         return answer
 
     def __call__(
