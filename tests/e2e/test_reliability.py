@@ -370,3 +370,59 @@ def test_api_io_workers_killed_under_load(tmp_path: Path) -> None:
     log = scheduler.log.read_text(errors="replace")
     assert log.count("API I/O worker exited; starting another") == 2, log
     print(f"reliability: API I/O workers {killed} killed under load, {figures}")
+
+
+def filter_workers(process: Process) -> dict[int, str]:
+    """pid → name of the scheduler's filter workers (children named aiosched-filter-N)."""
+    found: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
+        state, ppid = rest.split()[:2]
+        if int(ppid) == process.proc.pid and name.startswith("aiosched-filter") and state != "Z":
+            found[int(stat.parent.name)] = name
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_filter_workers_killed_under_load(tmp_path: Path) -> None:
+    """parallelism 2 with every Filter pass split (--filter-fanout-min-ms 0): kill -9 of the
+    filter worker while pods flow; the cycle filters the lost shard itself, a replacement
+    starts (tests/scheduler_parallel/test_worker_lost.py: it serves, with the same decisions),
+    and every pod is bound exactly once."""
+    cluster = start_cluster(tmp_path)
+    kubectl = Kubectl(tmp_path)
+    add_nodes(kubectl)
+    config = SINGLE + "parallelism: 2\n"
+    scheduler = start_scheduler(tmp_path, config, "--filter-fanout-min-ms", "0")
+    watcher = Watcher(kubectl)
+    load = Load(ApiClient(tmp_path / "kubeconfig"), total=150, per_second=150)
+    killed: list[int] = []
+    with stopping(cluster, scheduler), watcher.polling(interval=0.1):
+        load.start()
+        for _ in range(1):
+            wait_until(
+                lambda: (
+                    len(watcher.first_node) > 10 * (len(killed) + 1)
+                    and len(filter_workers(scheduler).keys() - set(killed)) == 1
+                ),
+                timeout=60,
+                what="a filter worker serving",
+            )
+            pid = next(iter(filter_workers(scheduler).keys() - set(killed)))
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        wait_until(
+            lambda: bool(filter_workers(scheduler).keys() - set(killed)),
+            timeout=60,
+            what="the killed filter worker's replacement",
+        )
+        load.wait()
+        figures = check_invariants(watcher, load, expected=150)
+        assert scheduler.proc.poll() is None, scheduler.log.read_text()
+    log = scheduler.log.read_text(errors="replace")
+    assert log.count("filter worker lost") >= 1, log
+    print(f"reliability: filter workers {killed} killed under load, {figures}")
