@@ -220,6 +220,9 @@ class FilterPool:
             self._send(worker, ("boot", replica.encode(changes), order))
         except wire.WorkerLost as exc:
             self._lose(worker, str(exc))
+        except (TypeError, ValueError) as exc:  # never seen: a view orjson cannot encode
+            self._lose(worker, f"the cache cannot be encoded: {exc}")
+            self.disabled, self.cache.changes = True, None
 
     def _check_started(self, worker: _Worker) -> None:
         try:
@@ -249,7 +252,13 @@ class FilterPool:
         changes = self.cache.changes
         if not changes:
             return
-        message = ("changes", replica.encode(changes))
+        try:
+            message = ("changes", replica.encode(changes))
+        except (TypeError, ValueError) as exc:  # never seen: a view orjson cannot encode
+            for worker in self._live():
+                self._lose(worker, f"a change cannot be encoded: {exc}")
+            self.disabled, self.cache.changes = True, None
+            return
         changes.clear()
         for worker in self._live():
             try:

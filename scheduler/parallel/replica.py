@@ -14,7 +14,7 @@ None test per change.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -31,8 +31,15 @@ Change = tuple[Any, ...]
 ADD_NODE, REMOVE_NODE, ADD_POD, REMOVE_POD, ASSUME_POD, FORGET_POD = range(6)
 
 
+def _plain(value: Any) -> Any:
+    """What orjson does not serialise itself: read-only mappings (views may hold them)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
 def _json(view: PodView | NodeView) -> bytes:
-    return orjson.dumps(view.raw)
+    return orjson.dumps(view.raw, default=_plain)
 
 
 class ReplicatedCache(Cache):
