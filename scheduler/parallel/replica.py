@@ -74,7 +74,12 @@ class ReplicatedCache(Cache):
             self.flush()
         return result
 
+    # Each change goes straight to the Cache while nothing records (no worker runs): no
+    # closure, no bookkeeping on the scheduler's path.
+
     def add_node(self, node: NodeView) -> Any:
+        if self.changes is None:
+            return super().add_node(node)
         return self._record(lambda: super(ReplicatedCache, self).add_node(node), ADD_NODE, node)
 
     def update_node(self, old: NodeView, new: NodeView | None = None) -> Any:
@@ -84,6 +89,8 @@ class ReplicatedCache(Cache):
         return self.add_node(new)
 
     def remove_node(self, node: NodeView | str) -> bool:
+        if self.changes is None:
+            return super().remove_node(node)
         name = node if isinstance(node, str) else node.name
         removed: bool = self._record(
             lambda: super(ReplicatedCache, self).remove_node(name), REMOVE_NODE, name
@@ -91,6 +98,9 @@ class ReplicatedCache(Cache):
         return removed
 
     def add_pod(self, pod: PodView) -> None:
+        if self.changes is None:
+            super().add_pod(pod)
+            return
         self._record(lambda: super(ReplicatedCache, self).add_pod(pod), ADD_POD, pod)
 
     def update_pod(self, old: PodView, new: PodView | None = None) -> None:
@@ -99,15 +109,23 @@ class ReplicatedCache(Cache):
         self.add_pod(new or old)
 
     def remove_pod(self, pod: PodView) -> bool:
+        if self.changes is None:
+            return super().remove_pod(pod)
         removed: bool = self._record(
             lambda: super(ReplicatedCache, self).remove_pod(pod), REMOVE_POD, pod
         )
         return removed
 
     def assume_pod(self, pod: PodView) -> None:
+        if self.changes is None:
+            super().assume_pod(pod)
+            return
         self._record(lambda: super(ReplicatedCache, self).assume_pod(pod), ASSUME_POD, pod)
 
     def forget_pod(self, pod: PodView) -> None:
+        if self.changes is None:
+            super().forget_pod(pod)
+            return
         self._record(lambda: super(ReplicatedCache, self).forget_pod(pod), FORGET_POD, pod)
 
     def cleanup_expired_assumed_pods(self) -> list[PodView]:
