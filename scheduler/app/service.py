@@ -93,6 +93,7 @@ class SchedulerService:
         # The estimated Filter cost of a chunk of nodes above which it is split across the
         # filter workers that `parallelism` asks for (scheduler/parallel/pool.py).
         self.filter_fanout_min_seconds = filter_fanout_min_seconds
+        self.filter_pool: FilterPool | None = None
         # Process-wide collector settings: for the `aiosched run` process, not embedders.
         self.tune_gc = tune_gc
         # Explain keeps failed attempts (and the success that follows one) unless asked for all.
