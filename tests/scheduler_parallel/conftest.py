@@ -86,16 +86,21 @@ def wait_ready(pool: FilterPool, workers: int) -> None:
         time.sleep(0.2)
 
 
-@pytest.fixture(scope="package")
-def cluster() -> Iterator[Cluster]:
+def default_profiles(snapshot: Snapshot) -> ProfileSet:
+    """The default configuration's profile, reading `snapshot`."""
     registry = full_registry()
     config = load_config(None, registry_for_config(registry))
-    snapshot = Snapshot()
-    profiles = ProfileSet.build(
+    return ProfileSet.build(
         config,
         registry,
         lambda name: HandleDeps(snapshot=lambda: snapshot, client=None),  # type: ignore[arg-type]
     )
+
+
+@pytest.fixture(scope="package")
+def cluster() -> Iterator[Cluster]:
+    snapshot = Snapshot()
+    profiles = default_profiles(snapshot)
     # Three shards: this process's and two workers'; a stopped worker is given up on after 2 s.
     pool = FilterPool(2, min_seconds=0.0, answer_timeout=2.0)
     pool.attach(lambda: profiles, snapshot)
