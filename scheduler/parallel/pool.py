@@ -87,6 +87,12 @@ SEND_TIMEOUT = 10.0
 FLUSH_AT = 512  # changes recorded before they are sent on, between cycles
 SOCKET_BUFFER = 4 << 20
 _DECAY = 0.3  # weight of the newest measurement in a cost estimate
+# In-process passes measured before an estimate counts: the first passes of a plugin set pay
+# for its lazily built columns and caches, many times a warm pass.
+MIN_SAMPLES = 3
+# Workers that split nothing for this long are stopped (each replays every cache change while
+# it runs); the next cycle worth splitting starts them again from a bootstrap.
+IDLE_SECONDS = 60.0
 
 
 def filter_workers_for(parallelism: int, cpus: int | None = None) -> int:
@@ -132,6 +138,8 @@ class FilterPool:
         self._profiles: Callable[[], ProfileSet] | None = None
         self._snapshot: Snapshot | None = None
         self._cost: dict[tuple[int, frozenset[str]], float] = {}
+        self._samples: dict[tuple[int, frozenset[str]], int] = {}
+        self._last_split = time.monotonic()
         self._cycles = itertools.count(1)
         self._failures = 0
         self.disabled = workers == 0
@@ -158,6 +166,8 @@ class FilterPool:
     ) -> RowsFilter | None:
         if self.disabled or self._profiles is None or self._snapshot is None:
             return None
+        if time.monotonic() - self._last_split > IDLE_SECONDS and self._live():
+            self._retire()
         if state.record_plugin_metrics or state.tracer is not None:
             return None  # sampled plugin timings and spans are taken in process
         if not self.cache.replica_matches(self._snapshot):
@@ -213,6 +223,7 @@ class FilterPool:
             theirs.close()
         worker = _Worker(name, process, ours)
         self._slots[index] = worker
+        self._last_split = time.monotonic()  # idle from now on, not from the last split
         if self.cache.changes is None:
             self.cache.changes = []
         changes, order = self.cache.bootstrap()
@@ -300,10 +311,12 @@ class FilterPool:
                 extra={"failures": self._failures, "reason": why},
             )
 
-    def served(self) -> None:
-        self._failures = 0
+    def _retire(self) -> None:
+        """Stop the workers after IDLE_SECONDS without a split: not a failure."""
+        self._stop_workers()
+        log.info("filter workers idle; stopped until a cycle is worth splitting again")
 
-    def close(self) -> None:
+    def _stop_workers(self) -> None:
         for worker in self._live():
             worker.sock.close()
             if worker.process.poll() is None:
@@ -311,19 +324,32 @@ class FilterPool:
             worker.process.wait()
         self._slots = [None] * len(self._slots)
         self.cache.changes = None
+
+    def served(self) -> None:
+        self._failures = 0
+
+    def close(self) -> None:
+        self._stop_workers()
         self.disabled = True
 
     # ---------------------------------------------------------------- costs
 
     def estimate(self, key: tuple[int, frozenset[str]]) -> float | None:
+        """Seconds per row of an in-process pass; None until MIN_SAMPLES were measured."""
+        if self._samples.get(key, 0) < MIN_SAMPLES:
+            return None
         return self._cost.get(key)
 
     def learn(self, key: tuple[int, frozenset[str]], rows: int, seconds: float) -> None:
         if rows <= 0:
             return
         per_row = seconds / rows
+        samples = self._samples[key] = self._samples.get(key, 0) + 1
         old = self._cost.get(key)
-        self._cost[key] = per_row if old is None else old + _DECAY * (per_row - old)
+        if old is None or samples == 2:  # the first (cold) pass is dropped once a second comes
+            self._cost[key] = per_row
+        else:
+            self._cost[key] = old + _DECAY * (per_row - old)
 
 
 class _CycleFilter:
@@ -397,6 +423,7 @@ class _CycleFilter:
             if answer is None:  # its worker was lost: filters are pure, filter it here
                 answers[index] = self._in_process(state, pod, table, shards[index], tally)
         pool.fanned_out += 1
+        pool._last_split = time.monotonic()
         return _merge(self._fwk, shards, answers)  # type: ignore[arg-type]
 
     def _cycle_payload(
