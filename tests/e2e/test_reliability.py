@@ -323,8 +323,9 @@ def test_leader_killed_and_the_other_takes_over(tmp_path: Path) -> None:
     print(f"reliability: leader failover, {figures}")
 
 
-def io_workers(process: Process) -> dict[int, str]:
-    """pid → process name of the scheduler's API I/O workers (its children named aiosched-io-N)."""
+def io_workers(process: Process, prefix: str = "aiosched-io-") -> dict[int, str]:
+    """pid → process name of the scheduler's API I/O workers (its children named aiosched-io-N;
+    with `prefix`, its children whose name starts with it)."""
     found: dict[int, str] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -333,7 +334,7 @@ def io_workers(process: Process) -> dict[int, str]:
             continue
         name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
         state, ppid = rest.split()[:2]
-        if int(ppid) == process.proc.pid and name.startswith("aiosched-io-") and state != "Z":
+        if int(ppid) == process.proc.pid and name.startswith(prefix) and state != "Z":
             found[int(stat.parent.name)] = name
     return found
 
@@ -374,17 +375,7 @@ def test_api_io_workers_killed_under_load(tmp_path: Path) -> None:
 
 def filter_workers(process: Process) -> dict[int, str]:
     """pid → name of the scheduler's filter workers (children named aiosched-filter-N)."""
-    found: dict[int, str] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
-        state, ppid = rest.split()[:2]
-        if int(ppid) == process.proc.pid and name.startswith("aiosched-filter") and state != "Z":
-            found[int(stat.parent.name)] = name
-    return found
+    return io_workers(process, "aiosched-filter")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
