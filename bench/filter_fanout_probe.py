@@ -92,7 +92,7 @@ def main() -> int:
     args = parser.parse_args()
     for shape in args.shapes.split(","):
         alone = _run(shape, args.nodes, args.pods, None)
-        pool = FilterPool(args.workers, min_seconds=0.0)
+        pool = FilterPool(args.workers, min_seconds=0.0, min_rows=0)
         try:
             split = _run(shape, args.nodes, args.pods, pool)
         finally:

@@ -49,7 +49,12 @@ from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
 from scheduler.cycle.what_if import WhatIf
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.registry import Registry
-from scheduler.parallel.pool import DEFAULT_MIN_SECONDS, FilterPool, filter_workers_for
+from scheduler.parallel.pool import (
+    DEFAULT_MIN_SECONDS,
+    MIN_SPLIT_ROWS,
+    FilterPool,
+    filter_workers_for,
+)
 from scheduler.server import zpages
 from scheduler.server.webview import web_view_routes
 
@@ -317,10 +322,12 @@ class SchedulerService:
         if not workers:
             return None
         log.info("filter workers allowed", extra={"workers": workers})
+        forced = self.filter_fanout_min_seconds == 0  # every pass split, small ones too
         return FilterPool(
             workers,
             feature_gates=self.feature_gates,
             min_seconds=self.filter_fanout_min_seconds,
+            min_rows=0 if forced else MIN_SPLIT_ROWS,
         )
 
     async def _lead_then_schedule(self, client: KubeClient, config: ResolvedConfig) -> None:

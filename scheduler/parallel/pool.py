@@ -90,6 +90,10 @@ _DECAY = 0.3  # weight of the newest measurement in a cost estimate
 # In-process passes measured before an estimate counts: the first passes of a plugin set pay
 # for its lazily built columns and caches, many times a warm pass.
 MIN_SAMPLES = 3
+# Chunks of fewer rows are neither split nor measured: a pass has a fixed cost (each plugin's
+# set-up) that, divided by a few rows, would make every larger chunk look expensive, and
+# handing a small chunk over costs more than filtering it.
+MIN_SPLIT_ROWS = 256
 # Workers that split nothing for this long are stopped (each replays every cache change while
 # it runs); the next cycle worth splitting starts them again from a bootstrap.
 IDLE_SECONDS = 60.0
@@ -127,12 +131,14 @@ class FilterPool:
         min_seconds: float = DEFAULT_MIN_SECONDS,
         cache: ReplicatedCache | None = None,
         answer_timeout: float = MIN_ANSWER_TIMEOUT,
+        min_rows: int = MIN_SPLIT_ROWS,
     ) -> None:
         self.cache = cache if cache is not None else ReplicatedCache()
         self.cache.flush = self._flush
         self.cache.flush_at = FLUSH_AT
         self.min_seconds = min_seconds
         self.answer_timeout = answer_timeout
+        self.min_rows = min_rows
         self._gates = dict(feature_gates or {})
         self._slots: list[_Worker | None] = [None] * workers
         self._profiles: Callable[[], ProfileSet] | None = None
@@ -395,6 +401,8 @@ class _CycleFilter:
         /,
     ) -> tuple[npt.NDArray[np.intp], list[RowRejections]]:
         pool = self._pool
+        if len(rows) < pool.min_rows:
+            return self._fwk.run_filter_plugins_rows(state, pod, table, rows, tally)
         estimate = pool.estimate(self._key)
         if estimate is None or estimate * len(rows) < pool.min_seconds:
             return self._in_process(state, pod, table, rows, tally)

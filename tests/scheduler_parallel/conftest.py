@@ -102,7 +102,7 @@ def cluster() -> Iterator[Cluster]:
     snapshot = Snapshot()
     profiles = default_profiles(snapshot)
     # Three shards: this process's and two workers'; a stopped worker is given up on after 2 s.
-    pool = FilterPool(2, min_seconds=0.0, answer_timeout=2.0)
+    pool = FilterPool(2, min_seconds=0.0, answer_timeout=2.0, min_rows=0)
     pool.attach(lambda: profiles, snapshot)
     try:
         wait_ready(pool, 2)

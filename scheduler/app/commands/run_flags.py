@@ -366,7 +366,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="split a scheduling cycle's Filter pass across the filter worker processes "
         "(aiosched-filter-0 ... in ps; min(parallelism, cores) - 1 of them) only when its "
         "estimated cost, learnt from the cycles filtered in process, is above this many "
-        "milliseconds (default %(default)s; see docs/processes.md)",
+        "milliseconds; 0 splits every pass, to measure it (default %(default)s; see "
+        "docs/processes.md)",
     )
     tracing = parser.add_argument_group(
         "tracing (each flag wins over its OTEL_* environment variables)"
