@@ -404,7 +404,8 @@ class _CycleFilter:
         if len(rows) < pool.min_rows:
             return self._fwk.run_filter_plugins_rows(state, pod, table, rows, tally)
         estimate = pool.estimate(self._key)
-        if estimate is None or estimate * len(rows) < pool.min_seconds:
+        forced = pool.min_seconds <= 0  # every chunk split, to measure the split itself
+        if not forced and (estimate is None or estimate * len(rows) < pool.min_seconds):
             return self._in_process(state, pod, table, rows, tally)
         workers = pool.ready_workers()
         payload = self._cycle_payload(state, pod, table) if workers else None
@@ -424,7 +425,7 @@ class _CycleFilter:
             shards
         )
         answers[0] = self._in_process(state, pod, table, shards[0], tally)
-        timeout = max(pool.answer_timeout, 50 * estimate * len(shards[0]))
+        timeout = max(pool.answer_timeout, 50 * (estimate or 0.0) * len(shards[0]))
         for worker, index in sent:
             answers[index] = self._receive(worker, shards[index], timeout)
         for index, answer in enumerate(answers):
