@@ -72,11 +72,10 @@ def _fields() -> dict[str, FieldSupport]:
         "apiVersion": FieldSupport(Effect.IDENTIFIES, "profiles/load.py"),
         "kind": FieldSupport(Effect.IDENTIFIES, "profiles/load.py"),
         "parallelism": FieldSupport(
-            Effect.NO_EFFECT,
-            "framework Handle.parallelism (read by no plugin): Filter and Score run in the "
-            "scheduling loop's one thread, vectorised over the nodes on the row path; split "
-            "over threads they measured slower (the GIL, and arrays of a few thousand rows: "
-            "bench/parallelism_probe.py, ARCHITECTURE.md Performance choices)",
+            restart,
+            "the filter worker processes (min(parallelism, cores) - 1, aiosched-filter-N) over "
+            "which a cycle's Filter row pass is split when its estimated cost is worth it "
+            "(scheduler/parallel/, docs/processes.md); also framework Handle.parallelism",
         ),
         "percentageOfNodesToScore": FieldSupport(
             reload, "numFeasibleNodesToFind, per profile unless the profile sets its own"
@@ -233,6 +232,7 @@ _RESOLVED: Mapping[str, Callable[[ResolvedConfig], Any]] = MappingProxyType(
         "clientConnection.contentType": lambda c: c.client_connection.content_type,
         "clientConnection.qps": lambda c: c.client_connection.qps,
         "clientConnection.burst": lambda c: c.client_connection.burst,
+        "parallelism": lambda c: c.parallelism,
     }
 )
 
@@ -252,11 +252,7 @@ def restart_required(running: ResolvedConfig, new: ResolvedConfig) -> tuple[str,
 def caveats(config: ResolvedConfig) -> tuple[str, ...]:
     """What a valid configuration asks for that aiosched does not do (check-config prints
     these; ``aiosched run`` logs them at start)."""
-    out = [
-        f"parallelism ({config.parallelism}) has no effect: aiosched runs Filter and Score in "
-        "its scheduling loop's one thread (vectorised over the nodes on the row path), so "
-        "there are no worker goroutines to size; split over threads they measured slower",
-    ]
+    out: list[str] = []
     if config.enable_profiling:
         out.append(
             "enableProfiling is true by default (kube-scheduler serves /debug/pprof); aiosched "

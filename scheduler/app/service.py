@@ -49,6 +49,12 @@ from scheduler.cycle.scheduler import Scheduler, SchedulerOptions
 from scheduler.cycle.what_if import WhatIf
 from scheduler.framework.errors import FrameworkError
 from scheduler.framework.registry import Registry
+from scheduler.parallel.pool import (
+    DEFAULT_MIN_SECONDS,
+    MIN_SPLIT_ROWS,
+    FilterPool,
+    filter_workers_for,
+)
 from scheduler.server import zpages
 from scheduler.server.webview import web_view_routes
 
@@ -87,7 +93,12 @@ class SchedulerService:
         flags: Mapping[str, str] | None = None,
         set_verbosity: Callable[[int], None] | None = None,
         trace_ui_url: str | None = None,
+        filter_fanout_min_seconds: float = DEFAULT_MIN_SECONDS,
     ) -> None:
+        # The estimated Filter cost of a chunk of nodes above which it is split across the
+        # filter workers that `parallelism` asks for (scheduler/parallel/pool.py).
+        self.filter_fanout_min_seconds = filter_fanout_min_seconds
+        self.filter_pool: FilterPool | None = None
         # Process-wide collector settings: for the `aiosched run` process, not embedders.
         self.tune_gc = tune_gc
         # Explain keeps failed attempts (and the success that follows one) unless asked for all.
@@ -232,6 +243,7 @@ class SchedulerService:
         self.configz.set(config)
         client.observe_requests(self.metrics.rest_client)
         self.tracing = setup_tracing(**self.tracing_overrides)  # type: ignore[arg-type]
+        filter_pool = self._filter_pool(config)
         scheduler = Scheduler(
             client,
             config,
@@ -246,7 +258,12 @@ class SchedulerService:
             tracing=self.tracing,
             explain=self.explain,
             explain_every_attempt=self.explain_every_attempt,
+            cache=filter_pool.cache if filter_pool is not None else None,
         )
+        if filter_pool is not None:
+            filter_pool.attach(lambda: scheduler.profiles, scheduler.snapshot)
+            scheduler.scheduling.filter_fanout = filter_pool
+        self.filter_pool = filter_pool
         scheduler.instrumentation.attempts = self.attempts
         self.scheduler = scheduler
         web_view = WebViewState(
@@ -294,6 +311,24 @@ class SchedulerService:
             with anyio.CancelScope(shield=True):
                 await server.stop()
                 await self.tracing.aclose()
+                if filter_pool is not None:
+                    filter_pool.close()
+
+    def _filter_pool(self, config: ResolvedConfig) -> FilterPool | None:
+        """The filter workers `parallelism` asks for on this machine (none: Filter in process).
+        They start only when a cycle's Filter is estimated to cost more than
+        `filter_fanout_min_seconds`; the configuration read at start decides their number."""
+        workers = filter_workers_for(config.parallelism)
+        if not workers:
+            return None
+        log.info("filter workers allowed", extra={"workers": workers})
+        forced = self.filter_fanout_min_seconds == 0  # every pass split, small ones too
+        return FilterPool(
+            workers,
+            feature_gates=self.feature_gates,
+            min_seconds=self.filter_fanout_min_seconds,
+            min_rows=0 if forced else MIN_SPLIT_ROWS,
+        )
 
     async def _lead_then_schedule(self, client: KubeClient, config: ResolvedConfig) -> None:
         """Schedule only while holding the lease; losing it ends the process, as upstream.

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.node_table import IntArray, NodeTable
     from scheduler.cache.rows import Rows
+    from scheduler.cycle.fanout import FilterFanout
     from scheduler.extenders.http import HTTPExtender
 
 __all__ = [
@@ -148,6 +149,7 @@ async def schedule_pod(
     extenders: Sequence[HTTPExtender] = (),
     recorder: CallRecorder | None = None,
     cycle: int | None = None,
+    fanout: FilterFanout | None = None,
 ) -> ScheduleResult:
     """The node to bind `pod` to; raises FitError (nothing fits), SchedulingError (a plugin or
     an extender failed) or NoNodesAvailable (the snapshot has no nodes). `details`, when
@@ -160,7 +162,10 @@ async def schedule_pod(
 
     `cycle` (the queue's scheduling cycle) lets the profile's opportunistic batch take part
     (feature gate OpportunisticBatching): a pod signed like the previous one tries the
-    previous ranking's next node first (batch.py). Without it the batch is not consulted."""
+    previous ranking's next node first (batch.py). Without it the batch is not consulted.
+
+    `fanout` may filter the row pass's chunks in worker processes (`parallelism`, fanout.py);
+    the decision is the same either way."""
     all_nodes = snapshot.list()
     if not all_nodes:
         raise NoNodesAvailable()
@@ -172,12 +177,12 @@ async def schedule_pod(
     if extenders:
         feasible, rows = await _find_feasible_with_extenders(
             fwk, state, pod, snapshot, diagnosis, extenders, recorder,
-            percentage_of_nodes_to_score, next_start_index, ticket,
+            percentage_of_nodes_to_score, next_start_index, ticket, fanout,
         )  # fmt: skip
     else:
         feasible, rows = _find_feasible(
             fwk, state, pod, snapshot, diagnosis, percentage_of_nodes_to_score,
-            next_start_index, ticket,
+            next_start_index, ticket, fanout,
         )  # fmt: skip
     if not feasible:
         raise FitError(pod, len(all_nodes), diagnosis)
@@ -301,6 +306,7 @@ async def _find_feasible_with_extenders(
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
     ticket: _BatchTicket | None = None,
+    fanout: FilterFanout | None = None,
 ) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
     """_find_feasible, each set of feasible nodes then filtered by the extenders."""
     pre_filtered = _run_pre_filter(fwk, state, pod, snapshot.list(), diagnosis)
@@ -324,7 +330,7 @@ async def _find_feasible_with_extenders(
             return feasible, None
     feasible, rows = _scan_nodes(
         fwk, state, pod, snapshot, pre_filtered, diagnosis,
-        percentage_of_nodes_to_score, next_start_index,
+        percentage_of_nodes_to_score, next_start_index, fanout,
     )  # fmt: skip
     passed = await find_nodes_that_pass_extenders(
         extenders, pod, feasible, diagnosis.node_to_status, recorder
@@ -386,6 +392,7 @@ def _find_feasible(
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
     ticket: _BatchTicket | None,
+    fanout: FilterFanout | None = None,
 ) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
     """find_nodes_that_fit_pod (into `diagnosis`), plus the table rows of the feasible nodes
     when the row fast path found them (None: the per-node path ran)."""
@@ -400,7 +407,7 @@ def _find_feasible(
         return feasible_nominated, None
     return _scan_nodes(
         fwk, state, pod, snapshot, pre_result, diagnosis, percentage_of_nodes_to_score,
-        next_start_index,
+        next_start_index, fanout,
     )  # fmt: skip
 
 
@@ -470,6 +477,7 @@ def _scan_nodes(
     diagnosis: Diagnosis,
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
+    fanout: FilterFanout | None = None,
 ) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
     """The sampled Filter pass over the nodes PreFilter left (rows when the fast path ran)."""
     all_nodes = snapshot.list()
@@ -487,7 +495,10 @@ def _scan_nodes(
     start = next_start_index.value
     table = row_table_for(fwk, state, snapshot) if nodes is all_nodes else None
     if table is not None:
-        found = find_feasible_rows(fwk, state, pod, table, diagnosis, start, num_to_find)
+        filter_rows = None if fanout is None else fanout.rows_filter(fwk, state, pod, table)
+        found = find_feasible_rows(
+            fwk, state, pod, table, diagnosis, start, num_to_find, filter_rows
+        )
         if found is not None:
             feasible_rows = found[0]
             infos = table.infos

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
     from scheduler.cache.node_table import IntArray, NodeTable
     from scheduler.cache.rows import Rows
+    from scheduler.cycle.fanout import RowsFilter
 
 # Rows filtered per round beyond what is still needed: few rounds when many nodes are
 # rejected, little work past the stop point for plugins that check rows one by one.
@@ -58,12 +59,17 @@ def find_feasible_rows(
     diagnosis: Diagnosis,
     start: int,
     num_to_find: int,
+    filter_rows: RowsFilter | None = None,
 ) -> tuple[Rows, int] | None:
     """(feasible rows in evaluation order, rows evaluated), scanning all rows from `start`.
 
     Rejected evaluated rows get their statuses in `diagnosis`. None (diagnosis untouched) when
     a plugin returned something other than a rejection: the per-node path then reports it.
+    `filter_rows` filters each chunk (default: the framework's row pass, in process; a
+    FilterFanout's splits the chunk across worker processes with the same answer).
     """
+    if filter_rows is None:
+        filter_rows = fwk.run_filter_plugins_rows
     count = len(table)
     begin = fwk.now()
     tally = fwk.filter_tally(state)
@@ -80,7 +86,7 @@ def find_feasible_rows(
     while offset < count and found_count < num_to_find:
         size = min(count - offset, max(num_to_find - found_count, MIN_ROW_CHUNK))
         rows = (np.arange(offset, offset + size, dtype=np.intp) + start) % count
-        alive, rejections = fwk.run_filter_plugins_rows(state, pod, table, rows, tally)
+        alive, rejections = filter_rows(state, pod, table, rows, tally)
         failed: dict[int, Status] = {}  # position -> status
         if nominated_rows:
             outcome = (

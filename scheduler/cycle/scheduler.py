@@ -111,6 +111,7 @@ class Scheduler:
         explain_every_attempt: bool = False,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        cache: Cache | None = None,
     ) -> None:
         self.client = client
         self.registry = registry
@@ -123,7 +124,8 @@ class Scheduler:
         self.clock = clock
         self.wall_clock = wall_clock
         self.rng = random.Random(self.options.seed)
-        self.cache = Cache()
+        # `cache`: a Cache subclass that also feeds filter workers' replicas (scheduler/parallel/).
+        self.cache = cache if cache is not None else Cache()
         # Namespaces, Services and workload controllers the topology plugins read.
         self.cluster_objects = ClusterObjects()
         self.snapshot = Snapshot()

@@ -44,6 +44,7 @@ from scheduler.cycle.algorithm import (
     StartIndex,
     schedule_pod,
 )
+from scheduler.cycle.fanout import FilterFanout
 from scheduler.cycle.instrumentation import (
     AttemptTrace,
     Instrumentation,
@@ -156,6 +157,7 @@ class SchedulingCycle:
         "_start_soon",
         "_stats",
         "_sync_preemptions",
+        "filter_fanout",
     )
 
     def __init__(
@@ -192,6 +194,8 @@ class SchedulingCycle:
         # rather than prepareCandidateAsync); collected here while PostFilter runs.
         self._async_preemption = async_preemption
         self._sync_preemptions: list[tuple[str, Preemption]] | None = None
+        # Splits Filter's row pass across worker processes (`parallelism`); set by the app.
+        self.filter_fanout: FilterFanout | None = None
 
     async def schedule_one(
         self, pinfo: QueuedPodInfo, profiles: ProfileSet, extenders: Sequence[HTTPExtender] = ()
@@ -218,6 +222,7 @@ class SchedulingCycle:
                 extenders=extenders,
                 recorder=recorder,
                 cycle=attempt.cycle,
+                fanout=self.filter_fanout,
             )
             self._metrics.scheduling_algorithm(self._clock() - attempt.start)
         except FitError as fit:

@@ -323,8 +323,9 @@ def test_leader_killed_and_the_other_takes_over(tmp_path: Path) -> None:
     print(f"reliability: leader failover, {figures}")
 
 
-def io_workers(process: Process) -> dict[int, str]:
-    """pid → process name of the scheduler's API I/O workers (its children named aiosched-io-N)."""
+def io_workers(process: Process, prefix: str = "aiosched-io-") -> dict[int, str]:
+    """pid → process name of the scheduler's API I/O workers (its children named aiosched-io-N;
+    with `prefix`, its children whose name starts with it)."""
     found: dict[int, str] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -333,7 +334,7 @@ def io_workers(process: Process) -> dict[int, str]:
             continue
         name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
         state, ppid = rest.split()[:2]
-        if int(ppid) == process.proc.pid and name.startswith("aiosched-io-") and state != "Z":
+        if int(ppid) == process.proc.pid and name.startswith(prefix) and state != "Z":
             found[int(stat.parent.name)] = name
     return found
 
@@ -370,3 +371,46 @@ def test_api_io_workers_killed_under_load(tmp_path: Path) -> None:
     log = scheduler.log.read_text(errors="replace")
     assert log.count("API I/O worker exited; starting another") == 2, log
     print(f"reliability: API I/O workers {killed} killed under load, {figures}")
+
+
+def filter_workers(process: Process) -> dict[int, str]:
+    """pid → name of the scheduler's filter workers (children named aiosched-filter-N)."""
+    return io_workers(process, "aiosched-filter")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_filter_workers_killed_under_load(tmp_path: Path) -> None:
+    """parallelism 2 with every Filter pass split (--filter-fanout-min-ms 0): kill -9 of the
+    filter worker while pods flow; the cycle filters the lost shard itself, a replacement
+    starts (tests/scheduler_parallel/test_worker_lost.py: it serves, with the same decisions),
+    and every pod is bound exactly once."""
+    cluster = start_cluster(tmp_path)
+    kubectl = Kubectl(tmp_path)
+    add_nodes(kubectl)
+    config = SINGLE + "parallelism: 2\n"
+    scheduler = start_scheduler(tmp_path, config, "--filter-fanout-min-ms", "0")
+    watcher = Watcher(kubectl)
+    load = Load(ApiClient(tmp_path / "kubeconfig"), total=150, per_second=50)
+    killed: list[int] = []
+    with stopping(cluster, scheduler), watcher.polling(interval=0.1):
+        load.start()
+        # Killed early: pods keep coming for seconds after, so cycles need a replacement.
+        wait_until(
+            lambda: len(watcher.first_node) > 5 and len(filter_workers(scheduler)) == 1,
+            timeout=60,
+            what="a filter worker serving",
+        )
+        pid = next(iter(filter_workers(scheduler)))
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+        wait_until(
+            lambda: bool(filter_workers(scheduler).keys() - set(killed)),
+            timeout=60,
+            what="the killed filter worker's replacement",
+        )
+        load.wait()
+        figures = check_invariants(watcher, load, expected=150)
+        assert scheduler.proc.poll() is None, scheduler.log.read_text()
+    log = scheduler.log.read_text(errors="replace")
+    assert log.count("filter worker lost") >= 1, log
+    print(f"reliability: filter workers {killed} killed under load, {figures}")

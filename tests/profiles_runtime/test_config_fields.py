@@ -11,6 +11,7 @@ restart_required().
 from __future__ import annotations
 
 import base64
+import dataclasses
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -306,7 +307,10 @@ def cases(files: Path) -> dict[str, Case]:
 
     def parallelism(a: Applied) -> None:
         assert a.framework().parallelism == 3
-        assert any(c.startswith("parallelism (3) has no effect") for c in caveats(a.config))
+        assert not any(c.startswith("parallelism") for c in caveats(a.config))
+        assert restart_required(a.config, dataclasses.replace(a.config, parallelism=4)) == (
+            "parallelism",
+        )
 
     def profiling_off(a: Applied) -> None:
         assert not any("enableProfiling" in c for c in caveats(a.config))

@@ -300,6 +300,7 @@ async def _run(args: argparse.Namespace) -> int:
             feature_gates=args.feature_gates,
             flags=command_line_flags(args),
             trace_ui_url=args.trace_ui_url,
+            filter_fanout_min_seconds=args.filter_fanout_min_ms / 1e3,
         )
         config = service.load_initial_config()
         if args.embedded:

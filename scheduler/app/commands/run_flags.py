@@ -21,6 +21,7 @@ from scheduler.app.commands.upstream_flags import (
 )
 from scheduler.app.feature_gates import feature_gates_help
 from scheduler.client.process_transport import default_api_workers
+from scheduler.parallel.pool import DEFAULT_MIN_SECONDS
 
 DEFAULT_BIND_ADDRESS = "127.0.0.1"
 DEFAULT_SECURE_PORT = 10259  # kube-scheduler's (kubeschedulerconfig.DefaultKubeSchedulerPort)
@@ -357,6 +358,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "process. The default follows the machine's cores: 0 on one core, else one per 4 "
         "cores, at least 1 and at most 4 (here %(default)s; see docs/processes.md)",
     )
+    parser.add_argument(
+        "--filter-fanout-min-ms",
+        type=_non_negative_float,
+        default=DEFAULT_MIN_SECONDS * 1e3,
+        metavar="MS",
+        help="split a scheduling cycle's Filter pass across the filter worker processes "
+        "(aiosched-filter-0 ... in ps; min(parallelism, cores) - 1 of them) only when its "
+        "estimated cost, learnt from the cycles filtered in process, is above this many "
+        "milliseconds; 0 splits every pass, to measure it (default %(default)s; see "
+        "docs/processes.md)",
+    )
     tracing = parser.add_argument_group(
         "tracing (each flag wins over its OTEL_* environment variables)"
     )
@@ -420,6 +432,16 @@ def _non_negative_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
     return value
 
 

@@ -1,0 +1,81 @@
+"""Which cycles the filter workers may take, and how many workers `parallelism` asks for.
+No worker process starts here."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from scheduler.app.commands.run_flags import add_arguments
+from scheduler.cache.snapshot import Snapshot
+from scheduler.framework.interface import CycleState
+from scheduler.parallel.pool import FilterPool, filter_workers_for
+from scheduler.testing import MakePod, make_node
+from tests.scheduler_parallel.conftest import default_profiles
+
+
+@pytest.mark.parametrize(
+    ("parallelism", "cores", "workers"),
+    [(16, 1, 0), (1, 16, 0), (16, 2, 1), (2, 16, 1), (4, 16, 3), (16, 16, 15)],
+)
+def test_workers_for_parallelism(parallelism: int, cores: int, workers: int) -> None:
+    assert filter_workers_for(parallelism, cores) == workers
+
+
+@pytest.mark.parametrize(("value", "error"), [("-1", "must be 0 or more"), ("nan", "0 or more"),
+                                              ("x", "not a number")])  # fmt: skip
+def test_fanout_threshold_flag_refuses_bad_values(
+    value: str, error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--filter-fanout-min-ms", value])
+    assert "--filter-fanout-min-ms" in capsys.readouterr().err
+
+
+def _pool_and_state(pod_builder: MakePod) -> tuple[FilterPool, object, CycleState, object]:
+    snapshot = Snapshot()
+    profiles = default_profiles(snapshot)
+    pool = FilterPool(1)
+    pool.cache.add_node(make_node("n1", {"cpu": "4", "memory": "8Gi", "pods": "10"}))
+    pool.cache.update_snapshot(snapshot)
+    pool.attach(lambda: profiles, snapshot)
+    fwk = profiles["default-scheduler"].framework
+    pod = pod_builder.obj()
+    state = CycleState()
+    fwk.run_pre_filter_plugins(state, pod, snapshot.list())
+    return pool, fwk, state, pod
+
+
+def _base() -> MakePod:
+    return MakePod().name("p").namespace("default").container({"cpu": "100m"})
+
+
+@pytest.mark.parametrize(
+    ("pod", "eligible"),
+    [
+        (_base(), True),
+        (_base().pod_anti_affinity_in("app", "kubernetes.io/hostname", ["x"]), True),
+        (_base().container({"example.com/gpu": "1"}), False),  # extended: DRA may serve it
+        (_base().pvc("claim"), False),  # the volume plugins read PVCs the workers lack
+    ],
+)
+def test_only_cycles_the_replicas_can_answer_go_out(pod: MakePod, eligible: bool) -> None:
+    pool, fwk, state, view = _pool_and_state(pod)
+    table = pool._snapshot.node_table()  # type: ignore[union-attr]
+    assert (pool.rows_filter(fwk, state, view, table) is not None) is eligible  # type: ignore[arg-type]
+    pool.close()
+
+
+def test_sampled_traced_or_stale_cycles_stay_in_process() -> None:
+    pool, fwk, state, view = _pool_and_state(_base())
+    table = pool._snapshot.node_table()  # type: ignore[union-attr]
+    state.record_plugin_metrics = True
+    assert pool.rows_filter(fwk, state, view, table) is None  # type: ignore[arg-type]
+    state.record_plugin_metrics = False
+    pool.cache.changes = []  # as while workers run: a change after the snapshot is seen
+    pool.cache.add_node(make_node("n2", {"cpu": "4"}))
+    assert pool.rows_filter(fwk, state, view, table) is None  # type: ignore[arg-type]
+    pool.close()
