@@ -9,8 +9,9 @@ compare every decision
 
 Without --kubeconfig each run gets its own `aiosched cluster`; with one, both runs share that API
 server (a real kube-apiserver) and each removes its pods, nodes and PriorityClasses afterwards.
-When aiosched picks another node of the same total score as the reference's (explain's scores),
-the pod is re-created on the reference's node so that the two clusters stay the same.
+When aiosched scores the reference's node as high as its best and another node as high too (its
+what-if answer), the pod is created bound to the reference's node, a tie, so that the two clusters
+stay the same.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import orjson
 
 from bench import decisions_compare as cmp
 from bench.decisions_workload import DecisionWorkload, generate
-from bench.kubeapi import ApiError, KubeApi, read_kubeconfig, wait_http_ok
+from bench.kubeapi import KubeApi, read_kubeconfig, wait_http_ok
 from bench.processes import ManagedProcess, aiosched_command, free_port
 from bench.runner import SCHEDULER_SERVING, reported_port
 from bench.scheduler_setup import scheduler_config
@@ -70,6 +71,7 @@ class SideRun:
         self.namespace = workload.namespace + suffix
         self.explain_url: str | None = None
         self.metrics_url: str | None = None  # where to see the queue empty (see _settle)
+        self.what_if_url: str | None = None
         self.pods: dict[str, str | None] = {}  # the pods that exist now -> their node
 
     def _pod_manifest(self, pod: dict[str, Any], node: str | None = None) -> bytes:
@@ -135,6 +137,7 @@ class SideRun:
                 port = await reported_port(scheduler, SCHEDULER_SERVING, 60)
                 self.explain_url = f"http://127.0.0.1:{port}/debug/explain/{self.namespace}"
                 self.metrics_url = f"http://127.0.0.1:{port}/metrics"
+                self.what_if_url = f"http://127.0.0.1:{port}/debug/what-if"
             outcomes = []
             for index, pod in enumerate(self.workload.pods):
                 if not scheduler.alive():
@@ -186,6 +189,17 @@ class SideRun:
         name = pod["metadata"]["name"]
         outcome = cmp.PodOutcome(pod=name)
         before = dict(self.pods)
+        reference = self.reference.get(name)
+        tied = await self._tied_with_reference(api, pod, reference)
+        if tied is not None and reference is not None:
+            # aiosched scores the reference's node as high as its best and so may pick either:
+            # the pod goes there, as on the reference, so that the two clusters stay the same
+            await api.create(self.pods_path, self._pod_manifest(pod, reference.node))
+            outcome.pinned, outcome.totals = True, tied
+            await self._settle(api)
+            self.pods = await self._list_pods(api)
+            outcome.node = self.pods.get(name)
+            return outcome
         await api.create(self.pods_path, self._pod_manifest(pod))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -212,19 +226,8 @@ class SideRun:
         await self._settle(api)
         if outcome.node and self.explain_url is not None:
             outcome.totals = await self._explain_totals(api, name)
-        reference = self.reference.get(name)
-        if (
-            reference is not None
-            and reference.node is not None
-            and outcome.node is not None
-            and reference.node != outcome.node
-            and cmp.is_score_tie(outcome, reference.node)
-        ):
-            await self._pin(api, pod, reference.node)
-            outcome.pinned = True
         self.pods = await self._list_pods(api)
-        if not outcome.pinned:  # a pinned pod keeps aiosched's own choice in its outcome
-            outcome.node = self.pods.get(name)
+        outcome.node = self.pods.get(name)
         outcome.victims = sorted(set(before) - set(self.pods))
         outcome.others_bound = {
             other: node
@@ -265,19 +268,26 @@ class SideRun:
             body = await resp.json()
         return {entry["node"]: float(entry["total"]) for entry in body.get("topNodes") or []}
 
-    async def _pin(self, api: KubeApi, pod: dict[str, Any], node: str) -> None:
-        """Re-create the pod bound to `node`, the reference's choice of equal score."""
-        path = f"{self.pods_path}/{pod['metadata']['name']}"
-        await api.delete(f"{path}?gracePeriodSeconds=0")
-        while True:
-            try:
-                await api.get(path)
-            except ApiError as exc:
-                if exc.status == 404:
-                    break
-                raise
-            await asyncio.sleep(POLL_SECONDS)
-        await api.create(self.pods_path, self._pod_manifest(pod, node))
+    async def _tied_with_reference(
+        self, api: KubeApi, pod: dict[str, Any], reference: cmp.PodOutcome | None
+    ) -> dict[str, float] | None:
+        """aiosched's what-if totals for `pod` when the reference bound it to a node that
+        aiosched scores as high as its best while another node scores as high too; else None."""
+        if self.what_if_url is None or reference is None or reference.node is None:
+            return None
+        for _ in range(50):
+            async with api.session.post(self.what_if_url, data=self._pod_manifest(pod)) as resp:
+                if resp.status == 429:  # one what-if at a time
+                    await asyncio.sleep(0.1)
+                    continue
+                if resp.status != 200:
+                    raise RuntimeError(f"what-if {resp.status}: {(await resp.text())[:300]}")
+                body = await resp.json()
+                break
+        else:
+            raise RuntimeError("what-if stayed busy")
+        totals = {entry["node"]: float(entry["total"]) for entry in body.get("topNodes") or []}
+        return totals if cmp.is_tie(totals, reference.node) else None
 
 
 def _samples(metrics: str, name: str, queues: Sequence[str] = ()) -> list[float]:

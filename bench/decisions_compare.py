@@ -23,7 +23,7 @@ class PodOutcome:
     others_bound: dict[str, str] = field(default_factory=dict)  # pending pods bound meanwhile
     # aiosched's total score per node for the attempt that bound it (explain's topNodes)
     totals: dict[str, float] | None = None
-    pinned: bool = False  # re-created on the reference's node after a tie
+    pinned: bool = False  # a tie: created bound to the reference's node (totals say why)
     timed_out: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -48,17 +48,24 @@ class Row:
         }
 
 
+def is_tie(totals: Mapping[str, float], node: str) -> bool:
+    """Whether, by these total scores of the best nodes (explain's or what-if's topNodes),
+    `node` is one of several nodes of the best score. A node not listed is one only when every
+    listed node has the same score (it could be one more of them)."""
+    if len(totals) < 2:
+        return False
+    best = max(totals.values())
+    if node in totals:
+        return totals[node] == best and sum(1 for t in totals.values() if t == best) > 1
+    return all(total == best for total in totals.values())
+
+
 def is_score_tie(ours: PodOutcome, reference_node: str) -> bool:
-    """Whether aiosched scored the reference's node as high as the node it chose. A node
-    missing from explain's top nodes is a tie only when every top node has the chosen total
-    (the reference's could be one more of them)."""
+    """Whether aiosched scored the reference's node as high as the node it chose."""
     totals = ours.totals
     if not totals or ours.node is None or ours.node not in totals:
         return False
-    best = totals[ours.node]
-    if reference_node in totals:
-        return totals[reference_node] == best
-    return all(total == best for total in totals.values())
+    return totals[ours.node] == max(totals.values()) and is_tie(totals, reference_node)
 
 
 def _victim_shape(victims: Sequence[str], priorities: Mapping[str, int]) -> list[int]:
@@ -79,13 +86,17 @@ def compare_pod(
         and reference.nominated != ours.nominated
         and _victim_shape(reference.victims, priorities) == _victim_shape(ours.victims, priorities)
     )
-    if reference.node != ours.node:
+    if ours.pinned:
+        totals = ours.totals or {}
+        best = max(totals.values(), default=0.0)
+        fields["node"] = (reference.node, sorted(n for n, t in totals.items() if t == best))
+        verdict = TIE
+    elif reference.node != ours.node:
         tie = (
             reference.node is not None
             and ours.node is not None
             and (
-                ours.pinned
-                or is_score_tie(ours, reference.node)
+                is_score_tie(ours, reference.node)
                 or (equivalent_preemption and ours.node == ours.nominated)
             )
         )
@@ -106,7 +117,7 @@ def compare_pod(
     if reference.others_bound != ours.others_bound:
         fields["othersBound"] = (reference.others_bound, ours.others_bound)
         verdict = DIFFER
-    if reference.timed_out or ours.timed_out:
+    if reference.timed_out != ours.timed_out:
         fields["timedOut"] = (reference.timed_out, ours.timed_out)
         verdict = DIFFER
     return verdict, fields

@@ -17,6 +17,13 @@ GPU = "example.com/gpu"
 ZONES = ("zone-a", "zone-b", "zone-c")
 APPS = ("web", "db", "cache", "batch")
 TAINT_KEYS = ("dedicated", "maintenance")
+# images nodes hold and pods run (ImageLocality), with their sizes in MiB
+IMAGES = {
+    "registry.k8s.io/pause:3.10": 1,
+    "example.com/web:1.0": 120,
+    "example.com/db:2.3": 800,
+    "example.com/batch:0.9": 2500,
+}
 # name, value, preemptionPolicy: the priorities pods choose from (low ones get preempted)
 PRIORITY_CLASSES = (
     ("decisions-low", 100, "PreemptLowerPriority"),
@@ -75,6 +82,11 @@ def _node(rng: random.Random, index: int) -> Obj:
         "disktype": rng.choice(("ssd", "hdd")),
         "tier": rng.choice(("gold", "silver", "bronze")),
     }
+    images = [
+        {"names": [image], "sizeBytes": size << 20}
+        for image, size in IMAGES.items()
+        if rng.random() < 0.4
+    ]
     spec: Obj = {}
     if rng.random() < 0.25:
         spec["taints"] = [
@@ -95,6 +107,7 @@ def _node(rng: random.Random, index: int) -> Obj:
             "capacity": capacity,
             "allocatable": dict(capacity),
             "conditions": [{"type": "Ready", "status": "True"}],
+            "images": images,
             "phase": "Running",
         },
     }
@@ -114,7 +127,8 @@ def _pod(rng: random.Random, index: int, total: int, nodes: tuple[Obj, ...], nam
     }
     if rng.random() < 0.15:
         requests[GPU] = str(rng.choice((1, 2)))
-    container: Obj = {"name": "main", "image": "registry.k8s.io/pause:3.10", "resources": {}}
+    image = rng.choice(sorted(IMAGES))
+    container: Obj = {"name": "main", "image": image, "resources": {}}
     if rng.random() < 0.9:  # a few best-effort pods
         container["resources"] = {"requests": requests}
         if GPU in requests:
@@ -124,6 +138,7 @@ def _pod(rng: random.Random, index: int, total: int, nodes: tuple[Obj, ...], nam
         container["ports"] = [{"containerPort": port, "hostPort": port, "protocol": "TCP"}]
     spec: Obj = {
         "containers": [container],
+        **_init_containers(rng),
         "priorityClassName": priority,
         "terminationGracePeriodSeconds": 0,  # victims go at once, with no kubelet to confirm
     }
@@ -142,20 +157,38 @@ def _pod(rng: random.Random, index: int, total: int, nodes: tuple[Obj, ...], nam
     if affinity:
         spec["affinity"] = affinity
     if rng.random() < 0.2:
-        spec["topologySpreadConstraints"] = [
-            {
-                "maxSkew": rng.choice((1, 2)),
-                "topologyKey": rng.choice((ZONE_KEY, HOSTNAME_KEY)),
-                "whenUnsatisfiable": rng.choice(("DoNotSchedule", "ScheduleAnyway")),
-                "labelSelector": {"matchLabels": {"app": app}},
-            }
-        ]
+        constraint: Obj = {
+            "maxSkew": rng.choice((1, 2)),
+            "topologyKey": rng.choice((ZONE_KEY, HOSTNAME_KEY)),
+            "whenUnsatisfiable": rng.choice(("DoNotSchedule", "ScheduleAnyway")),
+            "labelSelector": {"matchLabels": {"app": app}},
+        }
+        if rng.random() < 0.3:
+            constraint["nodeTaintsPolicy"] = "Honor"
+        if rng.random() < 0.2 and constraint["whenUnsatisfiable"] == "DoNotSchedule":
+            constraint["minDomains"] = rng.choice((2, 3, 4))
+        spec["topologySpreadConstraints"] = [constraint]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": f"pod-{index:03d}", "namespace": namespace, "labels": {"app": app}},
         "spec": spec,
     }
+
+
+def _init_containers(rng: random.Random) -> Obj:
+    """Now and then an init container, or a sidecar (restartPolicy Always), whose requests
+    count as upstream's pod resource rules say."""
+    if rng.random() >= 0.15:
+        return {}
+    init: Obj = {
+        "name": "init",
+        "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": f"{rng.choice((200, 1000, 2500))}m", "memory": "256Mi"}},
+    }
+    if rng.random() < 0.5:
+        init["restartPolicy"] = "Always"
+    return {"initContainers": [init]}
 
 
 def _toleration(rng: random.Random) -> Obj:

@@ -28,9 +28,16 @@ def test_the_workload_exercises_every_feature_it_promises() -> None:
     for kind in ("nodeAffinity", "podAffinity", "podAntiAffinity"):
         assert any(kind in a for a in affinities), kind
     assert len({s["priorityClassName"] for s in specs}) == 4
+    assert any(
+        c.get("restartPolicy") == "Always" for s in specs for c in s.get("initContainers", [])
+    )
+    spreads = [c for s in specs for c in s.get("topologySpreadConstraints", [])]
+    assert any("minDomains" in c for c in spreads)
+    assert any("nodeTaintsPolicy" in c for c in spreads)
     nodes = [n for seed in range(1, 5) for n in generate(seed, pods=1).nodes]
     assert any("taints" in n["spec"] for n in nodes)
     assert any("example.com/gpu" in n["status"]["capacity"] for n in nodes)
+    assert any(n["status"]["images"] for n in nodes)
 
 
 def test_bad_sizes_and_seeds_are_refused_with_the_reason() -> None:
@@ -61,12 +68,31 @@ def test_a_planted_difference_is_flagged_and_later_pods_marked() -> None:
 
 
 def test_another_node_of_equal_total_score_is_a_tie() -> None:
-    ours = _outcome("a", "n2", totals={"n2": 300.0, "n1": 300.0}, pinned=True)
+    # bound by aiosched elsewhere, with the reference's node scored as high
+    ours = _outcome("a", "n2", totals={"n2": 300.0, "n1": 300.0, "n3": 250.0})
     rows = cmp.compare([_outcome("a", "n1")], [ours], {})
     assert rows[0].verdict == cmp.TIE
-    # a node explain did not list ties only when all listed nodes tie
-    assert cmp.is_score_tie(_outcome("a", "n2", totals={"n2": 5.0, "n3": 5.0}), "n9")
-    assert not cmp.is_score_tie(_outcome("a", "n2", totals={"n2": 5.0, "n3": 4.0}), "n9")
+    # created on the reference's node because what-if found the tie: a tie, naming the nodes
+    pinned = _outcome("a", "n1", totals={"n2": 300.0, "n1": 300.0, "n3": 250.0}, pinned=True)
+    verdict, fields = cmp.compare_pod(_outcome("a", "n1"), pinned, {})
+    assert (verdict, fields) == (cmp.TIE, {"node": ("n1", ["n1", "n2"])})
+
+
+@pytest.mark.parametrize(
+    ("totals", "node", "tie"),
+    [
+        ({"n1": 5.0, "n2": 5.0}, "n1", True),
+        ({"n1": 5.0, "n2": 4.0}, "n1", False),  # the only best node: no choice to make
+        ({"n1": 5.0, "n2": 4.0}, "n2", False),
+        ({"n2": 5.0, "n3": 5.0}, "n9", True),  # not listed, but every listed node ties
+        ({"n2": 5.0, "n3": 4.0}, "n9", False),
+        ({"n1": 5.0}, "n1", False),
+    ],
+)
+def test_ties_are_read_from_the_best_nodes_scores(
+    totals: dict[str, float], node: str, tie: bool
+) -> None:
+    assert cmp.is_tie(totals, node) is tie
 
 
 def test_messages_and_preemption_are_compared() -> None:
