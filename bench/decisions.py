@@ -160,6 +160,11 @@ class SideRun:
         for priority_class in self.workload.priority_classes:
             path = "/apis/scheduling.k8s.io/v1/priorityclasses"
             await api.create(path, orjson.dumps(priority_class), exist_ok=True)
+        for budget in self.workload.pod_disruption_budgets:
+            manifest = copy.deepcopy(budget)
+            manifest["metadata"]["namespace"] = self.namespace
+            path = f"/apis/policy/v1/namespaces/{self.namespace}/poddisruptionbudgets"
+            await api.create(path, orjson.dumps(manifest))
         for node in self.workload.nodes:
             created = await api.create("/api/v1/nodes", orjson.dumps(node))
             if not (created.get("status") or {}).get("allocatable"):
@@ -172,6 +177,10 @@ class SideRun:
         listing = await api.get(self.pods_path)
         for item in listing.get("items") or []:
             await api.delete(f"{self.pods_path}/{item['metadata']['name']}?gracePeriodSeconds=0")
+        for budget in self.workload.pod_disruption_budgets:
+            name = budget["metadata"]["name"]
+            path = f"/apis/policy/v1/namespaces/{self.namespace}/poddisruptionbudgets/{name}"
+            await api.delete(path)
         for node in self.workload.nodes:
             await api.delete(f"/api/v1/nodes/{node['metadata']['name']}")
         for priority_class in self.workload.priority_classes:

@@ -41,6 +41,7 @@ class DecisionWorkload:
     namespace: str
     nodes: tuple[Obj, ...]
     priority_classes: tuple[Obj, ...]
+    pod_disruption_budgets: tuple[Obj, ...]
     pods: tuple[Obj, ...]
 
 
@@ -65,7 +66,18 @@ def generate(
         }
         for name, value, policy in PRIORITY_CLASSES
     )
-    return DecisionWorkload(seed, namespace, node_objs, classes, pod_objs)
+    # preemption prefers victims whose eviction violates no budget; with no disruption
+    # controller every budget allows no disruption, so each pod it selects counts as violating
+    budgets = tuple(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": f"{app}-budget", "namespace": namespace},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": app}}},
+        }
+        for app in sorted(rng.sample(APPS, 2))
+    )
+    return DecisionWorkload(seed, namespace, node_objs, classes, budgets, pod_objs)
 
 
 def _node(rng: random.Random, index: int) -> Obj:

@@ -38,6 +38,8 @@ def test_the_workload_exercises_every_feature_it_promises() -> None:
     assert any("taints" in n["spec"] for n in nodes)
     assert any("example.com/gpu" in n["status"]["capacity"] for n in nodes)
     assert any(n["status"]["images"] for n in nodes)
+    budgets = generate(1, pods=1).pod_disruption_budgets
+    assert budgets and all(b["spec"]["selector"]["matchLabels"]["app"] for b in budgets)
 
 
 def test_bad_sizes_and_seeds_are_refused_with_the_reason() -> None:
