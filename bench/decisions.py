@@ -34,8 +34,9 @@ from bench import decisions_compare as cmp
 from bench.decisions_workload import DecisionWorkload, generate
 from bench.kubeapi import KubeApi, read_kubeconfig, wait_http_ok
 from bench.processes import ManagedProcess, aiosched_command, free_port
-from bench.runner import SCHEDULER_SERVING, reported_port
+from bench.runner import SCHEDULER_SERVING, bare_cluster_argv, reported_port
 from bench.scheduler_setup import scheduler_config
+from scheduler.app.commands.replay import seeds as parse_seeds
 
 POLL_SECONDS = 0.02
 SETTLE_POLL_SECONDS = 0.1
@@ -92,18 +93,7 @@ class SideRun:
             self.kubeconfig.unlink(missing_ok=True)
             cluster = ManagedProcess(
                 "cluster",
-                [
-                    *aiosched_command(),
-                    "cluster",
-                    "--port",
-                    "0",
-                    "--nodes",
-                    "0",
-                    "--kubeconfig-out",
-                    str(self.kubeconfig),
-                    "--no-storage-controllers",
-                    "--no-controllers",
-                ],
+                bare_cluster_argv(aiosched_command(), self.kubeconfig),
                 self.dir / "cluster.log",
             )
             await cluster.start()
@@ -309,26 +299,6 @@ def _samples(metrics: str, name: str, queues: Sequence[str] = ()) -> list[float]
             continue
         values.append(float(line.rsplit(" ", 1)[1]))
     return values
-
-
-def parse_seeds(text: str) -> list[int]:
-    """`1-4`, `7`, `1,3,9-10` -> the seeds, in order."""
-    seeds: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            if "-" in part:
-                low, high = (int(x) for x in part.split("-", 1))
-                if high < low:
-                    raise ValueError
-                seeds.extend(range(low, high + 1))
-            else:
-                seeds.append(int(part))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"--seeds: {part!r} is not a seed or a range LOW-HIGH"
-            ) from None
-    return seeds
 
 
 def priorities(workload: DecisionWorkload) -> dict[str, int]:
