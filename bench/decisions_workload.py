@@ -25,11 +25,19 @@ IMAGES = {
     "example.com/batch:0.9": 2500,
 }
 # name, value, preemptionPolicy: the priorities pods choose from (low ones get preempted)
-PRIORITY_CLASSES = (
+PRIORITY_BANDS = (
     ("decisions-low", 100, "PreemptLowerPriority"),
     ("decisions-mid", 1000, "PreemptLowerPriority"),
     ("decisions-high", 10000, "PreemptLowerPriority"),
     ("decisions-high-never", 10000, "Never"),
+)
+# each band in a few nearby values: candidate nodes whose victims weigh exactly the same, which
+# kube-scheduler picks among from a random start, become rare
+PRIORITY_STEPS = 4
+PRIORITY_CLASSES = tuple(
+    (f"{name}-{step}", value + step, policy)
+    for name, value, policy in PRIORITY_BANDS
+    for step in range(PRIORITY_STEPS)
 )
 
 
@@ -129,10 +137,11 @@ def _pod(rng: random.Random, index: int, total: int, nodes: tuple[Obj, ...], nam
     app = rng.choice(APPS)
     # low priorities first, higher ones later: the cluster fills, then preemption happens
     late = index >= total * 0.5
-    priority = rng.choices(
-        [name for name, _, _ in PRIORITY_CLASSES],
+    band = rng.choices(
+        [name for name, _, _ in PRIORITY_BANDS],
         weights=(1, 4, 4, 1) if late else (6, 2, 1, 0.5),
     )[0]
+    priority = f"{band}-{rng.randrange(PRIORITY_STEPS)}"
     requests: Obj = {
         "cpu": f"{rng.choice((100, 250, 500, 1000, 1500, 2000, 3000))}m",
         "memory": f"{rng.choice((128, 256, 512, 1024, 2048, 4096, 8192))}Mi",

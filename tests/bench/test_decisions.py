@@ -27,7 +27,8 @@ def test_the_workload_exercises_every_feature_it_promises() -> None:
     assert any("ports" in s["containers"][0] for s in specs)
     for kind in ("nodeAffinity", "podAffinity", "podAntiAffinity"):
         assert any(kind in a for a in affinities), kind
-    assert len({s["priorityClassName"] for s in specs}) == 4
+    bands = {s["priorityClassName"].rsplit("-", 1)[0] for s in specs}
+    assert bands == {"decisions-low", "decisions-mid", "decisions-high", "decisions-high-never"}
     assert any(
         c.get("restartPolicy") == "Always" for s in specs for c in s.get("initContainers", [])
     )
@@ -111,4 +112,6 @@ def test_messages_and_preemption_are_compared() -> None:
 
 def test_every_pod_has_the_priority_of_its_class() -> None:
     workload = generate(2, pods=20)
-    assert set(priorities(workload).values()) <= {100, 1000, 10000}
+    assert set(priorities(workload).values()) <= {
+        base + step for base in (100, 1000, 10000) for step in range(4)
+    }
