@@ -44,6 +44,7 @@ FIRST_DECISION_TIMEOUT = 90.0  # the scheduler is still starting (informers, cac
 DECISION_TIMEOUT = 30.0
 SETTLE_SECONDS = 1.0  # without the scheduler's /metrics: a fixed wait after each pod
 SETTLE_TIMEOUT = 60.0
+BACKOFF_SECONDS = 1
 REFERENCE, AIOSCHED = "kube-scheduler", "aiosched"
 
 
@@ -73,6 +74,7 @@ class SideRun:
         self.explain_url: str | None = None
         self.metrics_url: str | None = None  # where to see the queue empty (see _settle)
         self.what_if_url: str | None = None
+        self._failed_attempts = 0.0  # scheduler_schedule_attempts_total{result="unschedulable"}
         self.pods: dict[str, str | None] = {}  # the pods that exist now -> their node
 
     def _pod_manifest(self, pod: dict[str, Any], node: str | None = None) -> bytes:
@@ -98,7 +100,15 @@ class SideRun:
             )
             await cluster.start()
         config = self.dir / "scheduler-config.yaml"
-        config.write_text(scheduler_config(kubeconfig=self.kubeconfig.absolute()))
+        config.write_text(
+            scheduler_config(kubeconfig=self.kubeconfig.absolute())
+            # every backoff one second: _settle waits it out after a failed attempt, so that a
+            # later event moves the pending pods to activeQ (priority, then the time each
+            # failed, the same on both sides) rather than to backoffQ, which the wall-clock
+            # times of earlier failures order
+            + f"podInitialBackoffSeconds: {BACKOFF_SECONDS}\n"
+            + f"podMaxBackoffSeconds: {BACKOFF_SECONDS}\n"
+        )
         port = free_port()
         values = {
             "kubeconfig": str(self.kubeconfig.absolute()),
@@ -246,15 +256,23 @@ class SideRun:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SETTLE_TIMEOUT
         previous: float | None = None
+        failed_before = self._failed_attempts
         while loop.time() < deadline:
             try:
                 async with api.session.get(self.metrics_url, ssl=False) as resp:
                     text = await resp.text()
             except aiohttp.ClientError:
                 text = ""
-            queued = sum(_samples(text, "scheduler_pending_pods", ("active", "backoff")))
+            queued = sum(
+                _samples(text, "scheduler_pending_pods", ('queue="active"', 'queue="backoff"'))
+            )
             attempts = sum(_samples(text, "scheduler_schedule_attempts_total"))
             if text and queued == 0 and attempts == previous:
+                self._failed_attempts = sum(
+                    _samples(text, "scheduler_schedule_attempts_total", ('result="unschedulable"',))
+                )
+                if self._failed_attempts != failed_before:
+                    await asyncio.sleep(BACKOFF_SECONDS + 0.1)  # the failed pods' backoff ends
                 return
             previous = attempts if text and queued == 0 else None
             await asyncio.sleep(SETTLE_POLL_SECONDS)
@@ -289,13 +307,13 @@ class SideRun:
         return totals if cmp.is_tie(totals, reference.node) else None
 
 
-def _samples(metrics: str, name: str, queues: Sequence[str] = ()) -> list[float]:
-    """The values of `name`'s samples in a /metrics text (those of `queues` only, if given)."""
+def _samples(metrics: str, name: str, labels: Sequence[str] = ()) -> list[float]:
+    """The values of `name`'s samples in a /metrics text (with one of `labels`, if given)."""
     values = []
     for line in metrics.splitlines():
         if not line.startswith(name + "{") and not line.startswith(name + " "):
             continue
-        if queues and not any(f'queue="{queue}"' in line for queue in queues):
+        if labels and not any(label in line for label in labels):
             continue
         values.append(float(line.rsplit(" ", 1)[1]))
     return values
