@@ -16,7 +16,7 @@ import contextlib
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,20 +151,7 @@ class WorkloadRun:
 
     # ---- argv ------------------------------------------------------------------------------
     def _cluster_argv(self) -> list[str]:
-        argv = [
-            *self.command,
-            "cluster",
-            "--port",
-            "0",
-            "--nodes",
-            "0",
-            "--kubeconfig-out",
-            str(self.kubeconfig),
-            # scheduler_perf's API server runs no controllers (no PV binder, no CSI driver): the
-            # volume shapes create their PVs and PVCs bound, and their CSINodes, themselves
-            "--no-storage-controllers",
-            "--no-controllers",  # nor workload, lifecycle or garbage-collection controllers
-        ]
+        argv = bare_cluster_argv(self.command, self.kubeconfig)
         if self.workload.dra is not None:
             # scheduler_perf starts the resourceclaim controller for its DRA tests (claims
             # from the pods' templates, deallocation once their pods are gone); kubesim runs
@@ -755,6 +742,24 @@ class WorkloadRun:
 
 
 #: The lines aiosched run and the OTLP sink print once they listen (group 1: the port).
+def bare_cluster_argv(command: Sequence[str], kubeconfig: Path) -> list[str]:
+    """`aiosched cluster` on a free port with no nodes and, as scheduler_perf's API server, no
+    controllers (no PV binder, no CSI driver: the volume shapes create their PVs and PVCs bound,
+    and their CSINodes, themselves; nor workload, lifecycle or garbage-collection controllers)."""
+    return [
+        *command,
+        "cluster",
+        "--port",
+        "0",
+        "--nodes",
+        "0",
+        "--kubeconfig-out",
+        str(kubeconfig),
+        "--no-storage-controllers",
+        "--no-controllers",
+    ]
+
+
 SCHEDULER_SERVING = re.compile(r"serving /metrics, .+? on https?://[\d.]+:(\d+)")
 SINK_LISTENING = re.compile(r"otlp sink listening on http://[\d.]+:(\d+)")
 

@@ -158,7 +158,8 @@ POD_DISRUPTION_BUDGET: Schema = {
     ),
 }
 DELETE_OPTIONS: Schema = {
-    1: Field("gracePeriodSeconds", "int"),
+    # a pointer in Go: 0 (delete at once) is sent on the wire and means something
+    1: Field("gracePeriodSeconds", "int", keep_zero=True),
     2: _msg("preconditions", {1: Field("uid", "string"), 2: Field("resourceVersion", "string")}),
     3: Field("orphanDependents", "bool"),
     4: Field("propagationPolicy", "string"),
@@ -374,6 +375,8 @@ KINDS: Mapping[tuple[str, str], Schema] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): PRIORITY_CLASS,
     ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGET,
     ("policy/v1", "Eviction"): EVICTION,
+    # the body of a DELETE from a protobuf client: kube-scheduler's preemption deleting a victim
+    ("v1", "DeleteOptions"): DELETE_OPTIONS,
 }
 
 

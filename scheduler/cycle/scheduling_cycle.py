@@ -525,6 +525,10 @@ class FailureHandler:
                 queue.add_nominated_pod(current, nominated_node)
             elif nominated_node == "":
                 queue.delete_nominated_pod_if_exists(current)
+            elif current.nominated_node_name:
+                # upstream's ModeNoop: the nomination the pod's status carries (an update seen
+                # while it was in flight does not reach the nominator)
+                queue.add_nominated_pod(current)
         self._recorder.record(
             pod,
             "Warning",

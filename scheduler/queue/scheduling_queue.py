@@ -180,7 +180,9 @@ class SchedulingQueue:
             for event in self._update_events(old, new):
                 self._in_flight.record(event, old, new)
             self._latest_in_flight[uid] = new
-            self._nominator.update(old, new)
+            # nor the nominator (upstream's Update returns before UpdateNominatedPod): the
+            # status patch of an earlier attempt's nomination, seen while the pod is being
+            # bound, would nominate a pod that is about to be on its node
             return
 
         active = self._active.get(uid)

@@ -152,6 +152,27 @@ def test_malformed_envelopes_are_refused(body: bytes) -> None:
         protobuf.decode_object(body)
 
 
+def test_delete_options_decode_as_a_protobuf_client_sends_them() -> None:
+    # kube-scheduler's preemption deletes a victim with a protobuf DeleteOptions body
+    type_meta = b"\x0a\x02v1\x12\x0dDeleteOptions"
+    raw = b"\x08\x00" + b"\x12\x05\x0a\x03abc"  # gracePeriodSeconds 0, preconditions.uid
+    body = (
+        protobuf.MAGIC
+        + b"\x0a"
+        + bytes([len(type_meta)])
+        + type_meta
+        + b"\x12"
+        + bytes([len(raw)])
+        + raw
+    )
+    assert protobuf.decode_object(body) == {
+        "apiVersion": "v1",
+        "kind": "DeleteOptions",
+        "gracePeriodSeconds": 0,
+        "preconditions": {"uid": "abc"},
+    }
+
+
 def test_kinds_without_a_schema_are_unsupported() -> None:
     type_meta = b"\x0a\x02v1\x12\x03Pod"
     body = protobuf.MAGIC + b"\x0a" + bytes([len(type_meta)]) + type_meta + b"\x12\x00"

@@ -255,6 +255,28 @@ POD_CHANGES: list[tuple[str, PodView, PodView | None, PodView | None, QueueingHi
         None,
         QUEUE,
     ),
+    # v1.36: a deleted pod whose own anti-affinity the target pod matches ("or vice versa")
+    (
+        "delete a pod whose anti-affinity matches the target pod",
+        MakePod("p").label("service", "securityscan").obj(),
+        _placed(aaa="a").pod_anti_affinity_in("service", "region", ["securityscan"]).obj(),
+        None,
+        QUEUE,
+    ),
+    (
+        "delete a pod whose anti-affinity doesn't match the target pod",
+        MakePod("p").label("service", "other").obj(),
+        _placed(aaa="a").pod_anti_affinity_in("service", "region", ["securityscan"]).obj(),
+        None,
+        SKIP,
+    ),
+    (
+        "delete a pod without anti-affinity, not matching the target's anti-affinity",
+        MakePod("p").label("service", "securityscan").obj(),
+        _placed(aaa="a").obj(),
+        None,
+        SKIP,
+    ),
 ]
 
 
@@ -265,6 +287,17 @@ def test_schedulable_after_pod_change(
     name: str, pod: PodView, old: PodView | None, new: PodView | None, want: QueueingHint
 ) -> None:
     assert schedulable_after_pod_change(pod, old, new) == want
+
+
+def test_the_target_pods_own_label_update_queues_it() -> None:
+    # upstream's first check: the only update event registered is UpdatePodLabel, so the
+    # target's own update changed its labels, and an existing pod's anti-affinity may no
+    # longer match it
+    old = MakePod("p").uid("p-uid").label("service", "securityscan").obj()
+    new = MakePod("p").uid("p-uid").label("service", "other").obj()
+    assert schedulable_after_pod_change(new, old, new) == QUEUE
+    other = MakePod("q").uid("q-uid").label("service", "other").obj()
+    assert schedulable_after_pod_change(new, other, other) == SKIP
 
 
 def test_pod_hint_queues_pod_with_unparsable_terms() -> None:

@@ -651,6 +651,17 @@ def test_nomination_in_memory_survives_unrelated_update(q: SchedulingQueue, make
     assert q.nominated_pods_for_node("n1") == []
 
 
+def test_an_update_in_flight_does_not_nominate(q: SchedulingQueue, make_pod: Any) -> None:
+    """Upstream's PriorityQueue.Update records an in-flight pod's update as an event only: the
+    nominatedNodeName that an earlier attempt's preemption wrote, seen while the pod is being
+    bound there, must not leave it nominated once bound (the nominated pods added to the node
+    would hold it twice)."""
+    q.add(make_pod("p"))
+    pinfo = pop(q)
+    q.update(pinfo.pod, make_pod("p", nominated="n1", rv="2"))
+    assert q.nominated_pods_for_node("n1") == []
+
+
 def test_bound_pod_is_not_nominated(q: SchedulingQueue, make_pod: Any) -> None:
     q.add_nominated_pod(make_pod("p", node="n2"), "n1")
     assert q.nominated_pods_for_node("n1") == []

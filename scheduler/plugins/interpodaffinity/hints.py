@@ -33,6 +33,10 @@ def schedulable_after_pod_change(pod: Any, old: Any, new: Any) -> QueueingHint:
         new is not None and not isinstance(new, PodView)
     ):
         return QUEUE
+    if old is not None and new is not None and new.uid == pod.uid:
+        # the target's own labels changed: a pod with anti-affinity to its old labels may no
+        # longer keep it out
+        return QUEUE
     original, modified = _placed(old), _placed(new)
     if original is None and modified is None:
         return SKIP  # an unscheduled pod changed: it doesn't count for anyone
@@ -51,7 +55,14 @@ def schedulable_after_pod_change(pod: Any, old: Any, new: Any) -> QueueingHint:
     if modified is not None:
         return QUEUE if pod_matches_all(terms, modified) else SKIP
     assert original is not None
-    return QUEUE if pod_matches_all(anti_terms, original) else SKIP
+    if pod_matches_all(anti_terms, original):
+        return QUEUE
+    # or vice versa: the deleted pod's anti-affinity kept the target out (preemption evicting
+    # such a pod is what lets its preemptor in)
+    deleted = original.pod_affinity
+    if deleted.parse_error is not None:
+        return QUEUE
+    return QUEUE if pod_matches_all(deleted.required_anti_affinity, pod) else SKIP
 
 
 def schedulable_after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
