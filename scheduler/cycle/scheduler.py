@@ -143,6 +143,7 @@ class Scheduler:
             # SchedulerPopFromBackoffQ (beta and on by default upstream since v1.33; `aiosched
             # run` passes every gate, so the False here only serves embedders' partial maps).
             pop_from_backoff_q=self.options.feature_gates.get("SchedulerPopFromBackoffQ", False),
+            namespace_labels=self.cluster_objects.namespace_labels,
         )
         # SchedulerAsyncAPICalls: status patches and bindings go through the API dispatcher,
         # sent off the cycles, merged or skipped per pod (scheduler/apicalls/).

@@ -24,7 +24,7 @@ import contextlib
 import dataclasses
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import Any
 
@@ -52,11 +52,7 @@ from scheduler.queue.in_flight import InFlight
 from scheduler.queue.nominator import Nominator
 from scheduler.queue.pod_events import pod_update_events
 from scheduler.queue.types import QueuedPodInfo
-from scheduler.queue.unschedulable import (
-    INTER_POD_AFFINITY,
-    POD_TOPOLOGY_SPREAD,
-    UnschedulablePods,
-)
+from scheduler.queue.unschedulable import UnschedulablePods
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +63,6 @@ HintFn = Callable[[QueuedPodInfo, ClusterEvent, Any, Any], QueueingHint]
 GateEventsFn = Callable[[str, ClusterEvent], bool]
 
 ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
-# Plugins whose rejection an event about another (assigned) pod can resolve; upstream's
-# getUnschedulablePodsWithCrossTopologyTerm pre-filters on pod affinity terms and
-# PodTopologySpread before asking the hints.
-CROSS_TOPOLOGY_PLUGINS = frozenset({INTER_POD_AFFINITY, POD_TOPOLOGY_SPREAD})
 
 # framework.PopFromBackoffQ: the incoming-pods event of a pod popped from backoffQ.
 POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
@@ -114,8 +106,12 @@ class SchedulingQueue:
         metrics: SchedulerMetrics | None = None,
         gate_may_lift: GateEventsFn | None = None,
         pop_from_backoff_q: bool = False,
+        namespace_labels: Callable[[str], Mapping[str, str] | None] | None = None,
     ) -> None:
         self._metrics = metrics if metrics is not None else SchedulerMetrics()
+        # A namespace's labels (None when unknown), for the namespaceSelectors of the pod
+        # affinity terms an assigned pod is matched against (GetNamespaceLabelsSnapshot).
+        self._namespace_labels = namespace_labels
         self._pre_enqueue = pre_enqueue
         self._hints = hints
         # None: gated pods are asked like the others (no plugin's events are known)
@@ -556,9 +552,12 @@ class SchedulingQueue:
                 return
 
     def _cross_topology_candidates(self, pod: PodView) -> list[QueuedPodInfo]:
-        """Unschedulable pods rejected by InterPodAffinity, or by PodTopologySpread in `pod`'s
-        namespace, from an index (not a walk of every unschedulable pod per bound pod)."""
-        return self._unschedulable.cross_topology_candidates(pod.namespace)
+        """getUnschedulablePodsWithCrossTopologyTerm: unschedulable pods rejected by
+        PodTopologySpread in `pod`'s namespace, or with a required affinity term `pod` matches,
+        from an index (not a walk of every unschedulable pod per bound pod)."""
+        lookup = self._namespace_labels
+        labels = lookup(pod.namespace) if lookup is not None else None
+        return self._unschedulable.cross_topology_candidates(pod, labels)
 
     def _move_pods(
         self, pinfos: Iterable[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any

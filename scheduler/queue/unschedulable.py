@@ -2,11 +2,13 @@
 indexes so that what runs per event or per scrape does not walk every one of them.
 
 Every bound pod is an AssignedPodAdd event, and upstream's getUnschedulablePodsWithCrossTopologyTerm
-walks all unschedulable pods to find those an assigned pod could help (rejected by InterPodAffinity,
-or by PodTopologySpread in the pod's namespace). With tens of thousands of unschedulable pods
-that walk ran once per binding. Here the pods those plugins rejected are indexed when they are
-parked, and the candidates come back in the order a walk of all pods would have met them
-(parking order, as a dict keeps it), so which pods move, and in which order, is unchanged.
+walks all unschedulable pods to find those an assigned pod could help: rejected by
+PodTopologySpread and in the pod's namespace, or with a required pod affinity term the pod
+matches (whichever plugin rejected them). With tens of thousands of unschedulable pods that walk
+ran once per binding. Here the pods PodTopologySpread rejected and the pods with required
+affinity terms are indexed when they are parked, and the candidates come back in the order a
+walk of all pods would have met them (parking order, as a dict keeps it), so which pods move,
+and in which order, is unchanged.
 The number of gated pods is counted as they come and go (scheduler_pending_pods reads it at
 every scrape). Gated pods are also kept apart by the plugin that gates them: upstream's
 movePodsToActiveOrBackoffQueue skips a gated pod when the event is not one its gating plugin
@@ -21,13 +23,13 @@ parked again (``put``): the queue changes them only on the way out or back in.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, ValuesView
+from collections.abc import Callable, Iterator, Mapping, ValuesView
 from operator import itemgetter
 from typing import NamedTuple
 
+from scheduler.api.objects import PodView
 from scheduler.queue.types import QueuedPodInfo
 
-INTER_POD_AFFINITY = "InterPodAffinity"
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 
 
@@ -37,8 +39,8 @@ class _Indexed(NamedTuple):
     seq: int  # parking order
     gated: bool
     gating_plugin: str  # the plugin that gated it ("" when not gated)
-    affinity: bool  # rejected by InterPodAffinity
-    spread_namespace: str | None  # rejected by PodTopologySpread (not InterPodAffinity)
+    affinity: bool  # has required pod affinity terms
+    spread_namespace: str | None  # rejected by PodTopologySpread
 
 
 class UnschedulablePods:
@@ -61,10 +63,9 @@ class UnschedulablePods:
         # Parking sequence numbers; a parked pod parked again keeps its number, as a dict keeps
         # the position of a key that is set again.
         self._seq = itertools.count()
-        # uid → sequence number of pods InterPodAffinity rejected
+        # uid → sequence number of pods with required pod affinity terms
         self._affinity: dict[str, int] = {}
-        # namespace → uid → sequence number of pods PodTopologySpread (not InterPodAffinity)
-        # rejected
+        # namespace → uid → sequence number of pods PodTopologySpread rejected
         self._spread: dict[str, dict[str, int]] = {}
         self._gated = 0
         # uid → sequence number of the pods not gated, and by gating plugin of those gated
@@ -108,18 +109,25 @@ class UnschedulablePods:
             self._unindex(uid, self._indexed.pop(uid))
         return pinfo
 
-    def cross_topology_candidates(self, namespace: str) -> list[QueuedPodInfo]:
-        """Pods an assigned pod in `namespace` may help, in parking order: rejected by
-        InterPodAffinity, or by PodTopologySpread and in the same namespace."""
+    def cross_topology_candidates(
+        self, assigned: PodView, namespace_labels: Mapping[str, str] | None = None
+    ) -> list[QueuedPodInfo]:
+        """Pods the `assigned` pod may help, in parking order: rejected by PodTopologySpread
+        and in its namespace, or with a required pod affinity term it matches
+        (`namespace_labels`: the labels of its namespace, for terms' namespaceSelectors)."""
         affinity = self._affinity
-        spread = self._spread.get(namespace)
+        spread = self._spread.get(assigned.namespace)
         if not affinity and not spread:
             return []
-        found = list(affinity.items())
-        if spread:
-            found.extend(spread.items())
-        found.sort(key=itemgetter(1))  # nearly sorted already: linear in practice
         pods = self._pods
+        found = list(spread.items()) if spread else []
+        for uid, seq in affinity.items():
+            if spread and uid in spread:
+                continue
+            terms = pods[uid].pod.pod_affinity.required_affinity
+            if any(term.matches(assigned, namespace_labels) for term in terms):
+                found.append((uid, seq))
+        found.sort(key=itemgetter(1))  # nearly sorted already: linear in practice
         return [pods[uid] for uid, _ in found]
 
     def candidates(self, gate_may_lift: Callable[[str], bool]) -> list[QueuedPodInfo]:
@@ -138,11 +146,11 @@ class UnschedulablePods:
     def _index(self, pinfo: QueuedPodInfo, seq: int) -> None:
         uid = pinfo.uid
         rejectors = pinfo.unschedulable_plugins
-        affinity = INTER_POD_AFFINITY in rejectors
+        affinity = bool(pinfo.pod.pod_affinity.required_affinity)
         spread_namespace = None
         if affinity:
             self._affinity[uid] = seq
-        elif POD_TOPOLOGY_SPREAD in rejectors:
+        if POD_TOPOLOGY_SPREAD in rejectors:
             spread_namespace = pinfo.pod.namespace
             self._spread.setdefault(spread_namespace, {})[uid] = seq
         gating_plugin = ""
@@ -157,7 +165,7 @@ class UnschedulablePods:
     def _unindex(self, uid: str, indexed: _Indexed) -> None:
         if indexed.affinity:
             del self._affinity[uid]
-        elif indexed.spread_namespace is not None:
+        if indexed.spread_namespace is not None:
             by_uid = self._spread[indexed.spread_namespace]
             del by_uid[uid]
             if not by_uid:

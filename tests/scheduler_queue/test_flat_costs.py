@@ -17,6 +17,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from scheduler import testing
+from scheduler.api.objects import PodView
 from scheduler.framework.events import NODE_ADD, ClusterEvent
 from scheduler.queue.event_labels import POD_POPPED
 from scheduler.queue.in_flight import InFlight, RecordedEvent
@@ -122,13 +124,53 @@ def test_in_flight_trim_releases_events_and_stays_short() -> None:
     assert flight.log_length() == 0 and not flight._log
 
 
-def _walk_candidates(parked: UnschedulablePods, namespace: str) -> list[QueuedPodInfo]:
-    """What SchedulingQueue did before the index: walk every parked pod."""
+def _walk_candidates(parked: UnschedulablePods, assigned: PodView) -> list[QueuedPodInfo]:
+    """Upstream's getUnschedulablePodsWithCrossTopologyTerm (v1.36
+    pkg/scheduler/backend/queue/scheduling_queue.go): walk every parked pod, taking those
+    PodTopologySpread rejected in the assigned pod's namespace and those with a required
+    affinity term the assigned pod matches, whichever plugin rejected them."""
     return [
         pinfo
         for pinfo in parked.values()
-        if "InterPodAffinity" in pinfo.unschedulable_plugins
-        or ("PodTopologySpread" in pinfo.unschedulable_plugins and pinfo.pod.namespace == namespace)
+        if (
+            "PodTopologySpread" in pinfo.unschedulable_plugins
+            and pinfo.pod.namespace == assigned.namespace
+        )
+        or any(term.matches(assigned, None) for term in pinfo.pod.pod_affinity.required_affinity)
+    ]
+
+
+# A required pod affinity term selecting `app: web` pods in the pod's own namespace.
+WEB_AFFINITY = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchLabels": {"app": "web"}},
+                "topologyKey": "kubernetes.io/hostname",
+            }
+        ]
+    }
+}
+
+
+def _parked_pod(index: int, namespace: str, gates: tuple[str, ...] = (), rv: str = "1") -> PodView:
+    """Pods with an odd index carry WEB_AFFINITY."""
+    return testing.make_pod(
+        f"p{index}",
+        namespace=namespace,
+        uid=f"uid-p{index}",
+        resource_version=rv,
+        requests={"cpu": "100m"},
+        scheduling_gates=gates,
+        affinity=WEB_AFFINITY if index % 2 else None,
+    )
+
+
+def _assigned_pods(namespace: str) -> list[PodView]:
+    """Bound pods an affinity term may or may not match."""
+    return [
+        testing.make_pod(f"bound-{app}", namespace=namespace, labels={"app": app}, node_name="n1")
+        for app in ("web", "db")
     ]
 
 
@@ -166,15 +208,15 @@ def test_unschedulable_index_matches_a_walk(ops: list[tuple[Any, ...]]) -> None:
         # The queue mutates a parked pod's info in place before parking it again.
         info = infos.get(index)
         if info is None or info.uid not in parked:
-            info = infos[index] = QueuedPodInfo(
-                pod=make_pod(f"p{index}", namespace=namespace), timestamp=0.0
-            )
+            info = infos[index] = QueuedPodInfo(pod=_parked_pod(index, namespace), timestamp=0.0)
         info.unschedulable_plugins = set(REJECTOR_SETS[rejectors])
         info.gated = gated is not None
         info.gating_plugin = gated or ""
         parked.put(info)
         for ns in NAMESPACES:
-            assert parked.cross_topology_candidates(ns) == _walk_candidates(parked, ns)
+            for assigned in _assigned_pods(ns):
+                expected = _walk_candidates(parked, assigned)
+                assert parked.cross_topology_candidates(assigned) == expected
         assert parked.gated_count == sum(1 for p in parked.values() if p.gated)
         for lifted in [set(), {"SchedulingGates"}, {"Other", ""}, set(GATING_PLUGINS)]:
             walk = [p for p in parked.values() if not p.gated or p.gating_plugin in lifted]
@@ -207,18 +249,19 @@ async def _drive_queue(ops: list[tuple[Any, ...]]) -> None:
         if kind == "add":
             namespaces.setdefault(arg, namespace)
             gates = ("g",) if gated else ()
-            queue.add(make_pod(f"p{arg}", namespace=namespaces[arg], gates=gates))
+            queue.add(_parked_pod(arg, namespaces[arg], gates))
         elif kind == "ungate" and arg in namespaces:
-            queue.update(None, make_pod(f"p{arg}", namespace=namespaces[arg], rv="2"))
+            queue.update(None, _parked_pod(arg, namespaces[arg], rv="2"))
         elif kind == "fail":
             pinfo = queue.try_pop()
             if pinfo is not None:
                 pinfo.unschedulable_plugins = set(REJECTOR_SETS[arg])
                 queue.add_unschedulable_if_not_present(pinfo, queue.scheduling_cycle)
         elif kind == "bound":
-            expected = _walk_candidates(queue._unschedulable, arg)
-            assert queue._cross_topology_candidates(make_pod("x", namespace=arg)) == expected
-            queue.assigned_pod_added(make_pod("bound", namespace=arg, node="n1"))
+            for assigned in _assigned_pods(arg):
+                expected = _walk_candidates(queue._unschedulable, assigned)
+                assert queue._cross_topology_candidates(assigned) == expected
+            queue.assigned_pod_added(_assigned_pods(arg)[0])
         else:
             clock.advance(400)
             queue.flush_unschedulable_left_over()
@@ -226,4 +269,6 @@ async def _drive_queue(ops: list[tuple[Any, ...]]) -> None:
         parked = queue._unschedulable
         assert queue.counts()["gated"] == sum(1 for p in parked.values() if p.gated)
         for ns in NAMESPACES:
-            assert parked.cross_topology_candidates(ns) == _walk_candidates(parked, ns)
+            for assigned in _assigned_pods(ns):
+                expected = _walk_candidates(parked, assigned)
+                assert parked.cross_topology_candidates(assigned) == expected

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from scheduler import testing
 from scheduler.framework.events import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
@@ -357,8 +358,12 @@ def test_not_popped_pod_falls_back_on_move_request_cycle(
 # --------------------------------------------------------------------------- moving requests
 
 
-def _unschedulable_pod(q: SchedulingQueue, make_pod: Any, name: str, *rejectors: str) -> str:
-    q.add(make_pod(name))
+def _unschedulable_pod(
+    q: SchedulingQueue, make_pod: Any, name: str, *rejectors: str, affinity: bool = False
+) -> str:
+    """Park pod `name` as rejected by `rejectors`; with `affinity`, it requires a pod labelled
+    app=x on its node (a required pod affinity term, namespace "ns")."""
+    q.add(_affinity_pod(name) if affinity else make_pod(name))
     pinfo = pop(q)
     fail(q, pinfo, *rejectors)
     assert q.location(pinfo.uid) == "unschedulable"
@@ -409,26 +414,58 @@ def test_without_hints_every_event_requeues(new_queue: Any, make_pod: Any, clock
     assert q.location(uid) == "active"
 
 
+def _affinity_pod(name: str) -> Any:
+    return testing.make_pod(
+        name,
+        namespace="ns",
+        uid=f"uid-{name}",
+        requests={"cpu": "100m"},
+        affinity={
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}
+                ]
+            }
+        },
+    )
+
+
+# getUnschedulablePodsWithCrossTopologyTerm (v1.36 backend/queue/scheduling_queue.go): an
+# assigned pod moves the pods PodTopologySpread rejected in its namespace and the pods with a
+# required affinity term it matches; the rejectors' hints then decide.
 @pytest.mark.parametrize(
-    ("rejector", "namespace", "want"),
+    ("rejector", "affinity", "namespace", "labels", "want"),
     [
-        ("InterPodAffinity", "other", "active"),
-        ("PodTopologySpread", "ns", "active"),
-        ("PodTopologySpread", "other", "unschedulable"),
-        ("NodeResourcesFit", "ns", "unschedulable"),
+        ("InterPodAffinity", True, "ns", {"app": "x"}, "active"),
+        ("InterPodAffinity", True, "ns", {"app": "y"}, "unschedulable"),  # term not matched
+        ("InterPodAffinity", True, "other", {"app": "x"}, "unschedulable"),  # term's namespace
+        # no required affinity term (say, anti-affinity kept it out): a new pod cannot help
+        ("InterPodAffinity", False, "ns", {"app": "x"}, "unschedulable"),
+        ("PodTopologySpread", False, "ns", {}, "active"),
+        ("PodTopologySpread", False, "other", {}, "unschedulable"),
+        ("NodeResourcesFit", False, "ns", {}, "unschedulable"),
+        # matched, but Fit registered no AssignedPod/Add: its hint is never asked
+        ("NodeResourcesFit", True, "ns", {"app": "x"}, "unschedulable"),
     ],
 )
 def test_assigned_pod_added(
-    new_queue: Any, make_pod: Any, clock: Any, rejector: str, namespace: str, want: str
+    new_queue: Any,
+    make_pod: Any,
+    clock: Any,
+    rejector: str,
+    affinity: bool,
+    namespace: str,
+    labels: dict[str, str],
+    want: str,
 ) -> None:
     registered = dict(PLUGINS)
     registered["PodTopologySpread"] = [
         ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.ALL))
     ]
     q = new_queue(registered, no_hints=False)
-    uid = _unschedulable_pod(q, make_pod, "p", rejector)
+    uid = _unschedulable_pod(q, make_pod, "p", rejector, affinity=affinity)
     clock.advance(2)
-    q.assigned_pod_added(make_pod("bound", node="n1", namespace=namespace))
+    q.assigned_pod_added(make_pod("bound", node="n1", namespace=namespace, labels=labels))
     assert q.location(uid) == want
 
 
@@ -450,7 +487,7 @@ def test_assigned_pod_updated(
     rejector: str,
     want: str,
 ) -> None:
-    uid = _unschedulable_pod(q, make_pod, "p", rejector)
+    uid = _unschedulable_pod(q, make_pod, "p", rejector, affinity=True)
     clock.advance(2)
     old = make_pod("bound", node="n1", cpu="100m")
     q.assigned_pod_updated(old, make_pod("bound", node="n1", cpu=new_cpu, labels=new_labels))
