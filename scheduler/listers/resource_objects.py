@@ -61,7 +61,29 @@ _NO_DEVICES: frozenset[Any] = frozenset()
 _NO_CAPACITY: Mapping[DeviceID, Mapping[str, int]] = {}
 
 
-class PooledSet(AbstractSet[Any]):
+def _pooled_key(item: object, shared: bool) -> PoolKey | None:
+    """The (driver, pool) of a device id, or of a (device id, share id) pair when `shared`."""
+    device = item[0] if shared and isinstance(item, tuple) else item
+    if not isinstance(device, tuple):
+        return None
+    return device[:2]
+
+
+class _Pooled:
+    """Members kept per (driver, pool) in `_pools`: what the two snapshots below share."""
+
+    __slots__ = ()
+    _pools: Mapping[PoolKey, Any]
+
+    def __iter__(self) -> Iterator[Any]:
+        for members in self._pools.values():
+            yield from members
+
+    def __len__(self) -> int:
+        return sum(len(members) for members in self._pools.values())
+
+
+class PooledSet(_Pooled, AbstractSet[Any]):
     """A read-only set of device ids (or (device id, share id) pairs) kept as one frozen set
     per (driver, pool): a snapshot of the allocated devices costs a copy of the pools'
     index, not of every device, and a change rebuilds only its pool's set."""
@@ -73,19 +95,8 @@ class PooledSet(AbstractSet[Any]):
         self._key = shared
 
     def __contains__(self, item: object) -> bool:
-        if not isinstance(item, tuple):
-            return False
-        device = item[0] if self._key else item
-        if not isinstance(device, tuple):
-            return False
-        return item in self._pools.get(device[:2], _NO_DEVICES)
-
-    def __iter__(self) -> Iterator[Any]:
-        for members in self._pools.values():
-            yield from members
-
-    def __len__(self) -> int:
-        return sum(len(members) for members in self._pools.values())
+        pool = _pooled_key(item, self._key)
+        return pool is not None and item in self._pools.get(pool, _NO_DEVICES)
 
     @classmethod
     def _from_iterable(cls, items: Iterable[Any]) -> frozenset[Any]:
@@ -93,10 +104,11 @@ class PooledSet(AbstractSet[Any]):
         return frozenset(items)
 
 
-class PooledCapacity(Mapping[DeviceID, Mapping[str, int]]):
+class PooledCapacity(_Pooled, Mapping[DeviceID, Mapping[str, int]]):
     """A read-only device → consumed capacity mapping kept per (driver, pool), as PooledSet."""
 
     __slots__ = ("_pools",)
+    _pools: Mapping[PoolKey, Mapping[DeviceID, Mapping[str, int]]]
 
     def __init__(self, pools: Mapping[PoolKey, Mapping[DeviceID, Mapping[str, int]]]) -> None:
         self._pools = pools
@@ -108,16 +120,8 @@ class PooledCapacity(Mapping[DeviceID, Mapping[str, int]]):
         return self._pools.get(device[:2], _NO_CAPACITY).get(device, default)
 
     def __contains__(self, device: object) -> bool:
-        if not isinstance(device, tuple):
-            return False
-        return device in self._pools.get(device[:2], _NO_CAPACITY)
-
-    def __iter__(self) -> Iterator[DeviceID]:
-        for consumed in self._pools.values():
-            yield from consumed
-
-    def __len__(self) -> int:
-        return sum(len(consumed) for consumed in self._pools.values())
+        pool = _pooled_key(device, False)
+        return pool is not None and device in self._pools.get(pool, _NO_CAPACITY)
 
 
 class AllocatedDevices:
