@@ -9,6 +9,7 @@ a full cycle, as in the paper.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -195,7 +196,12 @@ class _PolicyRanker:
         """What tells this ranker's answers apart for DynamicResources' memo of Filter's
         allocations (dynamicresources/memo.py): the policy and the request. The rest of what
         it reads is the node's (CPU left, its GPUs' state), which the memo checks itself."""
-        return (self._policy.name, id(self._policy), self._request)
+        request = self._request
+        if type(self._policy)._choose_gpu is _GpuPolicy._choose_gpu:
+            # the "best" GPU choice reads neither the pod's CPU nor the node's: pods that
+            # differ only in CPU share the answers
+            request = dataclasses.replace(request, cpu_milli=0)
+        return (self._policy.name, id(self._policy), request)
 
     def rank(
         self, node: NodeView, request: DeviceSubRequest, choices: Sequence[DeviceChoice]
