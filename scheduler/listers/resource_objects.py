@@ -124,6 +124,18 @@ class PooledCapacity(_Pooled, Mapping[DeviceID, Mapping[str, int]]):
         return pool is not None and device in self._pools.get(pool, _NO_CAPACITY)
 
 
+def _count(
+    counts: Counter[Any], members: dict[PoolKey, set[Any]], pool: PoolKey, key: Any, sign: int
+) -> None:
+    """Count `key` up or down; it is a member of its pool while its count is positive."""
+    counts[key] += sign
+    if counts[key] <= 0:
+        del counts[key]
+        members.get(pool, set()).discard(key)
+    else:
+        members.setdefault(pool, set()).add(key)
+
+
 class AllocatedDevices:
     """Counts of allocated devices (and shared-device allocations, and capacity consumed on
     them) from a set of allocation results, updated per result set added or removed."""
@@ -165,13 +177,7 @@ class AllocatedDevices:
                 self._log_start = self.version - len(self._log)
             self._dirty.add(pool)
             if result.share_id:
-                shared_id = (device, result.share_id)
-                self.shared[shared_id] += sign
-                if self.shared[shared_id] <= 0:
-                    del self.shared[shared_id]
-                    self._shared_members.get(pool, set()).discard(shared_id)
-                else:
-                    self._shared_members.setdefault(pool, set()).add(shared_id)
+                _count(self.shared, self._shared_members, pool, (device, result.share_id), sign)
                 if result.consumed_capacity:
                     consumed = self.capacity.setdefault(device, Counter())
                     for name, amount in result.consumed_capacity.items():
@@ -179,12 +185,7 @@ class AllocatedDevices:
                     if not any(consumed.values()):
                         del self.capacity[device]
                 continue
-            self.devices[device] += sign
-            if self.devices[device] <= 0:
-                del self.devices[device]
-                self._members.get(pool, set()).discard(device)
-            else:
-                self._members.setdefault(pool, set()).add(device)
+            _count(self.devices, self._members, pool, device, sign)
 
     def remove(self, results: Iterable[AllocatedDevice]) -> None:
         self.add(results, -1)
