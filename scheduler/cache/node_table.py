@@ -63,6 +63,7 @@ class NodeTable:
         "alloc_ephemeral",
         "alloc_memory",
         "alloc_pods",
+        "generation",
         "image_node_counts",
         "inexact",
         "infos",
@@ -99,6 +100,9 @@ class NodeTable:
     used_ports: BoolArray
     # A value too large for exact vectorised arithmetic (see EXACT_LIMIT).
     inexact: BoolArray
+    # The NodeInfo's generation when the row was written (a plugin's memo of per-node answers
+    # tells from it which rows moved).
+    generation: IntArray
 
     def __init__(self, infos: Sequence[NodeInfo]) -> None:
         self.infos: list[NodeInfo] = list(infos)
@@ -109,6 +113,7 @@ class NodeTable:
             setattr(self, column, np.zeros(size, dtype=np.int64))
         for column in (*_BOOL_COLUMNS, "inexact"):
             setattr(self, column, np.zeros(size, dtype=np.bool_))
+        self.generation = np.zeros(size, dtype=np.int64)
         # Image name → number of rows whose node has it.
         self.image_node_counts: dict[str, int] = {}
         self._image_names: list[frozenset[str]] = [frozenset()] * size
@@ -178,6 +183,7 @@ class NodeTable:
                 value = 0
             getattr(self, column)[row] = value
         self.inexact[row] = inexact
+        self.generation[row] = info.generation
         effects = {taint.effect for taint in node.taints} if node is not None else set()
         self.unschedulable[row] = node is not None and node.unschedulable
         self.no_schedule_taints[row] = NO_SCHEDULE in effects or NO_EXECUTE in effects

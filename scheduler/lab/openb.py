@@ -124,7 +124,9 @@ def read_nodes(path: str | Path) -> list[OpenbNode]:
 
 def read_tasks(path: str | Path) -> list[OpenbTask]:
     tasks: list[OpenbTask] = []
-    columns = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
+    # gpu_spec is optional: the multigpu variants of the trace have no such column (no task
+    # there asks for a model)
+    columns = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
     for where, row in _rows(Path(path), columns):
         num_gpu = _number(row, "num_gpu", where)
         milli = _number(row, "gpu_milli", where)

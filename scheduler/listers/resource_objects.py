@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from scheduler.api.device_taint_rule import DeviceTaintRuleView
@@ -53,6 +54,88 @@ def _resource_version_number(version: str) -> int | None:
         return None
 
 
+PoolKey = tuple[str, str]
+#: Changes AllocatedDevices remembers the pool of (pools_changed_since).
+_LOG_MAX = 1 << 16
+_NO_DEVICES: frozenset[Any] = frozenset()
+_NO_CAPACITY: Mapping[DeviceID, Mapping[str, int]] = {}
+
+
+def _pooled_key(item: object, shared: bool) -> PoolKey | None:
+    """The (driver, pool) of a device id, or of a (device id, share id) pair when `shared`."""
+    device = item[0] if shared and isinstance(item, tuple) else item
+    if not isinstance(device, tuple):
+        return None
+    return device[:2]
+
+
+class _Pooled:
+    """Members kept per (driver, pool) in `_pools`: what the two snapshots below share."""
+
+    __slots__ = ()
+    _pools: Mapping[PoolKey, Any]
+
+    def __iter__(self) -> Iterator[Any]:
+        for members in self._pools.values():
+            yield from members
+
+    def __len__(self) -> int:
+        return sum(len(members) for members in self._pools.values())
+
+
+class PooledSet(_Pooled, AbstractSet[Any]):
+    """A read-only set of device ids (or (device id, share id) pairs) kept as one frozen set
+    per (driver, pool): a snapshot of the allocated devices costs a copy of the pools'
+    index, not of every device, and a change rebuilds only its pool's set."""
+
+    __slots__ = ("_key", "_pools")
+
+    def __init__(self, pools: Mapping[PoolKey, frozenset[Any]], shared: bool = False) -> None:
+        self._pools = pools
+        self._key = shared
+
+    def __contains__(self, item: object) -> bool:
+        pool = _pooled_key(item, self._key)
+        return pool is not None and item in self._pools.get(pool, _NO_DEVICES)
+
+    @classmethod
+    def _from_iterable(cls, items: Iterable[Any]) -> frozenset[Any]:
+        # what `|`, `&` and `-` answer: a plain frozenset
+        return frozenset(items)
+
+
+class PooledCapacity(_Pooled, Mapping[DeviceID, Mapping[str, int]]):
+    """A read-only device → consumed capacity mapping kept per (driver, pool), as PooledSet."""
+
+    __slots__ = ("_pools",)
+    _pools: Mapping[PoolKey, Mapping[DeviceID, Mapping[str, int]]]
+
+    def __init__(self, pools: Mapping[PoolKey, Mapping[DeviceID, Mapping[str, int]]]) -> None:
+        self._pools = pools
+
+    def __getitem__(self, device: DeviceID) -> Mapping[str, int]:
+        return self._pools.get(device[:2], _NO_CAPACITY)[device]
+
+    def get(self, device: DeviceID, default: Any = None) -> Any:
+        return self._pools.get(device[:2], _NO_CAPACITY).get(device, default)
+
+    def __contains__(self, device: object) -> bool:
+        pool = _pooled_key(device, False)
+        return pool is not None and device in self._pools.get(pool, _NO_CAPACITY)
+
+
+def _count(
+    counts: Counter[Any], members: dict[PoolKey, set[Any]], pool: PoolKey, key: Any, sign: int
+) -> None:
+    """Count `key` up or down; it is a member of its pool while its count is positive."""
+    counts[key] += sign
+    if counts[key] <= 0:
+        del counts[key]
+        members.get(pool, set()).discard(key)
+    else:
+        members.setdefault(pool, set()).add(key)
+
+
 class AllocatedDevices:
     """Counts of allocated devices (and shared-device allocations, and capacity consumed on
     them) from a set of allocation results, updated per result set added or removed."""
@@ -61,6 +144,23 @@ class AllocatedDevices:
         self.devices: Counter[DeviceID] = Counter()
         self.shared: Counter[SharedDeviceID] = Counter()
         self.capacity: dict[DeviceID, Counter[str]] = {}
+        # Moves on every change; per (driver, pool), moves when a device of that pool changes:
+        # what lets a memo of per-node allocations (DynamicResources) tell that a node's
+        # devices are as they were without comparing them.
+        self.version = 0
+        self.pool_versions: dict[PoolKey, int] = {}
+        # The pool each version changed, from version `_log_start` + 1 on (bounded).
+        self._log: list[PoolKey] = []
+        self._log_start = 0
+        # Per pool, frozen copies of the above for snapshots, rebuilt when the pool is read
+        # after a change (`snapshot`), and the last snapshot taken.
+        self._members: dict[PoolKey, set[DeviceID]] = {}
+        self._shared_members: dict[PoolKey, set[SharedDeviceID]] = {}
+        self._frozen: dict[PoolKey, frozenset[DeviceID]] = {}
+        self._frozen_shared: dict[PoolKey, frozenset[SharedDeviceID]] = {}
+        self._frozen_capacity: dict[PoolKey, dict[DeviceID, dict[str, int]]] = {}
+        self._dirty: set[PoolKey] = set()
+        self._snapshot: tuple[int, PooledSet, PooledSet, PooledCapacity] | None = None
 
     def add(self, results: Iterable[AllocatedDevice], sign: int = 1) -> None:
         for result in results:
@@ -68,10 +168,16 @@ class AllocatedDevices:
             if result.admin_access:
                 continue
             device = result.device_id
+            pool = device[:2]
+            self.version += 1
+            self.pool_versions[pool] = self.version
+            self._log.append(pool)
+            if len(self._log) > _LOG_MAX:
+                del self._log[: _LOG_MAX // 2]
+                self._log_start = self.version - len(self._log)
+            self._dirty.add(pool)
             if result.share_id:
-                self.shared[(device, result.share_id)] += sign
-                if self.shared[(device, result.share_id)] <= 0:
-                    del self.shared[(device, result.share_id)]
+                _count(self.shared, self._shared_members, pool, (device, result.share_id), sign)
                 if result.consumed_capacity:
                     consumed = self.capacity.setdefault(device, Counter())
                     for name, amount in result.consumed_capacity.items():
@@ -79,12 +185,42 @@ class AllocatedDevices:
                     if not any(consumed.values()):
                         del self.capacity[device]
                 continue
-            self.devices[device] += sign
-            if self.devices[device] <= 0:
-                del self.devices[device]
+            _count(self.devices, self._members, pool, device, sign)
 
     def remove(self, results: Iterable[AllocatedDevice]) -> None:
         self.add(results, -1)
+
+    def pools_changed_since(self, version: int) -> set[PoolKey] | None:
+        """The pools whose allocations changed after `version`; None when that is too long
+        ago to say."""
+        if version < self._log_start:
+            return None
+        return set(self._log[version - self._log_start :])
+
+    def snapshot(self) -> tuple[PooledSet, PooledSet, PooledCapacity]:
+        """The allocated devices, the shared allocations and the consumed capacity as they
+        are now, unchanged by later changes: per change, the pools that changed are frozen
+        again and the pools' index is copied (not every device)."""
+        cached = self._snapshot
+        if cached is not None and cached[0] == self.version:
+            return cached[1], cached[2], cached[3]
+        for pool in self._dirty:
+            self._frozen[pool] = frozenset(self._members.get(pool, ()))
+            shared = self._shared_members.get(pool, set())
+            self._frozen_shared[pool] = frozenset(shared)
+            self._frozen_capacity[pool] = {
+                device: dict(self.capacity[device])
+                for device in {device for device, _ in shared}
+                if device in self.capacity
+            }
+        self._dirty.clear()
+        cached = self._snapshot = (
+            self.version,
+            PooledSet(dict(self._frozen)),
+            PooledSet(dict(self._frozen_shared), shared=True),
+            PooledCapacity(dict(self._frozen_capacity)),
+        )
+        return cached[1], cached[2], cached[3]
 
 
 class ClaimTracker:
@@ -112,16 +248,31 @@ class ClaimTracker:
         """ClaimHasPendingAllocation."""
         return uid in self._pending
 
-    def allocated_devices(self) -> frozenset[DeviceID]:
-        """Devices allocated by claims or in-flight allocations (ListAllAllocatedDevices)."""
-        return frozenset(self._allocated.devices)
+    @property
+    def version(self) -> int:
+        """Moves whenever the allocated devices change."""
+        return self._allocated.version
 
-    def allocated_shared(self) -> tuple[frozenset[SharedDeviceID], dict[DeviceID, dict[str, int]]]:
+    def pools_changed_since(self, version: int) -> set[PoolKey] | None:
+        """The (driver, pool) of every allocation change after `version`; None: unknown."""
+        return self._allocated.pools_changed_since(version)
+
+    def pool_version(self, pool: tuple[str, str]) -> int:
+        """Moves whenever an allocation of a device of `pool` (driver, pool name) changes."""
+        return self._allocated.pool_versions.get(pool, 0)
+
+    def allocated_devices(self) -> AbstractSet[DeviceID]:
+        """Devices allocated by claims or in-flight allocations (ListAllAllocatedDevices), as
+        they are now (a snapshot: later changes do not show in it)."""
+        return self._allocated.snapshot()[0]
+
+    def allocated_shared(
+        self,
+    ) -> tuple[AbstractSet[SharedDeviceID], Mapping[DeviceID, Mapping[str, int]]]:
         """Shared-device allocations and the capacity consumed on each device
-        (GatherAllocatedState's other half)."""
-        return frozenset(self._allocated.shared), {
-            device: dict(consumed) for device, consumed in self._allocated.capacity.items()
-        }
+        (GatherAllocatedState's other half), a snapshot as allocated_devices."""
+        _, shared, capacity = self._allocated.snapshot()
+        return shared, capacity
 
     # -- in-flight allocations (Reserve → PreBind) -----------------------------------------
 

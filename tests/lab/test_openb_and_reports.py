@@ -85,6 +85,17 @@ def test_a_missing_column_is_named(tmp_path: Path) -> None:
         openb.read_nodes(path)
 
 
+def test_a_task_list_without_gpu_spec_reads_as_no_model_constraint(tmp_path: Path) -> None:
+    """The multigpu variants of the openb trace have no gpu_spec column."""
+    path = tmp_path / "pods.csv"
+    path.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,12000,16384,2,1000\n")
+    (task,) = openb.read_tasks(path)
+    assert (task.num_gpu, task.gpu_milli, task.gpu_spec) == (2, 1000, "")
+    path.write_text("name,cpu_milli,num_gpu,gpu_milli\np1,12000,2,1000\n")
+    with pytest.raises(TraceError, match="no column memory_mib"):
+        openb.read_tasks(path)
+
+
 def test_replay_compares_policies_and_writes_its_reports(tmp_path: Path) -> None:
     nodes_csv, pods_csv = write_openb(tmp_path, seed=3, nodes=16)
     configs = []

@@ -13,6 +13,7 @@ from scheduler.framework.interface import CycleState, NodeToStatus
 from scheduler.framework.status import Code
 from scheduler.plugins.dynamicresources import plugin as plugin_module
 from scheduler.plugins.dynamicresources import writes
+from scheduler.plugins.dynamicresources.results import prioritized_list_score
 from scheduler.testing import RecordingClient, run_cycle
 from tests.scheduler_plugins_dra.dra_plugin_kit import (
     CLASS,
@@ -340,5 +341,5 @@ def test_score_prefers_earlier_alternatives() -> None:
     result = run_cycle(framework, pod(claims=CLAIM_REF))
     state = result.state.read("DynamicResources")
     assert [d.request for d in state.node_allocations["worker"][0].devices] == ["req-1/sub-0"]
-    assert plugin_module._prioritized_list_score(state, state.node_allocations["worker"]) == 8
+    assert prioritized_list_score(state.to_allocate(), state.node_allocations["worker"]) == 8
     assert result.totals == {"worker": 100}

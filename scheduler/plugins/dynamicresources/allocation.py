@@ -9,6 +9,7 @@ AllocatedState; resourceapi.AllocationResult as the allocator fills it).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,10 +35,10 @@ class AllocatedState:
     """What is allocated already, by claims in the cluster and by in-flight allocations of pods
     assumed but not bound yet (upstream's structured.AllocatedState)."""
 
-    devices: frozenset[DeviceID] = frozenset()
+    devices: AbstractSet[DeviceID] = frozenset()
     # devices that allow multiple allocations: (device, share id) pairs already handed out,
     # and the capacity consumed on each such device so far (nanos by capacity name)
-    shared_device_ids: frozenset[tuple[DeviceID, str]] = frozenset()
+    shared_device_ids: AbstractSet[tuple[DeviceID, str]] = frozenset()
     consumed_capacity: Mapping[DeviceID, Mapping[str, int]] = field(default_factory=dict)
 
 

@@ -93,6 +93,7 @@ class Allocator:
         slices: Sequence[ResourceSliceView],
         cel_cache: Any = None,
         ranker: DeviceRanker | None = None,
+        index: SliceIndex | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
@@ -105,7 +106,9 @@ class Allocator:
             if cel_cache is not None
             else CelCache(consumable_capacity=features.consumable_capacity)
         )
-        self._index = SliceIndex(slices, features.partitionable_devices)
+        # `index`: one built over these very slices before (the plugin keeps it while the
+        # slices do not change: building it walks every slice)
+        self._index = index or SliceIndex(slices, features.partitionable_devices)
         # (class, request selectors, slice, device index) → whether the selectors match: what
         # decides the outcome, so it is shared by every node and every claim of the cycle
         # (upstream's per-Allocate deviceMatchesRequest, widened; the slices are held by this
@@ -122,11 +125,18 @@ class Allocator:
         plugin then says "cannot allocate all claims"). Raises AllocationError when a claim is
         unusable whatever the node, FailedAllocationOnNode when this node's pools are invalid
         and nothing could be allocated."""
+        return self.allocate_with_pools(node, claims)[0]
+
+    def allocate_with_pools(
+        self, node: NodeView, claims: Sequence[ResourceClaimView]
+    ) -> tuple[list[AllocationResult] | None, list[tuple[str, str]]]:
+        """`allocate`, and the (driver, pool) of every pool the node reaches: the devices the
+        answer depends on (memo.py)."""
         try:
             pools = self._index.gather(node)
         except NodeSelectionError as err:
             raise AllocationError(f"gather pool information: {err}") from None
-        return _Run(self, node, claims, pools).run()
+        return _Run(self, node, claims, pools).run(), [(p.driver, p.name) for p in pools]
 
 
 class _Run:

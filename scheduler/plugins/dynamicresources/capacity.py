@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import lru_cache
 
 from apimachinery.quantity import QuantityFormat, format_quantity
 from scheduler.api.device_capacity import DeviceCapacity
@@ -46,7 +47,14 @@ def _round_up_range(requested: Amount, capacity: DeviceCapacity) -> Amount:
     if added - n * step != 0:
         n += 1
     value = minimum + step * n
-    return value * NANO, format_quantity(Fraction(value), QuantityFormat.BINARY_SI)
+    return value * NANO, _binary_si(value)
+
+
+@lru_cache(maxsize=4096)
+def _binary_si(value: int) -> str:
+    # Formatting goes through Fractions; a device's step gives few distinct values, and the
+    # allocator rounds one request per device it tries.
+    return format_quantity(Fraction(value), QuantityFormat.BINARY_SI)
 
 
 def _round_up_valid_values(requested: Amount, capacity: DeviceCapacity) -> Amount:

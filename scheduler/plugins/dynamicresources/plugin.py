@@ -39,7 +39,7 @@ from scheduler.api.objects import PodView
 from scheduler.api.resource import ResourceClaimView, ResourceSliceView
 from scheduler.api.selectors import NodeSelector
 from scheduler.cache.node_table import IntArray, NodeTable
-from scheduler.cache.rows import Rows, default_normalize_rows
+from scheduler.cache.rows import Rows, RowVerdict, default_normalize_rows
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -77,7 +77,9 @@ from scheduler.plugins.dynamicresources.cel import CelCache
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
+from scheduler.plugins.dynamicresources.memo import AllocationMemo, claims_key
 from scheduler.plugins.dynamicresources.ranking import DeviceRanker, profile_device_ranker
+from scheduler.plugins.dynamicresources.results import prioritized_list_score
 from scheduler.plugins.dynamicresources.selector_worker import (
     WAITING_MESSAGE,
     SelectorGate,
@@ -100,9 +102,8 @@ log = logging.getLogger(__name__)
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
-# resourceapi.ResourceClaimReservedForMaxSize, FirstAvailableDeviceRequestMaxSize
+# resourceapi.ResourceClaimReservedForMaxSize
 RESERVED_FOR_MAX_SIZE = 256
-FIRST_AVAILABLE_MAX_SIZE = 8
 
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
@@ -143,6 +144,10 @@ class DRAState:
     binding_stuck: set[int] = field(default_factory=set)
     special_uid: str = ""  # the in-memory claim's uid, under which Reserve put it in flight
     node_extended: dict[str, extended.NodeClaim | None] = field(default_factory=dict)
+    # The AllocationMemo's key for this attempt (None: not memoised), and the tracker's and
+    # the objects' versions the allocator's state was read at
+    memo_key: tuple[Any, ...] | None = None
+    memo_versions: tuple[int, int] = (0, 0)
 
     def clone(self) -> DRAState:
         return self
@@ -193,6 +198,12 @@ class DynamicResources:
         # Selectors too expensive for a scheduling cycle, evaluated on a worker thread while
         # their pod waits (selector_worker.py); without the queue's activator, inline.
         self._selector_gate = SelectorGate(self._cel_cache, getattr(handle, "pod_activator", None))
+        # Filter's answers per node across cycles (memo.py), forgotten when a class, slice or
+        # taint rule changes.
+        self._memo = AllocationMemo()
+        resources = handle.cluster_objects.resources
+        for store in (resources.classes, resources.slices, resources.taint_rules):
+            store.subscribe(self._memo.objects_changed)
         # Unreserve's API calls (Unreserve is not a coroutine): held until done.
         self._background: set[asyncio.Task[None]] = set()
 
@@ -341,17 +352,22 @@ class DynamicResources:
                 shared_device_ids=shared,
                 consumed_capacity=consumed,
             )
+            # a subclass's ranker, else one a Score plugin of the profile offers
+            ranker = self.device_ranker or profile_device_ranker(self._handle, pod)
+            slices, slice_index = self._memo.slices(
+                resources,
+                self.features.device_taint_rules,
+                self._allocator_features.partitionable_devices,
+            )
             try:
                 s.allocator = Allocator(
                     features=self._allocator_features,
                     allocated=allocated,
                     classes=resources.classes.by_key,
-                    slices=resources.slices_with_taint_rules()
-                    if self.features.device_taint_rules
-                    else list(resources.slices.list()),
+                    slices=slices,
                     cel_cache=self._cel_cache,
-                    # a subclass's ranker, else one a Score plugin of the profile offers
-                    ranker=self.device_ranker or profile_device_ranker(self._handle, pod),
+                    ranker=ranker,
+                    index=slice_index,
                 )
             except AllocationError as err:
                 return None, Status.error(str(err))
@@ -360,6 +376,9 @@ class DynamicResources:
             allocator = s.allocator
             if self._selectors_pending(pod, claims, lambda: allocator.slices):
                 return None, _unschedulable(WAITING_MESSAGE)
+            if s.extended_index < 0:  # the extended-resource claim differs per node
+                s.memo_key = claims_key([c for c in claims if c.allocation is None], ranker)
+                s.memo_versions = (tracker.version, self._memo.objects_version)
         s.claims = claims
         s.infos = infos
         return None, Status.OK
@@ -435,16 +454,24 @@ class DynamicResources:
                 return _unschedulable(str(err))
         if s.allocator is not None:
             to_allocate = [claim for _, claim in s.to_allocate_on(node.name)]
-            started = time.perf_counter()
+            tracker = self.resources.tracker
             try:
-                allocations = s.allocator.allocate(node, to_allocate)
+                allocations, timed_out = self._memo.allocate(
+                    s.allocator,
+                    self._memo.current_key(s.memo_key, s.memo_versions, tracker),
+                    node,
+                    node_info.generation,
+                    to_allocate,
+                    tracker,
+                    self.filter_timeout,
+                )
             except FailedAllocationOnNode as err:
                 # This node's pools are unusable: the node is out, with the reason.
                 return _unschedulable(str(err))
             except AllocationError as err:
                 # Something is wrong with a claim or class: abort this attempt.
                 return Status.error(str(err))
-            if self.filter_timeout > 0 and time.perf_counter() - started > self.filter_timeout:
+            if timed_out:
                 # Upstream cancels the allocation at the deadline; ours cannot be interrupted,
                 # so the verdict is the same, only later.
                 return _unschedulable(ERR_TIMED_OUT)
@@ -456,6 +483,32 @@ class DynamicResources:
         if allocations is not None:
             s.node_allocations[node.name] = allocations
         return Status.OK
+
+    def filter_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> RowVerdict | None:
+        """Filter over rows from the memo of earlier cycles (memo.py), the allocator on the
+        rows that moved; None (the per-node adapter) when this attempt is not memoised or a
+        claim is allocated already (their checks are per node)."""
+        s = _read_state(state)
+        if s is None or s.memo_key is None or s.allocator is None or s.binding_stuck:
+            return None
+        if any(info.available_on_nodes is not None for info in s.infos):
+            return None
+        tracker = self.resources.tracker
+        key = self._memo.current_key(s.memo_key, s.memo_versions, tracker)
+        if key is None:
+            return None
+        infos = table.infos
+        return self._memo.row_verdict(
+            key,
+            table,
+            rows,
+            tracker,
+            lambda row: self.filter(state, pod, infos[row]),
+            s.node_allocations,
+            _unschedulable(ERR_CANNOT_ALLOCATE),
+        )
 
     # -- explain ---------------------------------------------------------------------------
 
@@ -558,14 +611,18 @@ class DynamicResources:
         allocations = s.node_allocations.get(node_info.node_name)
         if allocations is None:
             return 0, Status.OK
-        return _prioritized_list_score(s, allocations), Status.OK
+        return prioritized_list_score(s.to_allocate(), allocations), Status.OK
 
     def score_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> IntArray | None:
-        """Zero everywhere for pods without claims (the common case); else per node."""
+        """Zero everywhere for pods without claims (the common case) and for claims without
+        `firstAvailable` requests (only a picked alternative scores); else per node."""
         s = _read_state(state)
-        if s is not None and not s.node_allocations:
+        if s is not None and (
+            not s.node_allocations
+            or not any(r.first_available for _, c in s.to_allocate() for r in c.requests)
+        ):
             return np.zeros(len(rows), dtype=np.int64)
         return None
 
@@ -766,18 +823,3 @@ def _allocation_attributes(s: DRAState) -> dict[str, tuple[str, ...]]:
         )
         devices += [f"{key}/{d.request}: {d.driver}/{d.pool}/{d.device}" for d in allocated]
     return {CLAIMS_ATTRIBUTE: tuple(claims), DEVICES_ATTRIBUTE: tuple(devices)}
-
-
-def _prioritized_list_score(s: DRAState, allocations: Sequence[AllocationResult]) -> int:
-    """computeScore: for each claim allocated here, each `firstAvailable` alternative that was
-    picked scores FirstAvailableDeviceRequestMaxSize minus its position."""
-    score = 0
-    for (_, claim), allocation in zip(s.to_allocate(), allocations, strict=False):
-        picked = {result.request for result in allocation.devices if "/" in result.request}
-        for request in claim.requests:
-            if request.exactly is not None:
-                continue
-            for position, sub in enumerate(request.first_available):
-                if f"{request.name}/{sub.name}" in picked:
-                    score += FIRST_AVAILABLE_MAX_SIZE - position
-    return score

@@ -139,3 +139,24 @@ def _from_claim(claim_config: OpaqueConfig) -> ConfigEntry:
     return ConfigEntry(
         CONFIG_SOURCE_CLAIM, claim_config.requests, claim_config.driver, claim_config.parameters
     )
+
+
+# resourceapi.FirstAvailableDeviceRequestMaxSize
+FIRST_AVAILABLE_MAX_SIZE = 8
+
+
+def prioritized_list_score(
+    to_allocate: Sequence[tuple[int, ResourceClaimView]], allocations: Sequence[AllocationResult]
+) -> int:
+    """computeScore: for each claim allocated here, each `firstAvailable` alternative that was
+    picked scores FirstAvailableDeviceRequestMaxSize minus its position."""
+    score = 0
+    for (_, claim), allocation in zip(to_allocate, allocations, strict=False):
+        picked = {result.request for result in allocation.devices if "/" in result.request}
+        for request in claim.requests:
+            if request.exactly is not None:
+                continue
+            for position, sub in enumerate(request.first_available):
+                if f"{request.name}/{sub.name}" in picked:
+                    score += FIRST_AVAILABLE_MAX_SIZE - position
+    return score

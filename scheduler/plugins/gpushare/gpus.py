@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from scheduler.api.objects import PodView
@@ -99,6 +100,11 @@ class NodeGpus:
     devices: tuple[DeviceID, ...]
     model: str
 
+    @property
+    def pools(self) -> tuple[tuple[str, str], ...]:
+        """The (driver, pool) of the GPUs: where the claim tracker counts their changes."""
+        return tuple(dict.fromkeys(device[:2] for device in self.devices))
+
 
 def _index(name: str) -> tuple[int, str]:
     digits = re.search(r"(\d+)$", name)
@@ -113,6 +119,7 @@ class GpuIndex:
         self._resources = resources
         self._driver = driver
         self._by_node: dict[str, NodeGpus] | None = None
+        self._pools: dict[str, tuple[tuple[str, str], ...]] = {}
         resources.slices.subscribe(self._invalidate)
 
     def _invalidate(self, old: object, new: object) -> None:
@@ -121,7 +128,13 @@ class GpuIndex:
     def by_node(self) -> Mapping[str, NodeGpus]:
         if self._by_node is None:
             self._by_node = self._build(self._resources.slices.list())
+            self._pools = {name: gpus.pools for name, gpus in self._by_node.items()}
         return self._by_node
+
+    def pools_by_node(self) -> Mapping[str, tuple[tuple[str, str], ...]]:
+        """Node name → the (driver, pool) of its GPUs."""
+        self.by_node()
+        return self._pools
 
     def _build(self, slices: Iterable[ResourceSliceView]) -> dict[str, NodeGpus]:
         found: dict[str, list[tuple[tuple[int, str], DeviceID, str]]] = {}
@@ -150,13 +163,16 @@ class GpuIndex:
 class Allocated:
     """The claim tracker's allocated devices, read once per cycle (PreScore)."""
 
-    whole: frozenset[DeviceID]
+    whole: AbstractSet[DeviceID]
     consumed: Mapping[DeviceID, Mapping[str, int]]
+    #: The claim tracker's version read
+    version: int = -1
 
     @classmethod
     def read(cls, resources: ResourceObjects) -> Allocated:
-        _, consumed = resources.tracker.allocated_shared()
-        return cls(resources.tracker.allocated_devices(), consumed)
+        tracker = resources.tracker
+        _, consumed = tracker.allocated_shared()
+        return cls(tracker.allocated_devices(), consumed, tracker.version)
 
     def left(self, gpus: NodeGpus) -> tuple[int, ...]:
         """The milli left on each GPU of the node, in index order."""

@@ -9,9 +9,12 @@ a full cycle, as in the paper.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from scheduler.api.node import NodeView
 from scheduler.api.objects import PodView
@@ -30,6 +33,7 @@ from scheduler.plugins.gpushare.gpus import (
     NodeGpus,
     gpu_request,
 )
+from scheduler.plugins.gpushare.row_scores import RowScoreMemo
 from scheduler.plugins.gpushare.scores import (
     affinity_tag,
     best_fit_gpu,
@@ -42,8 +46,12 @@ from scheduler.plugins.gpushare.scores import (
 
 if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import IntArray, NodeTable
+    from scheduler.cache.rows import Rows
 
 _NO_GPUS = NodeGpus((), "")
+#: FGD's scores kept at most before its memo starts over.
+_SCORE_MEMO_MAX = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,9 @@ class _GpuPolicy:
         self._state_key = f"PreScore{self.name}"
         # The last pod's request: the ranker is asked once per node in a cycle.
         self._last: tuple[str, str, GpuRequest] | None = None
+        # Scores per row across cycles (row_scores.py)
+        self._row_scores = RowScoreMemo()
+        self._resources.slices.subscribe(self._row_scores.slices_changed)
 
     def _request(self, pod: PodView) -> GpuRequest:
         last = self._last
@@ -128,6 +139,38 @@ class _GpuPolicy:
         cycle, cpu_left, left, model = self._node(state, pod, node_info)
         return self._score(cycle, node_info, cpu_left, left, model), Status.OK
 
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """`score` for each row, in the rows' order (RandomFit draws in that order), without
+        the per-node adapter's calls: the policies score every node of a GPU cluster."""
+        if not len(rows):
+            return np.zeros(0, dtype=np.int64)
+        cycle = self._node(state, pod, table.infos[int(rows[0])])[0]
+        by_node = self._gpus.by_node()
+        infos = table.infos
+        left_of = cycle.allocated.left
+        score = self._score
+
+        def score_row(row: int) -> int:
+            info = infos[row]
+            gpus = by_node.get(info.node_name, _NO_GPUS)
+            cpu_left = info.allocatable.milli_cpu - info.requested.milli_cpu
+            return score(cycle, info, cpu_left, left_of(gpus), gpus.model)
+
+        memo_key = self._row_memo_key(cycle)
+        tracker = self._resources.tracker
+        if memo_key is None or cycle.allocated.version != tracker.version:
+            return np.fromiter(map(score_row, rows.tolist()), dtype=np.int64, count=len(rows))
+        return self._row_scores.scores(
+            memo_key, table, rows, tracker, self._gpus.pools_by_node(), score_row
+        )
+
+    def _row_memo_key(self, cycle: _Cycle) -> Hashable | None:
+        """What, besides the node, this policy's score of a node reads (row_scores.py); None:
+        not a function of the node (RandomFit draws)."""
+        return cycle.request
+
     def _score(
         self, cycle: _Cycle, node_info: NodeInfo, cpu_left: int, left: tuple[int, ...], model: str
     ) -> int:
@@ -147,6 +190,18 @@ class _PolicyRanker:
         self._policy = policy
         self._request = request
         self._allocated = allocated
+
+    @property
+    def memo_key(self) -> tuple[str, int, GpuRequest]:
+        """What tells this ranker's answers apart for DynamicResources' memo of Filter's
+        allocations (dynamicresources/memo.py): the policy and the request. The rest of what
+        it reads is the node's (CPU left, its GPUs' state), which the memo checks itself."""
+        request = self._request
+        if type(self._policy)._choose_gpu is _GpuPolicy._choose_gpu:
+            # the "best" GPU choice reads neither the pod's CPU nor the node's: pods that
+            # differ only in CPU share the answers
+            request = dataclasses.replace(request, cpu_milli=0)
+        return (self._policy.name, id(self._policy), request)
 
     def rank(
         self, node: NodeView, request: DeviceSubRequest, choices: Sequence[DeviceChoice]
@@ -168,6 +223,9 @@ class RandomFit(_GpuPolicy):
         self, cycle: _Cycle, node_info: NodeInfo, cpu_left: int, left: Any, model: str
     ) -> int:
         return self._handle.rng.randrange(MAX_NODE_SCORE + 1)
+
+    def _row_memo_key(self, cycle: _Cycle) -> Hashable | None:
+        return None
 
 
 class DotProduct(_GpuPolicy):
@@ -301,6 +359,15 @@ class FGD(_GpuPolicy):
         self._measure = FragMeasure(args.typical_pods if args else ())
         self._seen: dict[GpuRequest, int] = {}
         self._learnt_from = 0
+        self._measure_version = 0
+        # (the measure they were computed with, (request, CPU left, GPUs left, model) → score)
+        self._scores: tuple[FragMeasure, dict[tuple[GpuRequest, int, Any, str], int]] = (
+            self._measure,
+            {},
+        )
+
+    def _row_memo_key(self, cycle: _Cycle) -> Hashable | None:
+        return (cycle.request, self._measure_version)
 
     def pre_score(self, state: CycleState, pod: PodView, nodes: Sequence[NodeInfo]) -> Status:
         status = super().pre_score(state, pod, nodes)
@@ -312,6 +379,7 @@ class FGD(_GpuPolicy):
             if total >= 2 * self._learnt_from or len(self._seen) > 10_000:
                 counts = [shape for shape, n in self._seen.items() for _ in range(n)]
                 self._measure = FragMeasure(typical_pods(counts))
+                self._measure_version += 1
                 self._learnt_from = total
                 if len(self._seen) > 10_000:
                     self._seen.clear()
@@ -320,7 +388,16 @@ class FGD(_GpuPolicy):
     def _score(
         self, cycle: _Cycle, node_info: NodeInfo, cpu_left: int, left: Any, model: str
     ) -> int:
-        return fgd_score(cycle.request, cpu_left, left, model, self._measure)[0]
+        # A pure function of these and the measure: most nodes look alike (same model, same
+        # GPUs left), and a node is scored again for every pod until it changes.
+        key = (cycle.request, cpu_left, left, model)
+        memo = self._scores
+        if memo[0] is not self._measure or len(memo[1]) > _SCORE_MEMO_MAX:
+            memo = self._scores = (self._measure, {})
+        score = memo[1].get(key)
+        if score is None:
+            score = memo[1][key] = fgd_score(cycle.request, cpu_left, left, model, self._measure)[0]
+        return score
 
 
 class NodeRank:
@@ -346,6 +423,20 @@ class NodeRank:
             if len(self._ranks) > 1_000_000:  # bounded: nodes come and go over months
                 self._ranks.clear()
         return rank, Status.OK
+
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """`score` per row in the rows' order (new nodes draw their ranks in that order)."""
+        ranks = self._ranks
+        infos = table.infos
+        scores = np.zeros(len(rows), dtype=np.int64)
+        for position, row in enumerate(rows.tolist()):
+            rank = ranks.get(infos[row].node_name)
+            if rank is None:
+                rank = self.score(state, pod, infos[row])[0]
+            scores[position] = rank
+        return scores
 
     def score_extensions(self) -> None:
         return None
