@@ -86,11 +86,15 @@ async def bind(api: Api, namespace: str, name: str, binding: Obj) -> Obj:
     annotations = (binding.get("metadata") or {}).get("annotations")
     if annotations:
         new_meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+    new_status = {**status, "conditions": conditions}
+    # ClearingNominatedNodeNameAfterBinding (beta, on since v1.35; assignPod in
+    # pkg/registry/core/pod/storage/storage.go): the nomination hint goes once the pod is bound.
+    new_status.pop("nominatedNodeName", None)
     new = {
         **pod,
         "metadata": new_meta,
         "spec": {**spec, "nodeName": node},
-        "status": {**status, "conditions": conditions},
+        "status": new_status,
     }
     await api.store.put(PODS.key, new, pod)
     return SUCCESS_201

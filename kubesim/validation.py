@@ -467,6 +467,22 @@ def _scheduling_gates_update(new_spec: dict[str, Any], old_spec: dict[str, Any])
     return causes
 
 
+def _nomination_of_a_bound_pod(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """ClearingNominatedNodeNameAfterBinding (beta, on since v1.35; ValidatePodStatusUpdate in
+    pkg/apis/core/validation/validation.go): a bound pod's nominatedNodeName may be cleared,
+    never set or changed."""
+    nominated = (new.get("status") or {}).get("nominatedNodeName") or ""
+    was = (old.get("status") or {}).get("nominatedNodeName") or ""
+    if (old.get("spec") or {}).get("nodeName") and nominated and nominated != was:
+        return [
+            forbidden(
+                "status.nominatedNodeName",
+                "may not be set on pods that are already bound to a node",
+            )
+        ]
+    return []
+
+
 def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
     """Upstream's ValidatePodUpdate: the spec is immutable except a few fields."""
     causes: list[Cause] = []
@@ -492,6 +508,7 @@ def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[
             )
         )
     causes += _scheduling_gates_update(new_spec, old_spec)
+    causes += _nomination_of_a_bound_pod(new, old)
     # Blank out what may change, then any remaining difference is forbidden.
     for spec in (new_spec, old_spec):
         for key in ("activeDeadlineSeconds", "tolerations", "schedulingGates"):

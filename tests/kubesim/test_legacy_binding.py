@@ -84,3 +84,30 @@ async def test_discovery_lists_bindings_as_create_only(kube: Kube) -> None:
     _, doc = await kube.call("GET", "/api/v1")
     entry = next(r for r in doc["resources"] if r["name"] == "bindings")
     assert entry["verbs"] == ["create"] and entry["kind"] == "Binding" and entry["namespaced"]
+
+
+async def test_binding_clears_the_nomination_which_a_bound_pod_may_not_get_back(
+    kube: Kube,
+) -> None:
+    """ClearingNominatedNodeNameAfterBinding (beta, on since v1.35): binding drops
+    status.nominatedNodeName, and a status write may not set it on a bound pod (a late
+    scheduler patch is refused with upstream's message)."""
+    await kube.create_pod("p", schedulerName="nobody")
+    node = first_node(kube)
+    nominate = {"status": {"nominatedNodeName": node}}
+    merge = "application/merge-patch+json"
+    status, _ = await kube.call("PATCH", f"{PODS}/p/status", nominate, content_type=merge)
+    assert status == 200
+    status, _ = await kube.call("POST", BINDINGS, binding("p", node))
+    assert status == 201
+    _, pod = await kube.call("GET", f"{PODS}/p")
+    assert "nominatedNodeName" not in pod["status"]
+    status, body = await kube.call("PATCH", f"{PODS}/p/status", nominate, content_type=merge)
+    assert status == 422
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: may not be set on pods that are already bound to a node",
+            "field": "status.nominatedNodeName",
+        }
+    ]
