@@ -11,7 +11,9 @@ hasBindingConditions, getAllocatedDeviceStatus; the poll in PreBind).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -124,3 +126,27 @@ def pod_ready(claims: Sequence[ResourceClaimView], timeout: float) -> bool:
 
 def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def wait_until_ready(
+    claims: list[ResourceClaimView],
+    latest: Callable[[ResourceClaimView], ResourceClaimView | None],
+    timeout: float,
+) -> str | None:
+    """PreBind's wait (upstream polls every 5 s, up to bindingTimeout) for the drivers to set
+    the devices' binding conditions, reading each claim as `latest` (the informer and this
+    scheduler's writes) shows it; `claims` is updated in place. None when ready, else the
+    error message. (Upstream also records a BindingConditionsPending event; plugins here have
+    no event recorder.)"""
+    deadline = time.monotonic() + timeout
+    while True:
+        for index, claim in enumerate(claims):
+            claims[index] = latest(claim) or claim
+        try:
+            if pod_ready(claims, timeout):
+                return None
+        except BindingFailed as err:
+            return str(err)
+        if time.monotonic() >= deadline:
+            return f"{ERR_TIMEOUT}: context deadline exceeded"
+        await asyncio.sleep(min(POLL_INTERVAL, max(deadline - time.monotonic(), 0)))

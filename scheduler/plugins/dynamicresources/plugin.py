@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -79,7 +78,10 @@ from scheduler.plugins.dynamicresources.diagnosis import diagnose
 from scheduler.plugins.dynamicresources.features import Features
 from scheduler.plugins.dynamicresources.memo import AllocationMemo, claims_key
 from scheduler.plugins.dynamicresources.ranking import DeviceRanker, profile_device_ranker
-from scheduler.plugins.dynamicresources.results import prioritized_list_score
+from scheduler.plugins.dynamicresources.results import (
+    allocation_span_attributes,
+    prioritized_list_score,
+)
 from scheduler.plugins.dynamicresources.selector_worker import (
     WAITING_MESSAGE,
     SelectorGate,
@@ -645,7 +647,7 @@ class DynamicResources:
         if not to_allocate or s.allocator is None:
             # Allocated claims are reserved for real in PreBind; a conflict there retries.
             if s.claims and state.tracer is not None:
-                state.annotate_span("Reserve", _allocation_attributes(s))
+                state.annotate_span("Reserve", allocation_span_attributes(s.claims, s.infos))
             return Status.OK
         allocations = s.node_allocations.get(node_name)
         if allocations is None:
@@ -660,7 +662,7 @@ class DynamicResources:
             s.infos[index].allocation = allocation
             tracker.signal_pending_allocation(claim, tuple(allocation.devices))
         if state.tracer is not None:
-            state.annotate_span("Reserve", _allocation_attributes(s))
+            state.annotate_span("Reserve", allocation_span_attributes(s.claims, s.infos))
         return Status.OK
 
     def unreserve(self, state: CycleState, pod: PodView, node_name: str) -> None:
@@ -729,32 +731,14 @@ class DynamicResources:
             except _BindError as err:
                 return Status.error(str(err))
         if s.claims and state.tracer is not None:
-            state.annotate_span("PreBind", _allocation_attributes(s))
+            state.annotate_span("PreBind", allocation_span_attributes(s.claims, s.infos))
         if self.features.binding_conditions and binding.has_binding_conditions(s.claims):
-            return await self._wait_for_binding_conditions(s, pod, node_name)
+            resources = self.resources
+            failure = await binding.wait_until_ready(
+                s.claims, lambda c: resources.claim(c.namespace, c.name), self.binding_timeout
+            )
+            return Status.OK if failure is None else Status.error(failure)
         return Status.OK
-
-    async def _wait_for_binding_conditions(
-        self, s: DRAState, pod: PodView, node_name: str
-    ) -> Status:
-        """PreBind's wait (upstream polls every 5 s, up to bindingTimeout) for the drivers to
-        set the devices' binding conditions, reading the claims as the informer and this
-        scheduler's writes show them."""
-        # (upstream also records a BindingConditionsPending event; plugins here have no
-        # event recorder)
-        resources = self.resources
-        deadline = time.monotonic() + self.binding_timeout
-        while True:
-            for index, claim in enumerate(s.claims):
-                s.claims[index] = resources.claim(claim.namespace, claim.name) or claim
-            try:
-                if binding.pod_ready(s.claims, self.binding_timeout):
-                    return Status.OK
-            except binding.BindingFailed as err:
-                return Status.error(str(err))
-            if time.monotonic() >= deadline:
-                return Status.error(f"{binding.ERR_TIMEOUT}: context deadline exceeded")
-            await asyncio.sleep(min(binding.POLL_INTERVAL, max(deadline - time.monotonic(), 0)))
 
     async def _bind_claim(self, s: DRAState, index: int, pod: PodView) -> ResourceClaimView:
         """Record the allocation from Reserve (if any) and the pod's reservation (bindClaim)."""
@@ -798,28 +782,3 @@ def _read_state(state: CycleState) -> DRAState | None:
     except KeyError:
         return None
     return value if isinstance(value, DRAState) else None
-
-
-#: Span attributes of Reserve and PreBind (traced attempts only): the pod's claims
-#: ("namespace/name") and each device they hold ("namespace/claim/request: driver/pool/device").
-CLAIMS_ATTRIBUTE = "aiosched.dra.claims"
-DEVICES_ATTRIBUTE = "aiosched.dra.devices"
-
-
-def _allocation_attributes(s: DRAState) -> dict[str, tuple[str, ...]]:
-    """The claims and their devices: the allocation Reserve decided, or the one the claim
-    already had."""
-    claims: list[str] = []
-    devices: list[str] = []
-    for claim, info in zip(s.claims, s.infos, strict=False):
-        key = f"{claim.namespace}/{claim.name}"
-        claims.append(key)
-        allocated = (
-            info.allocation.devices
-            if info.allocation is not None
-            else claim.allocation.devices
-            if claim.allocation is not None
-            else ()
-        )
-        devices += [f"{key}/{d.request}: {d.driver}/{d.pool}/{d.device}" for d in allocated]
-    return {CLAIMS_ATTRIBUTE: tuple(claims), DEVICES_ATTRIBUTE: tuple(devices)}

@@ -5,6 +5,7 @@ selector)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from scheduler.api.resource import (
     CONFIG_SOURCE_CLAIM,
@@ -160,3 +161,30 @@ def prioritized_list_score(
                 if f"{request.name}/{sub.name}" in picked:
                     score += FIRST_AVAILABLE_MAX_SIZE - position
     return score
+
+
+#: Span attributes of Reserve and PreBind (traced attempts only): the pod's claims
+#: ("namespace/name") and each device they hold ("namespace/claim/request: driver/pool/device").
+CLAIMS_ATTRIBUTE = "aiosched.dra.claims"
+DEVICES_ATTRIBUTE = "aiosched.dra.devices"
+
+
+def allocation_span_attributes(
+    claims: Sequence[ResourceClaimView], infos: Sequence[Any]
+) -> dict[str, tuple[str, ...]]:
+    """The claims and their devices: the allocation Reserve decided (`infos[i].allocation`),
+    or the one the claim already had."""
+    keys: list[str] = []
+    devices: list[str] = []
+    for claim, info in zip(claims, infos, strict=False):
+        key = f"{claim.namespace}/{claim.name}"
+        keys.append(key)
+        allocated = (
+            info.allocation.devices
+            if info.allocation is not None
+            else claim.allocation.devices
+            if claim.allocation is not None
+            else ()
+        )
+        devices += [f"{key}/{d.request}: {d.driver}/{d.pool}/{d.device}" for d in allocated]
+    return {CLAIMS_ATTRIBUTE: tuple(keys), DEVICES_ATTRIBUTE: tuple(devices)}
