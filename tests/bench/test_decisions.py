@@ -110,6 +110,16 @@ def test_messages_and_preemption_are_compared() -> None:
     assert verdict == cmp.DIFFER and fields == {"message": ("m", "m2")}
 
 
+def test_a_preemptor_bound_before_its_condition_was_seen_agrees() -> None:
+    """The same victims and node; one side bound the preemptor before a poll saw it pending."""
+    seen = _outcome("p", "n1", message="0/2 nodes are available", nominated="n1", victims=["v1"])
+    unseen = _outcome("p", "n1", victims=["v1"])
+    assert cmp.compare_pod(unseen, seen, {"v1": 1})[0] == cmp.AGREE
+    assert cmp.compare_pod(seen, unseen, {"v1": 1})[0] == cmp.AGREE
+    other_victim = _outcome("p", "n1", victims=["v2"])
+    assert cmp.compare_pod(other_victim, seen, {"v1": 1, "v2": 1})[0] == cmp.DIFFER
+
+
 def test_every_pod_has_the_priority_of_its_class() -> None:
     workload = generate(2, pods=20)
     assert set(priorities(workload).values()) <= {
