@@ -43,6 +43,16 @@ SOCKET_BUFFER = 4 << 20
 CREDIT_BATCH = STREAM_WINDOW // 8
 
 
+def worker_socketpair() -> tuple[socket.socket, socket.socket]:
+    """A connected pair for a worker process (ours, the child's), with buffers of
+    SOCKET_BUFFER each way so that a burst of frames does not stall the sender."""
+    ours, theirs = socket.socketpair()
+    for end in (ours, theirs):
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
+    return ours, theirs
+
+
 def default_api_workers(cpu_count: int | None) -> int:
     """`aiosched run --api-workers`'s default for a machine of ``cpu_count`` cores.
 
@@ -262,10 +272,7 @@ class ProcessTransport:
 
     async def _start_worker(self, index: int) -> None:
         name = f"aiosched-io-{index}"
-        ours, theirs = socket.socketpair()
-        for end in (ours, theirs):
-            end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
-            end.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
+        ours, theirs = worker_socketpair()
         try:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,

@@ -44,6 +44,7 @@ import orjson
 from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.rows import RowVerdict
+from scheduler.client.process_transport import worker_socketpair
 from scheduler.framework.runtime import Framework, RowRejections
 from scheduler.parallel import replica, wire
 from scheduler.parallel.replica import ReplicatedCache
@@ -85,7 +86,6 @@ START_TIMEOUT = 60.0  # seconds from start to "ready", the bootstrap applied
 MIN_ANSWER_TIMEOUT = 10.0  # a shard's deadline: this, or 50 times its serial estimate
 SEND_TIMEOUT = 10.0
 FLUSH_AT = 512  # changes recorded before they are sent on, between cycles
-SOCKET_BUFFER = 4 << 20
 _DECAY = 0.3  # weight of the newest measurement in a cost estimate
 # In-process passes measured before an estimate counts: the first passes of a plugin set pay
 # for its lazily built columns and caches, many times a warm pass.
@@ -210,10 +210,7 @@ class FilterPool:
     def _start(self, index: int) -> None:
         self._flush()  # the others get what the bootstrap will contain
         name = f"aiosched-filter-{index}"
-        ours, theirs = socket.socketpair()
-        for end in (ours, theirs):
-            end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
-            end.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
+        ours, theirs = worker_socketpair()
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "scheduler.parallel.worker", name,
