@@ -205,35 +205,14 @@ class SideRun:
             # the pod goes there, as on the reference, so that the two clusters stay the same
             await api.create(self.pods_path, self._pod_manifest(pod, reference.node))
             outcome.pinned, outcome.totals = True, tied
-            await self._settle(api)
-            self.pods = await self._list_pods(api)
-            outcome.node = self.pods.get(name)
-            return outcome
-        await api.create(self.pods_path, self._pod_manifest(pod))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            current = await api.get(f"{self.pods_path}/{name}")
-            status = current.get("status") or {}
-            outcome.node = (current.get("spec") or {}).get("nodeName")
-            condition = next(
-                (c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"),
-                None,
-            )
-            if outcome.node:
-                break
-            if condition is not None and condition.get("status") == "False":
-                if outcome.message is None:
-                    outcome.message = condition.get("message")
-                    outcome.nominated = status.get("nominatedNodeName")
-                if not outcome.nominated:
-                    break  # no preemption: the pod stays pending
-            if loop.time() > deadline:
-                outcome.timed_out = True
-                break
-            await asyncio.sleep(POLL_SECONDS)
+            # the scheduler learns of a pod it did not bind through its watch only: the pods
+            # that pod lets in (required affinity to it) are moved once its cache has it
+            await self._wait_for_cached_pods(api, sum(1 for node in before.values() if node) + 1)
+        else:
+            await api.create(self.pods_path, self._pod_manifest(pod))
+            await self._wait_for_decision(api, outcome, timeout)
         await self._settle(api)
-        if outcome.node and self.explain_url is not None:
+        if outcome.node and not outcome.pinned and self.explain_url is not None:
             outcome.totals = await self._explain_totals(api, name)
         self.pods = await self._list_pods(api)
         outcome.node = self.pods.get(name)
@@ -244,6 +223,56 @@ class SideRun:
             if other != name and node and other in before and not before[other]
         }
         return outcome
+
+    async def _wait_for_decision(
+        self, api: KubeApi, outcome: cmp.PodOutcome, timeout: float
+    ) -> None:
+        """Poll the pod until it is bound, or marked unschedulable with no preemption under way."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            current = await api.get(f"{self.pods_path}/{outcome.pod}")
+            status = current.get("status") or {}
+            outcome.node = (current.get("spec") or {}).get("nodeName")
+            condition = next(
+                (c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"),
+                None,
+            )
+            if outcome.node:
+                return
+            if condition is not None and condition.get("status") == "False":
+                if outcome.message is None:
+                    outcome.message = condition.get("message")
+                    outcome.nominated = status.get("nominatedNodeName")
+                if not outcome.nominated:
+                    return  # no preemption: the pod stays pending
+            if loop.time() > deadline:
+                outcome.timed_out = True
+                return
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def _wait_for_cached_pods(self, api: KubeApi, bound: int) -> None:
+        """Wait until the scheduler's cache holds at least `bound` pods
+        (scheduler_cache_size{type="pods"}, refreshed every second)."""
+        if self.metrics_url is None:
+            await asyncio.sleep(SETTLE_SECONDS)
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SETTLE_TIMEOUT
+        while loop.time() < deadline:
+            text = await self._metrics_text(api)
+            if sum(_samples(text, "scheduler_cache_size", ('type="pods"',))) >= bound:
+                return
+            await asyncio.sleep(SETTLE_POLL_SECONDS)
+        raise TimeoutError(f"{self.side}: the scheduler's cache did not reach {bound} pods")
+
+    async def _metrics_text(self, api: KubeApi) -> str:
+        assert self.metrics_url is not None
+        try:
+            async with api.session.get(self.metrics_url, ssl=False) as resp:
+                return await resp.text()
+        except aiohttp.ClientError:
+            return ""
 
     async def _settle(self, api: KubeApi) -> None:
         """Wait until the scheduler has nothing left to try: no pod in its activeQ or backoffQ
@@ -258,11 +287,7 @@ class SideRun:
         previous: float | None = None
         failed_before = self._failed_attempts
         while loop.time() < deadline:
-            try:
-                async with api.session.get(self.metrics_url, ssl=False) as resp:
-                    text = await resp.text()
-            except aiohttp.ClientError:
-                text = ""
+            text = await self._metrics_text(api)
             queued = sum(
                 _samples(text, "scheduler_pending_pods", ('queue="active"', 'queue="backoff"'))
             )
