@@ -17,7 +17,7 @@ import contextlib
 import logging
 import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from typing import Any, Protocol, TypeVarTuple, Unpack
@@ -518,7 +518,15 @@ class FailureHandler:
             log.info("pod is already bound; not requeueing", extra=pod_keys(pod.key, profile.name))
             queue.done(pod.uid)
         else:
-            pinfo.pod = current
+            # Upstream patches the status before its next cycle, so the pod it retries carries
+            # the nomination (its nominated node is then tried first, schedule_one.go's
+            # findNodesThatFitPod). The patch goes out later here: the requeued copy carries
+            # what it sets, until the informer brings the pod as patched.
+            pinfo.pod = (
+                current
+                if nominated_node is None or nominated_node == current.nominated_node_name
+                else replace(current, nominated_node_name=nominated_node)
+            )
             # Also ends the pod's in-flight state (the queue's Done).
             queue.add_unschedulable_if_not_present(pinfo, cycle)
             if nominated_node:
