@@ -23,7 +23,13 @@ from scheduler.api.fields import (
 )
 from scheduler.api.interning import intern_metadata, intern_strings
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
-from scheduler.api.requests import scheduler_requests, status_matters
+from scheduler.api.request_gates import request_gates
+from scheduler.api.requests import (
+    is_pod_level_requests_set,
+    requests_with_pod_level,
+    scheduler_requests,
+    status_matters,
+)
 from scheduler.api.resource import (
     NO_CLAIM_STATUSES,
     PodResourceClaim,
@@ -134,8 +140,9 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         intern_metadata(raw)
         outside = _outside_spec(raw, meta, spec, status)
         old_status = previous.raw.get("status")
-        if status_matters(spec, status) or status_matters(
-            spec, old_status if isinstance(old_status, Mapping) else EMPTY
+        pod_level_status = request_gates().pod_level_status
+        if status_matters(spec, status, pod_level_status) or status_matters(
+            spec, old_status if isinstance(old_status, Mapping) else EMPTY, pod_level_status
         ):  # an in-place resize is under way or just ended: recount from the status
             requests, outside["non_zero_milli_cpu"], outside["non_zero_memory"] = (
                 scheduler_requests(spec, status)
@@ -182,6 +189,22 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         resource_claims=pod_resource_claims(spec.get("resourceClaims")),
         scheduling_group=pod_scheduling_group(spec.get("schedulingGroup")),
     )
+
+
+def requests_for_resize_hints(pod: PodView) -> Resource:
+    """The pod's requests as the queue's scale-down event (events.go extractPodScaleDown) and
+    NodeResourcesFit's hint (isSchedulableAfterPodScaleDown) count them: pod-level requests
+    included even with PodLevelResources off (scheduler.api.requests.requests_with_pod_level).
+    Only a pod with pod-level requests under that gate off differs from ``pod.requests``."""
+    if request_gates().pod_level_resources:
+        return pod.requests
+    spec = pod.raw.get("spec")
+    if not isinstance(spec, Mapping) or not spec.get("resources"):
+        return pod.requests
+    if not is_pod_level_requests_set(spec):
+        return pod.requests
+    status = pod.raw.get("status")
+    return requests_with_pod_level(spec, status if isinstance(status, Mapping) else EMPTY)
 
 
 def _pod_affinity(spec: Mapping[str, Any], outside_spec: Mapping[str, Any]) -> PodAffinityInfo:

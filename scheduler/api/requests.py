@@ -15,9 +15,13 @@ scheduler's versioned feature table):
 | DRANodeAllocatableResources             | -          | alpha, off | alpha, off |
 
 So pod-level status is read (InPlacePodLevelResourcesVerticalScaling, on since v1.36), and
-DRA node-allocatable claims are not (off). The gates that do not change what is counted
-(InPlacePodVerticalScalingExclusiveCPUs / ExclusiveMemory, PodLevelResourceManagers: the
-kubelet's resource managers) are left to the kubelet.
+DRA node-allocatable claims are not (off). PodLevelResources and
+InPlacePodLevelResourcesVerticalScaling can be turned off (`--feature-gates`): the scheduler's
+own accounting then reads them from scheduler.api.request_gates, as upstream's callers pass
+SkipPodLevelResources and InPlacePodLevelResourcesVerticalScalingEnabled from the gates. The
+gates that do not change what is counted (InPlacePodVerticalScalingExclusiveCPUs /
+ExclusiveMemory, PodLevelResourceManagers: the kubelet's resource managers) are left to the
+kubelet.
 
 - Regular containers are summed; each init container runs alone, so the pod needs at least the
   largest of them; a restartable init container (restartPolicy Always, a sidecar) keeps running,
@@ -47,6 +51,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.api.errors import MalformedObject
+from scheduler.api.request_gates import request_gates
 from scheduler.api.resources import CPU, MEMORY, parse_resource_list, resource_from_nanos
 from scheduler.api.values import Resource
 
@@ -252,9 +257,10 @@ class _ContainerStatuses:
         return None if self.infeasible else spec
 
 
-def has_resize_status(status: Mapping[str, Any]) -> bool:
+def has_resize_status(status: Mapping[str, Any], pod_level_status: bool = True) -> bool:
     """Whether the status carries anything in-place resize accounting reads: container statuses
-    with resources or allocatedResources, or a PodResizePending condition. Without it the
+    with resources or allocatedResources, the pod-level ones (only with ``pod_level_status``,
+    InPlacePodLevelResourcesVerticalScaling), or a PodResizePending condition. Without it the
     status-aware totals are the spec's."""
     for key in ("containerStatuses", "initContainerStatuses"):
         statuses = status.get(key)
@@ -264,7 +270,9 @@ def has_resize_status(status: Mapping[str, Any]) -> bool:
                     item.get("allocatedResources") is not None or item.get("resources") is not None
                 ):
                     return True
-    if status.get("allocatedResources") is not None or status.get("resources") is not None:
+    if pod_level_status and (
+        status.get("allocatedResources") is not None or status.get("resources") is not None
+    ):
         return True  # pod-level status (InPlacePodLevelResourcesVerticalScaling, on since v1.36)
     return resize_pending_reason(status) is not None
 
@@ -286,18 +294,22 @@ def _pod_level_status_is_spec(spec: Mapping[str, Any], status: Mapping[str, Any]
     return True
 
 
-def status_matters(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+def status_matters(
+    spec: Mapping[str, Any], status: Mapping[str, Any], pod_level_status: bool = True
+) -> bool:
     """Whether the status-aware requests of a pod can differ from its spec's: a resize is
-    pending (PodResizePending), or a container's allocated or actuated requests differ from what
-    its spec asks. Running pods report both equal to the spec almost always; this keeps them on
-    the spec-only path."""
-    if not has_resize_status(status):
+    pending (PodResizePending), or a container's (or, with ``pod_level_status``, the pod's)
+    allocated or actuated requests differ from what its spec asks. Running pods report both
+    equal to the spec almost always; this keeps them on the spec-only path."""
+    if not has_resize_status(status, pod_level_status):
         return False
     if resize_pending_reason(status) is not None:
         return True
     if (
-        status.get("allocatedResources") is not None or status.get("resources") is not None
-    ) and not _pod_level_status_is_spec(spec, status):
+        pod_level_status
+        and (status.get("allocatedResources") is not None or status.get("resources") is not None)
+        and not _pod_level_status_is_spec(spec, status)
+    ):
         return True
     wanted: dict[str, Any] = {}
     for key in ("containers", "initContainers"):
@@ -372,11 +384,14 @@ def pod_requests(
     status: Mapping[str, Any] = _EMPTY,
     *,
     use_status_resources: bool = False,
+    pod_level_status: bool = True,
     skip_pod_level_resources: bool = False,
     exclude_overhead: bool = False,
     non_missing: Mapping[str, int] | None = None,
 ) -> Amounts:
-    """Upstream's resourcehelper.PodRequests with the given PodResourcesOptions, in nano units.
+    """Upstream's resourcehelper.PodRequests with the given PodResourcesOptions, in nano units
+    (``pod_level_status`` is InPlacePodLevelResourcesVerticalScalingEnabled; it matters only
+    with ``use_status_resources``).
 
     Raises MalformedObject naming a field it cannot read.
     """
@@ -386,7 +401,9 @@ def pod_requests(
         status,
         containers,
         inits,
-        use_status_resources=use_status_resources and status_matters(spec, status),
+        use_status_resources=use_status_resources
+        and status_matters(spec, status, pod_level_status),
+        pod_level_status=pod_level_status,
         skip_pod_level_resources=skip_pod_level_resources,
         exclude_overhead=exclude_overhead,
         non_missing=non_missing,
@@ -400,6 +417,7 @@ def _pod_requests(
     inits: _InitContainers,
     *,
     use_status_resources: bool,
+    pod_level_status: bool = True,
     skip_pod_level_resources: bool = False,
     exclude_overhead: bool = False,
     non_missing: Mapping[str, int] | None = None,
@@ -408,8 +426,8 @@ def _pod_requests(
         requests = _aggregate(containers, inits, None, non_missing)
     else:
         infeasible = is_pod_resize_infeasible(status)
-        pod_allocated = _status_list(status, "allocatedResources")
-        pod_actuated = _status_list(status, "resources", "requests")
+        pod_allocated = _status_list(status, "allocatedResources") if pod_level_status else None
+        pod_actuated = _status_list(status, "resources", "requests") if pod_level_status else None
         if pod_allocated is not None and pod_actuated is not None:
             # The pod-level status already holds the containers' totals (upstream's
             # AggregateContainerRequests with InPlacePodLevelResourcesVerticalScaling on).
@@ -429,8 +447,12 @@ def _pod_requests(
         pod_level: Mapping[str, int] = parse_resource_list(
             spec["resources"]["requests"], "spec.resources.requests"
         )
-        if use_status_resources and (
-            status.get("resources") is not None or status.get("allocatedResources") is not None
+        if (
+            use_status_resources
+            and pod_level_status
+            and (
+                status.get("resources") is not None or status.get("allocatedResources") is not None
+            )
         ):  # InPlacePodLevelResourcesVerticalScaling: on since v1.36 (beta)
             pod_level = _effective_pod_level(
                 spec,
@@ -452,16 +474,17 @@ def pod_limits(
     status: Mapping[str, Any] = _EMPTY,
     *,
     use_status_resources: bool = False,
+    pod_level_status: bool = True,
     skip_pod_level_resources: bool = False,
     exclude_overhead: bool = False,
 ) -> Amounts:
     """Upstream's resourcehelper.PodLimits with the given PodResourcesOptions, in nano units."""
     containers, inits = _container_amounts(spec, "limits")
-    use_status = use_status_resources and has_resize_status(status)
+    use_status = use_status_resources and has_resize_status(status, pod_level_status)
     if not use_status:
         limits = _aggregate(containers, inits, None, None)
     else:
-        pod_actuated = _status_list(status, "resources", "limits")
+        pod_actuated = _status_list(status, "resources", "limits") if pod_level_status else None
         if pod_actuated is not None:  # InPlacePodLevelResourcesVerticalScaling (v1.36+)
             limits = dict(pod_actuated)
             if not is_pod_resize_infeasible(status):
@@ -475,7 +498,7 @@ def pod_limits(
         pod_level = _pod_level(spec, "limits")
         desired = parse_resource_list(pod_level, "spec.resources.limits") if pod_level else _EMPTY
         effective: Mapping[str, int] = desired
-        if use_status and status.get("resources") is not None:
+        if use_status and pod_level_status and status.get("resources") is not None:
             effective = _effective_pod_level(
                 spec, status, desired, _status_list(status, "resources", "limits")
             )
@@ -503,9 +526,11 @@ def _non_zero_spec(
     containers: _Containers,
     inits: _InitContainers,
     non_missing: Mapping[str, int],
+    count_pod_level: bool,
 ) -> dict[str, int]:
     """cpu and memory of ``_pod_requests(..., non_missing=non_missing)`` without the resize
-    status: the same sums and maxima (the sidecar rule), for those two resources only."""
+    status: the same sums and maxima (the sidecar rule), for those two resources only;
+    ``count_pod_level`` is PodLevelResources."""
     default_cpu = non_missing.get(CPU, 0)
     default_memory = non_missing.get(MEMORY, 0)
     cpu = memory = 0
@@ -527,7 +552,7 @@ def _non_zero_spec(
             init_cpu = max(init_cpu, own_cpu + sidecar_cpu)
             init_memory = max(init_memory, own_memory + sidecar_memory)
     result = {CPU: max(cpu, init_cpu), MEMORY: max(memory, init_memory)}
-    if spec.get("resources") and is_pod_level_requests_set(spec):
+    if count_pod_level and spec.get("resources") and is_pod_level_requests_set(spec):
         pod_level = parse_resource_list(spec["resources"]["requests"], "spec.resources.requests")
         for name in (CPU, MEMORY):
             if name in pod_level:
@@ -544,16 +569,26 @@ def scheduler_requests(
     spec: Mapping[str, Any], status: Mapping[str, Any]
 ) -> tuple[Resource, int, int]:
     """(requests, non-zero milli-cpu, non-zero memory) of a pod as the scheduler's NodeInfo
-    counts it: upstream's PodInfo.calculateResource (pkg/scheduler/framework/types.go).
+    counts it: upstream's PodInfo.CalculateResource (pkg/scheduler/framework/types.go), with
+    the process's PodLevelResources (SkipPodLevelResources when off) and
+    InPlacePodLevelResourcesVerticalScaling gates (scheduler.api.request_gates).
 
     The non-zero amounts fill in 100m / 200Mi for containers that name no cpu / memory request,
-    but when pod-level requests are set only for a resource that neither the pod level nor any
-    container requests (getNonMissingContainerRequests).
+    but when pod-level requests are set (and PodLevelResources is on) only for a resource that
+    neither the pod level nor any container requests (getNonMissingContainerRequests).
     """
+    gates = request_gates()
+    pod_level, pod_level_status = gates.pod_level_resources, gates.pod_level_status
     containers, inits = _container_amounts(spec, "requests")
-    use_status = status_matters(spec, status)
-    requests = _pod_requests(spec, status, containers, inits, use_status_resources=use_status)
-    if spec.get("resources") and is_pod_level_requests_set(spec):
+    use_status = status_matters(spec, status, pod_level_status)
+    options: dict[str, Any] = {
+        "pod_level_status": pod_level_status,
+        "skip_pod_level_resources": not pod_level,
+    }
+    requests = _pod_requests(
+        spec, status, containers, inits, use_status_resources=use_status, **options
+    )
+    if pod_level and spec.get("resources") and is_pod_level_requests_set(spec):
         non_missing = {name: v for name, v in NON_ZERO_DEFAULTS.items() if name not in requests}
     else:
         non_missing = dict(NON_ZERO_DEFAULTS)
@@ -561,10 +596,16 @@ def scheduler_requests(
         non_zero: Mapping[str, int] = requests
     elif use_status:
         non_zero = _pod_requests(
-            spec, status, containers, inits, use_status_resources=True, non_missing=non_missing
+            spec,
+            status,
+            containers,
+            inits,
+            use_status_resources=True,
+            non_missing=non_missing,
+            **options,
         )
     else:  # the common case, in one pass over cpu and memory only
-        non_zero = _non_zero_spec(spec, containers, inits, non_missing)
+        non_zero = _non_zero_spec(spec, containers, inits, non_missing, pod_level)
     return (
         resource_from_nanos(requests),
         -(-non_zero.get(CPU, 0) // 10**6),
@@ -578,6 +619,30 @@ def scoring_non_zero_requests(
     """(milli-cpu, memory) NodeResourcesFit scores the incoming pod with: upstream's
     resourceAllocationScorer.calculatePodResourceRequest, which fills in 100m / 200Mi for every
     container without a request whether or not pod-level requests are set. It differs from
-    :func:`scheduler_requests`' non-zero amounts only for pods with pod-level requests."""
-    amounts = pod_requests(spec, status, use_status_resources=True, non_missing=NON_ZERO_DEFAULTS)
+    :func:`scheduler_requests`' non-zero amounts only for pods with pod-level requests, and
+    only while PodLevelResources is on (SkipPodLevelResources: !enablePodLevelResources)."""
+    gates = request_gates()
+    amounts = pod_requests(
+        spec,
+        status,
+        use_status_resources=True,
+        pod_level_status=gates.pod_level_status,
+        skip_pod_level_resources=not gates.pod_level_resources,
+        non_missing=NON_ZERO_DEFAULTS,
+    )
     return -(-amounts.get(CPU, 0) // 10**6), -(-amounts.get(MEMORY, 0) // 10**9)
+
+
+def requests_with_pod_level(spec: Mapping[str, Any], status: Mapping[str, Any]) -> Resource:
+    """What a pod requests as upstream's resize hints count it whatever PodLevelResources says:
+    events.go extractPodScaleDown and fit.go isSchedulableAfterPodScaleDown pass
+    PodResourcesOptions{UseStatusResources, InPlacePodLevelResourcesVerticalScalingEnabled}
+    without SkipPodLevelResources, so pod-level requests count there even with the gate off.
+    With the gate on this is the cache's count (:func:`scheduler_requests`)."""
+    amounts = pod_requests(
+        spec,
+        status,
+        use_status_resources=True,
+        pod_level_status=request_gates().pod_level_status,
+    )
+    return resource_from_nanos(amounts)

@@ -69,11 +69,6 @@ NOT_HONOURED: Final[Mapping[str, NotHonoured]] = {
         True, "preemption on behalf of deferred in-place resizes"
     ),
     "SchedulerPreQueueingHints": NotHonoured(True, "the PreQueueingHint extension point"),
-    # kube-scheduler: beta, on by default upstream; aiosched always works so.
-    "PodLevelResources": NotHonoured(False, "ignoring pod-level resources"),
-    "InPlacePodLevelResourcesVerticalScaling": NotHonoured(
-        False, "ignoring the pod-level resources a resize has actuated"
-    ),
     # DRA gates that scheduler/plugins/dynamicresources/features.py does not list yet.
     "DRAWorkloadResourceClaims": NotHonoured(True, "ResourceClaims shared by a PodGroup"),
     "DRAListTypeAttributes": NotHonoured(True, "list-typed device attributes"),

@@ -29,6 +29,7 @@ from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing
 from profiles.config import Extender, ResolvedConfig
 from scheduler.api.objects import NodeView, PodView
+from scheduler.api.request_gates import RequestGates, set_request_gates
 from scheduler.apicalls.dispatcher import ApiDispatcher
 from scheduler.apicalls.metrics import dispatcher_with_metrics
 from scheduler.cache.cache import Cache
@@ -116,6 +117,9 @@ class Scheduler:
         self.client = client
         self.registry = registry
         self.options = options or SchedulerOptions()
+        # PodLevelResources / InPlacePodLevelResourcesVerticalScaling are process-wide, as
+        # upstream's DefaultFeatureGate: set before the informers read the first pod.
+        set_request_gates(RequestGates.from_feature_gates(self.options.feature_gates))
         self.metrics = metrics or SchedulerMetrics()
         # Spans, explain entries and attempt logs; tracing off costs one flag test per attempt.
         self.instrumentation = Instrumentation(

@@ -42,6 +42,7 @@ import numpy.typing as npt
 import orjson
 
 from scheduler.api.objects import PodView
+from scheduler.api.request_gates import request_gates
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.rows import RowVerdict
 from scheduler.client.process_transport import worker_socketpair
@@ -214,7 +215,7 @@ class FilterPool:
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "scheduler.parallel.worker", name,
-                 str(theirs.fileno()), str(os.getpid())],
+                 str(theirs.fileno()), str(os.getpid()), request_gates().as_argument()],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
             )  # fmt: skip

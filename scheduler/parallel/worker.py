@@ -27,6 +27,7 @@ import orjson
 
 from profiles.config import ResolvedConfig
 from scheduler.api.pod import pod_view_from_dict
+from scheduler.api.request_gates import RequestGates, set_request_gates
 from scheduler.cache.cache import Cache
 from scheduler.cache.snapshot import Snapshot
 from scheduler.client.io_process import die_with_parent, name_process
@@ -178,6 +179,10 @@ def serve(sock: socket.socket) -> None:
 
 def main(argv: list[str]) -> int:
     name, fd, parent = argv[0], int(argv[1]), int(argv[2])
+    if len(argv) > 3:
+        # the scheduler's PodLevelResources / InPlacePodLevelResourcesVerticalScaling: the
+        # replica counts pods as its cache does (set before the bootstrap's first pod view)
+        set_request_gates(RequestGates.from_argument(argv[3]))
     name_process(name)
     die_with_parent(parent)
     logging.basicConfig(level=logging.WARNING, format=f"{name}: %(message)s")

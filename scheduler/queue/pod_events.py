@@ -6,6 +6,7 @@ Upstream: pkg/scheduler/framework/events.go PodSchedulingPropertiesChange and it
 from __future__ import annotations
 
 from scheduler.api.objects import PodView, Resource
+from scheduler.api.pod import requests_for_resize_hints
 from scheduler.framework.events import ActionType, ClusterEvent, EventResource
 
 
@@ -23,7 +24,8 @@ def pod_update_actions(old: PodView, new: PodView) -> list[ActionType]:
     actions: list[ActionType] = []
     if dict(old.labels) != dict(new.labels):
         actions.append(ActionType.UPDATE_POD_LABEL)
-    if _scaled_down(old.requests, new.requests):
+    # extractPodScaleDown counts pod-level requests whatever PodLevelResources says
+    if _scaled_down(requests_for_resize_hints(old), requests_for_resize_hints(new)):
         actions.append(ActionType.UPDATE_POD_SCALE_DOWN)
     if old.scheduling_gates and not new.scheduling_gates:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)

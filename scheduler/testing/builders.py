@@ -278,6 +278,16 @@ class MakePod:
         init.append({"name": f"i{len(init)}", "image": image, "resources": resources})
         return self
 
+    def pod_resources(
+        self, requests: Mapping[str, str], limits: Mapping[str, str] | None = None
+    ) -> MakePod:
+        """spec.resources: pod-level requests (and limits), PodLevelResources."""
+        resources: Obj = {"requests": dict(requests)}
+        if limits is not None:
+            resources["limits"] = dict(limits)
+        self._spec["resources"] = resources
+        return self
+
     def overhead(self, overhead: Mapping[str, str]) -> MakePod:
         self._spec["overhead"] = dict(overhead)
         return self

@@ -3,7 +3,11 @@ TaintTolerationComparisonOperators=true` (one process, so one start-up: the gate
 the embedded API server's validation and TaintToleration): a pod that asks for nodes whose SLA
 taint is above a threshold lands on the one node that has it, a pod whose threshold no node
 reaches stays pending in upstream's words, and the API server refuses a value that is not a
-canonical integer, as kube-apiserver does with the gate."""
+canonical integer, as kube-apiserver does with the gate.
+
+The same scheduler runs with PodLevelResources and InPlacePodLevelResourcesVerticalScaling off
+(gates of its own, the API server keeping spec.resources): a pod whose pod-level requests no
+node could hold is placed by its containers' requests, as kube-scheduler does with them off."""
 
 from __future__ import annotations
 
@@ -44,7 +48,8 @@ def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
             "--insecure-http",
             "--leader-elect=false",
             "--feature-gates",
-            "TaintTolerationComparisonOperators=true",
+            "TaintTolerationComparisonOperators=true,PodLevelResources=false,"
+            "InPlacePodLevelResourcesVerticalScaling=false",
         ],
         workdir / "embedded.log",
         r"serving /metrics, .+? on (http://[\d.]+:\d+)",
@@ -91,3 +96,17 @@ def test_api_server_refuses_a_non_canonical_threshold(kubectl: Kubectl) -> None:
         "canonical form" in str(refused.value)
     )
     assert kubectl("get", "pod", "bad", "--ignore-not-found") == ""
+
+
+def test_pod_level_requests_are_ignored_with_the_gate_off(kubectl: Kubectl) -> None:
+    big = pod(
+        "pod-level-8-cpus",
+        cpu="100m",
+        memory="64Mi",
+        resources={"requests": {"cpu": "8", "memory": "64Mi"}},
+        **tolerations(toleration(SLA, "Exists", effect="NoSchedule")),
+    )
+    kubectl.apply(to_yaml(big))
+    placed = wait_until(lambda: _decided(kubectl, "pod-level-8-cpus"), what="placed")
+    assert placed["spec"]["resources"]["requests"]["cpu"] == "8"  # kept by the API server
+    assert placed["spec"]["nodeName"] in ("n-sla-800", "n-sla-950")  # 4 cpus each

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.api.objects import PodView
+from scheduler.api.request_gates import gates_set
 from scheduler.cache.cache import Cache
 from scheduler.cache.node_info import NodeInfo
 from scheduler.cache.node_table import NodeTable
@@ -327,6 +328,65 @@ def test_row_path_matches_per_node_path(
     slow = run_path(snapshot, per_node_lister(snapshot), incoming, start, percentage, strategy)
     fast = run_path(snapshot, snapshot, incoming, start, percentage, strategy)
     assert fast == slow
+
+
+POD_LEVEL = st.sampled_from(
+    [None, {"cpu": "2"}, {"cpu": "500m", "memory": "1Gi"}, {"memory": "8Gi"}]
+)
+# (PodLevelResources, InPlacePodLevelResourcesVerticalScaling): the gate combinations upstream
+# allows (the second needs the first)
+REQUEST_GATES = st.sampled_from([(True, True), (True, False), (False, False)])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    nodes=st.lists(node_specs, min_size=1, max_size=20),
+    pod=pod_specs,
+    incoming_pod_level=POD_LEVEL,
+    existing_pod_level=st.lists(POD_LEVEL, min_size=20, max_size=20),
+    start=st.integers(min_value=0, max_value=19),
+    percentage=st.sampled_from([None, 50, 100]),
+    strategy=st.sampled_from(sorted(STRATEGIES)),
+    gates=REQUEST_GATES,
+)
+def test_row_path_matches_per_node_path_with_pod_level_resources(
+    nodes: list[dict[str, Any]],
+    pod: dict[str, Any],
+    incoming_pod_level: dict[str, str] | None,
+    existing_pod_level: list[dict[str, str] | None],
+    start: int,
+    percentage: int | None,
+    strategy: str,
+    gates: tuple[bool, bool],
+) -> None:
+    """Pods with pod-level requests, on the nodes and incoming, under PodLevelResources and
+    InPlacePodLevelResourcesVerticalScaling on and off: both paths count them the same, and
+    with PodLevelResources off they decide as if no pod had spec.resources."""
+
+    def outcomes(with_pod_level: bool) -> tuple[Outcome, Outcome]:
+        cache = build_cluster(nodes)
+        for index, pod_level in enumerate(existing_pod_level[: len(nodes)]):
+            if pod_level is not None:
+                on_node = requesting_pod(f"plr-{index}", "100m", None)
+                if with_pod_level:
+                    on_node.pod_resources(pod_level)
+                cache.add_pod(on_node.node(f"node-{index}").obj())
+        snapshot = cache.update_snapshot(Snapshot())
+        incoming = build_pod(pod)
+        if with_pod_level and incoming_pod_level is not None:
+            raw = incoming.raw
+            incoming = PodView.from_dict(
+                {**raw, "spec": {**raw["spec"], "resources": {"requests": incoming_pod_level}}}
+            )
+        slow = run_path(snapshot, per_node_lister(snapshot), incoming, start, percentage, strategy)
+        fast = run_path(snapshot, snapshot, incoming, start, percentage, strategy)
+        return fast, slow
+
+    with gates_set(pod_level_resources=gates[0], pod_level_status=gates[1]):
+        fast, slow = outcomes(with_pod_level=True)
+        assert fast == slow
+        if not gates[0]:
+            assert outcomes(with_pod_level=False) == (fast, slow)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -3,7 +3,8 @@
 Ported from upstream's pkg/scheduler/framework/plugins/noderesources/fit_test.go: the
 pod-level cases of TestEnoughRequests, TestFitScore's pod-level case (the non-zero defaults),
 and Test_isSchedulableAfterPodEvent (isSchedulableAfterPodScaleDown), plus the cache counting a
-resized pod at the larger of desired and actuated amounts (framework/types_test.go).
+resized pod at the larger of desired and actuated amounts (framework/types_test.go); then the
+same plugins with PodLevelResources / InPlacePodLevelResourcesVerticalScaling off.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from typing import Any
 import pytest
 
 from scheduler.api.objects import PodView
-from scheduler.framework.events import QueueingHint
+from scheduler.api.request_gates import gates_set
+from scheduler.framework.events import ActionType, QueueingHint
 from scheduler.framework.interface import CycleState
+from scheduler.plugins.balancedallocation import NodeResourcesBalancedAllocation
 from scheduler.plugins.noderesources.fit import NodeResourcesFit
+from scheduler.queue.pod_events import pod_update_actions
 from scheduler.testing import make_node, make_node_info
 
 
@@ -224,3 +228,127 @@ def test_is_schedulable_after_pod_event(
     name: str, old: PodView, new: PodView | None, expected: QueueingHint
 ) -> None:
     assert HINT(TARGET, old, new) == expected
+
+
+# ---- PodLevelResources / InPlacePodLevelResourcesVerticalScaling off ------------------------
+#
+# fit.go computePodResourceRequest (SkipPodLevelResources: !enablePodLevelResources),
+# types.go CalculateResource for the pods on the node, resource_allocation.go for the scores;
+# the resize hints (isSchedulableAfterPodScaleDown, events.go extractPodScaleDown) count the
+# pod level whatever the gate. Pods are built under the gate, as PodInfo caches its resources.
+
+BOTH_OFF = {"pod_level_resources": False, "pod_level_status": False}
+STATUS_OFF = {"pod_level_resources": True, "pod_level_status": False}
+BOTH_ON = {"pod_level_resources": True, "pod_level_status": True}
+POD_LEVEL_RESIZING = {
+    # a pod-level resize from 1 to 1800m cpu the kubelet has allocated
+    "allocatedResources": {"cpu": "1800m"},
+    "resources": {"requests": {"cpu": "1800m"}},
+}
+
+
+def resizing_pod(name: str) -> PodView:
+    view = pod(name, [{"cpu": "100m"}], {"cpu": "1"}, node="n")
+    raw = {**view.raw, "status": {**view.raw["status"], **POD_LEVEL_RESIZING}}
+    return PodView.from_dict(raw)
+
+
+GATE_FILTER_CASES = [
+    # (name, incoming, existing, {gates name: reasons})
+    (
+        "an incoming pod-level request larger than the node",
+        lambda: pod("p", [{}], {"cpu": "8"}),
+        list,
+        {"BOTH_ON": ("Insufficient cpu",), "STATUS_OFF": ("Insufficient cpu",), "BOTH_OFF": ()},
+    ),
+    (
+        "pod-level requests over smaller container requests",
+        lambda: pod("p", [{"cpu": "100m"}], {"cpu": "3"}),
+        list,
+        {"BOTH_ON": ("Insufficient cpu",), "STATUS_OFF": ("Insufficient cpu",), "BOTH_OFF": ()},
+    ),
+    (
+        "the containers' own requests still count with the gate off",
+        lambda: pod("p", [{"cpu": "3"}], {"cpu": "3"}),
+        list,
+        {
+            "BOTH_ON": ("Insufficient cpu",),
+            "STATUS_OFF": ("Insufficient cpu",),
+            "BOTH_OFF": ("Insufficient cpu",),
+        },
+    ),
+    (
+        "an existing pod-level pod is counted by its containers with the gate off",
+        lambda: pod("p", [{"cpu": "500m"}]),
+        lambda: [pod("e", [{}], {"cpu": "1800m"}, node="n")],
+        {"BOTH_ON": ("Insufficient cpu",), "STATUS_OFF": ("Insufficient cpu",), "BOTH_OFF": ()},
+    ),
+    (
+        "an existing pod mid pod-level resize: its pod-level status only with the resize gate",
+        lambda: pod("p", [{"cpu": "500m"}]),
+        lambda: [resizing_pod("e")],
+        {"BOTH_ON": ("Insufficient cpu",), "STATUS_OFF": (), "BOTH_OFF": ()},
+    ),
+]
+GATES_BY_NAME = {"BOTH_ON": BOTH_ON, "STATUS_OFF": STATUS_OFF, "BOTH_OFF": BOTH_OFF}
+
+
+@pytest.mark.parametrize("gates", sorted(GATES_BY_NAME))
+@pytest.mark.parametrize(
+    ("incoming", "existing", "expected"),
+    [case[1:] for case in GATE_FILTER_CASES],
+    ids=[case[0] for case in GATE_FILTER_CASES],
+)
+def test_filter_with_the_gates(
+    gates: str, incoming: Any, existing: Any, expected: dict[str, tuple[str, ...]]
+) -> None:
+    with gates_set(**GATES_BY_NAME[gates]):
+        assert filter_reasons(incoming(), existing()) == expected[gates]
+
+
+def test_cache_counts_pod_level_pods_by_their_containers_with_the_gate_off() -> None:
+    """types.go CalculateResource: requested and the non-zero amounts without the pod level."""
+    node = make_node("n", {"cpu": "4", "memory": "4Gi", "pods": "110"})
+    with gates_set(**BOTH_OFF):
+        info = make_node_info(node, [pod("e", [{"cpu": "100m"}, {}], {"cpu": "2"}, node="n")])
+        assert (info.requested.milli_cpu, info.requested.memory) == (100, 0)
+        assert (info.non_zero_requested.milli_cpu, info.non_zero_requested.memory) == (
+            200,
+            2 * 200 * 1024 * 1024,
+        )
+    with gates_set(**BOTH_ON):
+        info = make_node_info(node, [pod("e", [{"cpu": "100m"}, {}], {"cpu": "2"}, node="n")])
+        assert info.requested.milli_cpu == 2000
+
+
+def test_score_skips_pod_level_requests_with_the_gate_off() -> None:
+    plugin = NodeResourcesFit(None)
+    with gates_set(**BOTH_OFF):
+        assert plugin._pod_requests(pod("p", [{}, {}], {"cpu": "1"})) == (
+            2 * 100,
+            2 * 200 * 1024 * 1024,
+        )
+
+
+def test_balanced_allocation_takes_a_pod_level_only_pod_for_best_effort_with_the_gate_off() -> None:
+    """balanced_allocation.go: requests without the pod level are all zero, so PreScore skips."""
+    plugin = NodeResourcesBalancedAllocation()
+    for gates, skipped in ((BOTH_ON, False), (BOTH_OFF, True)):
+        with gates_set(**gates):
+            status = plugin.pre_score(CycleState(), pod("p", [{}], {"cpu": "1"}), [])
+            assert status.is_skip is skipped
+
+
+@pytest.mark.parametrize("gates", sorted(GATES_BY_NAME))
+def test_resize_hints_count_the_pod_level_whatever_the_gate(gates: str) -> None:
+    """A target asking cpu at the pod level only, another bound pod's pod-level cpu shrinking:
+    requeued under every gate, and the update is an UpdatePodScaleDown event."""
+    with gates_set(**GATES_BY_NAME[gates]):
+        target = pod("target", [{}], {"cpu": "1"})
+        old = pod("x", [{}], {"cpu": "2"}, node="n")
+        new = pod("x", [{}], {"cpu": "1"}, node="n")
+        assert HINT(target, old, new) == QueueingHint.QUEUE
+        assert ActionType.UPDATE_POD_SCALE_DOWN in pod_update_actions(old, new)
+        grown = pod("x", [{}], {"cpu": "3"}, node="n")
+        assert HINT(target, old, grown) == QueueingHint.SKIP
+        assert ActionType.UPDATE_POD_SCALE_DOWN not in pod_update_actions(old, grown)

@@ -160,10 +160,38 @@ def test_all_alpha_sets_every_alpha_gate_not_given() -> None:
         feature_gates("AllAlpha=true")
 
 
-def test_all_beta_off_is_refused_for_what_aiosched_always_does() -> None:
-    with pytest.raises(FeatureGateError) as caught:
-        feature_gates("AllBeta=false")
-    assert "feature gate PodLevelResources=false is not supported by aiosched" in str(caught.value)
+def test_all_beta_off_is_accepted_every_beta_gate_being_honoured_off() -> None:
+    values = feature_gates("AllBeta=false")
+    assert values["PodLevelResources"] is False
+    assert values["InPlacePodLevelResourcesVerticalScaling"] is False
+    assert not any(values[name] for name, (stage, _, _) in GATES.items() if stage == BETA)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("PodLevelResources=false,InPlacePodLevelResourcesVerticalScaling=false", None),
+        ("InPlacePodLevelResourcesVerticalScaling=false", None),
+        (
+            # kube_features.go: the resize of pod-level resources needs them
+            "PodLevelResources=false",
+            "InPlacePodLevelResourcesVerticalScaling is enabled, but depends on features that "
+            "are disabled: [PodLevelResources]",
+        ),
+    ],
+)
+def test_pod_level_resources_gates_off(text: str, error: str | None) -> None:
+    """Both gates are honoured at both values now; upstream's dependency check still applies."""
+    if error is None:
+        values = feature_gates(text)
+        for item in text.split(","):
+            name, _, value = item.partition("=")
+            assert values[name] is (value == "true")
+            assert refusal(name, False) is None
+    else:
+        with pytest.raises(FeatureGateError) as caught:
+            feature_gates(text)
+        assert str(caught.value) == error
 
 
 @pytest.mark.parametrize("name", sorted(NOT_HONOURED))

@@ -1,8 +1,9 @@
 """NodeResourcesFit: Filter nodes without room for the pod's requests; Score by allocation.
 
 Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go and resource_allocation.go
-(queueing hints, pod-level resources and in-place pod resize enabled, as upstream's v1.35
-defaults). The pod's requests come from scheduler.api.requests (resourcehelper.PodRequests);
+(queueing hints and in-place pod resize enabled; PodLevelResources and
+InPlacePodLevelResourcesVerticalScaling as the process's gates say, scheduler.api.request_gates).
+The pod's requests come from scheduler.api.requests (resourcehelper.PodRequests);
 a bound pod whose requests shrink (a resize down, UpdatePodScaleDown) requeues pods that want
 what it frees (isSchedulableAfterPodScaleDown).
 """
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scheduler.api.objects import NodeView, PodView, Resource
+from scheduler.api.pod import requests_for_resize_hints
+from scheduler.api.request_gates import request_gates
 from scheduler.api.requests import is_pod_level_requests_set, scoring_non_zero_requests
 from scheduler.cache.node_table import IntArray, NodeTable, fits_int64
 from scheduler.cache.rows import Rows, RowVerdict
@@ -208,9 +211,15 @@ def _pod_request_for_scoring(pod: PodView, name: str, non_zero: tuple[int, int])
 def _scoring_non_zero(pod: PodView) -> tuple[int, int]:
     """The incoming pod's non-zero cpu / memory as upstream's resourceAllocationScorer reads
     them (calculatePodResourceRequest: defaults for every container without a request). Only a
-    pod with pod-level requests differs from what the cache counts for it (types.go)."""
+    pod with pod-level requests differs from what the cache counts for it (types.go), and only
+    with PodLevelResources on: off, both skip the pod level and fill in every default."""
     spec = pod.raw.get("spec")
-    if isinstance(spec, Mapping) and spec.get("resources") and is_pod_level_requests_set(spec):
+    if (
+        isinstance(spec, Mapping)
+        and spec.get("resources")
+        and request_gates().pod_level_resources
+        and is_pod_level_requests_set(spec)
+    ):
         status = pod.raw.get("status")
         return scoring_non_zero_requests(spec, status if isinstance(status, Mapping) else {})
     return pod.non_zero_milli_cpu, pod.non_zero_memory
@@ -437,9 +446,12 @@ class NodeResourcesFit(ResourceFilter):
             return QueueingHint.QUEUE
         if not new.is_bound:
             return QueueingHint.SKIP
-        wanted = pod.requests
+        # isSchedulableAfterPodScaleDown's PodResourcesOptions leave SkipPodLevelResources
+        # unset: pod-level requests count here even with PodLevelResources off (fit.go)
+        wanted = requests_for_resize_hints(pod)
+        before, after = requests_for_resize_hints(old), requests_for_resize_hints(new)
         for name in ("cpu", "memory", "ephemeral-storage", *wanted.scalar):
-            if wanted.get(name) and old.requests.get(name) > new.requests.get(name):
+            if wanted.get(name) and before.get(name) > after.get(name):
                 return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
