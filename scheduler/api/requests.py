@@ -613,24 +613,18 @@ def scheduler_requests(
     )
 
 
-def scoring_non_zero_requests(
-    spec: Mapping[str, Any], status: Mapping[str, Any]
-) -> tuple[int, int]:
-    """(milli-cpu, memory) NodeResourcesFit scores the incoming pod with: upstream's
-    resourceAllocationScorer.calculatePodResourceRequest, which fills in 100m / 200Mi for every
-    container without a request whether or not pod-level requests are set. It differs from
-    :func:`scheduler_requests`' non-zero amounts only for pods with pod-level requests, and
-    only while PodLevelResources is on (SkipPodLevelResources: !enablePodLevelResources)."""
-    gates = request_gates()
-    amounts = pod_requests(
-        spec,
-        status,
-        use_status_resources=True,
-        pod_level_status=gates.pod_level_status,
-        skip_pod_level_resources=not gates.pod_level_resources,
-        non_missing=NON_ZERO_DEFAULTS,
+def fit_score_requests(spec: Mapping[str, Any]) -> Resource:
+    """What NodeResourcesFit's Score counts the incoming pod as requesting, in kube-scheduler
+    v1.36.2: its resourceAllocationScorer is built by getScorer (noderesources/fit.go NewFit)
+    with none of the feature fields set, so calculatePodResourceRequest
+    (resource_allocation.go) passes SkipPodLevelResources and no UseStatusResources whatever
+    the gates say: the containers' requests alone, 100m / 200Mi for each container without a
+    cpu / memory request. Checked against the v1.36.2 binary: a pod with pod-level requests of
+    3 CPUs and one container without requests is scored at [100, 209715200]. Only a pod with
+    pod-level requests differs from the cache's non-zero count for it (types.go)."""
+    return resource_from_nanos(
+        pod_requests(spec, skip_pod_level_resources=True, non_missing=NON_ZERO_DEFAULTS)
     )
-    return -(-amounts.get(CPU, 0) // 10**6), -(-amounts.get(MEMORY, 0) // 10**9)
 
 
 def requests_with_pod_level(spec: Mapping[str, Any], status: Mapping[str, Any]) -> Resource:

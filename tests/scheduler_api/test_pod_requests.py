@@ -15,6 +15,7 @@ import pytest
 from apimachinery.quantity import parse_nanos
 from scheduler.api.pod import PodView
 from scheduler.api.requests import (
+    fit_score_requests,
     is_pod_level_requests_set,
     is_pod_level_resources_set,
     is_pod_resize_infeasible,
@@ -22,7 +23,6 @@ from scheduler.api.requests import (
     pod_requests,
     resize_pending_reason,
     scheduler_requests,
-    scoring_non_zero_requests,
     status_matters,
 )
 
@@ -628,16 +628,22 @@ def test_scheduler_counts_a_pod_level_resize_from_the_pod_level_status() -> None
     resizing = {"allocatedResources": {"cpu": "3"}, "resources": {"requests": {"cpu": "2"}}}
     assert status_matters(spec, resizing)
     assert scheduler_requests(spec, resizing)[0].milli_cpu == 3000
-    assert scoring_non_zero_requests(spec, resizing)[0] == 3000
 
 
-def test_scoring_defaults_every_container_even_with_pod_level_requests() -> None:
-    """resource_allocation.go fills in defaults per container whatever the pod level says."""
+def test_fit_score_counts_the_containers_alone() -> None:
+    """kube-scheduler v1.36.2's NodeResourcesFit Score (fit.go NewFit → getScorer: a
+    resourceAllocationScorer without feature fields) skips pod-level requests and fills in
+    defaults per container; the v1.36.2 binary scored a pod with pod-level requests of 3 CPUs
+    and one container without requests at [100, 209715200]."""
     spec = {
         "resources": {"requests": {"cpu": "2"}},
         "containers": [c("a", {"memory": "1Gi"}), c("b")],
     }
-    assert scoring_non_zero_requests(spec, {}) == (2000, 1024**3 + 200 * 1024 * 1024)
+    requests = fit_score_requests(spec)
+    assert (requests.milli_cpu, requests.memory) == (200, 1024**3 + 200 * 1024 * 1024)
+    alone = {"resources": {"requests": {"cpu": "3", "memory": "100Mi"}}, "containers": [c("c")]}
+    requests = fit_score_requests(alone)
+    assert (requests.milli_cpu, requests.memory) == (100, 209715200)
 
 
 def _pod(spec: dict[str, Any], status: dict[str, Any], rv: str) -> dict[str, Any]:

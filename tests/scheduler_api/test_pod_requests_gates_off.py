@@ -21,7 +21,6 @@ from scheduler.api.requests import (
     pod_limits,
     pod_requests,
     scheduler_requests,
-    scoring_non_zero_requests,
     status_matters,
 )
 
@@ -252,18 +251,6 @@ def test_pod_level_status_off_keeps_pod_level_requests() -> None:
     assert not status_matters(spec, resizing, pod_level_status=False)
     with gates_set(pod_level_status=False):
         assert scheduler_requests(spec, resizing)[0].milli_cpu == 2000
-        assert scoring_non_zero_requests(spec, resizing)[0] == 2000
-
-
-def test_scoring_skips_pod_level_requests_with_the_gate_off() -> None:
-    """resource_allocation.go: SkipPodLevelResources: !enablePodLevelResources."""
-    spec = {
-        "resources": {"requests": {"cpu": "2"}},
-        "containers": [container("a", {"memory": "1Gi"}), container("b")],
-    }
-    assert scoring_non_zero_requests(spec, {}) == (2000, 1024 * MI + 200 * MI)
-    with gates_set(pod_level_resources=False, pod_level_status=False):
-        assert scoring_non_zero_requests(spec, {}) == (200, 1024 * MI + 200 * MI)
 
 
 def test_resize_hints_count_pod_level_requests_whatever_the_gate() -> None:

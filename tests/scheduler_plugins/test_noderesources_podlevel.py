@@ -1,7 +1,7 @@
 """NodeResourcesFit with pod-level resources and in-place resize.
 
 Ported from upstream's pkg/scheduler/framework/plugins/noderesources/fit_test.go: the
-pod-level cases of TestEnoughRequests, TestFitScore's pod-level case (the non-zero defaults),
+pod-level cases of TestEnoughRequests, Score's count of a pod with pod-level requests,
 and Test_isSchedulableAfterPodEvent (isSchedulableAfterPodScaleDown), plus the cache counting a
 resized pod at the larger of desired and actuated amounts (framework/types_test.go); then the
 same plugins with PodLevelResources / InPlacePodLevelResourcesVerticalScaling off.
@@ -136,12 +136,14 @@ def test_filter_pod_level_and_resize(
     assert filter_reasons(incoming, existing) == reasons
 
 
-def test_score_uses_pod_level_requests_and_defaults_per_container() -> None:
-    """resource_allocation.go: the incoming pod's non-zero request is the pod-level one when
-    set; containers without a request of another resource count 100m / 200Mi each."""
+def test_score_counts_the_containers_alone_with_defaults() -> None:
+    """kube-scheduler v1.36.2: NodeResourcesFit's scorer (fit.go NewFit → getScorer) has no
+    feature fields set, so calculatePodResourceRequest (resource_allocation.go) skips the pod
+    level; containers without a request count 100m / 200Mi each (checked against the v1.36.2
+    binary)."""
     plugin = NodeResourcesFit(None)
     p = pod("p", [{}, {}], {"cpu": "1"})
-    assert plugin._pod_requests(p) == (1000, 2 * 200 * 1024 * 1024)
+    assert plugin._pod_requests(p) == (200, 2 * 200 * 1024 * 1024)
 
 
 HINT = NodeResourcesFit._schedulable_after_pod_event

@@ -19,7 +19,7 @@ import numpy as np
 from scheduler.api.objects import NodeView, PodView, Resource
 from scheduler.api.pod import requests_for_resize_hints
 from scheduler.api.request_gates import request_gates
-from scheduler.api.requests import is_pod_level_requests_set, scoring_non_zero_requests
+from scheduler.api.requests import fit_score_requests, is_pod_level_requests_set
 from scheduler.cache.node_table import IntArray, NodeTable, fits_int64
 from scheduler.cache.rows import Rows, RowVerdict
 from scheduler.framework.events import (
@@ -199,20 +199,20 @@ def _requested_resources_increased(pod: PodView, old: NodeView, new: NodeView) -
     return False
 
 
-def _pod_request_for_scoring(pod: PodView, name: str, non_zero: tuple[int, int]) -> int:
+def _pod_request_for_scoring(requests: Resource, name: str, non_zero: tuple[int, int]) -> int:
     """Non-zero requests for cpu / memory (100m / 200Mi per container without one)."""
     if name == "cpu":
         return non_zero[0]
     if name == "memory":
         return non_zero[1]
-    return pod.requests.get(name)
+    return requests.get(name)
 
 
-def _scoring_non_zero(pod: PodView) -> tuple[int, int]:
-    """The incoming pod's non-zero cpu / memory as upstream's resourceAllocationScorer reads
-    them (calculatePodResourceRequest: defaults for every container without a request). Only a
-    pod with pod-level requests differs from what the cache counts for it (types.go), and only
-    with PodLevelResources on: off, both skip the pod level and fill in every default."""
+def _scoring_requests(pod: PodView) -> tuple[Resource, tuple[int, int]]:
+    """The incoming pod's requests and non-zero cpu / memory as Score counts them
+    (scheduler.api.requests.fit_score_requests): the pod level left out, so only a pod with
+    pod-level requests, and only while PodLevelResources is on, is counted otherwise than
+    the cache counts it."""
     spec = pod.raw.get("spec")
     if (
         isinstance(spec, Mapping)
@@ -220,9 +220,9 @@ def _scoring_non_zero(pod: PodView) -> tuple[int, int]:
         and request_gates().pod_level_resources
         and is_pod_level_requests_set(spec)
     ):
-        status = pod.raw.get("status")
-        return scoring_non_zero_requests(spec, status if isinstance(status, Mapping) else {})
-    return pod.non_zero_milli_cpu, pod.non_zero_memory
+        requests = fit_score_requests(spec)
+        return requests, (requests.milli_cpu, requests.memory)
+    return pod.requests, (pod.non_zero_milli_cpu, pod.non_zero_memory)
 
 
 def allocatable_and_requested(node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
@@ -358,8 +358,8 @@ class NodeResourcesFit(ResourceFilter):
         return Status.OK
 
     def _pod_requests(self, pod: PodView) -> tuple[int, ...]:
-        non_zero = _scoring_non_zero(pod)
-        return tuple(_pod_request_for_scoring(pod, name, non_zero) for name in self._resources)
+        requests, non_zero = _scoring_requests(pod)
+        return tuple(_pod_request_for_scoring(requests, name, non_zero) for name in self._resources)
 
     def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
         try:
