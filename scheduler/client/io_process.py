@@ -16,6 +16,7 @@ parent dies (PR_SET_PDEATHSIG, and the parent pid checked once at start for the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import logging
 import os
@@ -88,6 +89,16 @@ def die_with_parent(parent_pid: int) -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:  # it died before prctl took effect
         os._exit(1)
+
+
+def yield_to_the_scheduler() -> None:
+    """Run as SCHED_BATCH (Linux): a frame from the scheduler wakes this worker without
+    preempting the scheduling process on its core; the worker runs on an idle core, or at the
+    next tick. On a busy 2-core machine, wakeup preemption made the scheduler's write of a
+    frame cost it a time slice (py-spy: 17 % of its samples inside the write)."""
+    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH"):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
 
 
 class _Window:
@@ -363,6 +374,7 @@ def main(argv: list[str]) -> int:
     name, fd, parent_pid = argv[1], int(argv[2]), int(argv[3])
     die_with_parent(parent_pid)
     name_process(name)
+    yield_to_the_scheduler()
     # Ctrl-C reaches the whole process group: the scheduler shuts down and closes the socket,
     # and this worker must serve that shutdown's last requests until then.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
