@@ -468,7 +468,8 @@ class ProcessTransport:
                 worker.send(framing.CANCEL, request_id)
 
     def attach_events(self, listener: EventListener, config: framing.EventConfig) -> None:
-        """Have the workers write events as ``config`` says and report to ``listener``."""
+        """Have the workers write events as ``config`` says and report to ``listener`` (one
+        recorder per transport: a second one attached takes the reports over)."""
         self._events_listener = listener
         self._events_config = framing.event_config_payload(config)
         for slot in self._slots:

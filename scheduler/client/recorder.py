@@ -16,6 +16,11 @@ kube-scheduler feeds from a clientset of its own (cmd/kube-scheduler/app/options
   in batches; events recorded while no worker runs wait here (within the same 1000) for one
   to start. A worker that dies takes the events it held with it: they count as dropped,
   reason ``worker_lost`` (some may have been written in its last moments).
+- Upstream counts none of its drops. Here every event recorded ends up either written or
+  dropped with a reason (``DROP_REASONS``), counted in ``written`` / ``dropped`` and in the
+  aiosched_events_written_total / aiosched_events_dropped_total{reason} metrics, and drops are
+  logged at a sampled rate: the first at once, then at most one line per interval with the
+  count since the last line.
 - A per-object spam filter (the core/v1 recorder's EventCorrelator default: a burst of 25, then
   one more every 5 minutes, in an LRU cache of 4096 objects) keeps a pod that fails for hours
   from flooding the API server, at a fixed cost per event however many objects have events.
