@@ -33,6 +33,7 @@ import orjson
 from kubernetes_asyncio.client import Configuration
 
 from apimachinery.eventloop import run_event_loop
+from observability.logs import TextFormatter
 from scheduler.client import framing
 from scheduler.client.event_writer import EventWriter, ObjectRef, PendingEvent, RetryPolicy
 from scheduler.client.kubeconfig import (
@@ -367,6 +368,15 @@ async def serve(fd: int) -> None:
         await protocol.close()
 
 
+class WorkerLogFormatter(TextFormatter):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self._name = name
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{self._name} {super().format(record)}"
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 4:
         print("usage: python -m scheduler.client.io_process NAME FD PARENT_PID", file=sys.stderr)
@@ -378,9 +388,11 @@ def main(argv: list[str]) -> int:
     # Ctrl-C reaches the whole process group: the scheduler shuts down and closes the socket,
     # and this worker must serve that shutdown's last requests until then.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    logging.basicConfig(
-        level=logging.WARNING, format=f"%(asctime)s {name} %(levelname)s %(message)s"
-    )
+    # The scheduler's text format, structured keys included (the event writers log the pod
+    # and the API server's answer as keys), behind the worker's name.
+    handler = logging.StreamHandler()
+    handler.setFormatter(WorkerLogFormatter(name))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     run_event_loop(serve(fd))
     return 0
 

@@ -37,6 +37,8 @@ class EventsEndpoint:
 
     async def create(self, request: web.Request) -> web.Response:
         body = await request.json()
+        if body["regarding"]["name"] == "invalid":
+            return web.json_response({"message": "Event is invalid: note too long"}, status=422)
         self.held += 1
         await self.hold.wait()
         self.held -= 1
@@ -154,3 +156,24 @@ async def test_a_killed_worker_counts_the_events_it_held_as_dropped(
     finally:
         task.cancel()
         await client.close()
+
+
+async def test_a_refused_event_is_logged_by_the_worker_with_its_pod(
+    endpoint: tuple[EventsEndpoint, str], capfd: pytest.CaptureFixture[str]
+) -> None:
+    _, url = endpoint
+    client = await KubeClient.connect(ClientSettings(master=url, qps=0), api_workers=1)
+    recorder = EventRecorder(client.with_own_rate_limit(), time.monotonic)
+    task = asyncio.create_task(recorder.run())
+    try:
+        pod = ObjectRef("default", "invalid", "uid-i", "1")
+        recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "sched")
+        await until(lambda: recorder.dropped["refused"] == 1)
+    finally:
+        task.cancel()
+        await client.close()
+    lines = [line for line in capfd.readouterr().err.splitlines() if "event refused" in line]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("aiosched-io-0 ")
+    assert 'pod="default/invalid"' in lines[0] and "status=422" in lines[0]
+    assert 'error="Event is invalid: note too long"' in lines[0]
