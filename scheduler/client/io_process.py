@@ -6,10 +6,13 @@ first frame, builds its own aiohttp session from the same kubeconfig (HttpTransp
 serves frames (framing.py): each request is sent to the API server as it came and its answer
 goes back as (status, body bytes); each watch is forwarded as the raw chunks it arrives in,
 no faster than the scheduler acknowledges them (a window of STREAM_WINDOW bytes per stream),
-so a slow scheduler slows the API server's stream as a slow reader of one socket would.
+so a slow scheduler slows the API server's stream as a slow reader of one socket would. One
+worker at a time also writes the scheduler's events (WorkerEvents): queued, built, rate limited
+and retried here, their outcomes reported back in batches.
 
-It keeps no state the scheduler needs: killed, its requests fail on the scheduler's side as
-connection errors and a fresh one takes its place. It ends when the socket closes or when its
+It keeps no state the scheduler needs but the events it is writing: killed, its requests fail
+on the scheduler's side as connection errors, its events count as dropped (worker_lost), and a
+fresh one takes its place. It ends when the socket closes or when its
 parent dies (PR_SET_PDEATHSIG, and the parent pid checked once at start for the race).
 """
 

@@ -3,11 +3,13 @@
 ProcessTransport starts N workers (io_process.py, `aiosched-io-0` ... in ps), each on one end of
 a socketpair, and sends each request to one of them (round robin over the live ones; a watch to
 the one holding the fewest). What this process does per request is one frame out and one frame
-in; TLS, HTTP parsing and the aiohttp machinery run in the workers.
+in; TLS, HTTP parsing and the aiohttp machinery run in the workers. Events are handed to one
+worker at a time, one EVENT frame each, and written there (``send_event``, recorder.py).
 
 A worker that dies (kill -9, a crash) fails everything it had in flight as ApiError, exactly as
 a broken connection would: a bind is retried by the binding cycle (and a 409 then says it got
-through), an event write retries, a watch relists. Its slot starts a fresh worker; when a slot
+through), a watch relists; the events it held are reported lost (the recorder counts them
+dropped, reason worker_lost). Its slot starts a fresh worker; when a slot
 fails to start MAX_START_FAILURES times in a row, ``failed()`` raises WorkersFailed so the
 scheduler exits non-zero rather than limping on or hanging.
 """
@@ -473,9 +475,10 @@ class ProcessTransport:
         self._events_listener = listener
         self._events_config = framing.event_config_payload(config)
         for slot in self._slots:
-            if slot is not None:
+            if slot is not None:  # a worker configured again forgets the events it held
                 slot.events = listener
                 slot.events_configured = False
+                slot.events_outstanding = 0
 
     @property
     def events_outstanding(self) -> int:
