@@ -370,7 +370,7 @@ class SchedulerMetrics:
         self._events_dropped = FastCounter(
             "aiosched_events_dropped_total",
             "Number of events the scheduler recorded but never wrote, by reason (queue_full, "
-            "spam_filtered, retries_exhausted, refused).",
+            "spam_filtered, retries_exhausted, refused, worker_lost).",
             ("reason",),
             registry=reg,
         )

@@ -3,11 +3,13 @@
 ProcessTransport starts N workers (io_process.py, `aiosched-io-0` ... in ps), each on one end of
 a socketpair, and sends each request to one of them (round robin over the live ones; a watch to
 the one holding the fewest). What this process does per request is one frame out and one frame
-in; TLS, HTTP parsing and the aiohttp machinery run in the workers.
+in; TLS, HTTP parsing and the aiohttp machinery run in the workers. Events are handed to one
+worker at a time, one EVENT frame each, and written there (``send_event``, recorder.py).
 
 A worker that dies (kill -9, a crash) fails everything it had in flight as ApiError, exactly as
 a broken connection would: a bind is retried by the binding cycle (and a 409 then says it got
-through), an event write retries, a watch relists. Its slot starts a fresh worker; when a slot
+through), a watch relists; the events it held are reported lost (the recorder counts them
+dropped, reason worker_lost). Its slot starts a fresh worker; when a slot
 fails to start MAX_START_FAILURES times in a row, ``failed()`` raises WorkersFailed so the
 scheduler exits non-zero rather than limping on or hanging.
 """
@@ -24,7 +26,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import cast
+from typing import Protocol, cast
 
 from scheduler.client import framing
 from scheduler.client.io_process import STREAM_WINDOW, settings_to_json
@@ -144,6 +146,16 @@ class WorkerStream:
             yield carry
 
 
+class EventListener(Protocol):
+    """Hears what became of the events sent to the workers (the EventRecorder, recorder.py)."""
+
+    def events_done(self, outcomes: framing.EventOutcomes) -> None: ...
+
+    def events_lost(self, count: int) -> None:
+        """A worker died holding ``count`` events: unknown whether they were written."""
+        ...
+
+
 class WorkerConnection(asyncio.Protocol):
     """This process's end of one worker's socket."""
 
@@ -153,8 +165,13 @@ class WorkerConnection(asyncio.Protocol):
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pending: dict[int, asyncio.Future[tuple[int, bytes]]] = {}
         self.streams: dict[int, WorkerStream] = {}
+        # Events sent to this worker whose outcome it has not reported yet.
+        self.events_outstanding = 0
+        self.events_configured = False
+        self.events: EventListener | None = None
         self._reader = framing.FrameReader()
         self._transport: asyncio.Transport | None = None
+        self._writer: framing.FrameWriter | None = None
 
     @property
     def alive(self) -> bool:
@@ -162,14 +179,17 @@ class WorkerConnection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)
+        self._writer = framing.FrameWriter(self._transport)
 
     def send(self, kind: int, request_id: int, payload: bytes = b"") -> None:
-        if self._transport is None or self._transport.is_closing():
+        if self._writer is None or self._transport is None or self._transport.is_closing():
             raise ApiError(f"API I/O worker {self.name} is gone")
-        self._transport.write(framing.frame(kind, request_id, payload))
+        self._writer.send(kind, request_id, payload)
 
     def close(self) -> None:
         if self._transport is not None:
+            if self._writer is not None:
+                self._writer.flush()
             self._transport.close()
 
     def data_received(self, data: bytes) -> None:
@@ -201,8 +221,21 @@ class WorkerConnection(asyncio.Protocol):
                     stream.end()
             elif kind == framing.FAILED:
                 self._failed(request_id, *framing.parse_failure(payload))
+            elif kind == framing.EVENTS_DONE:
+                self._events_done(payload)
             elif kind == framing.READY and not self.ready.done():
                 self.ready.set_result(framing.U32.unpack_from(payload)[0])
+
+    def _events_done(self, payload: bytes) -> None:
+        try:
+            outcomes = framing.parse_event_outcomes(payload)
+        except framing.ProtocolError as exc:
+            log.error("bad event outcomes", extra={"worker": self.name, "error": str(exc)})
+            return
+        done = outcomes.written + sum(outcomes.dropped.values())
+        self.events_outstanding = max(0, self.events_outstanding - done)
+        if self.events is not None:
+            self.events.events_done(outcomes)
 
     def _failed(self, request_id: int, message: str, reason: str, untrusted: bool) -> None:
         if request_id == 0:
@@ -229,6 +262,9 @@ class WorkerConnection(asyncio.Protocol):
                 future.set_exception(ApiError(message))
         for stream in self.streams.values():
             stream.fail(ApiError(message))
+        lost, self.events_outstanding = self.events_outstanding, 0
+        if lost and self.events is not None:
+            self.events.events_lost(lost)
 
 
 class ProcessTransport:
@@ -246,6 +282,11 @@ class ProcessTransport:
         self._keepers: list[asyncio.Task[None]] = []
         self._closing = False
         self.restarts = 0
+        # Events go to one worker at a time, so that one queue and one token bucket hold them
+        # as upstream's one recorder does (recorder.py); another takes over when it dies.
+        self._events_worker: WorkerConnection | None = None
+        self._events_listener: EventListener | None = None
+        self._events_config = b""
 
     @classmethod
     async def start(cls, settings: ClientSettings, host: str, workers: int) -> ProcessTransport:
@@ -427,6 +468,46 @@ class ProcessTransport:
             del worker.streams[request_id]
             if not body.finished and worker.alive:
                 worker.send(framing.CANCEL, request_id)
+
+    def attach_events(self, listener: EventListener, config: framing.EventConfig) -> None:
+        """Have the workers write events as ``config`` says and report to ``listener`` (one
+        recorder per transport: a second one attached takes the reports over)."""
+        self._events_listener = listener
+        self._events_config = framing.event_config_payload(config)
+        for slot in self._slots:
+            if slot is not None:  # a worker configured again forgets the events it held
+                slot.events = listener
+                slot.events_configured = False
+                slot.events_outstanding = 0
+
+    @property
+    def events_outstanding(self) -> int:
+        """Events sent to a live worker and not yet reported written or dropped."""
+        return sum(slot.events_outstanding for slot in self._slots if slot is not None)
+
+    def send_event(self, payload: bytes) -> bool:
+        """Hand one event (framing.event_payload) to the events worker; False when no worker
+        is running to take it."""
+        worker = self._events_worker
+        if worker is None or not worker.alive:
+            alive = [slot for slot in self._slots if slot is not None and slot.alive]
+            if not alive:
+                return False
+            worker = self._events_worker = alive[0]
+        if not worker.events_configured:
+            worker.events = self._events_listener
+            worker.send(framing.EVENTS_CONFIG, 0, self._events_config)
+            worker.events_configured = True
+        worker.send(framing.EVENT, 0, payload)
+        worker.events_outstanding += 1
+        return True
+
+    async def wait_for_worker(self) -> None:
+        """Return once a worker is running (at once if one is)."""
+        while not any(slot is not None and slot.alive for slot in self._slots):
+            # Never raises: when no worker can start, failed() ends the scheduler.
+            self._someone_alive.clear()
+            await self._someone_alive.wait()
 
     async def close(self) -> None:
         """Stop the workers: their sockets close, they exit (killed after STOP_TIMEOUT)."""

@@ -7,12 +7,15 @@ kube-scheduler feeds from a clientset of its own (cmd/kube-scheduler/app/options
   so events never eat the budget bindings and status updates need (and vice versa).
 - ``record`` only enqueues. The queue holds 1000 events (upstream's maxQueuedEvents); when it
   is full the new event is dropped, as upstream's DropIfChannelFull does.
-- A write that gets no answer (connection refused or reset, timeout), a 429 or a 5xx is retried
-  with jittered backoff (0.5 s doubling to 5 s, +25 %) for up to 2 minutes per event. Upstream
-  tries 12 times with a flat 10 s ±25 % sleep (maxTriesPerEvent, defaultSleepDuration): about as
-  long, but it gives up on any HTTP error, 5xx included. Other refusals are final. One write
-  succeeding wakes every writer waiting to retry, so a backlog drains as soon as the API server
-  is back rather than a full sleep later (upstream retries each event in its own goroutine).
+- Writes that fail are retried for up to 2 minutes (event_writer.py has the details).
+- With API I/O workers (``aiosched run --api-workers N``, process_transport.py) the queue, the
+  body, the writes and their retries move to one of them: ``record`` keeps the spam filter and
+  the counters here and sends the event as one EVENT frame. One worker at a time holds the
+  events, so there is one queue of 1000 and one token bucket, as upstream's one recorder; here
+  the 1000 counts the events sent and not yet reported written or dropped. Outcomes come back
+  in batches; events recorded while no worker runs wait here (within the same 1000) for one
+  to start. A worker that dies takes the events it held with it: they count as dropped,
+  reason ``worker_lost`` (some may have been written in its last moments).
 - Upstream counts none of its drops. Here every event recorded ends up either written or
   dropped with a reason (``DROP_REASONS``), counted in ``written`` / ``dropped`` and in the
   aiosched_events_written_total / aiosched_events_dropped_total{reason} metrics, and drops are
@@ -27,78 +30,57 @@ kube-scheduler feeds from a clientset of its own (cmd/kube-scheduler/app/options
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import random
-import secrets
 import socket
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
-import anyio
+from scheduler.client import framing
+from scheduler.client.event_writer import (
+    DROP_REASONS,
+    FIRST_RETRY_SLEEP,
+    MAX_QUEUED_EVENTS,
+    MAX_RETRY_SLEEP,
+    QUEUE_FULL,
+    RETRIES_EXHAUSTED,
+    RETRY_FOR_SECONDS,
+    SPAM_FILTERED,
+    WORKER_LOST,
+    WRITERS,
+    EventWriter,
+    ObjectRef,
+    PendingEvent,
+    Regarding,
+    RetryPolicy,
+)
+from scheduler.client.process_transport import ProcessTransport
+from scheduler.client.rest import KubeClient
 
-from scheduler.api.times import format_micro_time
-from scheduler.client.rest import ApiError, KubeClient, status_message
+__all__ = [
+    "DROP_REASONS",
+    "QUEUE_FULL",
+    "RETRIES_EXHAUSTED",
+    "SPAM_FILTERED",
+    "WORKER_LOST",
+    "EventRecorder",
+    "ObjectRef",
+    "PendingEvent",
+    "Regarding",
+]
 
 log = logging.getLogger(__name__)
 
-MAX_QUEUED_EVENTS = 1000  # client-go tools/events maxQueuedEvents
-RETRY_FOR_SECONDS = 120.0  # about client-go's maxTriesPerEvent (12) times its 10 s sleep
-FIRST_RETRY_SLEEP = 0.5
-MAX_RETRY_SLEEP = 5.0
 MAX_SPAM_FILTER_ENTRIES = 4096  # client-go tools/record/events_cache.go maxLruCacheEntries
-WRITE_TIMEOUT = 30.0  # an API server that accepts but never answers counts as down
-
-QUEUE_FULL = "queue_full"
-SPAM_FILTERED = "spam_filtered"
-RETRIES_EXHAUSTED = "retries_exhausted"
-REFUSED = "refused"
-DROP_REASONS = (QUEUE_FULL, SPAM_FILTERED, RETRIES_EXHAUSTED, REFUSED)
-
-
-class Regarding(Protocol):
-    """The object an event is about (a PodView, or an ObjectRef for a pod that has none)."""
-
-    @property
-    def namespace(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def uid(self) -> str: ...
-    @property
-    def resource_version(self) -> str: ...
-    @property
-    def key(self) -> str: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
-    namespace: str
-    name: str
-    uid: str
-    resource_version: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
 
 class EventMetrics(Protocol):
     def event_written(self) -> None: ...
 
     def event_dropped(self, reason: str) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class PendingEvent:
-    regarding: Regarding
-    event_type: str  # "Normal" | "Warning"
-    reason: str  # "Scheduled" | "FailedScheduling" | ...
-    action: str  # "Binding" | "Scheduling"
-    note: str
-    controller: str  # the profile's schedulerName
 
 
 class SpamFilter:
@@ -151,8 +133,9 @@ class SampledDropLog:
         self._last: float | None = None
         self._unlogged: dict[str, int] = {}
 
-    def dropped(self, reason: str, event: PendingEvent) -> None:
-        self._unlogged[reason] = self._unlogged.get(reason, 0) + 1
+    def dropped(self, reason: str, what: str, count: int = 1) -> None:
+        """``count`` events dropped for ``reason``, the last of them ``what``."""
+        self._unlogged[reason] = self._unlogged.get(reason, 0) + count
         now = self._clock()
         if self._last is not None and now - self._last < self._interval:
             return
@@ -162,20 +145,23 @@ class SampledDropLog:
             "events dropped",
             extra={
                 "dropped": counts,
-                "last": f"{event.reason} for {event.regarding.key}",
+                "last": what,
                 "next_report_in_seconds": self._interval,
             },
         )
 
 
 class EventRecorder:
+    """``record`` for the scheduler's callers; the writing happens in this process or in an
+    API I/O worker, as ``client``'s transport says (see the module docstring)."""
+
     def __init__(
         self,
         client: KubeClient,
         clock: Callable[[], float],
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         max_queued: int = MAX_QUEUED_EVENTS,
-        writers: int = 4,
+        writers: int = WRITERS,
         *,
         metrics: EventMetrics | None = None,
         rng: random.Random | None = None,
@@ -184,23 +170,49 @@ class EventRecorder:
         max_retry_sleep: float = MAX_RETRY_SLEEP,
     ) -> None:
         self._client = client
-        self._wall_clock = wall_clock
-        self._queue: asyncio.Queue[PendingEvent] = asyncio.Queue(max_queued)
         self._spam = SpamFilter(clock)
-        self._writers = writers
-        self._instance = socket.gethostname()
         self._metrics = metrics
-        self._clock = clock
-        self._rng = rng or random.Random()
-        self._retry_for = retry_for_seconds
-        self._first_sleep = first_retry_sleep
-        self._max_sleep = max_retry_sleep
-        # Set (and replaced) whenever a write succeeds: the API server is answering again.
-        self._answering = asyncio.Event()
         self._drop_log = SampledDropLog(clock)
+        self._max_queued = max_queued
         self.recorded = 0
         self.written = 0
         self.dropped: dict[str, int] = dict.fromkeys(DROP_REASONS, 0)
+        instance = socket.gethostname()
+        retry = RetryPolicy(retry_for_seconds, first_retry_sleep, max_retry_sleep)
+        transport = getattr(client, "transport", None)
+        self._workers = transport if isinstance(transport, ProcessTransport) else None
+        self._local: EventWriter | None = None
+        # Events recorded while no API I/O worker runs, waiting for one (framing payloads).
+        self._held: collections.deque[bytes] = collections.deque()
+        self._held_wakeup = asyncio.Event()
+        if self._workers is not None:
+            qps, burst = client.rate_limit
+            self._workers.attach_events(
+                self,
+                framing.EventConfig(
+                    qps,
+                    burst,
+                    max_queued,
+                    writers,
+                    retry.retry_for_seconds,
+                    retry.first_sleep,
+                    retry.max_sleep,
+                    instance,
+                ),
+            )
+        else:
+            self._local = EventWriter(
+                client,
+                clock,
+                instance,
+                self._written,
+                self._drop,
+                wall_clock=wall_clock,
+                max_queued=max_queued,
+                writers=writers,
+                retry=retry,
+                rng=rng,
+            )
 
     @property
     def dropped_total(self) -> int:
@@ -217,114 +229,80 @@ class EventRecorder:
     ) -> None:
         """Queue an event; returns at once. Dropped (and counted) if filtered or queue full."""
         self.recorded += 1
-        event = PendingEvent(regarding, event_type, reason, action, note, controller)
-        if not self._spam.allow(regarding.uid):
-            self._drop(SPAM_FILTERED, event)
+        if self._local is not None:
+            event = PendingEvent(regarding, event_type, reason, action, note, controller)
+            if not self._spam.allow(regarding.uid):
+                self._drop(SPAM_FILTERED, event)
+            else:
+                self._local.put(event)
             return
-        try:
-            self._queue.put_nowait(event)
-        except asyncio.QueueFull:
-            self._drop(QUEUE_FULL, event)
+        workers = self._workers
+        assert workers is not None
+        if not self._spam.allow(regarding.uid):
+            self._drop_many(SPAM_FILTERED, 1, f"{reason} for {regarding.key}")
+            return
+        if workers.events_outstanding + len(self._held) >= self._max_queued:
+            self._drop_many(QUEUE_FULL, 1, f"{reason} for {regarding.key}")
+            return
+        payload = framing.event_payload(
+            (
+                regarding.namespace,
+                regarding.name,
+                regarding.uid,
+                regarding.resource_version,
+                event_type,
+                reason,
+                action,
+                note,
+                controller,
+            )
+        )
+        if self._held or not workers.send_event(payload):
+            self._held.append(payload)
+            self._held_wakeup.set()
+
+    def _written(self) -> None:
+        self.written += 1
+        if self._metrics is not None:
+            self._metrics.event_written()
 
     def _drop(self, reason: str, event: PendingEvent) -> None:
-        self.dropped[reason] += 1
-        if self._metrics is not None:
-            self._metrics.event_dropped(reason)
-        self._drop_log.dropped(reason, event)
+        self._drop_many(reason, 1, event.describe())
 
-    def _body(self, event: PendingEvent) -> dict[str, Any]:
-        regarding = event.regarding
-        now = self._wall_clock()
-        return {
-            "apiVersion": "events.k8s.io/v1",
-            "kind": "Event",
-            "metadata": {
-                "name": f"{regarding.name}.{secrets.token_hex(8)}",
-                "namespace": regarding.namespace,
-            },
-            "eventTime": format_micro_time(now),
-            "reportingController": event.controller,
-            "reportingInstance": f"{event.controller}-{self._instance}",
-            "action": event.action,
-            "reason": event.reason,
-            "type": event.event_type,
-            "note": event.note[:1024],
-            "regarding": {
-                "kind": "Pod",
-                "apiVersion": "v1",
-                "namespace": regarding.namespace,
-                "name": regarding.name,
-                "uid": regarding.uid,
-                "resourceVersion": regarding.resource_version,
-            },
-        }
+    def _drop_many(self, reason: str, count: int, what: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + count
+        if self._metrics is not None:
+            for _ in range(count):
+                self._metrics.event_dropped(reason)
+        self._drop_log.dropped(reason, what, count)
+
+    # What the API I/O worker holding the events reports (process_transport.EventListener).
+
+    def events_done(self, outcomes: framing.EventOutcomes) -> None:
+        self.written += outcomes.written
+        if self._metrics is not None:
+            for _ in range(outcomes.written):
+                self._metrics.event_written()
+        for reason, count in outcomes.dropped.items():
+            self._drop_many(reason, count, outcomes.last_dropped or "")
+        for code, seconds in outcomes.requests:
+            self._client.report_request("POST", code, seconds)
+
+    def events_lost(self, count: int) -> None:
+        self._drop_many(WORKER_LOST, count, "the events an API I/O worker held when it died")
 
     async def run(self) -> None:
-        """Drain the queue with a few concurrent writers until cancelled."""
-        async with anyio.create_task_group() as group:
-            for index in range(self._writers):
-                group.start_soon(self._writer, name=f"event writer {index}")
-
-    async def _writer(self) -> None:
+        """Write events until cancelled: this process's writers, or, with API I/O workers,
+        hand the events held while none ran to the next one that starts."""
+        if self._local is not None:
+            await self._local.run()
+            return
+        workers = self._workers
+        assert workers is not None
         while True:
-            event = await self._queue.get()
-            outcome = await self._write(event)
-            if outcome is None:
-                self.written += 1
-                if self._metrics is not None:
-                    self._metrics.event_written()
-            else:
-                self._drop(outcome, event)
-
-    async def _write(self, event: PendingEvent) -> str | None:
-        """Write one event, retrying while the API server is unreachable or overloaded;
-        None when written, else the drop reason."""
-        path = f"/apis/events.k8s.io/v1/namespaces/{event.regarding.namespace}/events"
-        body = self._body(event)  # one name for every try: a retried create is idempotent
-        sleep = self._first_sleep
-        give_up_at = self._clock() + self._retry_for
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                async with asyncio.timeout(WRITE_TIMEOUT):
-                    status, answer = await self._client.request("POST", path, body=body)
-            except (ApiError, TimeoutError) as exc:
-                error = str(exc) or "timed out"
-            else:
-                if status < 300:
-                    self._answering.set()
-                    self._answering = asyncio.Event()
-                    return None
-                if status == 409 and attempt > 1:
-                    return None  # AlreadyExists: an earlier try got through unanswered
-                if status != 429 and status < 500:
-                    log.warning(
-                        "event refused",
-                        extra={
-                            "pod": event.regarding.key,
-                            "status": status,
-                            "error": status_message(answer),
-                        },
-                    )
-                    return REFUSED
-                error = f"{status} {status_message(answer)}"
-            if self._clock() >= give_up_at:
-                log.warning(
-                    "event not written: retry limit exceeded",
-                    extra={"pod": event.regarding.key, "reason": event.reason, "error": error},
-                )
-                return RETRIES_EXHAUSTED
-            log.debug(
-                "event write failed, retrying",
-                extra={"pod": event.regarding.key, "error": error, "retry_in": sleep},
-            )
-            # Jittered like client-go's wait.Jitter(sleep, 0.25), so recorders do not retry in step.
-            await self._wait_to_retry(sleep * (1 + 0.25 * self._rng.random()))
-            sleep = min(self._max_sleep, sleep * 2)
-
-    async def _wait_to_retry(self, seconds: float) -> None:
-        """Sleep, or less if another write gets through meanwhile."""
-        answering = self._answering
-        with anyio.move_on_after(seconds):
-            await answering.wait()
+            await self._held_wakeup.wait()
+            self._held_wakeup.clear()
+            while self._held:
+                await workers.wait_for_worker()
+                while self._held and workers.send_event(self._held[0]):
+                    self._held.popleft()

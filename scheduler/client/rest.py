@@ -139,9 +139,24 @@ class KubeClient:
         same config (cmd/kube-scheduler/app/options createClients), so events and bindings
         never wait for each other's budget. Closing it leaves the connections open."""
         twin = copy.copy(self)
-        twin._limiter = TokenBucket(self._limiter.qps, self._limiter.burst)
+        twin.set_rate_limit(*self.rate_limit)
         twin._owns_transport = False
         return twin
+
+    @property
+    def rate_limit(self) -> tuple[float, int]:
+        """(qps, burst) of this client's token bucket."""
+        return self._limiter.qps, self._limiter.burst
+
+    def set_rate_limit(self, qps: float, burst: int) -> None:
+        """A fresh token bucket of ``qps`` and ``burst`` for this client."""
+        self._limiter = TokenBucket(qps, burst)
+
+    def report_request(self, method: str, code: int | None, seconds: float) -> None:
+        """Tell this client's observers of a request made for it elsewhere (the events an
+        API I/O worker writes for the recorder)."""
+        for observer in self._observers:
+            observer.request_done(method, self._url_host, code, seconds)
 
     def observe_requests(self, observer: RequestObserver) -> None:
         """Report every request's method, status (None: no answer) and duration to
@@ -149,9 +164,7 @@ class KubeClient:
         self._observers.append(observer)
 
     def _observed(self, method: str, code: int | None, started: float) -> None:
-        elapsed = time.perf_counter() - started
-        for observer in self._observers:
-            observer.request_done(method, self._url_host, code, elapsed)
+        self.report_request(method, code, time.perf_counter() - started)
 
     async def close(self) -> None:
         if self._owns_transport:

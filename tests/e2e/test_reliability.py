@@ -368,9 +368,34 @@ def test_api_io_workers_killed_under_load(tmp_path: Path) -> None:
         load.wait()
         figures = check_invariants(watcher, load, expected=150)
         assert scheduler.proc.poll() is None, scheduler.log.read_text()
+        # The workers write the events: each bound pod's Scheduled event is written, or counted
+        # dropped because the worker holding it was killed; none is lost silently.
+        bound = len(watcher.first_node)
+        wait_until(
+            lambda: sum(event_counts(scheduler).values()) >= bound,
+            timeout=30,
+            what=f"events for the {bound} bound pods written or counted",
+        )
+        counts = event_counts(scheduler)
+        assert counts["written"] > 0 and set(counts) <= {"written", "worker_lost"}, counts
     log = scheduler.log.read_text(errors="replace")
     assert log.count("API I/O worker exited; starting another") == 2, log
     print(f"reliability: API I/O workers {killed} killed under load, {figures}")
+
+
+def event_counts(scheduler: Process) -> dict[str, float]:
+    """aiosched_events_written_total as "written", and each aiosched_events_dropped_total
+    reason that is not zero."""
+    _, text = http_get(f"{scheduler.url}/metrics")
+    counts: dict[str, float] = {"written": 0.0}
+    for match in re.finditer(r"^aiosched_events_written_total(?:\{\})? (\S+)$", text, re.M):
+        counts["written"] += float(match.group(1))
+    for match in re.finditer(
+        r'^aiosched_events_dropped_total\{reason="(\w+)"\} (\S+)$', text, re.M
+    ):
+        if float(match.group(2)):
+            counts[match.group(1)] = float(match.group(2))
+    return counts
 
 
 def filter_workers(process: Process) -> dict[int, str]:

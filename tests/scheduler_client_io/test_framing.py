@@ -7,7 +7,9 @@ ProtocolError rather than read as a huge or unknown frame.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+from typing import Any, cast
 
 import pytest
 from hypothesis import given
@@ -85,3 +87,89 @@ def test_an_unknown_kind_is_refused() -> None:
 def test_malformed_request_payloads_say_what_is_wrong(payload: bytes, message: str) -> None:
     with pytest.raises(framing.ProtocolError, match=message):
         framing.parse_request(payload)
+
+
+event_text = st.text(max_size=40)
+
+
+@given(fields=st.lists(event_text, min_size=9, max_size=9))
+def test_an_event_survives_its_frame(fields: list[str]) -> None:
+    assert list(framing.parse_event(framing.event_payload(fields))) == fields
+
+
+@given(
+    written=st.integers(0, 10_000),
+    dropped=st.dictionaries(st.sampled_from(["queue_full", "refused"]), st.integers(1, 99)),
+    last=st.none() | event_text,
+    requests=st.lists(
+        st.tuples(st.none() | st.integers(100, 599), st.floats(0, 60, allow_nan=False))
+    ),
+)
+def test_event_outcomes_survive_their_frame(
+    written: int,
+    dropped: dict[str, int],
+    last: str | None,
+    requests: list[tuple[int | None, float]],
+) -> None:
+    outcomes = framing.EventOutcomes(written, dropped, last, requests)
+    assert framing.parse_event_outcomes(framing.event_outcomes_payload(outcomes)) == outcomes
+
+
+def test_event_configuration_survives_its_frame() -> None:
+    config = framing.EventConfig(50.0, 100, 1000, 4, 120.0, 0.5, 5.0, "host-a")
+    assert framing.parse_event_config(framing.event_config_payload(config)) == config
+
+
+@pytest.mark.parametrize(
+    ("parse", "payload", "message"),
+    [
+        (framing.parse_event, b"{", "malformed event"),
+        (framing.parse_event, b'["a"]', "event must be a list of 9 items"),
+        (framing.parse_event, b'["a","b","c","d","e","f","g","h",1]', "must be a string"),
+        (framing.parse_event_config, b"[1,2,3,4,5,6,7,8]", None),
+        (framing.parse_event_config, b'["x",2,3,4,5,6,7,"h"]', "malformed event configuration"),
+        (framing.parse_event_outcomes, b'[1,{"a":"x"},null,[]]', "malformed event outcomes"),
+        (framing.parse_event_outcomes, b"[1,2]", "outcomes must be a list of 4 items"),
+    ],
+)
+def test_malformed_event_frames_are_refused(
+    parse: Any, payload: bytes, message: str | None
+) -> None:
+    if message is None:  # well formed
+        parse(payload)
+        return
+    with pytest.raises(framing.ProtocolError, match=message):
+        parse(payload)
+
+
+class RecordingTransport:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+
+async def test_frames_of_one_loop_iteration_leave_in_one_write_in_order() -> None:
+    transport = RecordingTransport()
+    writer = framing.FrameWriter(cast(asyncio.Transport, transport))
+    writer.send(framing.REQUEST, 1, b"bind")
+    writer.send(framing.EVENT, 0, b"event")
+    writer.send(framing.CREDIT, 2)
+    assert transport.writes == []  # nothing before the loop turns
+    await asyncio.sleep(0)
+    expected = [
+        (framing.REQUEST, 1, b"bind"),
+        (framing.EVENT, 0, b"event"),
+        (framing.CREDIT, 2, b""),
+    ]
+    assert len(transport.writes) == 1
+    assert list(framing.FrameReader().feed(transport.writes[0])) == expected
+    writer.send(framing.CANCEL, 1)
+    writer.flush()  # at once, as before closing
+    assert len(transport.writes) == 2
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 2  # the queued callback finds nothing left to write

@@ -174,6 +174,8 @@ async def test_a_killed_worker_fails_its_requests_and_is_replaced(
     try:
         (pid,) = transport.worker_pids
         assert _comm(pid).startswith("aiosched-io-0")
+        # it yields the core to the scheduling process rather than preempting it on wakeup
+        assert os.sched_getscheduler(pid) == os.SCHED_BATCH
         in_flight = asyncio.create_task(client.request("GET", "/slow"))
         await asyncio.wait_for(server.slow_started.wait(), 10)
         os.kill(pid, signal.SIGKILL)

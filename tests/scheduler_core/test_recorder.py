@@ -1,14 +1,20 @@
-"""scheduler.client.recorder: which failed writes are retried; every event is written or counted."""
+"""scheduler.client.recorder: which failed writes are retried; every event is written or counted.
+
+The recorder's tests run in both layouts: writing in this process (``--api-workers 0``) and
+through an API I/O worker (process_transport.py), which then owns the queue and the writes.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
+import pytest_asyncio
 from aiohttp import web
 from kubernetes_asyncio.client import Configuration
 
@@ -23,8 +29,12 @@ from scheduler.client.recorder import (
 )
 from scheduler.client.rest import ApiError, ClientSettings, KubeClient
 
+# The API I/O worker is started once for the module: the tests using it run in the module's loop.
+in_module_loop = pytest.mark.asyncio(loop_scope="module")
+
 POD = ObjectRef("default", "p", "uid-p", "7")
 REFUSED_NOW = object()  # marker: raise ApiError (no HTTP answer)
+EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
 
 
 class ScriptedClient:
@@ -44,28 +54,102 @@ class ScriptedClient:
         return cast(int, answer), {"message": "scripted"}
 
 
+class ScriptedApiServer:
+    """The events endpoint of an API server, answering from a script as ScriptedClient does
+    (REFUSED_NOW: the connection is cut before an answer)."""
+
+    def __init__(self) -> None:
+        self.client = ScriptedClient()
+
+    async def create(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.client.bodies.append(body)
+        answer = self.client.script.pop(0) if self.client.script else 201
+        if answer is REFUSED_NOW:
+            assert request.transport is not None
+            request.transport.abort()
+            return web.Response(status=500)  # never reaches the client
+        return web.json_response({"message": "scripted"}, status=cast(int, answer))
+
+
+@dataclass
+class WorkerApi:
+    server: ScriptedApiServer
+    client: KubeClient
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def worker_api() -> AsyncIterator[WorkerApi]:
+    server = ScriptedApiServer()
+    app = web.Application()
+    app.router.add_post(EVENTS_PATH, server.create)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    settings = ClientSettings(master=f"http://127.0.0.1:{port}", qps=0)
+    client = await KubeClient.connect(settings, api_workers=1)
+    try:
+        yield WorkerApi(server, client)
+    finally:
+        await client.close()
+        await runner.cleanup()
+
+
+@dataclass
+class Layout:
+    """Where the events are written: a scripted client here, or a scripted API server behind an
+    API I/O worker. ``make`` builds a recorder answered by ``script``; ``bodies`` are the
+    requests' bodies, in order."""
+
+    name: str
+    worker_api: WorkerApi | None
+    scripted: ScriptedClient | None = None
+
+    def make(self, *script: object, **kwargs: Any) -> tuple[EventRecorder, SchedulerMetrics]:
+        if self.worker_api is None:
+            self.scripted = ScriptedClient(*script)
+            client = cast(KubeClient, self.scripted)
+        else:
+            self.scripted = self.worker_api.server.client = ScriptedClient(*script)
+            client = self.worker_api.client.with_own_rate_limit()
+        metrics = SchedulerMetrics()
+        recorder = EventRecorder(
+            client,
+            time.monotonic,
+            metrics=metrics,
+            first_retry_sleep=0.001,
+            max_retry_sleep=0.002,
+            **kwargs,
+        )
+        return recorder, metrics
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        assert self.scripted is not None
+        return self.scripted.bodies
+
+
+@pytest.fixture(params=["in-process", "api-worker"])
+def layout(request: pytest.FixtureRequest) -> Layout:
+    if request.param == "in-process":
+        return Layout(request.param, None)
+    return Layout(request.param, request.getfixturevalue("worker_api"))
+
+
 async def drain(recorder: EventRecorder) -> None:
     task = asyncio.create_task(recorder.run())
     try:
+        deadline = time.monotonic() + 30
         while recorder.written + recorder.dropped_total < recorder.recorded:
+            assert time.monotonic() < deadline, (recorder.written, recorder.dropped)
             await asyncio.sleep(0.001)
     finally:
         task.cancel()
 
 
-def make(client: ScriptedClient, **kwargs: Any) -> tuple[EventRecorder, SchedulerMetrics]:
-    metrics = SchedulerMetrics()
-    recorder = EventRecorder(
-        cast(KubeClient, client),
-        time.monotonic,
-        metrics=metrics,
-        first_retry_sleep=0.001,
-        max_retry_sleep=0.002,
-        **kwargs,
-    )
-    return recorder, metrics
-
-
+@in_module_loop
 @pytest.mark.parametrize(
     ("script", "written", "dropped", "requests"),
     [
@@ -79,15 +163,14 @@ def make(client: ScriptedClient, **kwargs: Any) -> tuple[EventRecorder, Schedule
     ],
 )
 async def test_which_failures_are_retried(
-    script: tuple[object, ...], written: int, dropped: str | None, requests: int
+    layout: Layout, script: tuple[object, ...], written: int, dropped: str | None, requests: int
 ) -> None:
-    client = ScriptedClient(*script)
-    recorder, metrics = make(client)
+    recorder, metrics = layout.make(*script)
     recorder.record(POD, "Normal", "Scheduled", "Binding", "assigned", "default-scheduler")
     await drain(recorder)
     assert recorder.written == written
-    assert len(client.bodies) == requests
-    assert len({b["metadata"]["name"] for b in client.bodies}) == 1  # retries reuse the name
+    assert len(layout.bodies) == requests
+    assert len({b["metadata"]["name"] for b in layout.bodies}) == 1  # retries reuse the name
     if dropped is not None:
         assert recorder.dropped[dropped] == 1
         assert (
@@ -99,18 +182,18 @@ async def test_which_failures_are_retried(
         assert metrics.registry.get_sample_value("aiosched_events_written_total") == 1
 
 
-async def test_gives_up_after_the_retry_time_and_counts_it() -> None:
-    client = ScriptedClient(*[REFUSED_NOW] * 1000)
-    recorder, _ = make(client, retry_for_seconds=0.05)
+@in_module_loop
+async def test_gives_up_after_the_retry_time_and_counts_it(layout: Layout) -> None:
+    recorder, _ = layout.make(*[REFUSED_NOW] * 1000, retry_for_seconds=0.05)
     recorder.record(POD, "Warning", "FailedScheduling", "Scheduling", "no", "default-scheduler")
     await drain(recorder)
     assert recorder.dropped["retries_exhausted"] == 1
-    assert 3 < len(client.bodies) < 1000
+    assert 3 < len(layout.bodies) < 1000
 
 
-async def test_full_queue_drops_and_counts_without_blocking() -> None:
-    client = ScriptedClient()
-    recorder, metrics = make(client, max_queued=2)
+@in_module_loop
+async def test_full_queue_drops_and_counts_without_blocking(layout: Layout) -> None:
+    recorder, metrics = layout.make(max_queued=2)
     pods = [ObjectRef("default", f"p{i}", f"uid-{i}", "1") for i in range(5)]
     for pod in pods:  # no writer runs yet: record() must return at once all the same
         recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "default-scheduler")
@@ -123,9 +206,9 @@ async def test_full_queue_drops_and_counts_without_blocking() -> None:
     )
 
 
-async def test_spam_filter_drops_are_counted() -> None:
-    client = ScriptedClient()
-    recorder, _ = make(client)
+@in_module_loop
+async def test_spam_filter_drops_are_counted(layout: Layout) -> None:
+    recorder, _ = layout.make()
     for _ in range(30):  # the filter lets a burst of 25 through per object
         recorder.record(POD, "Warning", "FailedScheduling", "Scheduling", "no", "s")
     await drain(recorder)
@@ -147,7 +230,7 @@ def test_drops_are_logged_first_then_once_per_interval(caplog: pytest.LogCapture
     ]
     for moment, reason in drops:
         now[0] = moment
-        drop_log.dropped(reason, pending)
+        drop_log.dropped(reason, pending.describe())
     counts = [r.dropped for r in caplog.records]  # type: ignore[attr-defined]
     assert counts == [{"queue_full": 1}, {"queue_full": 3, "refused": 1}]
 
