@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from doc_blocks import (
     parse,
     script,
 )
-from processes import start_cluster, start_scheduler, stopping
+from processes import start_cluster, start_scheduler, started
 
 #: As many nodes as the demo (`aiosched run --embedded`'s default), which the documents describe.
 DEMO_NODES = 4
@@ -80,9 +81,10 @@ def _runnable_documents() -> list[Document]:
 def test_the_document_s_commands_run(document: Document, tmp_path: Path) -> None:
     if shutil.which("kubectl") is None:
         pytest.skip("needs kubectl")
-    cluster = start_cluster(tmp_path, 0, DEMO_NODES, *document.cluster_flags)
-    scheduler = start_scheduler(tmp_path, SCHEDULER_CONFIG, *document.scheduler_flags)
-    with stopping(scheduler, cluster):
+    with started(
+        partial(start_cluster, tmp_path, 0, DEMO_NODES, *document.cluster_flags),
+        partial(start_scheduler, tmp_path, SCHEDULER_CONFIG, *document.scheduler_flags),
+    ) as (_, scheduler):
         address = scheduler.url.removeprefix("http://")
         (tmp_path / "home").mkdir()
         text = script(document, tmp_path / "kubeconfig", address, tmp_path, root=_tree(tmp_path))

@@ -4,6 +4,7 @@ extender (examples/extender/server.py) as three real processes, driven with kube
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from processes import (
     start,
     start_cluster,
     start_scheduler,
-    stopping,
+    started,
     wait_nodes_cached,
     wait_until,
 )
@@ -47,8 +48,8 @@ def _condition(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_example_extender_filters_prioritizes_and_binds(tmp_path: Path) -> None:
-    cluster = start_cluster(tmp_path)
-    extender = start(
+    extender_started = partial(
+        start,
         [
             sys.executable,
             str(SERVER),
@@ -62,9 +63,11 @@ def test_example_extender_filters_prioritizes_and_binds(tmp_path: Path) -> None:
         tmp_path / "extender.log",
         r"extender: serving on (http://[\d.]+:\d+/scheduler)",
     )
-    scheduler = start_scheduler(tmp_path, config(extender.url))
     kubectl = Kubectl(tmp_path)
-    with stopping(scheduler, extender, cluster):
+    with (
+        started(partial(start_cluster, tmp_path), extender_started) as (_, extender),
+        started(partial(start_scheduler, tmp_path, config(extender.url))) as (scheduler,),
+    ):
         allowed = ", extender.example/allowed: 'yes'"
         kubectl.apply(
             node_manifest("n1", "8", labels=allowed + ", extender.example/score: '3'")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from processes import (
     pod_manifest,
     start,
     start_cluster,
-    stopping,
+    started,
     wait_nodes_cached,
     wait_until,
 )
@@ -128,11 +129,11 @@ def named_pod(name: str, cpu: str, scheduler_name: str) -> str:
 def test_profiles_place_differently_and_reload_in_place(tmp_path: Path) -> None:
     volume = ConfigMapVolume(tmp_path / "config")
     volume.publish(SPREAD_AND_PACK)
-    cluster = start_cluster(tmp_path)
-    scheduler = start_scheduler(tmp_path, volume.path)
     kubectl = Kubectl(tmp_path)
-    url = scheduler.url
-    with stopping(scheduler, cluster):
+    with started(
+        partial(start_cluster, tmp_path), partial(start_scheduler, tmp_path, volume.path)
+    ) as (_, scheduler):
+        url = scheduler.url
         kubectl.apply("".join(node_manifest(f"n{i}", "4") for i in range(3)))
         # Spreading over three nodes needs all three in the cache when the pods come.
         wait_nodes_cached(url, 3)

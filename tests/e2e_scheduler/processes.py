@@ -6,6 +6,7 @@ HTTP to the scheduler's /metrics and /readyz.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,24 @@ class Process:
                 self.proc.wait(5)
 
 
+# Every process started here, so that whatever a failed test left running is stopped when the
+# test session (or its xdist worker) ends rather than taking CPU from the tests after it.
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    for proc in _STARTED:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+
 def start(args: Sequence[str], log: Path, pattern: str) -> Process:
     """Start a process and wait for a stdout line matching `pattern` (its group 1 is the URL)."""
     handle = log.open("wb")
     proc = subprocess.Popen(args, stdout=handle, stderr=subprocess.STDOUT)
+    _STARTED[:] = [*(other for other in _STARTED if other.poll() is None), proc]
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
         match = re.search(pattern, log.read_text(errors="replace"))
@@ -168,6 +183,21 @@ def stopping(*procs: Process) -> Iterator[None]:
         yield
     finally:
         for proc in procs:
+            proc.stop()
+
+
+@contextlib.contextmanager
+def started(*starts: Callable[[], Process]) -> Iterator[list[Process]]:
+    """Start each process in order and stop every one that started, the last first, also when
+    a later one fails to start (a scheduler that does not come up must not leave its cluster
+    running for the rest of the session)."""
+    procs: list[Process] = []
+    try:
+        for start_one in starts:
+            procs.append(start_one())
+        yield procs
+    finally:
+        for proc in reversed(procs):
             proc.stop()
 
 

@@ -5,6 +5,7 @@ PodScheduled=False as with the gate off, and the dispatcher's metrics."""
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from processes import (
     pod_manifest,
     start_cluster,
     start_scheduler,
-    stopping,
+    started,
     wait_nodes_cached,
     wait_until,
 )
@@ -29,12 +30,11 @@ leaderElection: {leaderElect: false}
 
 
 def test_gate_on_through_an_api_worker(tmp_path: Path) -> None:
-    cluster = start_cluster(tmp_path)
-    scheduler = start_scheduler(
-        tmp_path, CONFIG, "--feature-gates", "SchedulerAsyncAPICalls=true", "--api-workers", "1"
-    )
+    gate_on = ("--feature-gates", "SchedulerAsyncAPICalls=true", "--api-workers", "1")
     kubectl = Kubectl(tmp_path)
-    with stopping(scheduler, cluster):
+    with started(
+        partial(start_cluster, tmp_path), partial(start_scheduler, tmp_path, CONFIG, *gate_on)
+    ) as (_, scheduler):
         kubectl.apply(node_manifest("n2", "2"))
         wait_nodes_cached(scheduler.url, 1)
         kubectl.apply(pod_manifest("small", "1") + pod_manifest("huge", "16"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from processes import (
     pod_manifest,
     start_cluster,
     start_scheduler,
-    stopping,
+    started,
     wait_nodes_cached,
     wait_until,
 )
@@ -40,10 +41,11 @@ def _condition(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_mixed_cluster_scheduled_as_kube_scheduler_would(tmp_path: Path) -> None:
-    cluster = start_cluster(tmp_path)
-    scheduler = start_scheduler(tmp_path, CONFIG)
     kubectl = Kubectl(tmp_path)
-    with stopping(scheduler, cluster):
+    with started(partial(start_cluster, tmp_path), partial(start_scheduler, tmp_path, CONFIG)) as (
+        _,
+        scheduler,
+    ):
         kubectl.apply(
             node_manifest("n2", "2")
             + node_manifest("n4", "4")

@@ -15,6 +15,7 @@ import socket
 import ssl
 import subprocess
 import urllib.request
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from processes import (
     start,
     start_cluster,
     start_scheduler,
+    started,
     stopping,
     wait_until,
 )
@@ -58,11 +60,8 @@ def bound_to(kubectl: Kubectl, pod: str) -> str:
 
 
 def test_leader_elect_flags_choose_the_lease_and_logs_are_json(tmp_path: Path) -> None:
-    cluster = start_cluster(tmp_path)
-    scheduler = start_scheduler(
-        tmp_path,
-        CONFIG,  # leaderElect: false in the file; the flags turn it on, as upstream's do
-        "--leader-elect=true",
+    scheduler_flags = (
+        "--leader-elect=true",  # leaderElect: false in the file; the flags turn it on
         "--leader-elect-resource-name=second-scheduler",
         "--leader-elect-resource-namespace=default",
         "--leader-elect-lease-duration=7s",
@@ -73,7 +72,10 @@ def test_leader_elect_flags_choose_the_lease_and_logs_are_json(tmp_path: Path) -
         "--kube-api-qps=80",
     )
     kubectl = Kubectl(tmp_path)
-    with stopping(scheduler, cluster):
+    with started(
+        partial(start_cluster, tmp_path),
+        partial(start_scheduler, tmp_path, CONFIG, *scheduler_flags),
+    ) as (_, scheduler):
         held = wait_until(lambda: lease(kubectl, "default", "second-scheduler"), what="lease")
         spec = held["spec"]
         assert spec["holderIdentity"] and spec["leaseDurationSeconds"] == 7

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from processes import (
     pod_manifest,
     start_cluster,
     start_scheduler,
-    stopping,
+    started,
     wait_nodes_cached,
     wait_until,
 )
@@ -67,10 +68,11 @@ def test_pending_pods_attempts_are_traces_in_phoenix_before_it_is_bound(
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", phoenix.otlp_endpoint)
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
     # The cluster and the scheduler start while Phoenix does (it takes ~10 s).
-    cluster = start_cluster(tmp_path)
-    scheduler = start_scheduler(tmp_path, CONFIG)
     kubectl = Kubectl(tmp_path)
-    with stopping(scheduler, cluster):
+    with started(partial(start_cluster, tmp_path), partial(start_scheduler, tmp_path, CONFIG)) as (
+        _,
+        scheduler,
+    ):
         # The start-up line says where traces go.
         log = scheduler.log.read_text()
         line = next(line for line in log.splitlines() if "Tracing is on" in line)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from processes import (
     pod_manifest,
     start_cluster,
     start_scheduler,
-    stopping,
+    started,
     wait_nodes_cached,
     wait_until,
 )
@@ -92,10 +93,11 @@ def test_traces_metrics_and_explain_of_a_running_scheduler(
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
     monkeypatch.setenv("OTEL_SERVICE_NAME", "aiosched-e2e")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
-    cluster = start_cluster(tmp_path)
-    scheduler = start_scheduler(tmp_path, CONFIG)
     kubectl = Kubectl(tmp_path)
-    with stopping(scheduler, cluster):
+    with started(partial(start_cluster, tmp_path), partial(start_scheduler, tmp_path, CONFIG)) as (
+        _,
+        scheduler,
+    ):
         kubectl.apply(
             node_manifest("n1", "2") + node_manifest("n2", "2") + tainted_node_manifest("gpu", "32")
         )

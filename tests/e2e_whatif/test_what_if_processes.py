@@ -10,6 +10,7 @@ import json
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from processes import (
     pod_manifest,
     start_cluster,
     start_scheduler,
-    stopping,
+    started,
     wait_nodes_cached,
     wait_until,
 )
@@ -78,10 +79,11 @@ class Running:
 @pytest.fixture(scope="module")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     workdir = tmp_path_factory.mktemp("whatif")
-    cluster = start_cluster(workdir)
-    scheduler = start_scheduler(workdir, CONFIG)
     kubectl = Kubectl(workdir)
-    with stopping(scheduler, cluster):
+    with started(partial(start_cluster, workdir), partial(start_scheduler, workdir, CONFIG)) as (
+        _,
+        scheduler,
+    ):
         kubectl.apply(node_manifest("n2", "2") + node_manifest("n8", "8"))
         wait_nodes_cached(scheduler.url, 2)
         yield Running(workdir, scheduler.url.removeprefix("http://"), kubectl)
