@@ -106,6 +106,17 @@ class Api:
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
         return await self.create(f"/api/v1/namespaces/{namespace}/pods", pod)
 
+    async def create_priority_class(self, name: str, value: int) -> dict[str, Any]:
+        return await self.create(
+            "/apis/scheduling.k8s.io/v1/priorityclasses",
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            },
+        )
+
     async def get_pod(self, name: str, namespace: str = "default") -> dict[str, Any]:
         status, pod = await self.request("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")
         assert status == 200, (status, pod)

@@ -41,15 +41,7 @@ async def test_calls_go_through_the_dispatcher(tmp_path: Path) -> None:
 
         await h.wait_for(unschedulable, what="big's PodScheduled=False")
         # A preemptor: the victim goes, the preemptor is nominated, then bound.
-        await h.api.create(
-            "/apis/scheduling.k8s.io/v1/priorityclasses",
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": "high"},
-                "value": 1000,
-            },
-        )
+        await h.api.create_priority_class("high", 1000)
         await h.api.create_pod("high", cpu="800m", extra_spec={"priorityClassName": "high"})
         assert await h.wait_bound("high") == "a"
         status, _ = await h.api.request("GET", "/api/v1/namespaces/default/pods/low")

@@ -120,15 +120,7 @@ async def run_scenario(h: Harness, session: aiohttp.ClientSession, url: str) -> 
     assert await h.wait_bound("big") == "large"
 
     # Preemption: only "large" can hold 3 cpu, and only by evicting "big" (priority 0).
-    await h.api.create(
-        "/apis/scheduling.k8s.io/v1/priorityclasses",
-        {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": "vip"},
-            "value": 1000,
-        },
-    )
+    await h.api.create_priority_class("vip", 1000)
     await h.api.create_pod("vip", cpu="3", extra_spec={"priorityClassName": "vip"})
     assert await h.wait_bound("vip", timeout=20) == "large"
 

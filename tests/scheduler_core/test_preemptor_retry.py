@@ -35,15 +35,7 @@ async def test_the_preemptor_goes_to_its_nominated_node_before_the_patch_is_seen
         await h.api.create_node("a", cpu="4", labels=ZONE)
         await h.api.create_node("b", cpu="16", labels=ZONE)  # more room: scores higher
         await h.wait_nodes_cached(2)
-        await h.api.create(
-            "/apis/scheduling.k8s.io/v1/priorityclasses",
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": "vip"},
-                "value": 1000,
-            },
-        )
+        await h.api.create_priority_class("vip", 1000)
         on_a = {"nodeSelector": {"kubernetes.io/hostname": "a"}}
         await h.api.create_pod("low", cpu="1", extra_spec=on_a)
         assert await h.wait_bound("low") == "a"

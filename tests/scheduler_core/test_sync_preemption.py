@@ -30,15 +30,7 @@ async def test_preemption_calls_run_in_the_cycle_with_the_gate_off(tmp_path: Pat
         await h.wait_nodes_cached(1)
         await h.api.create_pod("low", cpu="3")
         assert await h.wait_bound("low") == "n"
-        await h.api.create(
-            "/apis/scheduling.k8s.io/v1/priorityclasses",
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": "vip"},
-                "value": 1000,
-            },
-        )
+        await h.api.create_priority_class("vip", 1000)
         await h.api.create_pod("vip", cpu="3", extra_spec={"priorityClassName": "vip"})
         assert await h.wait_bound("vip", timeout=20) == "n"
         assert in_cycle == [True]
