@@ -33,7 +33,8 @@ class UnsupportedKind(ValueError):
 @dataclass(frozen=True, slots=True)
 class Field:
     name: str
-    kind: str  # string | bytes | int | bool | message | map | bytes_map | int_or_string | time
+    # string | bytes | int | bool | message | map | bytes_map | int_or_string | time | micro_time
+    kind: str
     repeated: bool = False
     message: Mapping[int, Field] | None = None
     keep_zero: bool = False  # Go's JSON has no omitempty on it: a zero is still written
@@ -47,6 +48,7 @@ def _msg(name: str, schema: Schema, repeated: bool = False) -> Field:
 
 
 TIME = "time"
+MICRO_TIME = "micro_time"
 TYPE_META: Schema = {1: Field("apiVersion", "string"), 2: Field("kind", "string")}
 UNKNOWN: Schema = {
     1: _msg("typeMeta", TYPE_META),
@@ -349,6 +351,24 @@ ROLE_BINDING: Schema = {
         {1: Field("apiGroup", "string"), 2: Field("kind", "string"), 3: Field("name", "string")},
     ),
 }
+# k8s.io/api events/v1 generated.proto: what kube-scheduler's event broadcaster posts
+EVENT: Schema = {
+    1: _msg("metadata", OBJECT_META),
+    2: Field("eventTime", MICRO_TIME),
+    3: _msg("series", {1: Field("count", "int"), 2: Field("lastObservedTime", MICRO_TIME)}),
+    4: Field("reportingController", "string"),
+    5: Field("reportingInstance", "string"),
+    6: Field("action", "string"),
+    7: Field("reason", "string"),
+    8: _msg("regarding", OBJECT_REFERENCE),
+    9: _msg("related", OBJECT_REFERENCE),
+    10: Field("note", "string"),
+    11: Field("type", "string"),
+    12: _msg("deprecatedSource", {1: Field("component", "string"), 2: Field("host", "string")}),
+    13: Field("deprecatedFirstTimestamp", TIME),
+    14: Field("deprecatedLastTimestamp", TIME),
+    15: Field("deprecatedCount", "int"),
+}
 _RBAC_V1 = "rbac.authorization.k8s.io/v1"
 IDENTITY_KINDS: Mapping[tuple[str, str], Schema] = {
     ("v1", "ServiceAccount"): SERVICE_ACCOUNT,
@@ -372,6 +392,7 @@ KINDS: Mapping[tuple[str, str], Schema] = {
     ("v1", "ConfigMap"): CONFIG_MAP,
     ("v1", "Service"): SERVICE,
     ("v1", "Binding"): BINDING,
+    ("events.k8s.io/v1", "Event"): EVENT,
     ("scheduling.k8s.io/v1", "PriorityClass"): PRIORITY_CLASS,
     ("policy/v1", "PodDisruptionBudget"): POD_DISRUPTION_BUDGET,
     ("policy/v1", "Eviction"): EVICTION,
@@ -467,6 +488,20 @@ def _time(value: int | bytes) -> str | None:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _micro_time(value: int | bytes) -> str | None:
+    """metav1.MicroTime {seconds, nanos} as Go writes it in JSON (RFC3339 with microseconds)."""
+    seconds = nanos = 0
+    for number, part in _fields(_bytes(value)):
+        if number == 1:
+            seconds = _int(part)
+        elif number == 2:
+            nanos = _int(part)
+    if seconds == 0 and nanos == 0:
+        return None  # Go's zero metav1.MicroTime
+    stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{stamp}.{nanos // 1000:06d}Z"
+
+
 def _int_or_string(value: int | bytes) -> int | str:
     kind, number_value, text = 0, 0, ""
     for number, part in _fields(_bytes(value)):
@@ -490,6 +525,8 @@ def _scalar(field: Field, value: int | bytes) -> Any:
         return _bytes(value)
     if field.kind == TIME:
         return _time(value)
+    if field.kind == MICRO_TIME:
+        return _micro_time(value)
     if field.kind == "int_or_string":
         return _int_or_string(value)
     assert field.message is not None

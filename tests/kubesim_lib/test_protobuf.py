@@ -1,6 +1,7 @@
-"""Protobuf request bodies, as kubectl 1.32's imperative creates send them.
+"""Protobuf request bodies, as kubectl 1.32's imperative creates and kube-scheduler send them.
 
-The hex bodies were captured from `kubectl create ... -v=9` (the "Request Body" dump).
+The hex bodies were captured from `kubectl create ... -v=9` and `kube-scheduler -v=9` (the
+"Request Body" dump).
 """
 
 from __future__ import annotations
@@ -42,11 +43,45 @@ PDB = (
     "1a0a080018002000280030001a002200"
 )
 
+# kube-scheduler v1.36.2's Scheduled event for default/ev (its client's -v=9 dump)
+SCHEDULED_EVENT = (
+    "6b3873000a190a106576656e74732e6b38732e696f2f763112054576656e7412fb010a2a0a1365762e313865"
+    "6333643665333064626663643412001a0764656661756c7422002a00320038004200120c0886d8abd8061088"
+    "be8ca803221164656661756c742d7363686564756c65722a1464656661756c742d7363686564756c65722d76"
+    "6d320742696e64696e673a095363686564756c656442420a03506f64120764656661756c741a026576222432"
+    "353833646466382d613864382d346338622d616639332d3135643763323465666631642a027631320232333a"
+    "00522a5375636365737366756c6c792061737369676e65642064656661756c742f657620746f206e6f64652d"
+    "305a064e6f726d616c62040a0012006a00720078001a002200"
+)
+
 
 @pytest.mark.parametrize(
     ("hex_body", "expected"),
     [
         (NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "exp4"}}),
+        (
+            SCHEDULED_EVENT,
+            {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {"name": "ev.18ec3d6e30dbfcd4", "namespace": "default"},
+                "eventTime": "2026-11-28T14:58:14.889397Z",  # MicroTime: microseconds kept
+                "reportingController": "default-scheduler",
+                "reportingInstance": "default-scheduler-vm",
+                "action": "Binding",
+                "reason": "Scheduled",
+                "regarding": {
+                    "kind": "Pod",
+                    "namespace": "default",
+                    "name": "ev",
+                    "uid": "2583ddf8-a8d8-4c8b-af93-15d7c24eff1d",
+                    "apiVersion": "v1",
+                    "resourceVersion": "23",
+                },
+                "note": "Successfully assigned default/ev to node-0",
+                "type": "Normal",
+            },
+        ),
         (
             CONFIGMAP,
             {
