@@ -88,6 +88,11 @@ MIN_ANSWER_TIMEOUT = 10.0  # a shard's deadline: this, or 50 times its serial es
 SEND_TIMEOUT = 10.0
 FLUSH_AT = 512  # changes recorded before they are sent on, between cycles
 _DECAY = 0.3  # weight of the newest measurement in a cost estimate
+# A measurement counts at most this many times the estimate: one pass that a garbage
+# collection (or a page-fault storm) landed in would otherwise move a 1.5 ms estimate over the
+# split threshold at once and start workers for nothing; a pass that really became dearer
+# still raises the estimate by up to this factor each time.
+_OUTLIER = 4.0
 # In-process passes measured before an estimate counts: the first passes of a plugin set pay
 # for its lazily built columns and caches, many times a warm pass.
 MIN_SAMPLES = 3
@@ -353,7 +358,7 @@ class FilterPool:
         if old is None or samples == 2:  # the first (cold) pass is dropped once a second comes
             self._cost[key] = per_row
         else:
-            self._cost[key] = old + _DECAY * (per_row - old)
+            self._cost[key] = old + _DECAY * (min(per_row, _OUTLIER * old) - old)
 
 
 class _CycleFilter:

@@ -79,3 +79,20 @@ def test_sampled_traced_or_stale_cycles_stay_in_process() -> None:
     pool.cache.add_node(make_node("n2", {"cpu": "4"}))
     assert pool.rows_filter(fwk, state, view, table) is None  # type: ignore[arg-type]
     pool.close()
+
+
+def test_one_slow_pass_does_not_make_a_plugin_set_look_expensive() -> None:
+    """A pass that a garbage collection landed in (40 times the others) moves the estimate by
+    at most a bounded step, not over the split threshold; passes that stay dear raise it."""
+    pool = FilterPool(1)
+    key = (0, frozenset({"NodeResourcesFit"}))
+    for _ in range(4):
+        pool.learn(key, 5000, 0.0015)  # 1.5 ms over 5000 rows
+    steady = pool.estimate(key)
+    assert steady is not None
+    pool.learn(key, 5000, 0.060)  # one 60 ms pass
+    once = pool.estimate(key)
+    assert once is not None and once * 5000 < pool.min_seconds
+    for _ in range(10):
+        pool.learn(key, 5000, 0.060)
+    assert (pool.estimate(key) or 0.0) * 5000 > pool.min_seconds
