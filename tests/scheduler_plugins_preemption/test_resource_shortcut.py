@@ -1,7 +1,7 @@
-"""The dry run's resource shortcuts (resource_shortcut.py) decide exactly what the full dry run
-decides: the same candidates with the same victims and PDB violations, and the same status for
-every node rejected, whatever the pods, priorities, nominated pods, PDBs, host ports and
-affinity."""
+"""The dry run's shortcuts (a node without a pod of lower priority; resource_shortcut.py) decide
+exactly what the full dry run decides: the same candidates with the same victims and PDB
+violations, and the same status for every node rejected, whatever the pods, priorities,
+nominated pods, PDBs, host ports and affinity."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def dry_run(
     pdb = make_pdb("pdb", match_labels={"app": "a"}, disruptions_allowed=disruptions_allowed)
     harness = build(nodes, pods, plugins=DEFAULT_FILTERS, nominated=nominated, pdbs=[pdb])
     if not shortcut:
-        harness.plugin.is_eligible_pod = lambda node_info, victim, preemptor: True
+        harness.plugin.dry_run_shortcut = lambda state, pod: None  # type: ignore[method-assign]
     state = harness.pre_filtered_state(preemptor)
     potential: list[NodeInfo] = list(harness.snapshot.list())
     candidates, statuses, errors = harness.plugin.evaluator.dry_run_preemption(
@@ -227,6 +227,7 @@ AFFINE = make_pod(
     requests={"cpu": "3500m"},
     affinity=pod_affinity(anti_required=[term("hostname", expr("app", "Exists"))]),
 )
+LOW = make_pod("low-preemptor", uid="low-preemptor", priority=0, requests={"cpu": "9"})
 AFFINE_BIG = make_pod(
     "affine-big",
     uid="affine-big",
@@ -241,7 +242,7 @@ AFFINE_BIG = make_pod(
     [
         pytest.param(DEFAULT_FILTERS, PLAIN, "decided", id="plain pod: resources only"),
         pytest.param(
-            DEFAULT_FILTERS, with_host_port(BIG, 80), "none", id="host port: NodePorts first"
+            DEFAULT_FILTERS, with_host_port(BIG, 80), "full", id="host port: NodePorts first"
         ),
         pytest.param(DEFAULT_FILTERS, AFFINE_BIG, "decided", id="affinity, cannot fit: rejected"),
         pytest.param(
@@ -249,9 +250,15 @@ AFFINE_BIG = make_pod(
         ),
         pytest.param(("InterPodAffinity", "NodeResourcesFit"), BIG, "decided", id="skipped first"),
         pytest.param(
-            ("InterPodAffinity", "NodeResourcesFit"), AFFINE_BIG, "none", id="affinity first"
+            ("InterPodAffinity", "NodeResourcesFit"), AFFINE_BIG, "full", id="affinity first"
         ),
-        pytest.param(("NodeUnschedulable",), BIG, "none", id="no NodeResourcesFit"),
+        pytest.param(("NodeUnschedulable",), BIG, "full", id="no NodeResourcesFit"),
+        # no pod of lower priority on the node: no victim, whatever the filters
+        pytest.param(DEFAULT_FILTERS, LOW, "decided", id="nothing to preempt"),
+        pytest.param(
+            DEFAULT_FILTERS, with_host_port(LOW, 80), "decided", id="nothing to preempt, host port"
+        ),
+        pytest.param(("NodeUnschedulable",), LOW, "decided", id="nothing to preempt, no Fit"),
     ],
 )
 def test_when_the_shortcut_applies(plugins: tuple[str, ...], pod: PodView, expected: str) -> None:

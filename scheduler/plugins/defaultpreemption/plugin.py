@@ -158,15 +158,30 @@ class DefaultPreemption:
         return None
 
     def dry_run_shortcut(self, state: CycleState, pod: PodView) -> ShortcutFunc | None:
-        """Where sums of requests decide a node, decide it without copying it
-        (resource_shortcut); not when victims are chosen by a customised eligibility, which
-        the shortcut does not know."""
-        if self.is_eligible_pod is not _always_eligible:
-            return None
+        """Decide a node without copying it where that is exact: a node without a pod of
+        lower priority than `pod` has no victim (SelectVictimsOnNode's first step, whatever
+        the eligibility, PDBs, nominated pods or PreFilter extensions: nothing is removed and
+        no filter runs); where sums of requests decide (resource_shortcut), not when victims
+        are chosen by a customised eligibility, which that shortcut does not know."""
         if self._victim_groups() is not None:
             return None  # victims may span nodes: every node gets the full dry run
-        shortcut = ResourceShortcut.for_attempt(self.handle, state, pod, self.more_important_pod)
-        return shortcut.select_victims if shortcut is not None else None
+        resources: ShortcutFunc | None = None
+        if self.is_eligible_pod is _always_eligible:
+            shortcut = ResourceShortcut.for_attempt(
+                self.handle, state, pod, self.more_important_pod
+            )
+            resources = shortcut.select_victims if shortcut is not None else None
+        priority = pod.priority
+
+        def select(
+            node_info: NodeInfo, budgets_for: BudgetLookup
+        ) -> tuple[list[PodView], int, Status] | None:
+            # is_preemption_allowed asks for a lower priority before anything else
+            if all(other.priority >= priority for other in node_info.pods):
+                return [], 0, Status.unresolvable(NO_VICTIMS_FOUND)
+            return None if resources is None else resources(node_info, budgets_for)
+
+        return select
 
     def is_preemption_allowed(
         self, node_info: NodeInfo, victim: PodView, preemptor: PodView
