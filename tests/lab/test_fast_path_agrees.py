@@ -119,7 +119,7 @@ def test_memo_and_row_scores_place_as_the_plain_path(
         # through `score`: the framework's per-node adapter
         plain.enter_context(mock.patch.object(AllocationMemo, "lookup", return_value=None))
         plain.enter_context(mock.patch.object(DynamicResources, "filter_rows", return_value=None))
-        for owner in (gpushare._GpuPolicy, gpushare.NodeRank):
+        for owner in (gpushare._GpuPolicy, gpushare.RandomFit, gpushare.NodeRank):
             plain.enter_context(mock.patch.object(owner, "score_rows", return_value=None))
         slow = _replay(cluster, workload, policy, shareable)
     assert fast == slow

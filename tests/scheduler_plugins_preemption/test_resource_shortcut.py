@@ -6,6 +6,7 @@ nominated pods, PDBs, host ports and affinity."""
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.framework.interface import NodeToStatus
 from scheduler.framework.status import Code, Status
+from scheduler.plugins.defaultpreemption import plugin as plugin_module
 from scheduler.testing import expr, make_node, make_pod, pod_affinity, term
 from scheduler.testing.preemption import build, epoch, make_pdb
 
@@ -131,6 +133,31 @@ def dry_run(
 @given(clusters())
 def test_shortcut_decides_as_the_full_dry_run(cluster: Cluster) -> None:
     assert dry_run(cluster, shortcut=True) == dry_run(cluster, shortcut=False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters())
+def test_shortcut_without_a_node_table_decides_as_the_full_dry_run(cluster: Cluster) -> None:
+    """Without the snapshot's NodeTable (a plain lister), each node's pods say whether it has
+    a possible victim."""
+    with mock.patch.object(plugin_module, "node_table_for", return_value=None):
+        shortcut = dry_run(cluster, shortcut=True)
+    assert shortcut == dry_run(cluster, shortcut=False)
+
+
+def test_lowest_priorities_follow_the_nodes_generations() -> None:
+    """The per-row lowest priorities are read again for the rows whose node changed."""
+    nodes = [make_node(f"n{i}", capacity={"cpu": "4"}) for i in range(3)]
+    pods = [make_pod("p0", uid="p0", node_name="n0", priority=5, requests={"cpu": "1"})]
+    harness = build(nodes, pods, plugins=DEFAULT_FILTERS)
+    lowest = plugin_module.LowestPriorities()
+    table = harness.snapshot.node_table()
+    assert lowest.of(table).tolist() == [5, plugin_module.NO_POD, plugin_module.NO_POD]
+    info = harness.snapshot.get("n1")
+    assert info is not None
+    info.add_pod(make_pod("p1", uid="p1", node_name="n1", priority=-3, requests={"cpu": "1"}))
+    table.refresh(["n1"])
+    assert lowest.of(table).tolist() == [5, -3, plugin_module.NO_POD]
 
 
 def test_shortcut_rejects_without_copying_when_nothing_can_help() -> None:
