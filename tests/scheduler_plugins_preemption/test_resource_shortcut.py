@@ -109,6 +109,7 @@ def dry_run(
     harness = build(nodes, pods, plugins=DEFAULT_FILTERS, nominated=nominated, pdbs=[pdb])
     if not shortcut:
         harness.plugin.dry_run_shortcut = lambda state, pod: None  # type: ignore[method-assign]
+        harness.plugin.nodes_without_victims = lambda pod, nodes: None  # type: ignore[method-assign]
     state = harness.pre_filtered_state(preemptor)
     potential: list[NodeInfo] = list(harness.snapshot.list())
     candidates, statuses, errors = harness.plugin.evaluator.dry_run_preemption(

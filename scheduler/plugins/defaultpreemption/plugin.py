@@ -211,6 +211,36 @@ class DefaultPreemption:
 
         return select_by_row
 
+    def nodes_without_victims(
+        self, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[bool], Status] | None:
+        """Which of `nodes` have no pod of lower priority than `pod` (SelectVictimsOnNode
+        says "No preemption victims found" there before anything else: see
+        `dry_run_shortcut`), and that status, from the NodeTable's rows at once; None where
+        there is no table, or victims are units that span nodes."""
+        if self._victim_groups() is not None:
+            return None
+        table = node_table_for(self.handle.snapshot())
+        if table is None:
+            return None
+        priority = pod.priority
+        below = self._lowest_priorities.of(table) < priority
+        row_of = table.row_of
+        rows = np.fromiter(
+            (row_of.get(info.node_name, -1) for info in nodes), dtype=np.intp, count=len(nodes)
+        )
+        known = rows >= 0
+        known[known] = table.generation[rows[known]] == np.fromiter(
+            (info.generation for info, ok in zip(nodes, known.tolist(), strict=True) if ok),
+            dtype=np.int64,
+        )
+        without = np.zeros(len(nodes), dtype=np.bool_)
+        without[known] = ~below[rows[known]]
+        flags = without.tolist()
+        for index in np.flatnonzero(~known).tolist():  # not the table's NodeInfo
+            flags[index] = all(other.priority >= priority for other in nodes[index].pods)
+        return flags, Status.unresolvable(NO_VICTIMS_FOUND)
+
     def is_preemption_allowed(
         self, node_info: NodeInfo, victim: PodView, preemptor: PodView
     ) -> bool:
