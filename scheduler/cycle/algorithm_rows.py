@@ -252,13 +252,17 @@ def _statuses(
                     return None
                 known = attributed[id(status)] = (status, status.with_plugin(plugin))
                 distinct.append(known[1])
-        statuses.update(
-            zip(
-                [names[row] for row in targets.tolist()],
-                [attributed[id(status)][1] for status in found],
-                strict=True,
+        if len(attributed) == 1:  # the common case: one status for every row
+            shared = next(iter(attributed.values()))[1]
+            statuses.update(dict.fromkeys(map(names.__getitem__, targets.tolist()), shared))
+        else:
+            statuses.update(
+                zip(
+                    map(names.__getitem__, targets.tolist()),
+                    [attributed[id(status)][1] for status in found],
+                    strict=True,
+                )
             )
-        )
         if tally is not None:
             tally.rejected(plugin, len(rejections.positions), status.code)
     return statuses, distinct

@@ -291,3 +291,25 @@ AFFINE_BIG = make_pod(
 )
 def test_when_the_shortcut_applies(plugins: tuple[str, ...], pod: PodView, expected: str) -> None:
     assert shortcut_outcome(plugins, pod) == expected
+
+
+def test_nodes_without_victims_reads_a_copied_node_by_its_own_pods() -> None:
+    """A NodeInfo that is not the table's (its generation moved) is read by its own pods."""
+    nodes = [make_node(f"n{i}", capacity={"cpu": "4"}) for i in range(2)]
+    pods = [make_pod("p0", uid="p0", node_name="n0", priority=5, requests={"cpu": "1"})]
+    harness = build(nodes, pods, plugins=DEFAULT_FILTERS)
+    preemptor = make_pod("pre", uid="pre", priority=5, requests={"cpu": "1"})
+    first, second = harness.snapshot.list()
+    copied = second.snapshot()
+    copied.add_pod(make_pod("low", uid="low", node_name="n1", priority=1, requests={"cpu": "1"}))
+    found = harness.plugin.nodes_without_victims(preemptor, [first, copied])
+    assert found is not None
+    assert found[0] == [True, False]
+    assert (found[1].code, found[1].reasons) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        ("No preemption victims found for incoming pod",),
+    )
+    assert harness.plugin.nodes_without_victims(preemptor, [first, second]) == (
+        [True, True],
+        found[1],
+    )
