@@ -30,10 +30,13 @@ Rows = npt.NDArray[np.intp]
 
 @dataclass(slots=True)
 class RowVerdict:
-    """`passed[i]` says whether `rows[i]` passed; `reject(row)` is a rejected row's status."""
+    """`passed[i]` says whether `rows[i]` passed; `reject(row)` is a rejected row's status.
+    `reject_many(rows)`, where a plugin offers it, is `[reject(row) for row in rows]` with
+    array operations (a cycle that fails reports thousands of rejected rows)."""
 
     passed: BoolArray
     reject: Callable[[int], Status]
+    reject_many: Callable[[Rows], list[Status]] | None = None
 
 
 @runtime_checkable

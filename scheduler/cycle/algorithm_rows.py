@@ -235,20 +235,34 @@ def _statuses(
     statuses: dict[str, Status] = {}
     distinct: list[Status] = []
     for rows, rejections in rejected:
-        reject = rejections.verdict.reject
+        verdict = rejections.verdict
         plugin = rejections.plugin
         status = Status.OK
         # id(plugin's status) -> (it, attributed copy): holding it keeps its id unique
         attributed: dict[int, tuple[Status, Status]] = {}
-        for row in rows[rejections.positions].tolist():
-            status = reject(row)
-            known = attributed.get(id(status))
-            if known is None:
+        targets = rows[rejections.positions]
+        found = (
+            verdict.reject_many(targets)
+            if verdict.reject_many is not None
+            else list(map(verdict.reject, targets.tolist()))
+        )
+        for status in found:
+            if id(status) not in attributed:
                 if not status.is_rejected:
                     return None
                 known = attributed[id(status)] = (status, status.with_plugin(plugin))
                 distinct.append(known[1])
-            statuses[names[row]] = known[1]
+        if len(attributed) == 1:  # the common case: one status for every row
+            shared = next(iter(attributed.values()))[1]
+            statuses.update(dict.fromkeys(map(names.__getitem__, targets.tolist()), shared))
+        else:
+            statuses.update(
+                zip(
+                    map(names.__getitem__, targets.tolist()),
+                    [attributed[id(status)][1] for status in found],
+                    strict=True,
+                )
+            )
         if tally is not None:
             tally.rejected(plugin, len(rejections.positions), status.code)
     return statuses, distinct

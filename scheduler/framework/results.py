@@ -90,8 +90,10 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     else:
         counts: Counter[str] = Counter()
         statuses = diagnosis.node_to_status.statuses
-        for status in statuses.values():
-            counts.update(status.reasons)
+        # Thousands of nodes share a few reason lists: count the lists, then their reasons.
+        for reasons, nodes in Counter(status.reasons for status in statuses.values()).items():
+            for reason in reasons:
+                counts[reason] += nodes
         absent = num_all_nodes - len(statuses)
         if absent > 0:
             for reason in diagnosis.node_to_status.absent.reasons:

@@ -176,7 +176,8 @@ class Replay:
         for claim in arrival.claims:
             # A recorded claim may carry its allocation from the cluster: the replay decides anew.
             self._add(self._claims, {k: v for k, v in claim.items() if k != "status"}, "claim")
-        pod = copy.deepcopy(dict(arrival.pod))
+        # _add copies it whole; these changes touch only new dicts
+        pod = dict(arrival.pod)
         pod["spec"] = {**(pod.get("spec") or {}), "schedulerName": self.scheduler_name}
         pod.pop("status", None)
         pod["spec"].pop("nodeName", None)

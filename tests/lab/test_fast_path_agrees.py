@@ -1,8 +1,9 @@
 """The replay's fast paths decide as the plain ones: on random small GPU clusters and openb-like
 traces, every pod lands on the same node with the same devices (and the same capacity taken
-from them) whether DynamicResources answers Filter from its memo of earlier cycles
-(dynamicresources/memo.py) and the GPU policies and NodeRank score rows at once, or every node
-is solved and scored one by one through the framework's per-node adapter."""
+from them), and every pod that fails gets the same message, whether DynamicResources answers
+Filter from its memo of earlier cycles (dynamicresources/memo.py), the GPU policies and
+NodeRank score rows at once and preemption's dry run takes its shortcuts, or every node is
+filtered, solved, scored and dry-run one by one through the framework's per-node adapter."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from hypothesis import strategies as st
 from apimachinery.eventloop import run_event_loop
 from profiles.api import load_config_text
 from scheduler.cycle.profile_set import full_registry, registry_for_config
+from scheduler.cycle.scheduling_cycle import FailureHandler
 from scheduler.lab import openb
 from scheduler.lab.engine import Replay
+from scheduler.plugins.defaultpreemption.plugin import DefaultPreemption
 from scheduler.plugins.dynamicresources.memo import AllocationMemo
 from scheduler.plugins.dynamicresources.plugin import DynamicResources
 from scheduler.plugins.gpushare import plugins as gpushare
+from scheduler.plugins.noderesources.fit import NodeResourcesFit
 
 POLICIES = ("RandomFit", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD")
 MODELS = ("A100", "V100M16", "T4")
@@ -76,10 +80,21 @@ def _replay(
     workload: list[openb.OpenbTask],
     policy: str | None,
     shareable: bool,
-) -> tuple[dict[str, str], list[str], dict[str, Any]]:
+) -> tuple[dict[str, str], list[str], dict[str, Any], dict[str, str]]:
     trace = openb.openb_trace("t", cluster, workload, shareable=shareable)
     replay = Replay(_config(policy), full_registry(), 7, retry=False)
-    result = run_event_loop(replay.run(trace))
+    # each failed pod's message, as the scheduler reports it (FitError with preemption's)
+    messages: dict[str, str] = {}
+    report = FailureHandler.fail_unschedulable
+
+    def recording(
+        handler: FailureHandler, profile: Any, pinfo: Any, fit: Any, *args: Any, **kw: Any
+    ) -> None:
+        report(handler, profile, pinfo, fit, *args, **kw)
+        messages[pinfo.pod.key] = fit.message()
+
+    with mock.patch.object(FailureHandler, "fail_unschedulable", recording):
+        result = run_event_loop(replay.run(trace))
     resources = replay.scheduler.cluster_objects.resources
     devices: dict[str, Any] = {}
     for claim in resources.claims.list():
@@ -89,7 +104,7 @@ def _replay(
                 (d.driver, d.pool, d.device, sorted(d.consumed_capacity.items()))
                 for d in view.allocation.devices
             )
-    return result.placements, sorted(result.failed), devices
+    return result.placements, sorted(result.failed), devices, messages
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -119,7 +134,10 @@ def test_memo_and_row_scores_place_as_the_plain_path(
         # through `score`: the framework's per-node adapter
         plain.enter_context(mock.patch.object(AllocationMemo, "lookup", return_value=None))
         plain.enter_context(mock.patch.object(DynamicResources, "filter_rows", return_value=None))
-        for owner in (gpushare._GpuPolicy, gpushare.NodeRank):
+        plain.enter_context(mock.patch.object(NodeResourcesFit, "filter_rows", return_value=None))
+        for owner in (gpushare._GpuPolicy, gpushare.RandomFit, gpushare.NodeRank):
             plain.enter_context(mock.patch.object(owner, "score_rows", return_value=None))
+        for shortcut in ("dry_run_shortcut", "nodes_without_victims"):
+            plain.enter_context(mock.patch.object(DefaultPreemption, shortcut, return_value=None))
         slow = _replay(cluster, workload, policy, shareable)
     assert fast == slow

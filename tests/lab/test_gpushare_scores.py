@@ -9,7 +9,10 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from scheduler.plugins.gpushare.draws import draws_below
 from scheduler.plugins.gpushare.frag import FragMeasure, TypicalPod, task_frag, typical_pods
 from scheduler.plugins.gpushare.gpus import GpuRequest
 from scheduler.plugins.gpushare.scores import (
@@ -207,3 +210,34 @@ def test_fgd_whole_gpu_takes_the_lowest_free_ones() -> None:
     score, gpu = fgd_score(req(1000, 1000, 2), 64000, (1000, 1000, 1000), "A10", measure)
     assert gpu is None
     assert score == 50  # nothing stranded before or after: sigmoid(0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    bound=st.sampled_from([1, 2, 3, 100, 101, 128, 129, 1000, 2**31]),
+    count=st.integers(0, 1500),
+    earlier=st.integers(0, 5),
+)
+def test_draws_below_are_randrange_one_by_one(
+    seed: int, bound: int, count: int, earlier: int
+) -> None:
+    """RandomFit's draws for a whole cluster at once (draws.py): the numbers `randrange`
+    gives one by one, and the generator where those leave it."""
+    batch, single = random.Random(seed), random.Random(seed)
+    for rng in (batch, single):
+        for _ in range(earlier):
+            rng.random()
+    drawn = draws_below(batch, bound, count).tolist()
+    assert drawn == [single.randrange(bound) for _ in range(count)]
+    assert batch.getstate() == single.getstate()
+
+
+class _Counted(random.Random):
+    pass
+
+
+def test_draws_below_a_subclassed_generator_one_by_one() -> None:
+    """A generator that may override its methods is asked `randrange` itself."""
+    batch, single = _Counted(5), _Counted(5)
+    assert draws_below(batch, 101, 50).tolist() == [single.randrange(101) for _ in range(50)]

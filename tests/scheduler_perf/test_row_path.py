@@ -390,6 +390,30 @@ def test_row_path_matches_per_node_path_with_pod_level_resources(
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes=st.lists(node_specs, min_size=1, max_size=30), pod=pod_specs)
+def test_fit_rejects_many_rows_as_one_by_one(
+    nodes: list[dict[str, Any]], pod: dict[str, Any]
+) -> None:
+    """NodeResourcesFit's array answer for a failing cycle's rejected rows (`reject_many`) is
+    its per-row `reject`, the same shared statuses in the same order."""
+    snapshot = build_cluster(nodes).update_snapshot(Snapshot())
+    incoming = build_pod(pod)
+    fit = NodeResourcesFit(NodeResourcesFitArgs())
+    state = CycleState()
+    fit.pre_filter(state, incoming, snapshot.list())
+    table = snapshot.node_table()
+    rows = np.arange(len(table), dtype=np.intp)
+    verdict = fit.filter_rows(state, incoming, table, rows)
+    if verdict is None:
+        return  # per node: extended resources
+    assert verdict.reject_many is not None
+    rejected = rows[~verdict.passed]
+    many = verdict.reject_many(rejected)
+    one_by_one = [verdict.reject(int(row)) for row in rejected]
+    assert [id(status) for status in many] == [id(status) for status in one_by_one]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     nodes=st.lists(node_specs, min_size=1, max_size=30),
     pod=pod_specs,

@@ -1,11 +1,12 @@
-"""The dry run's resource shortcuts (resource_shortcut.py) decide exactly what the full dry run
-decides: the same candidates with the same victims and PDB violations, and the same status for
-every node rejected, whatever the pods, priorities, nominated pods, PDBs, host ports and
-affinity."""
+"""The dry run's shortcuts (a node without a pod of lower priority; resource_shortcut.py) decide
+exactly what the full dry run decides: the same candidates with the same victims and PDB
+violations, and the same status for every node rejected, whatever the pods, priorities,
+nominated pods, PDBs, host ports and affinity."""
 
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from scheduler.api.objects import PodView
 from scheduler.cache.node_info import NodeInfo
 from scheduler.framework.interface import NodeToStatus
 from scheduler.framework.status import Code, Status
+from scheduler.plugins.defaultpreemption import plugin as plugin_module
 from scheduler.testing import expr, make_node, make_pod, pod_affinity, term
 from scheduler.testing.preemption import build, epoch, make_pdb
 
@@ -106,7 +108,8 @@ def dry_run(
     pdb = make_pdb("pdb", match_labels={"app": "a"}, disruptions_allowed=disruptions_allowed)
     harness = build(nodes, pods, plugins=DEFAULT_FILTERS, nominated=nominated, pdbs=[pdb])
     if not shortcut:
-        harness.plugin.is_eligible_pod = lambda node_info, victim, preemptor: True
+        harness.plugin.dry_run_shortcut = lambda state, pod: None  # type: ignore[method-assign]
+        harness.plugin.nodes_without_victims = lambda pod, nodes: None  # type: ignore[method-assign]
     state = harness.pre_filtered_state(preemptor)
     potential: list[NodeInfo] = list(harness.snapshot.list())
     candidates, statuses, errors = harness.plugin.evaluator.dry_run_preemption(
@@ -131,6 +134,31 @@ def dry_run(
 @given(clusters())
 def test_shortcut_decides_as_the_full_dry_run(cluster: Cluster) -> None:
     assert dry_run(cluster, shortcut=True) == dry_run(cluster, shortcut=False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(clusters())
+def test_shortcut_without_a_node_table_decides_as_the_full_dry_run(cluster: Cluster) -> None:
+    """Without the snapshot's NodeTable (a plain lister), each node's pods say whether it has
+    a possible victim."""
+    with mock.patch.object(plugin_module, "node_table_for", return_value=None):
+        shortcut = dry_run(cluster, shortcut=True)
+    assert shortcut == dry_run(cluster, shortcut=False)
+
+
+def test_lowest_priorities_follow_the_nodes_generations() -> None:
+    """The per-row lowest priorities are read again for the rows whose node changed."""
+    nodes = [make_node(f"n{i}", capacity={"cpu": "4"}) for i in range(3)]
+    pods = [make_pod("p0", uid="p0", node_name="n0", priority=5, requests={"cpu": "1"})]
+    harness = build(nodes, pods, plugins=DEFAULT_FILTERS)
+    lowest = plugin_module.LowestPriorities()
+    table = harness.snapshot.node_table()
+    assert lowest.of(table).tolist() == [5, plugin_module.NO_POD, plugin_module.NO_POD]
+    info = harness.snapshot.get("n1")
+    assert info is not None
+    info.add_pod(make_pod("p1", uid="p1", node_name="n1", priority=-3, requests={"cpu": "1"}))
+    table.refresh(["n1"])
+    assert lowest.of(table).tolist() == [5, -3, plugin_module.NO_POD]
 
 
 def test_shortcut_rejects_without_copying_when_nothing_can_help() -> None:
@@ -227,6 +255,7 @@ AFFINE = make_pod(
     requests={"cpu": "3500m"},
     affinity=pod_affinity(anti_required=[term("hostname", expr("app", "Exists"))]),
 )
+LOW = make_pod("low-preemptor", uid="low-preemptor", priority=0, requests={"cpu": "9"})
 AFFINE_BIG = make_pod(
     "affine-big",
     uid="affine-big",
@@ -241,7 +270,7 @@ AFFINE_BIG = make_pod(
     [
         pytest.param(DEFAULT_FILTERS, PLAIN, "decided", id="plain pod: resources only"),
         pytest.param(
-            DEFAULT_FILTERS, with_host_port(BIG, 80), "none", id="host port: NodePorts first"
+            DEFAULT_FILTERS, with_host_port(BIG, 80), "full", id="host port: NodePorts first"
         ),
         pytest.param(DEFAULT_FILTERS, AFFINE_BIG, "decided", id="affinity, cannot fit: rejected"),
         pytest.param(
@@ -249,10 +278,38 @@ AFFINE_BIG = make_pod(
         ),
         pytest.param(("InterPodAffinity", "NodeResourcesFit"), BIG, "decided", id="skipped first"),
         pytest.param(
-            ("InterPodAffinity", "NodeResourcesFit"), AFFINE_BIG, "none", id="affinity first"
+            ("InterPodAffinity", "NodeResourcesFit"), AFFINE_BIG, "full", id="affinity first"
         ),
-        pytest.param(("NodeUnschedulable",), BIG, "none", id="no NodeResourcesFit"),
+        pytest.param(("NodeUnschedulable",), BIG, "full", id="no NodeResourcesFit"),
+        # no pod of lower priority on the node: no victim, whatever the filters
+        pytest.param(DEFAULT_FILTERS, LOW, "decided", id="nothing to preempt"),
+        pytest.param(
+            DEFAULT_FILTERS, with_host_port(LOW, 80), "decided", id="nothing to preempt, host port"
+        ),
+        pytest.param(("NodeUnschedulable",), LOW, "decided", id="nothing to preempt, no Fit"),
     ],
 )
 def test_when_the_shortcut_applies(plugins: tuple[str, ...], pod: PodView, expected: str) -> None:
     assert shortcut_outcome(plugins, pod) == expected
+
+
+def test_nodes_without_victims_reads_a_copied_node_by_its_own_pods() -> None:
+    """A NodeInfo that is not the table's (its generation moved) is read by its own pods."""
+    nodes = [make_node(f"n{i}", capacity={"cpu": "4"}) for i in range(2)]
+    pods = [make_pod("p0", uid="p0", node_name="n0", priority=5, requests={"cpu": "1"})]
+    harness = build(nodes, pods, plugins=DEFAULT_FILTERS)
+    preemptor = make_pod("pre", uid="pre", priority=5, requests={"cpu": "1"})
+    first, second = harness.snapshot.list()
+    copied = second.snapshot()
+    copied.add_pod(make_pod("low", uid="low", node_name="n1", priority=1, requests={"cpu": "1"}))
+    found = harness.plugin.nodes_without_victims(preemptor, [first, copied])
+    assert found is not None
+    assert found[0] == [True, False]
+    assert (found[1].code, found[1].reasons) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        ("No preemption victims found for incoming pod",),
+    )
+    assert harness.plugin.nodes_without_victims(preemptor, [first, second]) == (
+        [True, True],
+        found[1],
+    )

@@ -19,6 +19,8 @@ Differences from upstream, all deliberate:
   the scheduler awaits when a preempting extender is interested in the pod.
 - Where the interface offers a `dry_run_shortcut` (DefaultPreemption: resource_shortcut.py),
   nodes it can decide from sums of requests are not copied; its answers are the full dry run's.
+  Where it offers `nodes_without_victims`, the nodes without a pod it may preempt get their
+  "No preemption victims found" status without a call per node.
 """
 
 from __future__ import annotations
@@ -308,11 +310,20 @@ class Evaluator:
         violating: list[Candidate] = []
         statuses = NodeToStatus()
         errors: list[str] = []
-        count = len(potential_nodes)
         shortcut = self.interface.dry_run_shortcut(state, pod)
-        for i in range(count):
-            node_info = potential_nodes[(offset + i) % count]
+        ordered = [*potential_nodes[offset:], *potential_nodes[:offset]]
+        bulk = getattr(self.interface, "nodes_without_victims", None)
+        found = None if bulk is None else bulk(pod, ordered)
+        if found is not None:
+            without, no_victims = found
+            if all(without):  # e.g. no pod anywhere of lower priority: no candidate at all
+                statuses.statuses.update((info.node_name, no_victims) for info in ordered)
+                return [], statuses, []
+        for index, node_info in enumerate(ordered):
             node_name = node_info.node_name
+            if found is not None and found[0][index]:
+                statuses.statuses[node_name] = found[1]
+                continue
             outcome = None if shortcut is None else shortcut(node_info, budgets_for)
             if outcome is None:
                 outcome = self.interface.select_victims_on_node(

@@ -16,6 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.cache.snapshot import node_table_for
 from scheduler.framework.events import ClusterEventWithHint
 from scheduler.framework.extender import Extender, Victims
 from scheduler.framework.interface import (
@@ -61,6 +65,7 @@ if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.api.workload import PodGroupView
     from scheduler.cache.node_info import NodeInfo
+    from scheduler.cache.node_table import NodeTable
     from scheduler.listers.workload_objects import WorkloadObjects
 
 NAME = "DefaultPreemption"
@@ -68,6 +73,8 @@ PREEMPTION_PREFIX = "preemption: "
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS_FOUND = "No preemption victims found for incoming pod"
+#: LowestPriorities' value for a node without pods: above any pod's priority (an int32).
+NO_POD = 2**31
 
 # (node, victim, preemptor) → whether the victim may be preempted, on top of having a lower
 # priority than the preemptor (upstream's IsEligiblePodFunc).
@@ -98,6 +105,7 @@ class DefaultPreemption:
         # Customisation points kept from upstream (plugins built on this one replace them).
         self.is_eligible_pod: IsEligiblePodFunc = _always_eligible
         self.more_important_pod: MoreImportantPodFunc = more_important_pod
+        self._lowest_priorities = LowestPriorities()
 
     # ---- PostFilter ----------------------------------------------------------------------
 
@@ -158,15 +166,80 @@ class DefaultPreemption:
         return None
 
     def dry_run_shortcut(self, state: CycleState, pod: PodView) -> ShortcutFunc | None:
-        """Where sums of requests decide a node, decide it without copying it
-        (resource_shortcut); not when victims are chosen by a customised eligibility, which
-        the shortcut does not know."""
-        if self.is_eligible_pod is not _always_eligible:
-            return None
+        """Decide a node without copying it where that is exact: a node without a pod of
+        lower priority than `pod` has no victim (SelectVictimsOnNode's first step, whatever
+        the eligibility, PDBs, nominated pods or PreFilter extensions: nothing is removed and
+        no filter runs); where sums of requests decide (resource_shortcut), not when victims
+        are chosen by a customised eligibility, which that shortcut does not know."""
         if self._victim_groups() is not None:
             return None  # victims may span nodes: every node gets the full dry run
-        shortcut = ResourceShortcut.for_attempt(self.handle, state, pod, self.more_important_pod)
-        return shortcut.select_victims if shortcut is not None else None
+        resources: ShortcutFunc | None = None
+        if self.is_eligible_pod is _always_eligible:
+            shortcut = ResourceShortcut.for_attempt(
+                self.handle, state, pod, self.more_important_pod
+            )
+            resources = shortcut.select_victims if shortcut is not None else None
+        priority = pod.priority
+        table = node_table_for(self.handle.snapshot())
+        if table is None:
+
+            def select(
+                node_info: NodeInfo, budgets_for: BudgetLookup
+            ) -> tuple[list[PodView], int, Status] | None:
+                # is_preemption_allowed asks for a lower priority before anything else
+                if all(other.priority >= priority for other in node_info.pods):
+                    return [], 0, Status.unresolvable(NO_VICTIMS_FOUND)
+                return None if resources is None else resources(node_info, budgets_for)
+
+            return select
+
+        below = self._lowest_priorities.of(table) < priority
+        row_of = table.row_of
+        generations = table.generation
+
+        def select_by_row(
+            node_info: NodeInfo, budgets_for: BudgetLookup
+        ) -> tuple[list[PodView], int, Status] | None:
+            row = row_of.get(node_info.node_name)
+            if row is not None and generations[row] == node_info.generation:
+                lower = below[row]
+            else:  # not the table's NodeInfo: its own pods say
+                lower = any(other.priority < priority for other in node_info.pods)
+            if not lower:
+                return [], 0, Status.unresolvable(NO_VICTIMS_FOUND)
+            return None if resources is None else resources(node_info, budgets_for)
+
+        return select_by_row
+
+    def nodes_without_victims(
+        self, pod: PodView, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[bool], Status] | None:
+        """Which of `nodes` have no pod of lower priority than `pod` (SelectVictimsOnNode
+        says "No preemption victims found" there before anything else: see
+        `dry_run_shortcut`), and that status, from the NodeTable's rows at once; None where
+        there is no table, or victims are units that span nodes."""
+        if self._victim_groups() is not None:
+            return None
+        table = node_table_for(self.handle.snapshot())
+        if table is None:
+            return None
+        priority = pod.priority
+        below = self._lowest_priorities.of(table) < priority
+        row_of = table.row_of
+        rows = np.fromiter(
+            (row_of.get(info.node_name, -1) for info in nodes), dtype=np.intp, count=len(nodes)
+        )
+        known = rows >= 0
+        known[known] = table.generation[rows[known]] == np.fromiter(
+            (info.generation for info, ok in zip(nodes, known.tolist(), strict=True) if ok),
+            dtype=np.int64,
+        )
+        without = np.zeros(len(nodes), dtype=np.bool_)
+        without[known] = ~below[rows[known]]
+        flags = without.tolist()
+        for index in np.flatnonzero(~known).tolist():  # not the table's NodeInfo
+            flags[index] = all(other.priority >= priority for other in nodes[index].pods)
+        return flags, Status.unresolvable(NO_VICTIMS_FOUND)
 
     def is_preemption_allowed(
         self, node_info: NodeInfo, victim: PodView, preemptor: PodView
@@ -413,6 +486,32 @@ def node_victims(node_info: NodeInfo, workloads: WorkloadObjects) -> list[Victim
             members.append(pod)
         units.append(Victim(tuple(members), pod_group_priority(group), True))
     return units
+
+
+class LowestPriorities:
+    """The lowest priority among each node's pods, per row of the snapshot's NodeTable (no
+    pod: above any priority), kept by the row's NodeInfo generation: one cycle changes a node
+    or two, so a dry run tells the nodes without a possible victim apart with one array
+    comparison instead of a walk over every pod of every node."""
+
+    __slots__ = ("_generation", "_lowest", "_table")
+
+    def __init__(self) -> None:
+        self._table: NodeTable | None = None
+        self._generation = np.zeros(0, dtype=np.int64)
+        self._lowest = np.zeros(0, dtype=np.int64)
+
+    def of(self, table: NodeTable) -> npt.NDArray[np.int64]:
+        if self._table is not table or len(self._lowest) != len(table):
+            self._table = table
+            self._generation = np.full(len(table), -1, dtype=np.int64)
+            self._lowest = np.zeros(len(table), dtype=np.int64)
+        stale = np.flatnonzero(self._generation != table.generation)
+        infos = table.infos
+        for row in stale.tolist():
+            self._lowest[row] = min((pod.priority for pod in infos[row].pods), default=NO_POD)
+            self._generation[row] = table.generation[row]
+        return self._lowest
 
 
 def _as_error(status: Status) -> Status:

@@ -276,7 +276,13 @@ class AllocationMemo:
                 strict=True,
             )
         )
-        return RowVerdict(passed, lambda row: others.get(row, cannot_allocate))
+
+        def reject_many(rejected: Rows) -> list[Status]:
+            if not others:
+                return [cannot_allocate] * len(rejected)
+            return [others.get(row, cannot_allocate) for row in rejected.tolist()]
+
+        return RowVerdict(passed, lambda row: others.get(row, cannot_allocate), reject_many)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -25,6 +25,7 @@ from scheduler.framework.status import Status
 from scheduler.listers.resource_objects import DeviceID
 from scheduler.plugins.dynamicresources.claims import ClaimsNotReady, pod_claims
 from scheduler.plugins.dynamicresources.ranking import DeviceChoice, DeviceRanker
+from scheduler.plugins.gpushare.draws import draws_below
 from scheduler.plugins.gpushare.frag import FragMeasure, TypicalPod, typical_pods
 from scheduler.plugins.gpushare.gpus import (
     Allocated,
@@ -227,6 +228,13 @@ class RandomFit(_GpuPolicy):
     def _row_memo_key(self, cycle: _Cycle) -> Hashable | None:
         return None
 
+    def score_rows(
+        self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
+    ) -> IntArray | None:
+        """One draw per row, in the rows' order: what `score` draws for each, without reading
+        the nodes' GPUs (the draw does not depend on them)."""
+        return draws_below(self._handle.rng, MAX_NODE_SCORE + 1, len(rows))
+
 
 class DotProduct(_GpuPolicy):
     """dot_product_score.go (dimExt merge, norm max)."""
@@ -415,6 +423,8 @@ class NodeRank:
             raise ValueError(f"{self.name} needs a framework handle")
         self._rng = handle.rng
         self._ranks: dict[str, int] = {}
+        # (the NodeTable, rank per row, -1 unknown): a cycle reads ranks with one array index
+        self._table_ranks: tuple[NodeTable, IntArray] | None = None
 
     def score(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> tuple[int, Status]:
         rank = self._ranks.get(node_info.node_name)
@@ -422,20 +432,27 @@ class NodeRank:
             rank = self._ranks[node_info.node_name] = self._rng.randrange(MAX_NODE_SCORE + 1)
             if len(self._ranks) > 1_000_000:  # bounded: nodes come and go over months
                 self._ranks.clear()
+                self._table_ranks = None
         return rank, Status.OK
 
     def score_rows(
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> IntArray | None:
         """`score` per row in the rows' order (new nodes draw their ranks in that order)."""
-        ranks = self._ranks
-        infos = table.infos
-        scores = np.zeros(len(rows), dtype=np.int64)
-        for position, row in enumerate(rows.tolist()):
-            rank = ranks.get(infos[row].node_name)
-            if rank is None:
-                rank = self.score(state, pod, infos[row])[0]
-            scores[position] = rank
+        kept = self._table_ranks
+        if kept is None or kept[0] is not table or len(kept[1]) != len(table):
+            kept = self._table_ranks = (table, np.full(len(table), -1, dtype=np.int64))
+        by_row = kept[1]
+        scores = by_row[rows]
+        if (scores < 0).any():
+            # rows not seen in this table yet, in the rows' order (new nodes draw in it)
+            infos = table.infos
+            for position in np.flatnonzero(scores < 0).tolist():
+                row = int(rows[position])
+                rank = self._ranks.get(infos[row].node_name)
+                if rank is None:
+                    rank = self.score(state, pod, infos[row])[0]
+                scores[position] = by_row[row] = rank
         return scores
 
     def score_extensions(self) -> None:

@@ -54,6 +54,13 @@ NAME = FIT
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
+#: The reasons of a row rejection, by bit (`_row_rejections_of`), in `_row_rejection`'s order.
+_ROW_REASONS = (
+    "Too many pods",
+    "Insufficient cpu",
+    "Insufficient memory",
+    "Insufficient ephemeral-storage",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +328,11 @@ class NodeResourcesFit(ResourceFilter):
         ):
             if amount > 0:
                 failed |= amount > allocatable[rows] - requested[rows]
-        return RowVerdict(~failed, lambda row: self._row_rejection(request, table, row))
+        return RowVerdict(
+            ~failed,
+            lambda row: self._row_rejection(request, table, row),
+            lambda rejected: self._row_rejections_of(request, table, rejected),
+        )
 
     def _row_rejection(self, request: Resource, table: NodeTable, row: int) -> Status:
         reasons: list[str] = []
@@ -341,6 +352,36 @@ class NodeResourcesFit(ResourceFilter):
             if amount > 0 and amount > int(allocatable[row]) - int(requested[row]):
                 reasons.append(reason)
                 unresolvable |= amount > int(allocatable[row])
+        return self._rejection(unresolvable, reasons)
+
+    def _row_rejections_of(self, request: Resource, table: NodeTable, rows: Rows) -> list[Status]:
+        """`_row_rejection` of each row, with array operations: each row's reasons as bits."""
+        bits = (table.pod_count[rows] + 1 > table.alloc_pods[rows]).astype(np.int64)
+        unresolvable = np.zeros(len(rows), dtype=np.bool_)
+        for bit, (amount, allocatable, requested) in enumerate(
+            (
+                (request.milli_cpu, table.alloc_cpu, table.req_cpu),
+                (request.memory, table.alloc_memory, table.req_memory),
+                (request.ephemeral_storage, table.alloc_ephemeral, table.req_ephemeral),
+            ),
+            start=1,
+        ):
+            if amount > 0:
+                available = allocatable[rows]
+                short = amount > available - requested[rows]
+                bits |= short.astype(np.int64) << bit
+                unresolvable |= short & (amount > available)
+        bits |= unresolvable.astype(np.int64) << 4
+        by_bits = {
+            value: self._rejection(
+                bool(value & 16),
+                [reason for bit, reason in enumerate(_ROW_REASONS) if value & (1 << bit)],
+            )
+            for value in np.unique(bits).tolist()
+        }
+        return [by_bits[value] for value in bits.tolist()]
+
+    def _rejection(self, unresolvable: bool, reasons: list[str]) -> Status:
         key: tuple[bool | str, ...] = (unresolvable, *reasons)
         status = self._row_rejections.get(key)
         if status is None:
