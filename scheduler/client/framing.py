@@ -40,6 +40,8 @@ U32 = struct.Struct("<I")
 U16 = struct.Struct("<H")
 # A list page or a watch chunk is far below this; a frame above it is garbage, not data.
 MAX_FRAME = 1 << 30
+# Bytes of one watch in flight from a worker to the scheduler, unacknowledged (flow control).
+STREAM_WINDOW = 8 << 20
 
 CONFIG = 1
 REQUEST = 2

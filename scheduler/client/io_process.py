@@ -5,7 +5,7 @@ NAME FD PARENT_PID`` with one end of a socketpair as FD. It reads the ClientSett
 first frame, builds its own aiohttp session from the same kubeconfig (HttpTransport), and then
 serves frames (framing.py): each request is sent to the API server as it came and its answer
 goes back as (status, body bytes); each watch is forwarded as the raw chunks it arrives in,
-no faster than the scheduler acknowledges them (a window of STREAM_WINDOW bytes per stream),
+no faster than the scheduler acknowledges them (a window of framing.STREAM_WINDOW bytes per stream),
 so a slow scheduler slows the API server's stream as a slow reader of one socket would. One
 worker at a time also writes the scheduler's events (WorkerEvents): queued, built, rate limited
 and retried here, their outcomes reported back in batches.
@@ -28,11 +28,9 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
 from typing import Any, cast
 
 import aiohttp
-import orjson
 from kubernetes_asyncio.client import Configuration
 
 from apimachinery.eventloop import run_event_loop
@@ -41,34 +39,18 @@ from scheduler.client import framing
 from scheduler.client.event_writer import EventWriter, ObjectRef, PendingEvent, RetryPolicy
 from scheduler.client.kubeconfig import (
     ClientSettings,
-    InCluster,
     KubeconfigError,
     load_configuration,
+    settings_from_json,
 )
 from scheduler.client.rest import KubeClient
 from scheduler.client.transport import ApiError, HttpTransport
 
 log = logging.getLogger(__name__)
 
-STREAM_WINDOW = 8 << 20  # bytes of one watch in flight to the scheduler, unacknowledged
 OUTCOMES_EVERY = 0.05  # seconds between two reports of written and dropped events, at most
 PR_SET_NAME = 15
 PR_SET_PDEATHSIG = 1
-
-
-def settings_to_json(settings: ClientSettings) -> bytes:
-    fields = asdict(settings)
-    if settings.in_cluster is not None:
-        fields["in_cluster"]["environ"] = dict(settings.in_cluster.environ)
-    return orjson.dumps(fields)
-
-
-def settings_from_json(data: bytes) -> ClientSettings:
-    fields: dict[str, Any] = orjson.loads(data)
-    in_cluster = fields.pop("in_cluster", None)
-    return ClientSettings(
-        **fields, in_cluster=None if in_cluster is None else InCluster(**in_cluster)
-    )
 
 
 def name_process(name: str) -> None:
@@ -115,12 +97,12 @@ class _Window:
 
     def sent(self, size: int) -> None:
         self.outstanding += size
-        if self.outstanding >= STREAM_WINDOW:
+        if self.outstanding >= framing.STREAM_WINDOW:
             self._room.clear()
 
     def consumed(self, size: int) -> None:
         self.outstanding -= size
-        if self.outstanding < STREAM_WINDOW:
+        if self.outstanding < framing.STREAM_WINDOW:
             self._room.set()
 
     async def wait(self) -> None:

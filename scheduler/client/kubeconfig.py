@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 from kubernetes_asyncio import config as kube_config
 from kubernetes_asyncio.client import Configuration
@@ -254,4 +255,21 @@ async def load_configuration(settings: ClientSettings) -> Configuration:
     kubernetes-asyncio's Configuration. Raises KubeconfigError (one line) when it cannot."""
     return await resolve_configuration(
         settings.kubeconfig, settings.context, settings.master, settings.in_cluster
+    )
+
+
+def settings_to_json(settings: ClientSettings) -> bytes:
+    """``settings`` as the CONFIG frame an API I/O worker is started with."""
+    fields = asdict(settings)
+    if settings.in_cluster is not None:
+        fields["in_cluster"]["environ"] = dict(settings.in_cluster.environ)
+    return orjson.dumps(fields)
+
+
+def settings_from_json(data: bytes) -> ClientSettings:
+    """The inverse of :func:`settings_to_json`, in the worker."""
+    fields: dict[str, Any] = orjson.loads(data)
+    in_cluster = fields.pop("in_cluster", None)
+    return ClientSettings(
+        **fields, in_cluster=None if in_cluster is None else InCluster(**in_cluster)
     )

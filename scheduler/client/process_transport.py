@@ -29,8 +29,7 @@ from contextlib import asynccontextmanager
 from typing import Protocol, cast
 
 from scheduler.client import framing
-from scheduler.client.io_process import STREAM_WINDOW, settings_to_json
-from scheduler.client.kubeconfig import ClientSettings
+from scheduler.client.kubeconfig import ClientSettings, settings_to_json
 from scheduler.client.transport import ApiError, StreamBody
 
 log = logging.getLogger(__name__)
@@ -42,7 +41,7 @@ HEALTHY_AFTER = 30.0  # a worker that ran this long resets its slot's failure co
 STOP_TIMEOUT = 5.0
 MAX_LINE = 64 << 20  # a watch line longer than this is not an event
 SOCKET_BUFFER = 4 << 20
-CREDIT_BATCH = STREAM_WINDOW // 8
+CREDIT_BATCH = framing.STREAM_WINDOW // 8
 
 
 def worker_socketpair() -> tuple[socket.socket, socket.socket]:
