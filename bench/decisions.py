@@ -138,6 +138,8 @@ class SideRun:
                 self.explain_url = f"http://127.0.0.1:{port}/debug/explain/{self.namespace}"
                 self.metrics_url = f"http://127.0.0.1:{port}/metrics"
                 self.what_if_url = f"http://127.0.0.1:{port}/debug/what-if"
+                # the first what-if must see every node, or a tie on the first pod goes unseen
+                await self._wait_for_cache(api, "nodes", len(self.workload.nodes))
             outcomes = []
             for index, pod in enumerate(self.workload.pods):
                 if not scheduler.alive():
@@ -207,7 +209,7 @@ class SideRun:
             outcome.pinned, outcome.totals = True, tied
             # the scheduler learns of a pod it did not bind through its watch only: the pods
             # that pod lets in (required affinity to it) are moved once its cache has it
-            await self._wait_for_cached_pods(api, sum(1 for node in before.values() if node) + 1)
+            await self._wait_for_cache(api, "pods", sum(1 for node in before.values() if node) + 1)
         else:
             await api.create(self.pods_path, self._pod_manifest(pod))
             await self._wait_for_decision(api, outcome, timeout)
@@ -251,9 +253,9 @@ class SideRun:
                 return
             await asyncio.sleep(POLL_SECONDS)
 
-    async def _wait_for_cached_pods(self, api: KubeApi, bound: int) -> None:
-        """Wait until the scheduler's cache holds at least `bound` pods
-        (scheduler_cache_size{type="pods"}, refreshed every second)."""
+    async def _wait_for_cache(self, api: KubeApi, kind: str, count: int) -> None:
+        """Wait until the scheduler's cache holds at least `count` of `kind` (nodes, pods:
+        scheduler_cache_size, refreshed every second)."""
         if self.metrics_url is None:
             await asyncio.sleep(SETTLE_SECONDS)
             return
@@ -261,10 +263,10 @@ class SideRun:
         deadline = loop.time() + SETTLE_TIMEOUT
         while loop.time() < deadline:
             text = await self._metrics_text(api)
-            if sum(_samples(text, "scheduler_cache_size", ('type="pods"',))) >= bound:
+            if sum(_samples(text, "scheduler_cache_size", (f'type="{kind}"',))) >= count:
                 return
             await asyncio.sleep(SETTLE_POLL_SECONDS)
-        raise TimeoutError(f"{self.side}: the scheduler's cache did not reach {bound} pods")
+        raise TimeoutError(f"{self.side}: the scheduler's cache did not reach {count} {kind}")
 
     async def _metrics_text(self, api: KubeApi) -> str:
         assert self.metrics_url is not None
