@@ -224,6 +224,11 @@ class SideRun:
             for other, node in self.pods.items()
             if other != name and node and other in before and not before[other]
         }
+        if outcome.victims:
+            # the next pod must not be tried while the scheduler still holds a victim the API
+            # server has deleted (a slow watch under load): it would see that node full
+            bound = sum(1 for node in self.pods.values() if node)
+            await self._wait_for_cache(api, "pods", bound, exact=True)
         return outcome
 
     async def _wait_for_decision(
@@ -253,9 +258,11 @@ class SideRun:
                 return
             await asyncio.sleep(POLL_SECONDS)
 
-    async def _wait_for_cache(self, api: KubeApi, kind: str, count: int) -> None:
+    async def _wait_for_cache(
+        self, api: KubeApi, kind: str, count: int, *, exact: bool = False
+    ) -> None:
         """Wait until the scheduler's cache holds at least `count` of `kind` (nodes, pods:
-        scheduler_cache_size, refreshed every second)."""
+        scheduler_cache_size, refreshed every second), or exactly `count` with `exact`."""
         if self.metrics_url is None:
             await asyncio.sleep(SETTLE_SECONDS)
             return
@@ -263,7 +270,8 @@ class SideRun:
         deadline = loop.time() + SETTLE_TIMEOUT
         while loop.time() < deadline:
             text = await self._metrics_text(api)
-            if sum(_samples(text, "scheduler_cache_size", (f'type="{kind}"',))) >= count:
+            cached = _samples(text, "scheduler_cache_size", (f'type="{kind}"',))
+            if cached and (sum(cached) == count if exact else sum(cached) >= count):
                 return
             await asyncio.sleep(SETTLE_POLL_SECONDS)
         raise TimeoutError(f"{self.side}: the scheduler's cache did not reach {count} {kind}")
