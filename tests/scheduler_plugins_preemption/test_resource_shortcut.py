@@ -270,7 +270,7 @@ AFFINE_BIG = make_pod(
     [
         pytest.param(DEFAULT_FILTERS, PLAIN, "decided", id="plain pod: resources only"),
         pytest.param(
-            DEFAULT_FILTERS, with_host_port(BIG, 80), "full", id="host port: NodePorts first"
+            DEFAULT_FILTERS, with_host_port(BIG, 80), "none", id="host port: NodePorts first"
         ),
         pytest.param(DEFAULT_FILTERS, AFFINE_BIG, "decided", id="affinity, cannot fit: rejected"),
         pytest.param(
@@ -278,19 +278,41 @@ AFFINE_BIG = make_pod(
         ),
         pytest.param(("InterPodAffinity", "NodeResourcesFit"), BIG, "decided", id="skipped first"),
         pytest.param(
-            ("InterPodAffinity", "NodeResourcesFit"), AFFINE_BIG, "full", id="affinity first"
+            ("InterPodAffinity", "NodeResourcesFit"), AFFINE_BIG, "none", id="affinity first"
         ),
-        pytest.param(("NodeUnschedulable",), BIG, "full", id="no NodeResourcesFit"),
-        # no pod of lower priority on the node: no victim, whatever the filters
-        pytest.param(DEFAULT_FILTERS, LOW, "decided", id="nothing to preempt"),
-        pytest.param(
-            DEFAULT_FILTERS, with_host_port(LOW, 80), "decided", id="nothing to preempt, host port"
-        ),
-        pytest.param(("NodeUnschedulable",), LOW, "decided", id="nothing to preempt, no Fit"),
+        pytest.param(("NodeUnschedulable",), BIG, "none", id="no NodeResourcesFit"),
     ],
 )
 def test_when_the_shortcut_applies(plugins: tuple[str, ...], pod: PodView, expected: str) -> None:
     assert shortcut_outcome(plugins, pod) == expected
+
+
+@pytest.mark.parametrize(
+    ("plugins", "pod"),
+    [
+        pytest.param(DEFAULT_FILTERS, LOW, id="nothing to preempt"),
+        pytest.param(DEFAULT_FILTERS, with_host_port(LOW, 80), id="nothing to preempt, host port"),
+        pytest.param(("NodeUnschedulable",), LOW, id="nothing to preempt, no Fit"),
+    ],
+)
+def test_a_node_without_a_lower_priority_pod_is_decided_whatever_the_filters(
+    plugins: tuple[str, ...], pod: PodView
+) -> None:
+    """No pod of lower priority on the node: no victim, before any filter runs."""
+    nodes = [make_node("n0", capacity={"cpu": "4"}, labels={"hostname": "n0"})]
+    pods = [
+        make_pod(
+            "low", uid="low", node_name="n0", priority=0, requests={"cpu": "1"}, labels={"app": "a"}
+        )
+    ]
+    harness = build(nodes, pods, plugins=plugins)
+    found = harness.plugin.nodes_without_victims(pod, harness.snapshot.list())
+    assert found is not None
+    assert found[0] == [True]
+    assert (found[1].code, found[1].reasons) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        ("No preemption victims found for incoming pod",),
+    )
 
 
 def test_nodes_without_victims_reads_a_copied_node_by_its_own_pods() -> None:

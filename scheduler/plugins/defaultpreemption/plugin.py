@@ -166,64 +166,34 @@ class DefaultPreemption:
         return None
 
     def dry_run_shortcut(self, state: CycleState, pod: PodView) -> ShortcutFunc | None:
-        """Decide a node without copying it where that is exact: a node without a pod of
-        lower priority than `pod` has no victim (SelectVictimsOnNode's first step, whatever
-        the eligibility, PDBs, nominated pods or PreFilter extensions: nothing is removed and
-        no filter runs); where sums of requests decide (resource_shortcut), not when victims
-        are chosen by a customised eligibility, which that shortcut does not know."""
+        """Where sums of requests decide a node, decide it without copying it
+        (resource_shortcut); not when victims are chosen by a customised eligibility, which
+        the shortcut does not know. Nodes without a pod of lower priority never get here
+        (`nodes_without_victims`)."""
+        if self.is_eligible_pod is not _always_eligible:
+            return None
         if self._victim_groups() is not None:
             return None  # victims may span nodes: every node gets the full dry run
-        resources: ShortcutFunc | None = None
-        if self.is_eligible_pod is _always_eligible:
-            shortcut = ResourceShortcut.for_attempt(
-                self.handle, state, pod, self.more_important_pod
-            )
-            resources = shortcut.select_victims if shortcut is not None else None
-        priority = pod.priority
-        table = node_table_for(self.handle.snapshot())
-        if table is None:
-
-            def select(
-                node_info: NodeInfo, budgets_for: BudgetLookup
-            ) -> tuple[list[PodView], int, Status] | None:
-                # is_preemption_allowed asks for a lower priority before anything else
-                if all(other.priority >= priority for other in node_info.pods):
-                    return [], 0, Status.unresolvable(NO_VICTIMS_FOUND)
-                return None if resources is None else resources(node_info, budgets_for)
-
-            return select
-
-        below = self._lowest_priorities.of(table) < priority
-        row_of = table.row_of
-        generations = table.generation
-
-        def select_by_row(
-            node_info: NodeInfo, budgets_for: BudgetLookup
-        ) -> tuple[list[PodView], int, Status] | None:
-            row = row_of.get(node_info.node_name)
-            if row is not None and generations[row] == node_info.generation:
-                lower = below[row]
-            else:  # not the table's NodeInfo: its own pods say
-                lower = any(other.priority < priority for other in node_info.pods)
-            if not lower:
-                return [], 0, Status.unresolvable(NO_VICTIMS_FOUND)
-            return None if resources is None else resources(node_info, budgets_for)
-
-        return select_by_row
+        shortcut = ResourceShortcut.for_attempt(self.handle, state, pod, self.more_important_pod)
+        return shortcut.select_victims if shortcut is not None else None
 
     def nodes_without_victims(
         self, pod: PodView, nodes: Sequence[NodeInfo]
     ) -> tuple[list[bool], Status] | None:
-        """Which of `nodes` have no pod of lower priority than `pod` (SelectVictimsOnNode
-        says "No preemption victims found" there before anything else: see
-        `dry_run_shortcut`), and that status, from the NodeTable's rows at once; None where
-        there is no table, or victims are units that span nodes."""
+        """Which of `nodes` have no pod of lower priority than `pod`, and their status:
+        SelectVictimsOnNode says "No preemption victims found" there before anything else,
+        whatever the eligibility, PDBs, nominated pods or PreFilter extensions (nothing is
+        removed and no filter runs). Read from the NodeTable's rows at once where a node is
+        the table's; None where victims are units that span nodes."""
         if self._victim_groups() is not None:
             return None
+        priority = pod.priority
+        status = Status.unresolvable(NO_VICTIMS_FOUND)
         table = node_table_for(self.handle.snapshot())
         if table is None:
-            return None
-        priority = pod.priority
+            return [
+                all(other.priority >= priority for other in info.pods) for info in nodes
+            ], status
         below = self._lowest_priorities.of(table) < priority
         row_of = table.row_of
         rows = np.fromiter(
@@ -239,7 +209,7 @@ class DefaultPreemption:
         flags = without.tolist()
         for index in np.flatnonzero(~known).tolist():  # not the table's NodeInfo
             flags[index] = all(other.priority >= priority for other in nodes[index].pods)
-        return flags, Status.unresolvable(NO_VICTIMS_FOUND)
+        return flags, status
 
     def is_preemption_allowed(
         self, node_info: NodeInfo, victim: PodView, preemptor: PodView
