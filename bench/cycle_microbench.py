@@ -12,6 +12,11 @@ Shapes (the pods of upstream's scheduler_perf workloads of those names):
 - spread: TopologySpreading's pod (a zone spread constraint, DoNotSchedule);
 - anti-affinity: SchedulingPodAntiAffinity's pod (required anti-affinity on the hostname).
 
+`--watch-updates` adds what the pod watch brings the loop's process for each scheduled pod: the
+bound pod confirming the assumed one, then its Running status, each parsed as the informer
+parses it (sharing the previous view's spec) and given to the cache a few cycles after the
+assume, as the binding and the kubelet lag behind the loop.
+
 Run the same file over another checkout's code to compare builds:
 
     .venv/bin/python bench/cycle_microbench.py daemonset --nodes 5000,15000
@@ -120,17 +125,49 @@ def build_cache(nodes: int) -> tuple[Cache, Snapshot]:
     return cache, cache.update_snapshot()
 
 
-def run(shape: str, nodes: int, pods: int, parallelism: int = 1) -> dict[str, Any]:
+#: cycles between a pod's assume and its bound update, and between that and its Running update
+WATCH_LAG = 8
+
+
+def _bound(pod: PodView, host: str) -> PodView:
+    """The pod as the watch shows it once bound: spec.nodeName set, a new resourceVersion."""
+    raw = dict(pod.raw)
+    raw["metadata"] = {**raw["metadata"], "resourceVersion": f"{pod.resource_version}-bound"}
+    raw["spec"] = {**raw["spec"], "nodeName": host}
+    return PodView.from_dict(raw, previous=pod)
+
+
+def _running(pod: PodView) -> PodView:
+    """The bound pod as the watch shows it once its kubelet reported it Running."""
+    raw = dict(pod.raw)
+    raw["metadata"] = {**raw["metadata"], "resourceVersion": f"{pod.resource_version}-running"}
+    raw["status"] = {
+        "phase": "Running",
+        "startTime": "2026-01-01T00:00:00Z",
+        "conditions": [{"type": "Ready", "status": "True"}],
+    }
+    return PodView.from_dict(raw, previous=pod)
+
+
+def run(
+    shape: str, nodes: int, pods: int, parallelism: int = 1, watch_updates: bool = False
+) -> dict[str, Any]:
     """CPU per pod (ms) of the loop's per-pod work, and the hosts chosen (to compare runs)."""
     cache, snapshot = build_cache(nodes)
     fwk = build_framework(PLUGINS, _deps(snapshot, parallelism), weights=WEIGHTS)
     make = SHAPES[shape]
     start, rng = StartIndex(), random.Random(1)
     hosts: list[str] = []
+    pending: list[PodView] = []  # the informer's views of the scheduled pods, in order
     cpu = 0.0
     for cycle in range(1, pods + 1):
         pod = make(cycle - 1, nodes)
         began = time.process_time()
+        if watch_updates:
+            if len(pending) > WATCH_LAG:
+                cache.add_pod(pending[-WATCH_LAG - 1])
+            if len(pending) > 2 * WATCH_LAG:
+                cache.add_pod(_running(pending[-2 * WATCH_LAG - 1]))
         cache.update_snapshot(snapshot)
         cycle_run = schedule_pod(
             fwk, CycleState(), pod, snapshot, percentage_of_nodes_to_score=None,
@@ -138,6 +175,8 @@ def run(shape: str, nodes: int, pods: int, parallelism: int = 1) -> dict[str, An
         )  # fmt: skip
         result = drive(cycle_run)
         cache.assume_pod(pod.with_node(result.suggested_host))
+        if watch_updates:
+            pending.append(_bound(pod, result.suggested_host))
         cpu += time.process_time() - began
         hosts.append(result.suggested_host)
     return {
@@ -162,11 +201,13 @@ def main(argv: list[str] | None = None) -> int:
                         "at most 2000)")  # fmt: skip
     parser.add_argument("--parallelism", type=_ints, default=[1], help="comma-separated")
     parser.add_argument("--json", action="store_true", help="one JSON object per run")
+    parser.add_argument("--watch-updates", action="store_true", help="also give the cache each "
+                        "pod's bound and Running updates, as the pod watch does")  # fmt: skip
     args = parser.parse_args(argv)
     for nodes in args.nodes:
         for parallelism in args.parallelism:
             pods = args.pods or min(2 * nodes, 2000)
-            figures = run(args.shape, nodes, pods, parallelism)
+            figures = run(args.shape, nodes, pods, parallelism, args.watch_updates)
             if args.json:
                 print(json.dumps(figures))
             else:

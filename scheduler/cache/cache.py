@@ -145,8 +145,12 @@ class Cache:
             self._add_to_node(pod)
             self._pod_states[pod.uid] = _PodState(pod)
             return
-        self._remove_from_node(state.pod)
-        self._add_to_node(pod)
+        info = self._nodes.get(pod.node_name)
+        if info is not None and info.replace_pod(pod):  # counted as before: a status update
+            self._touch(pod.node_name)
+        else:
+            self._remove_from_node(state.pod)
+            self._add_to_node(pod)
         state.pod = pod
         if pod.uid in self._assumed:
             self._assumed.discard(pod.uid)

@@ -136,6 +136,7 @@ class NodeInfo:
         "_pod_count",
         "_pod_list",
         "allocatable",
+        "counted_generation",
         "generation",
         "image_states",
         "node",
@@ -178,6 +179,9 @@ class NodeInfo:
         # "namespace/claim" → number of pods on this node using it.
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = self._generations.next()
+        # The generation of the last change to what the node's NodeTable row holds (everything
+        # but the swap of a pod's view for one that counts the same: see replace_pod).
+        self.counted_generation = self.generation
         if node is not None:
             self.set_node(node)
         for pod in pods:
@@ -234,13 +238,13 @@ class NodeInfo:
     def set_node(self, node: NodeView) -> None:
         self.node = node
         self.allocatable = node.allocatable.clone()
-        self.generation = self._generations.next()
+        self.generation = self.counted_generation = self._generations.next()
 
     def remove_node(self) -> None:
         """Forget the node object; pods stay (upstream keeps them until their delete events)."""
         self.node = None
         self.allocatable = Resource()
-        self.generation = self._generations.next()
+        self.generation = self.counted_generation = self._generations.next()
 
     def add_pod(self, pod: PodView) -> None:
         """Add a pod not on this node yet (a pod's uid is on a node at most once: the cache
@@ -279,6 +283,34 @@ class NodeInfo:
         if self._log_len - self._pod_count > self._pod_count >> _COMPACT_SHIFT:
             self._compact_log()
 
+    def replace_pod(self, pod: PodView) -> bool:
+        """Put `pod` in place of the stored view of its uid, when the two count the same
+        (`counts_the_same`): remove_pod + add_pod, the pod moving to the end of the list as
+        there, without recounting. False, and nothing changed, otherwise.
+
+        The confirmation of a bound pod and its status updates are such swaps: two of the three
+        watch events of every scheduled pod. The generation moves on (a snapshot must show the
+        new view: preemption reads a victim's start time from its status), the counted
+        generation does not (the node's table row stays as it is)."""
+        live = self._own_log()
+        index = live.get(pod.uid)
+        if index is None or not counts_the_same(self._log_pods[index], pod):
+            return False
+        self.generation = self._generations.next()
+        self._log_removed[index] = self.generation  # copies taken before keep the old view
+        live[pod.uid] = self._log_len
+        self._log_pods.append(pod)
+        self._log_removed.append(_LIVE)
+        self._log_len += 1
+        self._pod_list = None
+        if self.pods_with_affinity:
+            _replace_by_uid(self.pods_with_affinity, pod)
+        if self.pods_with_required_anti_affinity:
+            _replace_by_uid(self.pods_with_required_anti_affinity, pod)
+        if self._log_len - self._pod_count > self._pod_count >> _COMPACT_SHIFT:
+            self._compact_log()
+        return True
+
     def ports_conflict(self, host_ports: Iterable[HostPort]) -> bool:
         """Whether any of `host_ports` is already in use on this node (NodePorts' fitsPorts)."""
         used = self.used_ports
@@ -312,6 +344,7 @@ class NodeInfo:
         target.image_states = dict(self.image_states)
         target.pvc_ref_counts = dict(self.pvc_ref_counts)
         target.generation = self.generation
+        target.counted_generation = self.counted_generation
 
     def _update(self, pod: PodView, sign: int) -> None:
         requests = pod.requests
@@ -339,7 +372,7 @@ class NodeInfo:
                     counts[key] = count
                 else:
                     counts.pop(key, None)
-        self.generation = self._generations.next()
+        self.generation = self.counted_generation = self._generations.next()
 
     def __repr__(self) -> str:
         return (
@@ -353,6 +386,37 @@ def _index_by_uid(pods: list[PodView], uid: str) -> int:
         if pod.uid == uid:
             return index
     return -1
+
+
+def counts_the_same(stored: PodView, pod: PodView) -> bool:
+    """Whether a NodeInfo and its NodeTable row count `pod` exactly as `stored`: the same node,
+    requests, ports, claims, priority, and what the topology indexes group pods by (namespace,
+    labels, terminating, inter-pod affinity terms). An update that changed only the status or
+    the metadata's bookkeeping shares the spec's derived values with the previous view
+    (pod_view_from_dict), so the identity checks settle most cases."""
+    return (
+        stored.node_name == pod.node_name
+        and (stored.requests is pod.requests or stored.requests == pod.requests)
+        and stored.non_zero_milli_cpu == pod.non_zero_milli_cpu
+        and stored.non_zero_memory == pod.non_zero_memory
+        and stored.priority == pod.priority
+        and stored.namespace == pod.namespace
+        and stored.deletion_timestamp == pod.deletion_timestamp
+        and (stored.host_ports is pod.host_ports or stored.host_ports == pod.host_ports)
+        and (stored.pvc_names is pod.pvc_names or stored.pvc_names == pod.pvc_names)
+        and (stored.pod_affinity is pod.pod_affinity or stored.pod_affinity == pod.pod_affinity)
+        and pod_has_affinity(stored) == pod_has_affinity(pod)
+        and pod_has_required_anti_affinity(stored) == pod_has_required_anti_affinity(pod)
+        and stored.labels == pod.labels
+    )
+
+
+def _replace_by_uid(pods: list[PodView], pod: PodView) -> None:
+    """The new view at the end, as remove_pod + add_pod would leave it."""
+    index = _index_by_uid(pods, pod.uid)
+    if index >= 0:
+        pods.pop(index)
+        pods.append(pod)
 
 
 def _remove_by_uid(pods: list[PodView], uid: str) -> None:

@@ -55,6 +55,7 @@ class NodeTable:
     """Columns over a snapshot's node list (see module docstring). Read-only for plugins."""
 
     __slots__ = (
+        "_counted",
         "_image_names",
         "_pod_groups",
         "_term_groups",
@@ -117,6 +118,9 @@ class NodeTable:
         # Image name → number of rows whose node has it.
         self.image_node_counts: dict[str, int] = {}
         self._image_names: list[frozenset[str]] = [frozenset()] * size
+        # Each row's NodeInfo.counted_generation when written: a node whose pods' views were
+        # only swapped for views counting the same (NodeInfo.replace_pod) keeps its row.
+        self._counted: list[int] = [0] * size
         # Built on first use by the topology plugins, then refreshed with the rows.
         self._pod_groups: PodGroups | None = None
         self._term_groups: TermGroups | None = None
@@ -153,10 +157,15 @@ class NodeTable:
 
     def refresh(self, names: Iterable[str]) -> None:
         """Rewrite the rows of these nodes (their NodeInfo objects were updated in place)."""
-        row_of = self.row_of
+        row_of, infos, counted = self.row_of, self.infos, self._counted
         for name in names:
             row = row_of.get(name)
-            if row is not None:
+            if row is None:
+                continue
+            info = infos[row]
+            if info.counted_generation == counted[row]:
+                self.generation[row] = info.generation  # plugins' memos still see the change
+            else:
                 self._write_row(row)
 
     def _write_row(self, row: int) -> None:
@@ -184,6 +193,7 @@ class NodeTable:
             getattr(self, column)[row] = value
         self.inexact[row] = inexact
         self.generation[row] = info.generation
+        self._counted[row] = info.counted_generation
         effects = {taint.effect for taint in node.taints} if node is not None else set()
         self.unschedulable[row] = node is not None and node.unschedulable
         self.no_schedule_taints[row] = NO_SCHEDULE in effects or NO_EXECUTE in effects

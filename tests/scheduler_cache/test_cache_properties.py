@@ -1,6 +1,10 @@
 """Property: any interleaving of node / pod events, assume / finish / forget and snapshot
-updates leaves the cache, and a snapshot updated incrementally along the way, equal to a
-recomputation from scratch over the final set of objects."""
+updates leaves the cache, and a snapshot updated incrementally along the way (and its NodeTable),
+equal to a recomputation from scratch over the final set of objects.
+
+Status updates of bound pods (a new view sharing the spec with the previous one, as the pod
+informer parses them) take the cache's swap-in-place path; the table kept along the way must
+still match one built afresh."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from hypothesis import strategies as st
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.cache import Cache, CacheError
 from scheduler.cache.node_info import NodeInfo
+from scheduler.cache.node_table import NodeTable
 from scheduler.cache.snapshot import Snapshot
 
 NODES = ["n0", "n1", "n2", "n3"]
@@ -40,6 +45,7 @@ operation = st.one_of(
     st.tuples(st.just("remove_node"), st.sampled_from(NODES)),
     st.tuples(st.just("add_pod"), st.sampled_from(PODS), st.sampled_from(NODES), pod_variant),
     st.tuples(st.just("remove_pod"), st.sampled_from(PODS)),
+    st.tuples(st.just("status_update"), st.sampled_from(PODS)),
     st.tuples(st.just("assume"), st.sampled_from(PODS), st.sampled_from(NODES), pod_variant),
     st.tuples(st.just("finish"), st.sampled_from(PODS)),
     st.tuples(st.just("forget"), st.sampled_from(PODS)),
@@ -90,6 +96,15 @@ class Model:
         )
 
 
+def add_bound_pod(cache: Cache, model: Model, pod: PodView) -> None:
+    cache.add_pod(pod)
+    model.assumed.discard(pod.uid)
+    if pod.is_terminal:
+        model.pods.pop(pod.uid, None)
+    else:
+        model.pods[pod.uid] = pod
+
+
 def apply(cache: Cache, model: Model, op: tuple[Any, ...], version: int) -> None:
     kind = op[0]
     if kind == "add_node":
@@ -100,13 +115,15 @@ def apply(cache: Cache, model: Model, op: tuple[Any, ...], version: int) -> None
         assert cache.remove_node(op[1]) == (op[1] in model.nodes)
         model.nodes.pop(op[1], None)
     elif kind == "add_pod":
-        pod = build_pod(op[1], op[2], op[3], version)
-        cache.add_pod(pod)
-        model.assumed.discard(pod.uid)
-        if pod.is_terminal:
-            model.pods.pop(pod.uid, None)
-        else:
-            model.pods[pod.uid] = pod
+        add_bound_pod(cache, model, build_pod(op[1], op[2], op[3], version))
+    elif kind == "status_update":  # the watch's next version: only the status changed
+        old = model.pods.get(op[1])
+        if old is None or not old.node_name:
+            return
+        meta = {**old.raw["metadata"], "resourceVersion": str(version)}
+        status = {**old.raw.get("status", {}), "startTime": f"2026-01-01T00:00:{version % 60:02}Z"}
+        pod = PodView.from_dict({**old.raw, "metadata": meta, "status": status}, previous=old)
+        add_bound_pod(cache, model, pod)
     elif kind == "remove_pod":
         assert cache.remove_pod(make_pod(op[1])) == (op[1] in model.pods)
         model.pods.pop(op[1], None)
@@ -152,7 +169,26 @@ def check_cache(cache: Cache, model: Model) -> None:
         assert cache.is_assumed_pod(uid) == (uid in model.assumed)
 
 
+_TABLE_COLUMNS = (
+    "names", "alloc_cpu", "alloc_memory", "alloc_ephemeral", "alloc_pods", "req_cpu",
+    "req_memory", "req_ephemeral", "nonzero_cpu", "nonzero_memory", "pod_count", "unschedulable",
+    "no_schedule_taints", "prefer_no_schedule_taints", "used_ports", "inexact", "generation",
+)  # fmt: skip
+
+
+def check_table(snapshot: Snapshot) -> None:
+    """The table refreshed along the way holds what one built from the snapshot now does."""
+    kept, fresh = snapshot.node_table(), NodeTable(snapshot.list())
+    for column in _TABLE_COLUMNS:
+        assert list(getattr(kept, column)) == list(getattr(fresh, column)), column
+    assert kept.image_node_counts == fresh.image_node_counts
+    for row in range(len(fresh)):
+        assert kept.pod_groups()._row_groups[row] == fresh.pod_groups()._row_groups[row]
+        assert kept.term_groups()._row_terms[row] == fresh.term_groups()._row_terms[row]
+
+
 def check_snapshot(snapshot: Snapshot, model: Model) -> None:
+    check_table(snapshot)
     expected = {n: i for n, i in model.expected_node_infos().items() if n in model.nodes}
     listed = [info.node_name for info in snapshot.list()]
     assert sorted(listed) == sorted(expected)

@@ -1,6 +1,7 @@
 """NodeInfo's shared pod log (issue 22) against plain lists: every NodeInfo, the cache's and
 the copies snapshots and preemption take, sees the pods a list copied at the same moment would,
-in the same order, whatever is added, removed, copied and compacted afterwards."""
+in the same order and the same versions, whatever is added, removed, swapped for a newer
+version (replace_pod), copied and compacted afterwards."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ UIDS = [f"u{i}" for i in range(12)]
 op = st.one_of(
     st.tuples(st.just("add"), st.integers(0, 3), st.sampled_from(UIDS)),
     st.tuples(st.just("remove"), st.integers(0, 3), st.sampled_from(UIDS)),
+    st.tuples(st.just("replace"), st.integers(0, 3), st.sampled_from(UIDS)),
     st.tuples(st.just("copy"), st.integers(0, 3), st.integers(1, 3)),
     st.tuples(st.just("read"), st.integers(0, 3), st.none()),
 )
@@ -27,19 +29,29 @@ op = st.one_of(
 def test_every_copy_sees_the_pods_a_list_copy_would(ops: list[tuple[Any, ...]]) -> None:
     cache_side = NodeInfo(make_node("n"))
     infos: dict[int, NodeInfo] = {0: cache_side}
-    models: dict[int, list[str]] = {0: []}
+    models: dict[int, list[tuple[str, str]]] = {0: []}  # (uid, resourceVersion) in order
     pods = {uid: make_pod(uid, "n") for uid in UIDS}
-    for kind, which, arg in ops:
+
+    def seen(info: NodeInfo) -> list[tuple[str, str]]:
+        return [(p.uid, p.resource_version) for p in info.pods]
+
+    for step, (kind, which, arg) in enumerate(ops):
         info = infos.get(which)
         if info is None:
             continue
         model = models[which]
-        if kind == "add" and arg not in model:
+        held = next((entry for entry in model if entry[0] == arg), None)
+        if kind == "add" and held is None:
             info.add_pod(pods[arg])
-            model.append(arg)
-        elif kind == "remove" and arg in model:
+            model.append((arg, pods[arg].resource_version))
+        elif kind == "remove" and held is not None:
             info.remove_pod(pods[arg])
-            model.remove(arg)
+            model.remove(held)
+        elif kind == "replace" and held is not None:
+            newer = pods[arg] = make_pod(arg, "n", version=f"v{step}")
+            assert info.replace_pod(newer)
+            model.remove(held)
+            model.append((arg, newer.resource_version))  # where remove + add would put it
         elif kind == "copy":
             target = infos.get(arg)
             if target is None or arg == which:
@@ -47,12 +59,29 @@ def test_every_copy_sees_the_pods_a_list_copy_would(ops: list[tuple[Any, ...]]) 
             info.copy_into(target)
             models[arg] = list(model)
         elif kind == "read":
-            assert [p.uid for p in info.pods] == model
+            assert seen(info) == model
         for index, other in infos.items():
             assert other.num_pods == len(models[index])
     for index, info in infos.items():
-        assert [p.uid for p in info.pods] == models[index]
+        assert seen(info) == models[index]
         assert info.requested.milli_cpu == 100 * len(models[index])
+
+
+def test_a_view_counting_differently_is_not_swapped_in() -> None:
+    info = NodeInfo(make_node("n"))
+    info.add_pod(make_pod("a", "n", cpu="100m"))
+    generation = info.generation
+    for other in (
+        make_pod("a", "n", cpu="200m", version="2"),
+        make_pod("a", "n", host_ports=(80,), version="2"),
+        make_pod("a", "n", claims=("c",), version="2"),
+        make_pod("a", "n", affinity={"podAffinity": {}}, version="2"),
+        make_pod("a", "other", version="2"),
+        make_pod("b", "n"),
+    ):
+        assert not info.replace_pod(other)
+    assert info.generation == generation
+    assert [(p.uid, p.resource_version) for p in info.pods] == [("a", "1")]
 
 
 def test_the_log_is_compacted_and_old_copies_keep_theirs() -> None:
