@@ -267,25 +267,19 @@ class DeviceView:
     # `capacity` by name as written (not qualified), with request policies: what consumable
     # capacity compares a request's `capacity.requests` against
     consumable: Mapping[str, DeviceCapacity] = field(default_factory=dict)
-    _cel_content: tuple[Any, ...] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    # What a CEL selector reads of the device besides its slice's driver and
+    # allowMultipleAllocations: the attributes with their value types (an int 1, a bool true
+    # and a string "1" differ) and the capacities as written, in order (a map's iteration
+    # order is visible to CEL). Equal for two devices only when every such value is; selector
+    # outcomes are cached by it, so it is computed once, with the device.
+    cel_content: tuple[Any, ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def cel_content(self) -> tuple[Any, ...]:
-        """What a CEL selector reads of the device besides its slice's driver and
-        allowMultipleAllocations: the attributes with their value types (an int 1, a bool
-        true and a string "1" differ) and the capacities as written, in order (a map's
-        iteration order is visible to CEL). Equal for two devices only when every such value
-        is; hashable, computed once per device (selector outcomes are cached by it)."""
-        content = self._cel_content
-        if content is None:
-            content = (
-                tuple((name, type(value), value) for name, value in self.attributes.items()),
-                tuple(self.capacity_text.items()),
-            )
-            object.__setattr__(self, "_cel_content", content)
-        return content
+    def __post_init__(self) -> None:
+        content = (
+            tuple((name, type(value), value) for name, value in self.attributes.items()),
+            tuple(self.capacity_text.items()),
+        )
+        object.__setattr__(self, "cel_content", content)
 
 
 def _device(raw: Any, driver: str, path: str) -> DeviceView:
