@@ -267,6 +267,19 @@ class DeviceView:
     # `capacity` by name as written (not qualified), with request policies: what consumable
     # capacity compares a request's `capacity.requests` against
     consumable: Mapping[str, DeviceCapacity] = field(default_factory=dict)
+    # What a CEL selector reads of the device besides its slice's driver and
+    # allowMultipleAllocations: the attributes with their value types (an int 1, a bool true
+    # and a string "1" differ) and the capacities as written, in order (a map's iteration
+    # order is visible to CEL). Equal for two devices only when every such value is; selector
+    # outcomes are cached by it, so it is computed once, with the device.
+    cel_content: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        content = (
+            tuple((name, type(value), value) for name, value in self.attributes.items()),
+            tuple(self.capacity_text.items()),
+        )
+        object.__setattr__(self, "cel_content", content)
 
 
 def _device(raw: Any, driver: str, path: str) -> DeviceView:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.api.resource import ResourceSliceView
 from scheduler.plugins.dynamicresources.cel import (
@@ -15,6 +17,7 @@ from scheduler.plugins.dynamicresources.cel import (
     COST_LIMIT_EXCEEDED,
     CelCache,
     CelRuntimeError,
+    CompiledSelector,
     compile_selector,
     device_activation,
 )
@@ -344,12 +347,219 @@ def test_cache_compiles_once_and_remembers_results() -> None:
     device = _device(attributes={"model": {"string": "a"}})
     compiled = cache.get_or_compile('device.attributes["dra.example.com"].model == "a"')
     assert cache.device_matches(compiled, "u", "1", DRIVER, device) is True
-    # the outcome is keyed by slice uid + resourceVersion + device name: a different device
-    # under the same key is not re-evaluated
+    # the outcome is keyed by what the selector can read, not by slice and device name: a
+    # different device under the same slice uid, resourceVersion and name is evaluated
     other = _device(attributes={"model": {"string": "b"}})
-    assert cache.device_matches(compiled, "u", "1", DRIVER, other) is True
-    assert cache.device_matches(compiled, "u", "2", DRIVER, other) is False
+    assert cache.device_matches(compiled, "u", "1", DRIVER, other) is False
     failing = cache.get_or_compile('device.attributes["dra.example.com"].nope')
     for _ in range(2):
         with pytest.raises(CelRuntimeError, match="no such key: nope"):
             cache.device_matches(failing, "u", "1", DRIVER, device)
+
+
+def _slice(uid: str, *devices: dict[str, Any], driver: str = DRIVER) -> ResourceSliceView:
+    return ResourceSliceView.from_dict(
+        {
+            "metadata": {"name": f"slice-{uid}", "uid": uid, "resourceVersion": "1" if uid else ""},
+            "spec": {
+                "driver": driver,
+                "pool": {"name": uid, "generation": 1, "resourceSliceCount": 1},
+                "nodeName": f"node-{uid}",
+                "devices": list(devices),
+            },
+        }
+    )
+
+
+def _counting(compiled: CompiledSelector) -> list[None]:
+    """Count `compiled`'s evaluations (every evaluation goes through device_matches)."""
+    calls: list[None] = []
+    evaluate = compiled.device_matches
+
+    def counted(activation: Any, stop: Any = None) -> bool:
+        calls.append(None)
+        return evaluate(activation, stop)
+
+    compiled.device_matches = counted  # type: ignore[method-assign]
+    return calls
+
+
+def _outcome_in(cache: CelCache, compiled: CompiledSelector, resource_slice: ResourceSliceView,
+                index: int) -> bool | str:  # fmt: skip
+    try:
+        return cache.device_matches(
+            compiled,
+            resource_slice.uid,
+            resource_slice.resource_version,
+            resource_slice.driver,
+            resource_slice.devices[index],
+        )
+    except CelRuntimeError as err:
+        return str(err)
+
+
+GPU = {"name": "gpu-0", "attributes": {"model": {"string": "V100M16"}, "index": {"int": 0}},
+       "capacity": {"memory": {"value": "16Gi"}}}  # fmt: skip
+IS_V100 = f'device.attributes["{DRIVER}"].model == "V100M16"'
+NO_SUCH_KEY = f'device.attributes["{DRIVER}"].nope'
+HAS_MODEL = f'device.attributes["{DRIVER}"].exists(k, k == "model")'  # evaluated off the loop
+
+
+@pytest.mark.parametrize(
+    ("expression", "outcome"),
+    [(IS_V100, True), (NO_SUCH_KEY, "no such key: nope"), (HAS_MODEL, True)],
+)
+def test_identical_devices_of_many_slices_are_evaluated_once(
+    expression: str, outcome: bool | str
+) -> None:
+    """Twenty nodes' copies of one GPU (different slices, names and indexes aside from the
+    attribute read): one evaluation, one outcome, a runtime error's message included."""
+    slices = [_slice(f"u{n}", {**GPU, "name": f"gpu-{n}"}) for n in range(20)]
+    cache = CelCache()
+    compiled = cache.get_or_compile(expression)
+    calls = _counting(compiled)
+    assert [_outcome_in(cache, compiled, s, 0) for s in slices] == [outcome] * 20
+    assert len(calls) == 1
+    # the worker is handed one evaluation for them all
+    fresh = CelCache()
+    assert len(list(fresh.missing(fresh.get_or_compile(expression), slices))) == 1
+
+
+def test_devices_of_unidentified_slices_are_not_remembered() -> None:
+    slices = [_slice("", {**GPU, "name": f"gpu-{n}"}) for n in range(3)]
+    cache = CelCache()
+    compiled = cache.get_or_compile(IS_V100)
+    calls = _counting(compiled)
+    assert [_outcome_in(cache, compiled, s, 0) for s in slices] == [True] * 3
+    assert len(calls) == 3
+
+
+# Pairs of devices that differ in one thing a selector reads, and a selector telling them apart.
+DIFFERING = {
+    "int 1 or string 1": (
+        {"model": {"int": 1}}, {"model": {"string": "1"}}, {},
+        f'device.attributes["{DRIVER}"].model == 1',
+    ),
+    "bool true or int 1": (
+        {"model": {"bool": True}}, {"model": {"int": 1}}, {},
+        f'device.attributes["{DRIVER}"].model == true',
+    ),
+    "version or string": (
+        {"v": {"version": "1.2.3"}}, {"v": {"string": "1.2.3"}}, {},
+        f'device.attributes["{DRIVER}"].v.major() == 1',
+    ),
+    "capacity": (
+        {}, {}, {"capacity": ("2Gi", "1Gi")},
+        f'device.capacity["{DRIVER}"].memory.isGreaterThan(quantity("1536Mi"))',
+    ),
+    "driver": ({}, {}, {"driver": "other.example.com"}, f'device.driver == "{DRIVER}"'),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", DIFFERING.values(), ids=DIFFERING.keys())
+def test_devices_differing_in_what_a_selector_reads_do_not_share_an_outcome(
+    case: tuple[dict[str, Any], dict[str, Any], dict[str, Any], str],
+) -> None:
+    first_attributes, second_attributes, other, expression = case
+    capacity = other.get("capacity", ("1Gi", "1Gi"))
+    first = _slice("a", {"name": "d", "attributes": first_attributes,
+                         "capacity": {"memory": {"value": capacity[0]}}})  # fmt: skip
+    second = _slice(
+        "b",
+        {"name": "d", "attributes": second_attributes,
+         "capacity": {"memory": {"value": capacity[1]}}},
+        driver=other.get("driver", DRIVER),
+    )  # fmt: skip
+    cache = CelCache()
+    compiled = cache.get_or_compile(expression)
+    outcomes = [_outcome_in(cache, compiled, s, 0) for s in (first, second)]
+    assert outcomes[0] is True
+    assert outcomes[1] != outcomes[0]
+    assert outcomes[1] == _outcome_in(CelCache(), compile_selector(expression), second, 0)
+    # and the other way round
+    cache = CelCache()
+    compiled = cache.get_or_compile(expression)
+    assert [_outcome_in(cache, compiled, s, 0) for s in (second, first)] == outcomes[::-1]
+
+
+_DRIVERS = (DRIVER, "other.example.com")
+_ATTRIBUTE_VALUES = st.one_of(
+    st.builds(lambda v: {"int": v}, st.integers(-1, 2)),
+    st.builds(lambda v: {"bool": v}, st.booleans()),
+    st.builds(lambda v: {"string": v}, st.sampled_from(["1", "a", "1.0.0"])),
+    st.builds(lambda v: {"version": v}, st.sampled_from(["1.0.0", "1.0.0-rc.1", "2.1.0"])),
+)
+_DEVICES = st.fixed_dictionaries(
+    {
+        "attributes": st.dictionaries(
+            st.sampled_from(["model", "index", "other.example.com/model"]), _ATTRIBUTE_VALUES
+        ),
+        "capacity": st.dictionaries(
+            st.sampled_from(["memory", "cores"]),
+            st.builds(lambda v: {"value": v}, st.sampled_from(["1", "2", "1Gi", "1024Mi", "500m"])),
+        ),
+        "allowMultipleAllocations": st.booleans(),
+    }
+)
+_OWN = f'device.attributes["{DRIVER}"]'
+PROPERTY_SELECTORS = [
+    f'device.driver == "{DRIVER}"',
+    f"{_OWN}.model == 1",
+    f"{_OWN}.model",  # a bool attribute, or "could not be converted to bool"
+    f"{_OWN}.index > 0",  # "no such key" when absent, an overload error on a string
+    f"{_OWN}.model.major() >= 1",
+    'device.attributes["other.example.com"].model.isLessThan(semver("1.0.0"))',
+    f'device.capacity["{DRIVER}"].memory.isGreaterThan(quantity("1Gi"))',
+    f'device.capacity["{DRIVER}"].cores.compareTo(quantity("1")) == 0',
+    f"{_OWN}.exists(k, {_OWN}[k] == 1)",  # off the loop
+]
+_FRESH: dict[tuple[str, bool], CompiledSelector] = {}
+
+
+def _fresh_outcome(expression: str, consumable: bool, driver: str, device: Any) -> bool | str:
+    compiled = _FRESH.get((expression, consumable))
+    if compiled is None:
+        compiled = _FRESH[expression, consumable] = compile_selector(
+            expression, consumable_capacity=consumable
+        )
+    try:
+        return compiled.device_matches(
+            device_activation(driver, device, consumable_capacity=consumable)
+        )
+    except CelRuntimeError as err:
+        return str(err)
+
+
+@given(
+    devices=st.lists(st.tuples(st.sampled_from(_DRIVERS), _DEVICES), min_size=1, max_size=6),
+    consumable=st.booleans(),
+    data=st.data(),
+)
+@settings(max_examples=40, deadline=None)
+def test_the_content_keyed_cache_agrees_with_evaluating_afresh(
+    devices: list[tuple[str, dict[str, Any]]], consumable: bool, data: st.DataObject
+) -> None:
+    """Whatever devices share a key, each gets the outcome (match, non-match or runtime
+    error message) a fresh, uncached evaluation gives it, inline or through the worker's
+    missing/evaluate/record."""
+    slices = [
+        _slice(f"u{n}", {**device, "name": "d"}, driver=driver)
+        for n, (driver, device) in enumerate(devices)
+    ]
+    selectors = [*PROPERTY_SELECTORS]
+    if consumable:
+        selectors.append("device.allowMultipleAllocations")
+    selectors = data.draw(st.lists(st.sampled_from(selectors), min_size=1, max_size=4, unique=True))
+    cache = CelCache(consumable_capacity=consumable)
+    for expression in selectors:
+        compiled = cache.get_or_compile(expression)
+        assert compiled.error is None, compiled.error
+        if compiled.off_loop:
+            work = list(cache.missing(compiled, slices))
+            cache.record([(item.key, cache.evaluate(item)) for item in work])
+            assert not list(cache.missing(compiled, slices))
+        for resource_slice in slices:
+            expected = _fresh_outcome(
+                expression, consumable, resource_slice.driver, resource_slice.devices[0]
+            )
+            assert _outcome_in(cache, compiled, resource_slice, 0) == expected, expression

@@ -136,7 +136,7 @@ async def test_expensive_selectors_are_evaluated_off_the_loop_as_inline() -> Non
     for expression in EXPENSIVE:
         compiled = cache.get_or_compile(expression)
         for index, device_ in enumerate(SLICES[0].devices):
-            key = cache.result_key(compiled, SLICES[0].uid, "1", device_.name)
+            key = cache.result_key(compiled, DRIVER_A, device_)
             assert cache._off_loop_results[key] == inline_outcome(expression, index)
 
 
@@ -228,8 +228,9 @@ def test_the_worker_s_evaluation_agrees_with_the_cycle_s(attributes: dict[str, A
 async def test_the_plugin_holds_the_pod_until_the_worker_is_done() -> None:
     """PreEnqueue gates a pod whose class selector is expensive until the worker has
     evaluated it on every device, then the queue is asked to activate it and the cycle
-    allocates as it would have inline; a slice that changes before the cycle makes PreFilter
-    wait again rather than evaluate."""
+    allocates as it would have inline; a slice republished with a device changed before the
+    cycle makes PreFilter wait again rather than evaluate (republished unchanged, the outcomes
+    stored still hold)."""
     expensive = DeviceClassView.from_dict(
         {
             "metadata": {"name": kit.CLASS, "uid": "c", "resourceVersion": "1"},
@@ -258,9 +259,15 @@ async def test_the_plugin_holds_the_pod_until_the_worker_is_done() -> None:
     assert [p.uid for p in activations.pods] == [waiting.uid]
     assert framework.run_pre_enqueue_plugins(waiting).is_success
     assert run_cycle(framework, waiting).filter["worker"].is_success
-    # the driver republishes its slice before the pod's next cycle
+    # the driver republishes its slice unchanged, then with the GPU changed, before the pod's
+    # next cycles
     resources.add(ResourceSliceView.from_dict({**slice_raw, "metadata": {
         **slice_raw["metadata"], "resourceVersion": "2"}}))  # fmt: skip
+    assert run_cycle(framework, waiting).filter["worker"].is_success
+    changed = {**gpu, "attributes": {"model": {"string": "a"}, "index": {"int": 0}}}
+    resources.add(ResourceSliceView.from_dict({
+        "metadata": {**slice_raw["metadata"], "resourceVersion": "3"},
+        "spec": {**slice_raw["spec"], "devices": [changed]}}))  # fmt: skip
     activations.event.clear()
     result = run_cycle(framework, waiting)
     assert result.pre_filter.message == WAITING_MESSAGE

@@ -3,9 +3,12 @@ cache.go) evaluates them, on the cel-python library (`celpy`).
 
 Why a module of its own: the allocator evaluates every selector of every class and request
 against every candidate device on every node for every pod, so compiling (an LRU of compiled
-programs keyed by expression, upstream's cel.Cache) and evaluating (a cache of per-device results
-keyed by expression and the slice's uid + resourceVersion, exact because a device's attributes
-only change with its slice) are worth keeping apart from the search itself.
+programs keyed by expression, upstream's cel.Cache) and evaluating (a cache of outcomes keyed by
+expression and what the environment exposes of the device: its driver, attributes with their
+types, capacities and, with DRAConsumableCapacity, allowMultipleAllocations; exact because an
+outcome is a function of those alone, and cheap because a cluster's thousands of devices are
+copies of a few kinds, so each selector is evaluated once per kind) are worth keeping apart
+from the search itself.
 
 The environment is upstream's:
 - one variable, `device`, with `driver` (string), `attributes` and `capacity` (maps of domain →
@@ -42,7 +45,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -389,9 +392,10 @@ def compile_selector(
     )
 
 
-# (expression, slice uid, slice resourceVersion, device name): one selector's outcome on one
-# device; the last three are empty for an expression that never reads `device`.
-ResultKey = tuple[str, str, str, str]
+# (expression, driver, DeviceView.cel_content[, allowMultipleAllocations]): one selector's
+# outcome on every device the CEL environment sees alike; (expression,) for an expression that
+# never reads `device`.
+ResultKey = tuple[Hashable, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,9 +411,13 @@ class SelectorWork:
 
 class CelCache:
     """Compiled selectors by expression, least recently used dropped first (cel.Cache), and
-    each selector's result per device, keyed by (expression, slice uid, slice
-    resourceVersion, device name): exact, because a device only changes with its slice's
-    resourceVersion. Shared across scheduling cycles by the plugin.
+    each selector's outcome keyed by the expression and the device's content as the CEL
+    environment exposes it (`result_key`): exact, because the activation is built from that
+    content alone (device_activation; upstream's compile.go DeviceMatches exposes nothing
+    else), and no runtime error's message names the device or its slice (the allocator adds
+    the device's name when it reports one). Identical devices of different slices share one
+    evaluation. Outcomes are only kept for devices of identified slices (uid and
+    resourceVersion set). Shared across scheduling cycles by the plugin.
 
     Outcomes of the selectors evaluated off the event loop (`CompiledSelector.off_loop`) are
     kept apart: they are only dropped (all at once, past `max_results`) when the worker
@@ -429,7 +437,7 @@ class CelCache:
         # value: True/False, or the runtime error's message
         self._results: dict[ResultKey, bool | str] = {}
         self._off_loop_results: dict[ResultKey, bool | str] = {}
-        self._activations: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._activations: dict[ResultKey, dict[str, Any]] = {}
 
     def get_or_compile(self, expression: str) -> CompiledSelector:
         compiled = self.compiled(expression)
@@ -451,26 +459,36 @@ class CelCache:
         if len(self._compiled) > self.max_size:
             self._compiled.popitem(last=False)
 
-    @staticmethod
-    def result_key(
-        compiled: CompiledSelector, slice_uid: str, slice_version: str, device_name: str
-    ) -> ResultKey:
+    def result_key(self, compiled: CompiledSelector, driver: str, device: DeviceView) -> ResultKey:
+        """The key of `compiled`'s outcome on `device` of a slice of `driver`."""
+        # built inline (not from device_key): it is computed on every cached lookup
         if compiled.device_independent:
-            return (compiled.expression, "", "", "")
-        return (compiled.expression, slice_uid, slice_version, device_name)
+            return (compiled.expression,)
+        if self.consumable_capacity:
+            content = device.cel_content
+            return (compiled.expression, driver, content, device.allow_multiple_allocations)
+        return (compiled.expression, driver, device.cel_content)
+
+    def device_key(self, driver: str, device: DeviceView) -> tuple[Hashable, ...]:
+        """Everything the `device` variable exposes (device_activation), as a key."""
+        if self.consumable_capacity:
+            return (driver, device.cel_content, device.allow_multiple_allocations)
+        return (driver, device.cel_content)
 
     def missing(
         self, compiled: CompiledSelector, slices: Sequence[ResourceSliceView]
     ) -> Iterator[SelectorWork]:
         """The evaluations of an off-loop selector not cached yet for the devices of
-        `slices` (at most one for an expression that never reads `device`)."""
+        `slices`: one per distinct key (so one for an expression that never reads `device`)."""
         results = self._off_loop_results
+        seen: set[ResultKey] = set()
         for resource_slice in slices:
-            uid, version = resource_slice.uid, resource_slice.resource_version
+            driver = resource_slice.driver
             for device in resource_slice.devices:
-                key = self.result_key(compiled, uid, version, device.name)
-                if key not in results:
-                    yield SelectorWork(compiled, key, resource_slice.driver, device)
+                key = self.result_key(compiled, driver, device)
+                if key not in results and key not in seen:
+                    seen.add(key)
+                    yield SelectorWork(compiled, key, driver, device)
                 if compiled.device_independent:
                     return
 
@@ -505,14 +523,12 @@ class CelCache:
             return compiled.device_matches(
                 device_activation(driver, device, consumable_capacity=self.consumable_capacity)
             )
-        key = self.result_key(compiled, slice_uid, slice_version, device.name)
+        key = self.result_key(compiled, driver, device)
         results = self._off_loop_results if compiled.off_loop else self._results
         outcome = results.get(key)
         if outcome is None:
             try:
-                outcome = compiled.device_matches(
-                    self._activation(slice_uid, slice_version, driver, device)
-                )
+                outcome = compiled.device_matches(self._activation(driver, device))
             except CelRuntimeError as err:
                 outcome = str(err)
             if len(results) >= self.max_results:
@@ -522,10 +538,8 @@ class CelCache:
             results[key] = outcome
         return _outcome(outcome)
 
-    def _activation(
-        self, slice_uid: str, slice_version: str, driver: str, device: DeviceView
-    ) -> dict[str, Any]:
-        key = (slice_uid, slice_version, device.name)
+    def _activation(self, driver: str, device: DeviceView) -> dict[str, Any]:
+        key = self.device_key(driver, device)
         activation = self._activations.get(key)
         if activation is None:
             activation = device_activation(
