@@ -84,6 +84,8 @@ def verdict_per_node(
     passed = np.ones(len(rows), dtype=np.bool_)
     rejected: dict[int, Status] = {}
     positions = range(len(rows)) if check is None else np.flatnonzero(check).tolist()
+    if not positions:  # the usual case of a check (no node tainted, ...): no row to list
+        return RowVerdict(passed, rejected.__getitem__)
     infos = table.infos
     row_list = rows.tolist()
     for position in positions:
