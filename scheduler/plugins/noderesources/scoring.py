@@ -174,7 +174,7 @@ def _weighted_average_rows(
             per_resource_positive is not None
             and requested
             and min(weights) > 0
-            and all(alloc.all() for alloc in allocatable)
+            and all((alloc > 0).all() for alloc in allocatable)
         ):
             total = per_resource_positive(requested[0], allocatable[0]) * weights[0]
             for req, alloc, weight in zip(requested[1:], allocatable[1:], weights[1:], strict=True):
