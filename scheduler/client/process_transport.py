@@ -174,7 +174,14 @@ class WorkerConnection(asyncio.Protocol):
 
     @property
     def alive(self) -> bool:
-        return self.ready.done() and not self.ready.exception() and not self.lost.done()
+        # A transport closing (the worker died, its connection_lost not run yet) cannot send.
+        return (
+            self.ready.done()
+            and not self.ready.exception()
+            and not self.lost.done()
+            and self._transport is not None
+            and not self._transport.is_closing()
+        )
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.Transport, transport)
@@ -493,11 +500,15 @@ class ProcessTransport:
             if not alive:
                 return False
             worker = self._events_worker = alive[0]
-        if not worker.events_configured:
-            worker.events = self._events_listener
-            worker.send(framing.EVENTS_CONFIG, 0, self._events_config)
-            worker.events_configured = True
-        worker.send(framing.EVENT, 0, payload)
+        try:
+            if not worker.events_configured:
+                worker.events = self._events_listener
+                worker.send(framing.EVENTS_CONFIG, 0, self._events_config)
+                worker.events_configured = True
+            worker.send(framing.EVENT, 0, payload)
+        except ApiError:  # it died this instant: the caller holds the event for the next one
+            self._events_worker = None
+            return False
         worker.events_outstanding += 1
         return True
 

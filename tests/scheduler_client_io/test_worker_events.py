@@ -182,3 +182,31 @@ async def test_a_refused_event_is_logged_by_the_worker_with_its_pod(
     assert lines[0].startswith("aiosched-io-0 ")
     assert 'pod="default/invalid"' in lines[0] and "status=422" in lines[0]
     assert 'error="Event is invalid: note too long"' in lines[0]
+
+
+async def test_an_event_recorded_as_its_worker_dies_is_held_not_raised(
+    endpoint: tuple[EventsEndpoint, str],
+) -> None:
+    """The worker's socket is closing but its connection_lost has not run yet (a kill -9 seen
+    mid-iteration): recording must neither raise into the binding cycle that records nor lose
+    the event; it goes to the replacement."""
+    _, url = endpoint
+    client = await KubeClient.connect(ClientSettings(master=url, qps=0), api_workers=1)
+    transport = client.transport
+    assert isinstance(transport, ProcessTransport)
+    recorder = EventRecorder(client.with_own_rate_limit(), time.monotonic)
+    task = asyncio.create_task(recorder.run())
+    try:
+        pod = ObjectRef("default", "p", "uid-p", "1")
+        recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "sched")
+        await until(lambda: recorder.written == 1)
+        (worker,) = [slot for slot in transport._slots if slot is not None]
+        assert worker._transport is not None
+        worker._transport.close()  # closing now; connection_lost runs on a later iteration
+        recorder.record(pod, "Normal", "Scheduled", "Binding", "again", "sched")
+        await until(lambda: recorder.written == 2)
+        assert transport.restarts == 1
+        assert recorder.recorded == 2 and recorder.dropped_total == 0
+    finally:
+        task.cancel()
+        await client.close()
