@@ -392,9 +392,8 @@ def compile_selector(
     )
 
 
-# (expression, driver, DeviceView.cel_content[, allowMultipleAllocations]): one selector's
-# outcome on every device the CEL environment sees alike; (expression,) for an expression that
-# never reads `device`.
+# (expression, CelCache.device_key): one selector's outcome on every device the CEL environment
+# sees alike; (expression,) for an expression that never reads `device`.
 ResultKey = tuple[Hashable, ...]
 
 
@@ -461,13 +460,9 @@ class CelCache:
 
     def result_key(self, compiled: CompiledSelector, driver: str, device: DeviceView) -> ResultKey:
         """The key of `compiled`'s outcome on `device` of a slice of `driver`."""
-        # built inline (not from device_key): it is computed on every cached lookup
         if compiled.device_independent:
             return (compiled.expression,)
-        if self.consumable_capacity:
-            content = device.cel_content
-            return (compiled.expression, driver, content, device.allow_multiple_allocations)
-        return (compiled.expression, driver, device.cel_content)
+        return (compiled.expression, self.device_key(driver, device))
 
     def device_key(self, driver: str, device: DeviceView) -> tuple[Hashable, ...]:
         """Everything the `device` variable exposes (device_activation), as a key."""
