@@ -191,9 +191,7 @@ class DefaultPreemption:
         status = Status.unresolvable(NO_VICTIMS_FOUND)
         table = node_table_for(self.handle.snapshot())
         if table is None:
-            return [
-                all(other.priority >= priority for other in info.pods) for info in nodes
-            ], status
+            return [lowest_priority(info) >= priority for info in nodes], status
         below = self._lowest_priorities.of(table) < priority
         row_of = table.row_of
         rows = np.fromiter(
@@ -208,7 +206,7 @@ class DefaultPreemption:
         without[known] = ~below[rows[known]]
         flags = without.tolist()
         for index in np.flatnonzero(~known).tolist():  # not the table's NodeInfo
-            flags[index] = all(other.priority >= priority for other in nodes[index].pods)
+            flags[index] = lowest_priority(nodes[index]) >= priority
         return flags, status
 
     def is_preemption_allowed(
@@ -458,6 +456,11 @@ def node_victims(node_info: NodeInfo, workloads: WorkloadObjects) -> list[Victim
     return units
 
 
+def lowest_priority(node_info: NodeInfo) -> int:
+    """The lowest priority among the node's pods; NO_POD when it has none."""
+    return min((pod.priority for pod in node_info.pods), default=NO_POD)
+
+
 class LowestPriorities:
     """The lowest priority among each node's pods, per row of the snapshot's NodeTable (no
     pod: above any priority), kept by the row's NodeInfo generation: one cycle changes a node
@@ -479,7 +482,7 @@ class LowestPriorities:
         stale = np.flatnonzero(self._generation != table.generation)
         infos = table.infos
         for row in stale.tolist():
-            self._lowest[row] = min((pod.priority for pod in infos[row].pods), default=NO_POD)
+            self._lowest[row] = lowest_priority(infos[row])
             self._generation[row] = table.generation[row]
         return self._lowest
 
