@@ -500,15 +500,12 @@ class ProcessTransport:
             if not alive:
                 return False
             worker = self._events_worker = alive[0]
-        try:
-            if not worker.events_configured:
-                worker.events = self._events_listener
-                worker.send(framing.EVENTS_CONFIG, 0, self._events_config)
-                worker.events_configured = True
-            worker.send(framing.EVENT, 0, payload)
-        except ApiError:  # it died this instant: the caller holds the event for the next one
-            self._events_worker = None
-            return False
+        # `alive` (transport open) means these sends cannot fail in this same step
+        if not worker.events_configured:
+            worker.events = self._events_listener
+            worker.send(framing.EVENTS_CONFIG, 0, self._events_config)
+            worker.events_configured = True
+        worker.send(framing.EVENT, 0, payload)
         worker.events_outstanding += 1
         return True
 
