@@ -96,6 +96,10 @@ _OUTLIER = 4.0
 # In-process passes measured before an estimate counts: the first passes of a plugin set pay
 # for its lazily built columns and caches, many times a warm pass.
 MIN_SAMPLES = 3
+# Past those, one in this many in-process passes is measured. Reading the thread's CPU clock
+# is a system call: two per cycle cost the scheduling process more than the rest of this
+# bookkeeping on a busy machine, and the moving average needs no more samples than this.
+MEASURE_EVERY = 16
 # Chunks of fewer rows are neither split nor measured: a pass has a fixed cost (each plugin's
 # set-up) that, divided by a few rows, would make every larger chunk look expensive, and
 # handing a small chunk over costs more than filtering it.
@@ -151,6 +155,7 @@ class FilterPool:
         self._snapshot: Snapshot | None = None
         self._cost: dict[tuple[int, frozenset[str]], float] = {}
         self._samples: dict[tuple[int, frozenset[str]], int] = {}
+        self._passes: dict[tuple[int, frozenset[str]], int] = {}
         self._last_split = time.monotonic()
         self._cycles = itertools.count(1)
         self._failures = 0
@@ -349,6 +354,12 @@ class FilterPool:
             return None
         return self._cost.get(key)
 
+    def measures(self, key: tuple[int, frozenset[str]]) -> bool:
+        """Whether to measure this in-process pass: each until MIN_SAMPLES counted, then one
+        in MEASURE_EVERY."""
+        passes = self._passes[key] = self._passes.get(key, 0) + 1
+        return self._samples.get(key, 0) < MIN_SAMPLES or passes % MEASURE_EVERY == 0
+
     def learn(self, key: tuple[int, frozenset[str]], rows: int, seconds: float) -> None:
         if rows <= 0:
             return
@@ -387,6 +398,8 @@ class _CycleFilter:
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows,
         tally: FilterTally | None,
     ) -> tuple[npt.NDArray[np.intp], list[RowRejections]]:  # fmt: skip
+        if not self._pool.measures(self._key):
+            return self._fwk.run_filter_plugins_rows(state, pod, table, rows, tally)
         # CPU time, not wall time: on a busy machine a pass preempted midway would otherwise
         # look expensive and send cheap cycles out.
         began = time.thread_time()

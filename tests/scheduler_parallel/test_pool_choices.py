@@ -10,7 +10,7 @@ import pytest
 from scheduler.app.commands.run_flags import add_arguments
 from scheduler.cache.snapshot import Snapshot
 from scheduler.framework.interface import CycleState
-from scheduler.parallel.pool import FilterPool, filter_workers_for
+from scheduler.parallel.pool import MEASURE_EVERY, MIN_SAMPLES, FilterPool, filter_workers_for
 from scheduler.testing import MakePod, make_node
 from tests.scheduler_parallel.conftest import default_profiles
 
@@ -96,3 +96,18 @@ def test_one_slow_pass_does_not_make_a_plugin_set_look_expensive() -> None:
     for _ in range(10):
         pool.learn(key, 5000, 0.060)
     assert (pool.estimate(key) or 0.0) * 5000 > pool.min_seconds
+
+
+def test_passes_are_measured_until_an_estimate_counts_then_one_in_sixteen() -> None:
+    """Reading the thread's CPU clock is a system call: once the estimate counts, only every
+    MEASURE_EVERY-th in-process pass is timed."""
+    pool = FilterPool(1)
+    key = (0, frozenset({"NodeResourcesFit"}))
+    measured = []
+    for index in range(1, 3 * MEASURE_EVERY + 1):
+        if pool.measures(key):
+            measured.append(index)
+            pool.learn(key, 5000, 0.0015)
+    assert measured[:MIN_SAMPLES] == list(range(1, MIN_SAMPLES + 1))
+    assert measured[MIN_SAMPLES:] == [MEASURE_EVERY, 2 * MEASURE_EVERY, 3 * MEASURE_EVERY]
+    assert pool.estimate(key) is not None
