@@ -9,9 +9,9 @@ built on demand (`RowVerdict.reject`), only for the rows the algorithm actually 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, overload, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,44 @@ if TYPE_CHECKING:
 
 # Row indices into a NodeTable.
 Rows = npt.NDArray[np.intp]
+
+
+class RowNodes(Sequence["NodeInfo"]):
+    """The NodeInfos of some table rows, in their order, without building their list: a
+    cycle that scores its feasible rows reads a few of them (the chosen node's), not all.
+    Iterating or slicing builds the list once."""
+
+    __slots__ = ("_infos", "_listed", "_rows")
+
+    def __init__(self, infos: Sequence[NodeInfo], rows: Rows) -> None:
+        self._infos = infos
+        self._rows = rows
+        self._listed: list[NodeInfo] | None = None
+
+    def _list(self) -> list[NodeInfo]:
+        if self._listed is None:
+            infos = self._infos
+            self._listed = [infos[row] for row in self._rows.tolist()]
+        return self._listed
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NodeInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> NodeInfo | Sequence[NodeInfo]:
+        if isinstance(index, slice):
+            return self._list()[index]
+        if self._listed is not None:
+            return self._listed[index]
+        return self._infos[int(self._rows[index])]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self._list())
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scheduler.cache.rows import RowNodes
 from scheduler.cache.snapshot import nodes_named
 from scheduler.cycle.algorithm_rows import (
     find_feasible_rows,
@@ -307,7 +308,7 @@ async def _find_feasible_with_extenders(
     next_start_index: StartIndex,
     ticket: _BatchTicket | None = None,
     fanout: FilterFanout | None = None,
-) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
+) -> tuple[Sequence[NodeInfo], tuple[NodeTable, Rows] | None]:
     """_find_feasible, each set of feasible nodes then filtered by the extenders."""
     pre_filtered = _run_pre_filter(fwk, state, pod, snapshot.list(), diagnosis)
     if pre_filtered is None:
@@ -328,17 +329,17 @@ async def _find_feasible_with_extenders(
             feasible = []
         if feasible:
             return feasible, None
-    feasible, rows = _scan_nodes(
+    scanned, rows = _scan_nodes(
         fwk, state, pod, snapshot, pre_filtered, diagnosis,
         percentage_of_nodes_to_score, next_start_index, fanout,
     )  # fmt: skip
     passed = await find_nodes_that_pass_extenders(
-        extenders, pod, feasible, diagnosis.node_to_status, recorder
+        extenders, pod, list(scanned), diagnosis.node_to_status, recorder
     )
-    if len(passed) != len(feasible):
+    if len(passed) != len(scanned):
         mark_extender_rejection(diagnosis.unschedulable_plugins)
         if rows is not None:
-            rows = rows[0], _rows_of(passed, feasible, rows[1])
+            rows = rows[0], _rows_of(passed, scanned, rows[1])
     return passed, rows
 
 
@@ -380,7 +381,7 @@ def find_nodes_that_fit_pod(
     feasible, _ = _find_feasible(
         fwk, state, pod, snapshot, diagnosis, percentage_of_nodes_to_score, next_start_index, None
     )
-    return feasible, diagnosis
+    return list(feasible), diagnosis
 
 
 def _find_feasible(
@@ -393,7 +394,7 @@ def _find_feasible(
     next_start_index: StartIndex,
     ticket: _BatchTicket | None,
     fanout: FilterFanout | None = None,
-) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
+) -> tuple[Sequence[NodeInfo], tuple[NodeTable, Rows] | None]:
     """find_nodes_that_fit_pod (into `diagnosis`), plus the table rows of the feasible nodes
     when the row fast path found them (None: the per-node path ran)."""
     pre_result = _run_pre_filter(fwk, state, pod, snapshot.list(), diagnosis)
@@ -478,7 +479,7 @@ def _scan_nodes(
     percentage_of_nodes_to_score: int | None,
     next_start_index: StartIndex,
     fanout: FilterFanout | None = None,
-) -> tuple[list[NodeInfo], tuple[NodeTable, Rows] | None]:
+) -> tuple[Sequence[NodeInfo], tuple[NodeTable, Rows] | None]:
     """The sampled Filter pass over the nodes PreFilter left (rows when the fast path ran)."""
     all_nodes = snapshot.list()
     nodes: Sequence[NodeInfo] = all_nodes
@@ -501,8 +502,7 @@ def _scan_nodes(
         )
         if found is not None:
             feasible_rows = found[0]
-            infos = table.infos
-            feasible_infos = [infos[row] for row in feasible_rows.tolist()]
+            feasible_infos = RowNodes(table.infos, feasible_rows)
             processed = len(diagnosis.node_to_status.statuses) + len(feasible_infos)
             next_start_index.value = (start + processed) % len(all_nodes)
             return feasible_infos, (table, feasible_rows)
