@@ -57,6 +57,7 @@ class NodeTable:
     __slots__ = (
         "_counted",
         "_image_names",
+        "_inexact_rows",
         "_pod_groups",
         "_term_groups",
         "_topology",
@@ -125,6 +126,7 @@ class NodeTable:
         self._pod_groups: PodGroups | None = None
         self._term_groups: TermGroups | None = None
         self._topology: dict[str, TopologyColumn] = {}
+        self._inexact_rows = 0  # rows with `inexact` set: `exact` is read every cycle
         for row in range(size):
             self._write_row(row)
 
@@ -153,7 +155,7 @@ class NodeTable:
     @property
     def exact(self) -> bool:
         """Whether every value is small enough for the vectorised paths to match Python's."""
-        return not bool(self.inexact.any())
+        return self._inexact_rows == 0
 
     def refresh(self, names: Iterable[str]) -> None:
         """Rewrite the rows of these nodes (their NodeInfo objects were updated in place)."""
@@ -191,7 +193,9 @@ class NodeTable:
                 inexact = True
                 value = 0
             getattr(self, column)[row] = value
-        self.inexact[row] = inexact
+        if inexact != self.inexact[row]:
+            self._inexact_rows += 1 if inexact else -1
+            self.inexact[row] = inexact
         self.generation[row] = info.generation
         self._counted[row] = info.counted_generation
         effects = {taint.effect for taint in node.taints} if node is not None else set()

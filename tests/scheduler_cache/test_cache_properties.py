@@ -28,7 +28,8 @@ AFFINITY = {"podAffinity": {}}
 IMAGES = {"a:latest": 10, "b:latest": 20, "c:latest": 30}
 
 node_variant = st.tuples(
-    st.sampled_from(["2", "4"]),
+    # a capacity past the table's exact limit (2**52 millicores) sends cycles per node
+    st.sampled_from(["2", "4", "5000000000000"]),
     st.sampled_from([None, "z1", "z2"]),
     st.frozensets(st.sampled_from(sorted(IMAGES)), max_size=2),
 )
@@ -182,6 +183,7 @@ def check_table(snapshot: Snapshot) -> None:
     for column in _TABLE_COLUMNS:
         assert list(getattr(kept, column)) == list(getattr(fresh, column)), column
     assert kept.image_node_counts == fresh.image_node_counts
+    assert kept.exact == fresh.exact == (not fresh.inexact.any())
     for row in range(len(fresh)):
         assert kept.pod_groups()._row_groups[row] == fresh.pod_groups()._row_groups[row]
         assert kept.term_groups()._row_terms[row] == fresh.term_groups()._row_terms[row]
@@ -230,3 +232,18 @@ def test_cache_and_snapshot_match_recomputation(ops: list[tuple[Any, ...]]) -> N
     # A fresh snapshot built in one go agrees with the incrementally updated one.
     fresh = cache.update_snapshot(Snapshot())
     assert [i.node_name for i in fresh.list()] == [i.node_name for i in snapshot.list()]
+
+
+def test_a_table_is_exact_again_once_its_last_huge_node_shrinks() -> None:
+    cache, snapshot = Cache(), Snapshot()
+    cache.add_node(build_node("n0", ("2", None, frozenset()), 1))
+    cache.add_node(build_node("n1", ("5000000000000", None, frozenset()), 2))
+    cache.update_snapshot(snapshot)
+    assert not snapshot.node_table().exact
+    cache.update_node(
+        build_node("n1", ("5000000000000", None, frozenset()), 2),
+        build_node("n1", ("4", None, frozenset()), 3),
+    )
+    cache.update_snapshot(snapshot)
+    assert snapshot.node_table().exact
+    check_table(snapshot)
