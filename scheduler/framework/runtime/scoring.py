@@ -58,6 +58,23 @@ class RowScores:
         ]
 
 
+_largest = np.maximum.reduce
+
+
+def _first_invalid_score(values: IntArray) -> int | None:
+    """The first score outside [MIN_NODE_SCORE, MAX_NODE_SCORE], None if every one is in.
+
+    Read every cycle for every plugin: for int64 scores one reduction over their unsigned view
+    answers (MIN_NODE_SCORE is 0, so a negative score reads as at least 2**63 there)."""
+    if not len(values):
+        return None
+    unsigned_view_answers = MIN_NODE_SCORE == 0 and values.dtype == np.int64
+    if unsigned_view_answers and _largest(values.view(np.uint64)) <= MAX_NODE_SCORE:
+        return None
+    invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
+    return int(values[invalid[0]]) if len(invalid) else None
+
+
 # Score failures in upstream's words; the per-node and the row paths must say the same.
 def _score_failed(plugin: str, status: Status) -> Status:
     return _error(f'running Score plugins: plugin "{plugin}" failed with: {status.message}')
@@ -268,9 +285,8 @@ class Scoring(FrameworkCore):
             total = np.zeros(len(rows), dtype=np.int64)
             weighted: list[IntArray] = []
             for plugin, values in zip(plugins, per_plugin, strict=True):
-                invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
-                if len(invalid):
-                    score = int(values[invalid[0]])
+                score = _first_invalid_score(values)
+                if score is not None:
                     returned = _invalid_score(plugin.name, score)
                     return None, returned
                 column = values * self.score_weights.get(plugin.name, 1)
@@ -376,8 +392,8 @@ class Scoring(FrameworkCore):
             return None, status
         total = np.zeros(count, dtype=np.int64)
         for plugin, values in zip(chosen, raw, strict=True):
-            if count and (values.min() < MIN_NODE_SCORE or values.max() > MAX_NODE_SCORE):
-                invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
-                return None, _invalid_score(plugin.name, int(values[invalid[0]]))
+            score = _first_invalid_score(values)
+            if score is not None:
+                return None, _invalid_score(plugin.name, score)
             total += values * self.score_weights.get(plugin.name, 1)
         return total, Status.OK
