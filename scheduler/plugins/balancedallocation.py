@@ -21,6 +21,7 @@ import numpy as np
 
 from scheduler.api.objects import PodView
 from scheduler.cache.node_table import FloatArray, IntArray, NodeTable, fits_int64
+from scheduler.cache.row_memo import RowMemo
 from scheduler.cache.rows import Rows
 from scheduler.framework.interface import (
     MAX_NODE_SCORE,
@@ -43,6 +44,12 @@ if TYPE_CHECKING:
     from scheduler.cache.node_info import NodeInfo
 
 NAME = "NodeResourcesBalancedAllocation"
+# The NodeTable columns Score reads per resource: allocatable and the actual requests.
+_SCORE_COLUMNS = {
+    "cpu": ("alloc_cpu", "req_cpu"),
+    "memory": ("alloc_memory", "req_memory"),
+    "ephemeral-storage": ("alloc_ephemeral", "req_ephemeral"),
+}
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 
@@ -162,6 +169,7 @@ class NodeResourcesBalancedAllocation:
     ) -> None:
         self.args = args or NodeResourcesBalancedAllocationArgs()
         self._resources = tuple(spec.name for spec in self.args.resources)
+        self._memo = RowMemo()  # scores per pod requests (scheduler/cache/row_memo.py)
 
     def _pod_requests(self, pod: PodView) -> tuple[int, ...]:
         return tuple(pod_request(pod, name) for name in self._resources)
@@ -207,34 +215,47 @@ class NodeResourcesBalancedAllocation:
             return np.zeros(len(rows), dtype=np.int64)
         if not fits_int64(*requests):
             return None
-        allocatable: list[IntArray] = []
-        requested: list[IntArray] = []
-        allocated: list[IntArray] = []
+        columns = self._score_columns(requests)
+        if columns is None:
+            return None
+        infos = table.infos
+
+        def some_rows(some: Rows) -> IntArray:
+            return _balanced_rows(table, some, columns)
+
+        return self._memo.values(
+            requests, table, rows, lambda row: self._score(infos[row], requests), some_rows
+        )
+
+    def _score_columns(self, requests: Sequence[int]) -> list[tuple[str, str, int]] | None:
+        """(allocatable column, requested column, pod request) per scored resource; None when
+        a resource the pod requests has no column (the per-node path scores it)."""
+        columns = []
         for name, request in zip(self._resources, requests, strict=True):
-            if name == "cpu":
-                alloc, used = table.alloc_cpu[rows], table.req_cpu[rows]
-            elif name == "memory":
-                alloc, used = table.alloc_memory[rows], table.req_memory[rows]
-            elif name == "ephemeral-storage":
-                alloc, used = table.alloc_ephemeral[rows], table.req_ephemeral[rows]
-            elif name == "pods" or request == 0:
-                continue  # not scored, as allocatable_and_requested decides
-            else:
+            if name in _SCORE_COLUMNS:
+                columns.append((*_SCORE_COLUMNS[name], request))
+            elif name != "pods" and request != 0:
                 return None
-            allocatable.append(alloc)
-            requested.append(used + request)
-            allocated.append(used)
-        size = len(rows)
-        with_pod = balanced_resource_score_rows(requested, allocatable, size)
-        without_pod = balanced_resource_score_rows(allocated, allocatable, size)
-        change = MAX_NODE_SCORE // 2 + with_pod - without_pod
-        # Go's int64 division by 2 truncates toward zero.
-        halved = np.where(change >= 0, change // 2, -(-change // 2))
-        scores: IntArray = MAX_NODE_SCORE // 2 + halved
-        return scores
+            # else not scored, as allocatable_and_requested decides
+        return columns
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None
+
+
+def _balanced_rows(table: NodeTable, rows: Rows, columns: list[tuple[str, str, int]]) -> IntArray:
+    """The score of `rows` from the table's columns (`_score_columns`)."""
+    allocatable = [getattr(table, alloc)[rows] for alloc, _, _ in columns]
+    allocated = [getattr(table, used)[rows] for _, used, _ in columns]
+    requested = [used + request for used, (_, _, request) in zip(allocated, columns, strict=True)]
+    size = len(rows)
+    with_pod = balanced_resource_score_rows(requested, allocatable, size)
+    without_pod = balanced_resource_score_rows(allocated, allocatable, size)
+    change = MAX_NODE_SCORE // 2 + with_pod - without_pod
+    # Go's int64 division by 2 truncates toward zero.
+    halved = np.where(change >= 0, change // 2, -(-change // 2))
+    scores: IntArray = MAX_NODE_SCORE // 2 + halved
+    return scores
 
 
 def balanced_resource_score_rows(

@@ -21,6 +21,7 @@ from scheduler.api.pod import requests_for_resize_hints
 from scheduler.api.request_gates import request_gates
 from scheduler.api.requests import fit_score_requests, is_pod_level_requests_set
 from scheduler.cache.node_table import IntArray, NodeTable, fits_int64
+from scheduler.cache.row_memo import RowMemo
 from scheduler.cache.rows import Rows, RowVerdict
 from scheduler.framework.events import (
     ActionType,
@@ -54,6 +55,13 @@ NAME = FIT
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
+# The NodeTable columns Score reads per resource: allocatable, and requested with upstream's
+# non-zero defaults for cpu and memory (NonZeroRequested).
+_SCORE_COLUMNS = {
+    "cpu": ("alloc_cpu", "nonzero_cpu"),
+    "memory": ("alloc_memory", "nonzero_memory"),
+    "ephemeral-storage": ("alloc_ephemeral", "req_ephemeral"),
+}
 #: The reasons of a row rejection, by bit (`_row_rejections_of`), in `_row_rejection`'s order.
 _ROW_REASONS = (
     "Too many pods",
@@ -266,6 +274,7 @@ class NodeResourcesFit(ResourceFilter):
         self._resources = tuple(spec.name for spec in self.args.scoring_strategy.resources)
         self._scorer = scorer_for(self.args.scoring_strategy)
         self._row_scorer = row_scorer_for(self.args.scoring_strategy)
+        self._memo = RowMemo()  # scores per pod requests (scheduler/cache/row_memo.py)
         self._weights = tuple(spec.weight for spec in self.args.scoring_strategy.resources)
         # Rejections of the row fast path by their reasons, built once (statuses are values).
         self._row_rejections: dict[tuple[bool | str, ...], Status] = {}
@@ -430,28 +439,36 @@ class NodeResourcesFit(ResourceFilter):
             pod_requests = self._pod_requests(pod)
         if not fits_int64(*pod_requests):
             return None
-        allocatable: list[IntArray] = []
-        requested: list[IntArray] = []
-        weights: list[int] = []
+        columns = self._score_columns(pod_requests)
+        if columns is None:
+            return None
+        if not columns:
+            return np.zeros(len(rows), dtype=np.int64)
+        row_scorer = self._row_scorer
+        infos = table.infos
+
+        def some_rows(some: Rows) -> IntArray:
+            allocatable = [getattr(table, alloc)[some] for alloc, _, _, _ in columns]
+            requested = [getattr(table, used)[some] + request for _, used, request, _ in columns]
+            return row_scorer(requested, allocatable, [weight for _, _, _, weight in columns])
+
+        return self._memo.values(
+            pod_requests, table, rows, lambda row: self._score(infos[row], pod_requests), some_rows
+        )
+
+    def _score_columns(self, pod_requests: Sequence[int]) -> list[tuple[str, str, int, int]] | None:
+        """(allocatable column, requested column, pod request, weight) per scored resource;
+        None when a resource the pod requests has no column (the per-node path scores it)."""
+        columns = []
         for name, pod_request, weight in zip(
             self._resources, pod_requests, self._weights, strict=True
         ):
-            if name == "cpu":
-                alloc, used = table.alloc_cpu[rows], table.nonzero_cpu[rows]
-            elif name == "memory":
-                alloc, used = table.alloc_memory[rows], table.nonzero_memory[rows]
-            elif name == "ephemeral-storage":
-                alloc, used = table.alloc_ephemeral[rows], table.req_ephemeral[rows]
-            elif pod_request == 0:
-                continue  # left out of the score, as allocatable_and_requested does
-            else:
+            if name in _SCORE_COLUMNS:
+                columns.append((*_SCORE_COLUMNS[name], pod_request, weight))
+            elif pod_request != 0:
                 return None
-            allocatable.append(alloc)
-            requested.append(used + pod_request)
-            weights.append(weight)
-        if not weights:
-            return np.zeros(len(rows), dtype=np.int64)
-        return self._row_scorer(requested, allocatable, weights)
+            # else left out of the score, as allocatable_and_requested does
+        return columns
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None
