@@ -8,11 +8,11 @@ resources, overhead, and the larger of desired and allocated/actuated amounts du
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler.api.fast_replace import replacer
 from scheduler.api.fields import (
     EMPTY,
     as_int,
@@ -122,6 +122,9 @@ class PodView:
         return pod_view_with_node(self, node_name)
 
 
+_replace = replacer(PodView)
+
+
 def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) -> PodView:
     """The view of one pod; raises MalformedObject naming the field that cannot be read.
 
@@ -151,7 +154,7 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         if previous.pod_affinity.uses_label_keys and outside["labels"] != previous.labels:
             # matchLabelKeys read the pod's own labels
             outside["pod_affinity"] = _pod_affinity(spec, outside)
-        return dataclasses.replace(previous, **outside)
+        return _replace(previous, outside)
 
     intern_strings(raw)  # the view keeps raw: share its repeated strings with other pods
     containers = as_list(spec.get("containers"), "spec.containers")
@@ -268,7 +271,7 @@ def pod_view_with_node(view: PodView, node_name: str) -> PodView:
     """A copy of `view` bound to `node_name`; `raw` shows spec.nodeName too."""
     raw = dict(view.raw)
     raw["spec"] = {**as_mapping(raw.get("spec"), "spec"), "nodeName": node_name}
-    return dataclasses.replace(view, raw=raw, node_name=node_name)
+    return _replace(view, {"raw": raw, "node_name": node_name})
 
 
 def pod_has_affinity(view: PodView) -> bool:
