@@ -148,10 +148,12 @@ class TaintToleration:
         except KeyError:
             return None
         scores = np.zeros(len(rows), dtype=np.int64)
+        tainted = np.flatnonzero(table.prefer_no_schedule_taints[rows])
+        if not len(tainted):
+            return scores  # the usual case: no need to list the rows
         infos = table.infos
-        row_list = rows.tolist()
-        for position in np.flatnonzero(table.prefer_no_schedule_taints[rows]).tolist():
-            node = infos[row_list[position]].node
+        for position, row in zip(tainted.tolist(), rows[tainted].tolist(), strict=True):
+            node = infos[row].node
             if node is None:
                 return None
             scores[position] = count_intolerable_prefer_no_schedule(
