@@ -9,6 +9,8 @@ import dataclasses
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scheduler.api.objects import (
     HostPort,
@@ -20,6 +22,7 @@ from scheduler.api.objects import (
     Toleration,
 )
 from scheduler.api.pod import (
+    _same_spec_but_node,
     normalized_image_name,
     pod_has_affinity,
     pod_has_required_anti_affinity,
@@ -496,3 +499,17 @@ def test_an_unchanged_spec_shares_the_derived_fields_of_the_previous_view() -> N
     assert updated.tolerations is previous.tolerations
     assert updated.requests is previous.requests
     assert (updated.node_name, updated.phase) == ("node-1", "Running")
+
+
+_spec_values = st.one_of(st.none(), st.integers(0, 2), st.text("ab", max_size=2))
+_specs = st.dictionaries(st.sampled_from(["nodeName", "priority", "containers", "x"]), _spec_values)
+
+
+@given(_specs, _specs)
+def test_same_spec_but_node_compares_every_field_but_the_node_name(
+    spec: dict[str, Any], old: dict[str, Any]
+) -> None:
+    rest = {key: value for key, value in spec.items() if key != "nodeName"}
+    old_rest = {key: value for key, value in old.items() if key != "nodeName"}
+    assert _same_spec_but_node(spec, old) == (rest == old_rest)
+    assert _same_spec_but_node(spec, {**old, **rest}) == (rest.keys() >= old_rest.keys())
