@@ -9,7 +9,8 @@ node, so the rows of the other nodes score as they did for the last pod with the
 Per (request, what else the policy's score reads), the scores of every row of one NodeTable, the
 row's generation when scored (-1: not scored) and the tracker's version checked last; a call
 scores again, through the policy's per-node score, only the rows whose generation moved or
-whose pools' allocations changed since. Not for RandomFit (a random draw per node per pod).
+whose pools' allocations changed since (scheduler/cache/row_memo.py keeps the rows). Not for
+RandomFit (a random draw per node per pod).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
 from scheduler.cache.node_table import IntArray, NodeTable
+from scheduler.cache.row_memo import RowValues, refresh
 from scheduler.cache.rows import Rows
 from scheduler.listers.resource_objects import ClaimTracker
 
@@ -31,10 +32,8 @@ MAX_KEYS = 256
 
 @dataclass(slots=True, eq=False)
 class _Scores:
-    table: NodeTable
+    kept: RowValues  # the rows' scores and the generations they were scored at
     synced: int
-    generation: npt.NDArray[np.int64]
-    scores: IntArray
     pool_rows: dict[PoolKey, list[int]] = field(default_factory=dict)
 
 
@@ -56,29 +55,30 @@ class RowScoreMemo:
         node_pools: Mapping[str, tuple[PoolKey, ...]],
         score_row: Callable[[int], int],
     ) -> IntArray:
-        kept = self._by_key.get(key)
-        if kept is None or kept.table is not table:
+        scores = self._by_key.get(key)
+        if scores is None or scores.kept.table is not table:
             if len(self._by_key) >= MAX_KEYS:
                 self._by_key.clear()
-            kept = self._by_key[key] = _Scores(
-                table,
+            scores = self._by_key[key] = _Scores(
+                RowValues(
+                    table,
+                    np.full(len(table), -1, dtype=np.int64),
+                    np.zeros(len(table), dtype=np.int64),
+                ),
                 tracker.version,
-                np.full(len(table), -1, dtype=np.int64),
-                np.zeros(len(table), dtype=np.int64),
             )
             for row, name in enumerate(table.names):
                 for pool in node_pools.get(name, ()):
-                    kept.pool_rows.setdefault(pool, []).append(row)
-        changed = tracker.pools_changed_since(kept.synced)
+                    scores.pool_rows.setdefault(pool, []).append(row)
+        changed = tracker.pools_changed_since(scores.synced)
         if changed is None:
-            kept.generation.fill(-1)
+            scores.kept.generation.fill(-1)
         else:
             for pool in changed:
-                kept.generation[kept.pool_rows.get(pool, [])] = -1
-        kept.synced = tracker.version
-        generations = table.generation[rows]
-        stale = rows[kept.generation[rows] != generations]
-        for row in stale.tolist():
-            kept.scores[row] = score_row(row)
-            kept.generation[row] = table.generation[row]
-        return kept.scores[rows]
+                scores.kept.generation[scores.pool_rows.get(pool, [])] = -1
+        scores.synced = tracker.version
+
+        def each(some: Rows) -> IntArray:
+            return np.fromiter(map(score_row, some.tolist()), dtype=np.int64, count=len(some))
+
+        return refresh(scores.kept, rows, score_row, each)
