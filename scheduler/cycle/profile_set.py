@@ -15,7 +15,7 @@ from scheduler.framework.events import ClusterEvent, QueueingHint
 from scheduler.framework.registry import PluginEntry, Registry, load_entry_point_plugins
 from scheduler.framework.runtime import Framework, HandleDeps
 from scheduler.plugins.registry import in_tree_registry
-from scheduler.queue.types import QueuedPodInfo
+from scheduler.queue.types import QueuedPodInfo, SortKey
 
 
 class PluginSpecAdapter:
@@ -103,6 +103,9 @@ class ProfileSet(Mapping[str, SchedulingProfile]):
 
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self._less_framework.queue_sort_less(a, b)
+
+    def queue_sort_key(self) -> SortKey | None:
+        return self._less_framework.queue_sort_key()
 
     def names(self) -> list[str]:
         return list(self._profiles)

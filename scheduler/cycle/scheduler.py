@@ -161,6 +161,7 @@ class Scheduler:
         # Extenders per `extenders` section seen (a reload may change it), and the current one.
         self._extender_sets: dict[tuple[Extender, ...], ExtenderSet] = {}
         self.profiles = self.build_profiles(config)
+        self.queue.set_less(self._less, self.profiles.queue_sort_key())
         self.extenders = self._extender_sets[config.extenders]
         self._pending_profiles: ProfileSet | None = None
         # True from pop() returning until the next pop(): profiles must not change meanwhile.
@@ -588,7 +589,7 @@ class Scheduler:
         if extenders is not None:  # always built by build_profiles
             # Binding cycles read them when they bind, pods scheduled before the swap included.
             self.extenders = self.binding.extenders = extenders
-        self.queue.set_less(self._less)
+        self.queue.set_less(self._less, profiles.queue_sort_key())
         dropped = self.queue.drop_if(lambda pod: pod.scheduler_name not in profiles)
         added = 0
         for pod in self.pod_informer.store.values():

@@ -1,11 +1,18 @@
-"""activeQ: pods ready to be scheduled, a heap ordered by the profile's QueueSort `less`."""
+"""activeQ: pods ready to be scheduled, a heap ordered by the profile's QueueSort `less`.
+
+When the QueueSort plugin gives a `sort_key` (PrioritySort does), each heap item is the pair
+(key, slot): tuples compare in C, and only pods whose keys are equal reach the slots' `less`,
+which says neither is less, as it would have said directly. So the pods come out in exactly the
+order `less` alone gives, at a dozen fewer Python calls per push and pop.
+"""
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator
+from typing import Any
 
-from scheduler.queue.types import QueuedPodInfo
+from scheduler.queue.types import QueuedPodInfo, SortKey
 
 LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 
@@ -30,11 +37,12 @@ class ActiveQueue:
     in heap comparisons); to change a queued pod, remove it and add a copy.
     """
 
-    __slots__ = ("_entries", "_heap", "_less")
+    __slots__ = ("_entries", "_heap", "_key", "_less")
 
-    def __init__(self, less: LessFn) -> None:
+    def __init__(self, less: LessFn, key: SortKey | None = None) -> None:
         self._less = less
-        self._heap: list[_Entry] = []
+        self._key = key
+        self._heap: list[Any] = []  # slots, or (key, slot) pairs with a key
         self._entries: dict[str, _Entry] = {}
 
     def __len__(self) -> int:
@@ -50,7 +58,7 @@ class ActiveQueue:
     def add(self, pinfo: QueuedPodInfo) -> None:
         entry = _Entry(pinfo, self._less)
         self._entries[pinfo.uid] = entry
-        heapq.heappush(self._heap, entry)
+        heapq.heappush(self._heap, self._item(entry))
         self._compact_if_sparse()
 
     def remove(self, uid: str) -> QueuedPodInfo | None:
@@ -58,24 +66,31 @@ class ActiveQueue:
         return entry.pinfo if entry is not None else None
 
     def pop(self) -> QueuedPodInfo | None:
-        heap = self._heap
+        heap, keyed = self._heap, self._key is not None
         while heap:
-            entry = heapq.heappop(heap)
+            item = heapq.heappop(heap)
+            entry: _Entry = item[1] if keyed else item
             if self._entries.get(entry.pinfo.uid) is entry:
                 del self._entries[entry.pinfo.uid]
                 return entry.pinfo
         return None
 
-    def set_less(self, less: LessFn) -> None:
+    def set_less(self, less: LessFn, key: SortKey | None = None) -> None:
         self._less = less
+        self._key = key
         self._entries = {uid: _Entry(e.pinfo, less) for uid, e in self._entries.items()}
-        self._heap = list(self._entries.values())
-        heapq.heapify(self._heap)
+        self._rebuild()
 
     def __iter__(self) -> Iterator[QueuedPodInfo]:
         return (entry.pinfo for entry in self._entries.values())
 
+    def _item(self, entry: _Entry) -> Any:
+        return entry if self._key is None else (self._key(entry.pinfo), entry)
+
+    def _rebuild(self) -> None:
+        self._heap = [self._item(entry) for entry in self._entries.values()]
+        heapq.heapify(self._heap)
+
     def _compact_if_sparse(self) -> None:
         if len(self._heap) > 64 and len(self._heap) > 2 * len(self._entries):
-            self._heap = list(self._entries.values())
-            heapq.heapify(self._heap)
+            self._rebuild()

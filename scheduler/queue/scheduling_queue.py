@@ -51,7 +51,7 @@ from scheduler.queue.event_labels import (
 from scheduler.queue.in_flight import InFlight
 from scheduler.queue.nominator import Nominator
 from scheduler.queue.pod_events import pod_update_events
-from scheduler.queue.types import QueuedPodInfo
+from scheduler.queue.types import QueuedPodInfo, SortKey
 from scheduler.queue.unschedulable import UnschedulablePods
 
 log = logging.getLogger(__name__)
@@ -411,9 +411,10 @@ class SchedulingQueue:
 
     # ------------------------------------------------------------------ profiles and metrics
 
-    def set_less(self, less: LessFn) -> None:
-        """Reorder activeQ by a new QueueSort (profile reload); no pod is lost."""
-        self._active.set_less(less)
+    def set_less(self, less: LessFn, sort_key: SortKey | None = None) -> None:
+        """Reorder activeQ by a new QueueSort (profile reload; `sort_key`: its key, when it has
+        one); no pod is lost."""
+        self._active.set_less(less, sort_key)
         if self._pop_from_backoff_q:
             self._backoff.set_less(less)
 

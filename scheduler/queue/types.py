@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.api.objects import PodView
 
@@ -37,3 +39,8 @@ class QueuedPodInfo:
     @property
     def uid(self) -> str:
         return self.pod.uid
+
+
+# A QueueSort plugin's optional `sort_key`: a key whose order is its `less` (and equal keys where
+# neither is less), so that activeQ's heap compares keys instead of calling `less`.
+SortKey = Callable[[QueuedPodInfo], tuple[Any, ...]]

@@ -42,7 +42,7 @@ from scheduler.listers.cluster_objects import ClusterObjects
 if TYPE_CHECKING:
     from scheduler.api.objects import PodView
     from scheduler.framework.extender import Extender
-    from scheduler.queue.types import QueuedPodInfo
+    from scheduler.queue.types import QueuedPodInfo, SortKey
 
 
 class Framework(Filtering, Scoring, Binding, Placing):
@@ -200,6 +200,11 @@ class Framework(Filtering, Scoring, Binding, Placing):
 
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self.queue_sort_plugins[0].less(a, b)
+
+    def queue_sort_key(self) -> SortKey | None:
+        """The QueueSort plugin's `sort_key`, when it has one (a key ordered as its `less`)."""
+        key: SortKey | None = getattr(self.queue_sort_plugins[0], "sort_key", None)
+        return key
 
     def events_to_register(self) -> dict[str, tuple[ClusterEventWithHint, ...]]:
         """Events each plugin wants, by plugin name; plugins that don't say get every event.
