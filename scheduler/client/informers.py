@@ -57,8 +57,9 @@ class ResourceWatch:
 
 def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata")
-    if not isinstance(meta, Mapping):  # malformed: the parser will say so
-        return ""
+    # dict first: isinstance against the Mapping ABC costs more than the rest of this
+    if meta.__class__ is not dict and not isinstance(meta, Mapping):  # malformed: the parser
+        return ""  # will say so
     namespace = meta.get("namespace") or ""
     name = meta.get("name") or ""
     return f"{namespace}/{name}" if namespace else str(name)

@@ -59,6 +59,7 @@ class RowScores:
 
 
 _largest = np.maximum.reduce
+_INT64 = np.dtype(np.int64)
 
 
 def _first_invalid_score(values: IntArray) -> int | None:
@@ -68,7 +69,7 @@ def _first_invalid_score(values: IntArray) -> int | None:
     answers (MIN_NODE_SCORE is 0, so a negative score reads as at least 2**63 there)."""
     if not len(values):
         return None
-    unsigned_view_answers = MIN_NODE_SCORE == 0 and values.dtype == np.int64
+    unsigned_view_answers = MIN_NODE_SCORE == 0 and values.dtype == _INT64
     if unsigned_view_answers and _largest(values.view(np.uint64)) <= MAX_NODE_SCORE:
         return None
     invalid = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
