@@ -57,9 +57,31 @@ def gate_enabled(feature_gates: Mapping[str, bool] | None) -> bool:
 
 def required_features(pod: PodView) -> frozenset[str]:
     """The features a node must declare for `pod` (from its spec, as upstream passes only
-    pod.Spec to the library)."""
+    pod.Spec to the library). A cycle asks twice for one pod (PreFilter, and the batch's
+    signature): the last spec's answer is kept."""
     spec = pod.raw.get("spec")
-    return infer_for_scheduling(spec if isinstance(spec, Mapping) else {})
+    if not isinstance(spec, Mapping):
+        spec = {}
+    last = _LAST_INFERRED
+    if spec is last.spec:
+        return last.features
+    last.features = infer_for_scheduling(spec)
+    last.spec = spec
+    return last.features
+
+
+class _LastInferred:
+    """The last spec asked about and its features. The spec object itself is kept, so that
+    the identity test cannot be fooled by a recycled id; views never change their spec."""
+
+    __slots__ = ("features", "spec")
+
+    def __init__(self) -> None:
+        self.spec: object = None
+        self.features: frozenset[str] = frozenset()
+
+
+_LAST_INFERRED = _LastInferred()
 
 
 class NodeDeclaredFeatures:
