@@ -24,8 +24,10 @@ import numpy.typing as npt
 from scheduler.cache.node_table import IntArray, NodeTable
 from scheduler.cache.rows import Rows
 
-#: Keys kept at most; beyond it the memo starts over.
+#: Keys kept at most; beyond it the memo starts over. On large tables fewer are kept, so that
+#: one memo holds at most about CELL_BUDGET rows' values (two int64 arrays each: 4 MiB).
 MAX_KEYS = 32
+CELL_BUDGET = 1 << 18
 #: Stale rows up to this many are computed one by one; more go through the array path, whose
 #: cost is mostly fixed (a few µs per operation, whatever the number of rows).
 MAX_ROWS_ONE_BY_ONE = 16
@@ -60,7 +62,7 @@ class RowMemo:
                 self._seen_once.clear()
             self._seen_once.add(key)
             return None
-        if len(self._by_key) >= MAX_KEYS:
+        if len(self._by_key) >= max(2, min(MAX_KEYS, CELL_BUDGET // max(1, len(table)))):
             self._by_key.clear()
         kept = self._by_key[key] = RowValues(
             table,

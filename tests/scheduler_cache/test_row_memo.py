@@ -12,9 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scheduler.cache import row_memo
 from scheduler.cache.cache import Cache
 from scheduler.cache.node_table import NodeTable
 from scheduler.cache.row_memo import MAX_ROWS_ONE_BY_ONE, RowMemo
@@ -141,3 +143,15 @@ def test_a_key_is_kept_from_its_second_sighting_and_only_moved_rows_are_computed
     assert many_calls[-1] == list(range(MAX_ROWS_ONE_BY_ONE + 1))
     memo.values("k", _table(40), rows, one, many)  # another table: every row computed again
     assert many_calls[-1] == list(range(40))
+
+
+def test_a_memo_keeps_fewer_keys_on_a_large_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most about CELL_BUDGET rows' values are kept, whatever the number of pod shapes."""
+    monkeypatch.setattr(row_memo, "CELL_BUDGET", 40)
+    memo = RowMemo()
+    table = _table(11)  # room for three keys, not four
+    rows = np.arange(4, dtype=np.intp)
+    for key in range(20):
+        for _ in range(2):  # a key is kept from its second sighting
+            memo.values(key, table, rows, lambda row: row, lambda some: some.astype(np.int64))
+        assert len(memo._by_key) <= 3
