@@ -57,9 +57,10 @@ class ResourceWatch:
 
 def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata")
-    # dict first: isinstance against the Mapping ABC costs more than the rest of this
-    if meta.__class__ is not dict and not isinstance(meta, Mapping):  # malformed: the parser
-        return ""  # will say so
+    # Malformed: the parser will say so. A dict is tested first: isinstance against the
+    # Mapping ABC costs more than the rest of this function.
+    if meta.__class__ is not dict and not isinstance(meta, Mapping):
+        return ""
     namespace = meta.get("namespace") or ""
     name = meta.get("name") or ""
     return f"{namespace}/{name}" if namespace else str(name)
