@@ -110,6 +110,29 @@ class NodeFilter(Protocol):
     def __call__(self, state: CycleState, pod: PodView, node_info: NodeInfo) -> Status: ...
 
 
+_ALL_PASS: dict[int, BoolArray] = {}
+
+
+def all_rows_pass(count: int) -> BoolArray:
+    """A read-only `passed` of `count` rows all set, shared: the common verdict of a Filter that
+    rejects nothing, which the framework then recognises without reading it (`passes_all`)."""
+    passed = _ALL_PASS.get(count)
+    if passed is None:
+        if len(_ALL_PASS) >= 64:
+            _ALL_PASS.clear()
+        passed = _ALL_PASS[count] = np.ones(count, dtype=np.bool_)
+        passed.flags.writeable = False
+    return passed
+
+
+def passes_all(passed: BoolArray) -> bool:
+    """Whether every row passed: at once for the shared all-pass array, else one reduction."""
+    return passed is _ALL_PASS.get(len(passed)) or bool(_every(passed))
+
+
+_every = np.logical_and.reduce
+
+
 def verdict_per_node(
     node_filter: NodeFilter,
     state: CycleState,
@@ -119,11 +142,11 @@ def verdict_per_node(
     check: BoolArray | None = None,
 ) -> RowVerdict:
     """Run `node_filter` on the rows where `check` is set (all when None); the others pass."""
-    passed = np.ones(len(rows), dtype=np.bool_)
     rejected: dict[int, Status] = {}
     positions = range(len(rows)) if check is None else np.flatnonzero(check).tolist()
     if not positions:  # the usual case of a check (no node tainted, ...): no row to list
-        return RowVerdict(passed, rejected.__getitem__)
+        return RowVerdict(all_rows_pass(len(rows)), rejected.__getitem__)
+    passed = np.ones(len(rows), dtype=np.bool_)
     infos = table.infos
     row_list = rows.tolist()
     for position in positions:

@@ -23,6 +23,7 @@ from scheduler.cache.node_table import IntArray, NodeTable
 from scheduler.cache.rows import (
     Rows,
     RowVerdict,
+    all_rows_pass,
     default_normalize_rows,
     verdict_per_node,
     verdict_with_status,
@@ -250,7 +251,7 @@ class NodeAffinity:
             and not pod.node_selector
             and pod.required_node_affinity is None
         ):
-            return verdict_with_status(np.ones(len(rows), dtype=np.bool_), self._mismatch)
+            return verdict_with_status(all_rows_pass(len(rows)), self._mismatch)
         return verdict_per_node(self.filter, state, pod, table, rows)
 
     # PreScore / Score

@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from scheduler.api.objects import NodeView, PodView
 from scheduler.cache.node_table import NodeTable
-from scheduler.cache.rows import Rows, RowVerdict, verdict_with_status
+from scheduler.cache.rows import Rows, RowVerdict, all_rows_pass, verdict_with_status
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -61,7 +59,7 @@ class NodeName:
     ) -> RowVerdict:
         wanted = pod.node_name
         if not wanted:
-            return verdict_with_status(np.ones(len(rows), dtype=np.bool_), self._unresolvable)
+            return verdict_with_status(all_rows_pass(len(rows)), self._unresolvable)
         return verdict_with_status(rows == table.row_of.get(wanted, -1), self._unresolvable)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

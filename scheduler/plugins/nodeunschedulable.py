@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from scheduler.api.objects import NodeView, PodView, Taint
 from scheduler.cache.node_table import NodeTable
-from scheduler.cache.rows import Rows, RowVerdict, verdict_with_status
+from scheduler.cache.rows import Rows, RowVerdict, all_rows_pass, verdict_with_status
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -63,7 +61,7 @@ class NodeUnschedulable:
         self, state: CycleState, pod: PodView, table: NodeTable, rows: Rows
     ) -> RowVerdict:
         if tolerates_unschedulable(pod):
-            return verdict_with_status(np.ones(len(rows), dtype=np.bool_), self._unschedulable)
+            return verdict_with_status(all_rows_pass(len(rows)), self._unschedulable)
         return verdict_with_status(~table.unschedulable[rows], self._unschedulable)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

@@ -16,6 +16,7 @@ from scheduler.cache.rows import (
     RowFilterPlugin,
     Rows,
     RowVerdict,
+    passes_all,
     verdict_per_node,
 )
 from scheduler.framework.filter_tally import FilterTally
@@ -268,13 +269,14 @@ class Filtering(FrameworkCore):
         record = state.record_plugin_metrics
         skip = state.skip_filter_plugins
         row_filter = self._capabilities.row_filter
+        narrowed = False  # until a row is rejected, the candidates are `rows` themselves
         for plugin in self.filter_plugins:
             if not len(alive):
                 break
             if plugin.name in skip:
                 continue
             plugin_start = self._now() if record else 0.0
-            candidates = rows[alive]
+            candidates = rows[alive] if narrowed else rows
             self.observer.on_plugin_evaluated("Filter", plugin.name, len(candidates))
             verdict = None
             if plugin.name in row_filter:
@@ -282,7 +284,7 @@ class Filtering(FrameworkCore):
             if verdict is None:  # the generic per-node adapter
                 verdict = verdict_per_node(plugin.filter, state, pod, table, candidates)
             passed = verdict.passed
-            all_passed = bool(passed.all())
+            all_passed = passes_all(passed)
             if record:
                 status = Status.OK
                 if not all_passed:
@@ -291,6 +293,7 @@ class Filtering(FrameworkCore):
             if not all_passed:
                 rejections.append(RowRejections(plugin.name, alive[~passed], verdict))
                 alive = alive[passed]
+                narrowed = True
         return alive, rejections
 
     def needs_nominated_pods_pass(self, pod: PodView, node_name: str) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scheduler.api.errors import MalformedObject
-from scheduler.cache.rows import Rows, RowVerdict
+from scheduler.cache.rows import Rows, RowVerdict, all_rows_pass
 from scheduler.framework.events import (
     ActionType,
     ClusterEvent,
@@ -236,7 +236,7 @@ class VolumeBinding:
             return None
         if not self.binder.bound_volumes_fit_every_node(claims.bound_claims):
             return None
-        return RowVerdict(np.ones(len(rows), dtype=np.bool_), _never_rejected)
+        return RowVerdict(all_rows_pass(len(rows)), _never_rejected)
 
     # PreScore / Score
 
