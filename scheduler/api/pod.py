@@ -20,6 +20,7 @@ from scheduler.api.fields import (
     as_mapping,
     as_str,
     as_str_map,
+    is_mapping,
 )
 from scheduler.api.interning import intern_metadata, intern_strings
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
@@ -246,7 +247,7 @@ def _outside_spec(
 
 def _same_spec_but_node(spec: Mapping[str, Any], old: Any) -> bool:
     """Whether `spec` equals `old` but for spec.nodeName: one dict comparison, made in C."""
-    if not isinstance(old, Mapping):
+    if not is_mapping(old):
         return False
     node_name = spec.get("nodeName", _ABSENT)
     if node_name != old.get("nodeName", _ABSENT):
@@ -296,8 +297,8 @@ def pod_has_required_anti_affinity(view: PodView) -> bool:
 
 def _affinity(view: PodView) -> Mapping[str, Any]:
     spec = view.raw.get("spec")
-    affinity = spec.get("affinity") if isinstance(spec, Mapping) else None
-    return affinity if isinstance(affinity, Mapping) else EMPTY
+    affinity = spec.get("affinity") if is_mapping(spec) else None
+    return affinity if is_mapping(affinity) else EMPTY
 
 
 def normalized_image_name(name: str) -> str:

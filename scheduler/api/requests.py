@@ -51,6 +51,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.api.errors import MalformedObject
+from scheduler.api.fields import is_mapping
 from scheduler.api.request_gates import request_gates
 from scheduler.api.resources import CPU, MEMORY, parse_resource_list, resource_from_nanos
 from scheduler.api.values import Resource
@@ -103,7 +104,7 @@ def resize_pending_reason(status: Mapping[str, Any]) -> str | None:
     if not conditions or not isinstance(conditions, list):
         return None
     for condition in conditions:
-        if isinstance(condition, Mapping) and condition.get("type") == "PodResizePending":
+        if is_mapping(condition) and condition.get("type") == "PodResizePending":
             reason = condition.get("reason")
             return reason if isinstance(reason, str) else ""
     return None
@@ -266,7 +267,7 @@ def has_resize_status(status: Mapping[str, Any], pod_level_status: bool = True) 
         statuses = status.get(key)
         if statuses and isinstance(statuses, list):
             for item in statuses:
-                if isinstance(item, Mapping) and (
+                if is_mapping(item) and (
                     item.get("allocatedResources") is not None or item.get("resources") is not None
                 ):
                     return True
@@ -281,14 +282,14 @@ def _pod_level_status_is_spec(spec: Mapping[str, Any], status: Mapping[str, Any]
     """Whether the pod-level status.allocatedResources and status.resources.requests, where
     reported, are the pod-level requests the spec asks for (written the same way)."""
     resources = spec.get("resources")
-    wanted = resources.get("requests") if isinstance(resources, Mapping) else None
+    wanted = resources.get("requests") if is_mapping(resources) else None
     wanted = wanted or _EMPTY
     allocated = status.get("allocatedResources")
     if allocated is not None and allocated != wanted:
         return False
     actual = status.get("resources")
     if actual is not None:
-        actual_requests = actual.get("requests") if isinstance(actual, Mapping) else actual
+        actual_requests = actual.get("requests") if is_mapping(actual) else actual
         if actual_requests is not None and actual_requests != wanted:
             return False
     return True
@@ -314,13 +315,13 @@ def status_matters(
     wanted: dict[str, Any] = {}
     for key in ("containers", "initContainers"):
         for container in _list(spec.get(key), f"spec.{key}"):
-            if isinstance(container, Mapping) and isinstance(container.get("name"), str):
+            if is_mapping(container) and isinstance(container.get("name"), str):
                 resources = container.get("resources")
-                requests = resources.get("requests") if isinstance(resources, Mapping) else None
+                requests = resources.get("requests") if is_mapping(resources) else None
                 wanted[container["name"]] = requests or _EMPTY
     for key in ("containerStatuses", "initContainerStatuses"):
         for item in status.get(key) or ():
-            if not isinstance(item, Mapping):
+            if not is_mapping(item):
                 continue
             allocated = item.get("allocatedResources")
             actual = item.get("resources")
@@ -331,8 +332,8 @@ def status_matters(
                 return True
             if allocated is not None and allocated != spec_requests:
                 return True
-            actual_requests = actual.get("requests") if isinstance(actual, Mapping) else None
-            if isinstance(actual_requests, Mapping) and any(
+            actual_requests = actual.get("requests") if is_mapping(actual) else None
+            if is_mapping(actual_requests) and any(
                 spec_requests.get(name) != amount for name, amount in actual_requests.items()
             ):
                 return True

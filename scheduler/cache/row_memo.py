@@ -87,6 +87,9 @@ class RowMemo:
         return refresh(kept, rows, one, many)
 
 
+_any_true = np.logical_or.reduce
+
+
 def refresh(
     kept: RowValues, rows: Rows, one: Callable[[int], int], many: Callable[[Rows], IntArray]
 ) -> IntArray:
@@ -94,7 +97,7 @@ def refresh(
     computed again first."""
     generations = kept.table.generation[rows]
     moved = kept.generation[rows] != generations
-    if moved.any():
+    if _any_true(moved):
         stale = rows[moved]
         if len(stale) <= MAX_ROWS_ONE_BY_ONE:
             values = kept.values

@@ -17,6 +17,7 @@ import numpy as np
 
 from apimachinery.labels import IN
 from scheduler.api.errors import MalformedObject
+from scheduler.api.fields import is_mapping
 from scheduler.api.objects import NodeView, PodView, PreferredSchedulingTerm
 from scheduler.api.selectors import NODE_NAME_FIELD, NodeSelector, parse_node_selector_term
 from scheduler.cache.node_table import IntArray, NodeTable
@@ -161,13 +162,13 @@ def preferred_score(terms: Sequence[PreferredSchedulingTerm], node: NodeView) ->
 
 def _spec(pod: PodView) -> Mapping[str, Any]:
     spec = pod.raw.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
+    return spec if is_mapping(spec) else {}
 
 
 def _raw_node_affinity(pod: PodView) -> Mapping[str, Any]:
     affinity = _spec(pod).get("affinity")
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    return node_affinity if isinstance(node_affinity, Mapping) else {}
+    node_affinity = affinity.get("nodeAffinity") if is_mapping(affinity) else None
+    return node_affinity if is_mapping(node_affinity) else {}
 
 
 def node_names_from_match_fields(raw_terms: Sequence[Any]) -> frozenset[str] | None:
