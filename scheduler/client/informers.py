@@ -23,6 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import orjson
 
+from scheduler.api.fields import is_mapping
 from scheduler.api.objects import MalformedObject
 from scheduler.client.rest import ApiError, KubeClient, status_message
 
@@ -57,9 +58,7 @@ class ResourceWatch:
 
 def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata")
-    # Malformed: the parser will say so. A dict is tested first: isinstance against the
-    # Mapping ABC costs more than the rest of this function.
-    if meta.__class__ is not dict and not isinstance(meta, Mapping):
+    if not is_mapping(meta):  # malformed: the parser will say so
         return ""
     namespace = meta.get("namespace") or ""
     name = meta.get("name") or ""
