@@ -28,6 +28,11 @@ from scheduler.cache.rows import Rows
 #: one memo holds at most about CELL_BUDGET rows' values (two int64 arrays each: 4 MiB).
 MAX_KEYS = 32
 CELL_BUDGET = 1 << 18
+#: Once the memo is full, keys it has no room for are computed afresh (no array of the table's
+#: size is allocated for them); after this many such lookups it starts over, to let newer pod
+#: shapes in. Clearing it on every new key instead cost pods of more shapes than fit two arrays
+#: of the table's size each, a per-pod cost growing with the nodes.
+MISSES_BEFORE_RESET = 256
 #: Stale rows up to this many are computed one by one; more go through the array path, whose
 #: cost is mostly fixed (a few µs per operation, whatever the number of rows).
 MAX_ROWS_ONE_BY_ONE = 16
@@ -48,12 +53,15 @@ class RowMemo:
         self._table: NodeTable | None = None
         self._by_key: dict[Hashable, RowValues] = {}
         self._seen_once: set[Hashable] = set()
+        self._misses = 0  # lookups of keys without a column since the memo filled
 
     def column(self, key: Hashable, table: NodeTable) -> RowValues | None:
-        """The values kept for `key` over `table`, None on the key's first sighting."""
+        """The values kept for `key` over `table`; None on the key's first sighting, and while
+        the memo is full (MISSES_BEFORE_RESET)."""
         if table is not self._table:
             self._table = table
             self._by_key.clear()
+            self._misses = 0
         kept = self._by_key.get(key)
         if kept is not None:
             return kept
@@ -63,7 +71,11 @@ class RowMemo:
             self._seen_once.add(key)
             return None
         if len(self._by_key) >= max(2, min(MAX_KEYS, CELL_BUDGET // max(1, len(table)))):
+            self._misses += 1
+            if self._misses < MISSES_BEFORE_RESET:
+                return None
             self._by_key.clear()
+            self._misses = 0
         kept = self._by_key[key] = RowValues(
             table,
             np.full(len(table), -1, dtype=np.int64),

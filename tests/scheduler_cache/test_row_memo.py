@@ -155,3 +155,30 @@ def test_a_memo_keeps_fewer_keys_on_a_large_table(monkeypatch: pytest.MonkeyPatc
         for _ in range(2):  # a key is kept from its second sighting
             memo.values(key, table, rows, lambda row: row, lambda some: some.astype(np.int64))
         assert len(memo._by_key) <= 3
+
+
+def test_a_full_memo_computes_new_keys_afresh_until_it_starts_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """More pod shapes than fit cost no array of the table's size per pod: keys without room are
+    computed by `many`, and only after MISSES_BEFORE_RESET of them does the memo start over."""
+    monkeypatch.setattr(row_memo, "CELL_BUDGET", 40)
+    monkeypatch.setattr(row_memo, "MISSES_BEFORE_RESET", 5)
+    memo, table = RowMemo(), _table(11)  # room for three keys
+    rows = np.arange(11, dtype=np.intp)
+
+    def values(key: int) -> list[int]:
+        got = memo.values(key, table, rows, lambda row: row + key, lambda some: some + key)
+        return list(got.tolist())
+
+    for key in range(8):  # every key seen once, then three of them get columns
+        values(key)
+    for key in range(3):
+        assert values(key) == [row + key for row in range(11)]
+    kept = dict(memo._by_key)
+    assert set(kept) == {0, 1, 2}
+    for key in (3, 4, 5, 6):  # no room: computed afresh, the kept columns stay
+        assert values(key) == [row + key for row in range(11)]
+        assert memo._by_key == kept
+    assert values(7) == [row + 7 for row in range(11)]  # the fifth miss starts the memo over
+    assert list(memo._by_key) == [7]
