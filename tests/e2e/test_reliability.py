@@ -199,13 +199,22 @@ def _cpu_millis(quantity: str) -> int:
 
 
 def _settled(pods: list[dict[str, Any]]) -> bool:
-    """Every pod bound, or Pending with the scheduler's reason on it."""
+    """Every pod bound, or Pending as Unschedulable with the scheduler's reason on it.
+
+    A pending pod marked SchedulerError is not settled: its bind failed (an I/O worker or the
+    API server went away mid-call) and it waits in backoff for another attempt, which may bind
+    it into the slot its failed bind left free."""
     for pod in pods:
         if pod["spec"].get("nodeName"):
             continue
         conditions = {c["type"]: c for c in pod.get("status", {}).get("conditions", [])}
         scheduled = conditions.get("PodScheduled")
-        if not scheduled or scheduled["status"] != "False" or not scheduled.get("message"):
+        if (
+            not scheduled
+            or scheduled["status"] != "False"
+            or scheduled.get("reason") != "Unschedulable"
+            or not scheduled.get("message")
+        ):
             return False
     return True
 
