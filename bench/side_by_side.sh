@@ -6,10 +6,15 @@
 # Usage: bench/side_by_side.sh [--dry-run] [--help]
 #
 # Environment:
-#   REFEREE_BIN     folder with the v1.36 binaries etcd, kube-apiserver, kube-scheduler and
-#                   kubectl (what ../shared/referee/v1.36/build.sh puts in $REFEREE_DIR/bin)
+#   REFEREE_BIN     folder with the v1.36 binaries etcd, kube-apiserver and kube-scheduler
+#                   (what ../shared/referee/v1.36/build.sh puts in $REFEREE_DIR/bin), each as
+#                   it is or xz-compressed (NAME.xz, unpacked into $OUT/bin), and optionally
+#                   kubectl (without it, a stand-in answers up.sh's readiness check)
 #   AIOSCHED_WHEELS folder with the aiosched wheel and every dependency's wheel
-#                   (pip wheel --wheel-dir DIR . on a machine with the registry)
+#                   (pip wheel --wheel-dir DIR . on a machine with the registry, or
+#                   bench/device_carry.sh for a machine that has some of them installed)
+#   VENV_SYSTEM_SITE_PACKAGES  1: the virtualenv also sees $PYTHON's installed packages, so
+#                   the wheels need only hold what that Python lacks (default 0)
 #   REFEREE_SCRIPTS folder with up.sh, down.sh and sched.sh (default: ../shared/referee/v1.36
 #                   beside this repository)
 #   WORKLOAD        the workload (default SchedulingBasic/5000Nodes_10000Pods)
@@ -47,14 +52,15 @@ RUNS="${RUNS:-kube-scheduler:default aiosched:default kube-scheduler:null aiosch
 TIMEOUT="${TIMEOUT:-1200}"
 
 missing=()
-[ -n "${REFEREE_BIN:-}" ] || missing+=("REFEREE_BIN (folder with etcd, kube-apiserver, kube-scheduler, kubectl)")
+[ -n "${REFEREE_BIN:-}" ] || missing+=("REFEREE_BIN (folder with etcd, kube-apiserver, kube-scheduler)")
 [ -n "${AIOSCHED_WHEELS:-}" ] || missing+=("AIOSCHED_WHEELS (folder with the aiosched wheel and its dependencies')")
 if [ ${#missing[@]} -gt 0 ]; then
   printf 'side_by_side.sh: set %s\n' "${missing[@]}" >&2
   exit 2
 fi
-for bin in etcd kube-apiserver kube-scheduler kubectl; do
-  [ -x "$REFEREE_BIN/$bin" ] || { echo "side_by_side.sh: no executable $REFEREE_BIN/$bin" >&2; exit 2; }
+for bin in etcd kube-apiserver kube-scheduler; do
+  [ -x "$REFEREE_BIN/$bin" ] || [ -f "$REFEREE_BIN/$bin.xz" ] || {
+    echo "side_by_side.sh: no executable $REFEREE_BIN/$bin (nor $bin.xz)" >&2; exit 2; }
 done
 for script in up.sh down.sh sched.sh; do
   [ -f "$REFEREE_SCRIPTS/$script" ] || { echo "side_by_side.sh: no $REFEREE_SCRIPTS/$script (set REFEREE_SCRIPTS)" >&2; exit 2; }
@@ -71,25 +77,61 @@ done
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 # up.sh/down.sh/sched.sh find the binaries in $REFEREE_DIR/bin and keep their state in
-# $REFEREE_DIR/run: a folder of our own, the carried binaries linked in.
+# $REFEREE_DIR/run: a folder of our own, the carried binaries linked in (or unpacked there).
 REFEREE_DIR="$OUT/referee"
-mkdir -p "$REFEREE_DIR"
-ln -sfn "$(cd "$REFEREE_BIN" && pwd)" "$REFEREE_DIR/bin"
+BIN="$OUT/bin"
+VENV="$OUT/venv"
+mkdir -p "$REFEREE_DIR" "$BIN"
+ln -sfn "$BIN" "$REFEREE_DIR/bin"
+REFEREE_BIN="$(cd "$REFEREE_BIN" && pwd)"
+for bin in etcd kube-apiserver kube-scheduler kubectl; do
+  if [ -x "$REFEREE_BIN/$bin" ]; then
+    ln -sfn "$REFEREE_BIN/$bin" "$BIN/$bin"
+  elif [ -f "$REFEREE_BIN/$bin.xz" ] && [ ! -x "$BIN/$bin" ] && [ "$DRY_RUN" = 0 ]; then
+    xz -dc "$REFEREE_BIN/$bin.xz" > "$BIN/$bin.part" && chmod +x "$BIN/$bin.part" && mv "$BIN/$bin.part" "$BIN/$bin"
+  fi
+done
+if [ ! -x "$BIN/kubectl" ]; then
+  # up.sh only asks `kubectl --kubeconfig KC get --raw /readyz`: answer that from the
+  # kubeconfig it wrote (server, CA, token), with the virtualenv's Python and PyYAML.
+  cat > "$BIN/kubectl" <<STANDIN
+#!$VENV/bin/python
+import base64, ssl, sys, tempfile, urllib.request, yaml
+args = sys.argv[1:]
+if len(args) != 5 or args[0] != "--kubeconfig" or args[2:4] != ["get", "--raw"]:
+    sys.exit("kubectl stand-in (bench/side_by_side.sh): only --kubeconfig KC get --raw PATH")
+config = yaml.safe_load(open(args[1]))
+cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+with tempfile.NamedTemporaryFile("wb", suffix=".crt") as ca:
+    ca.write(base64.b64decode(cluster["certificate-authority-data"]))
+    ca.flush()
+    request = urllib.request.Request(
+        cluster["server"] + args[4], headers={"Authorization": "Bearer " + user["token"]})
+    try:
+        with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=ca.name), timeout=5) as reply:
+            sys.stdout.write(reply.read().decode())
+    except OSError as exc:
+        sys.exit(str(exc))
+STANDIN
+  chmod +x "$BIN/kubectl"
+fi
 cp "$REFEREE_SCRIPTS/up.sh" "$REFEREE_SCRIPTS/down.sh" "$REFEREE_SCRIPTS/sched.sh" "$REFEREE_DIR/"
 export REFEREE_DIR
-export PATH="$REFEREE_DIR/bin:$PATH"  # up.sh waits for readiness with kubectl
+export PATH="$BIN:$PATH"  # up.sh waits for readiness with kubectl
 KUBECONFIG_FILE="$REFEREE_DIR/admin.kubeconfig"
 
 # The configurations: what `aiosched bench` writes for a run (bench/scheduler_setup.py), and
-# the same with the null profile.
-BASE_CONFIG='apiVersion: kubescheduler.config.k8s.io/v1
+# the same with the null profile. They name the kubeconfig: kube-scheduler ignores
+# --kubeconfig when --config is given.
+BASE_CONFIG="apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: false
 clientConnection:
+  kubeconfig: \"$KUBECONFIG_FILE\"
   qps: 5000
   burst: 5000
-'
+"
 printf '%s' "$BASE_CONFIG" > "$OUT/default-config.yaml"
 printf '%s%s' "$BASE_CONFIG" 'profiles:
 - schedulerName: default-scheduler
@@ -102,7 +144,6 @@ printf '%s%s' "$BASE_CONFIG" 'profiles:
       - name: "*"
 ' > "$OUT/null-config.yaml"
 
-VENV="$OUT/venv"
 AIOSCHED="$VENV/bin/aiosched"
 run_or_echo() {
   if [ "$DRY_RUN" = 0 ]; then "$@"; return; fi
@@ -115,8 +156,17 @@ if [ "$DRY_RUN" = 0 ]; then
   echo "side_by_side.sh: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); results in $OUT" >&2
 fi
 if [ ! -x "$AIOSCHED" ]; then
-  run_or_echo "$PYTHON" -m venv "$VENV"
-  run_or_echo "$VENV/bin/pip" install --quiet --no-index --find-links "$AIOSCHED_WHEELS" aiosched
+  if [ "${VENV_SYSTEM_SITE_PACKAGES:-0}" = 1 ]; then
+    run_or_echo "$PYTHON" -m venv --system-site-packages "$VENV"
+  else
+    run_or_echo "$PYTHON" -m venv "$VENV"
+  fi
+  # Where the Python's own packages are older than aiosched asks, their wheels are not carried
+  # (bench/device_carry.sh): install what is, and let those be (a benchmark imports no gRPC).
+  run_or_echo "$VENV/bin/pip" install --quiet --no-index --find-links "$AIOSCHED_WHEELS" aiosched \
+    || { [ "${VENV_SYSTEM_SITE_PACKAGES:-0}" = 1 ] \
+      && echo "side_by_side.sh: installing the carried wheels without their dependency checks" >&2 \
+      && run_or_echo "$VENV/bin/pip" install --quiet --no-index --no-deps "$AIOSCHED_WHEELS"/*.whl; }
 fi
 
 stop_control_plane() { bash "$REFEREE_DIR/down.sh" >/dev/null 2>&1 || true; }

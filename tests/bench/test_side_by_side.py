@@ -4,24 +4,33 @@ the runs it would make, with configurations the schedulers accept."""
 
 from __future__ import annotations
 
+import lzma
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bench.processes import aiosched_command
 
 SCRIPT = Path(__file__).parents[2] / "bench" / "side_by_side.sh"
 
 
-def _carried(tmp_path: Path) -> dict[str, str]:
-    """What the script needs carried: binaries, wheels and the referee scripts (stand-ins)."""
+def _carried(tmp_path: Path, compressed: bool = False) -> dict[str, str]:
+    """What the script needs carried: binaries, wheels and the referee scripts (stand-ins).
+    `compressed`: the binaries as NAME.xz, and no kubectl, as bench/device_carry.sh packs them."""
     binaries, wheels, scripts = tmp_path / "bin", tmp_path / "wheels", tmp_path / "referee"
     for folder in (binaries, wheels, scripts):
         folder.mkdir()
+    program = b"#!/bin/sh\nexit 0\n"
     for name in ("etcd", "kube-apiserver", "kube-scheduler", "kubectl"):
-        (binaries / name).write_text("#!/bin/sh\nexit 0\n")
+        if compressed:
+            if name != "kubectl":
+                (binaries / f"{name}.xz").write_bytes(lzma.compress(program))
+            continue
+        (binaries / name).write_bytes(program)
         (binaries / name).chmod(0o755)
     (wheels / "aiosched-0.1.0-py3-none-any.whl").write_bytes(b"")
     for name in ("up.sh", "down.sh", "sched.sh"):
@@ -110,6 +119,9 @@ def test_its_configurations_are_what_the_scheduler_accepts(
     env = _carried(tmp_path)
     assert _run("--dry-run", env=env).returncode == 0
     config = Path(env["OUT"]) / f"{profile}-config.yaml"
+    # kube-scheduler ignores --kubeconfig when --config is given: the config must name it
+    kubeconfig = yaml.safe_load(config.read_text())["clientConnection"]["kubeconfig"]
+    assert kubeconfig == str(Path(env["OUT"]) / "referee" / "admin.kubeconfig")
     check = subprocess.run(
         [*aiosched_command(), "check-config", str(config)],
         capture_output=True,
@@ -123,3 +135,45 @@ def test_its_configurations_are_what_the_scheduler_accepts(
     assert "qps: 5000" in check.stdout and "leaderElect: false" in check.stdout
     if profile == "null":
         assert "filter:" not in resolved and "score:" not in resolved
+
+
+def test_compressed_binaries_without_kubectl_are_taken(tmp_path: Path) -> None:
+    env = _carried(tmp_path, compressed=True)
+    proc = _run("--dry-run", env={**env, "VENV_SYSTEM_SITE_PACKAGES": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "-m venv --system-site-packages" in proc.stdout
+    assert (Path(env["OUT"]) / "bin" / "kubectl").is_file()  # the readiness stand-in
+
+
+def test_a_missing_binary_is_named(tmp_path: Path) -> None:
+    env = _carried(tmp_path, compressed=True)
+    (Path(env["REFEREE_BIN"]) / "etcd.xz").unlink()
+    proc = _run("--dry-run", env=env)
+    assert proc.returncode == 2 and "etcd" in proc.stderr
+
+
+def test_the_kubectl_stand_in_asks_a_real_api_server_for_readyz(tmp_path: Path) -> None:
+    """What up.sh asks kubectl, answered over TLS with the kubeconfig's CA and token."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "e2e_scheduler"))
+    from processes import start_cluster
+
+    env = _carried(tmp_path, compressed=True)
+    assert _run("--dry-run", env=env).returncode == 0
+    stand_in = Path(env["OUT"]) / "bin" / "kubectl"
+    cluster = start_cluster(tmp_path)
+    try:
+        assert cluster.url.startswith("https://")
+        kubeconfig = str(tmp_path / "kubeconfig")
+        ask = [sys.executable, str(stand_in), "--kubeconfig", kubeconfig, "get", "--raw"]
+        ready = _ask(*ask, "/readyz")
+        assert ready.returncode == 0 and ready.stdout.strip() == "ok", ready.stderr
+        missing = _ask(*ask, "/no-such-path")
+        assert missing.returncode != 0 and "404" in missing.stderr
+    finally:
+        cluster.stop()
+    other = _ask(sys.executable, str(stand_in), "get", "pods")
+    assert other.returncode != 0 and "only --kubeconfig KC get --raw PATH" in other.stderr
+
+
+def _ask(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
