@@ -81,6 +81,10 @@ OUT="$(cd "$OUT" && pwd)"
 REFEREE_DIR="$OUT/referee"
 BIN="$OUT/bin"
 VENV="$OUT/venv"
+unxz() {  # unxz FILE.xz DEST, with Python's lzma where there is no xz
+  if command -v xz >/dev/null; then xz -dc "$1" > "$2"; return; fi
+  "$PYTHON" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"
+}
 mkdir -p "$REFEREE_DIR" "$BIN"
 ln -sfn "$BIN" "$REFEREE_DIR/bin"
 REFEREE_BIN="$(cd "$REFEREE_BIN" && pwd)"
@@ -88,7 +92,7 @@ for bin in etcd kube-apiserver kube-scheduler kubectl; do
   if [ -x "$REFEREE_BIN/$bin" ]; then
     ln -sfn "$REFEREE_BIN/$bin" "$BIN/$bin"
   elif [ -f "$REFEREE_BIN/$bin.xz" ] && [ ! -x "$BIN/$bin" ] && [ "$DRY_RUN" = 0 ]; then
-    xz -dc "$REFEREE_BIN/$bin.xz" > "$BIN/$bin.part" && chmod +x "$BIN/$bin.part" && mv "$BIN/$bin.part" "$BIN/$bin"
+    unxz "$REFEREE_BIN/$bin.xz" "$BIN/$bin.part" && chmod +x "$BIN/$bin.part" && mv "$BIN/$bin.part" "$BIN/$bin"
   fi
 done
 if [ ! -x "$BIN/kubectl" ]; then
