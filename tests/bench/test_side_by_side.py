@@ -177,3 +177,29 @@ def test_the_kubectl_stand_in_asks_a_real_api_server_for_readyz(tmp_path: Path) 
 
 def _ask(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+
+
+CARRY = SCRIPT.parent / "device_carry.sh"
+
+
+def test_the_packing_script_documents_and_checks_its_inputs(tmp_path: Path) -> None:
+    """bench/device_carry.sh: what it needs is in --help, and a missing input is named."""
+    assert _ask("bash", "-n", str(CARRY)).returncode == 0
+    usage = _ask("bash", str(CARRY), "--help")
+    assert usage.returncode == 0
+    for name in ("REFEREE_BIN", "REFEREE_SCRIPTS", "DEST", "TARGET_PYTHON", "TARGET_HAS"):
+        assert name in usage.stdout
+    environment = {k: v for k, v in os.environ.items() if k != "REFEREE_BIN"}
+    unset = subprocess.run(
+        ["bash", str(CARRY)], env=environment, capture_output=True, text=True, check=False
+    )
+    assert unset.returncode == 2 and "REFEREE_BIN" in unset.stderr
+    empty = subprocess.run(
+        ["bash", str(CARRY)],
+        env={**environment, "REFEREE_BIN": str(tmp_path), "DEST": str(tmp_path / "carry")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert empty.returncode == 2 and "etcd" in empty.stderr
+    assert not (tmp_path / "carry").exists()  # nothing written before the inputs are there
