@@ -7,16 +7,10 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Mapping
 
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import SpanProcessor, SynchronousMultiSpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    ConsoleSpanExporter,
-    SpanExporter,
-)
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.sampling import (
     ALWAYS_ON,
     ParentBased,
@@ -31,69 +25,13 @@ from observability.tracing.config import (
     build_sampler,
     resolve_tracing,
 )
+from observability.tracing.export_frames import EXPORT_PROCESS_NAME
+from observability.tracing.export_processor import ExportProcessSpanProcessor
+from observability.tracing.exporters import batch_processor_for
 from observability.tracing.noop import NOOP_TRACING
 from observability.tracing.otel import OtelTracing, Tracing
 
 log = logging.getLogger("observability.tracing")  # one logger name for the package
-
-
-def _otlp_exporter(config: TracingConfig) -> SpanExporter:
-    """The OTLP exporter of ``config.protocol``, every setting passed explicitly."""
-    from observability.otlp_export import FastGrpcOTLPSpanExporter, FastOTLPSpanExporter
-
-    if config.protocol == "grpc":
-        import grpc
-
-        credentials = None
-        if not config.insecure and config.certificate_file:
-            credentials = grpc.ssl_channel_credentials(
-                root_certificates=_read(config.certificate_file),
-                private_key=_read(config.client_key_file),
-                certificate_chain=_read(config.client_certificate_file),
-            )
-        return FastGrpcOTLPSpanExporter(
-            endpoint=config.endpoint,
-            insecure=config.insecure,
-            credentials=credentials,
-            headers=dict(config.headers),
-            timeout=config.timeout_seconds,
-            compression=grpc.Compression.Gzip
-            if config.compression == "gzip"
-            else grpc.Compression.NoCompression,
-        )
-    from opentelemetry.exporter.otlp.proto.http import Compression
-
-    return FastOTLPSpanExporter(
-        endpoint=config.endpoint,
-        certificate_file=config.certificate_file,
-        client_key_file=config.client_key_file,
-        client_certificate_file=config.client_certificate_file,
-        headers=dict(config.headers) or None,
-        timeout=config.timeout_seconds,
-        compression=Compression.Gzip if config.compression == "gzip" else Compression.NoCompression,
-    )
-
-
-def _read(path: str | None) -> bytes | None:
-    if path is None:
-        return None
-    with open(path, "rb") as file:
-        return file.read()
-
-
-def _exporters(config: TracingConfig) -> list[SpanExporter]:
-    """One exporter per name of OTEL_TRACES_EXPORTER, each taking compact attempts."""
-    from observability.otlp_export import ExpandingExporter
-
-    exporters: list[SpanExporter] = []
-    for name in config.exporters:
-        if name == "otlp":
-            exporters.append(_otlp_exporter(config))
-        elif name == "console":
-            # sys.stdout as it is now (the SDK's default argument is the one at import time)
-            console = ConsoleSpanExporter(service_name=config.service_name, out=sys.stdout)
-            exporters.append(ExpandingExporter(console))
-    return exporters
 
 
 def _resource(service_name: str, extra: Mapping[str, str]) -> Resource:
@@ -138,8 +76,12 @@ def setup_tracing(
     sampler_arg: str | float | None = None,
     environ: Mapping[str, str] = os.environ,
     exporter: str | None = None,
+    export_process: bool = False,
 ) -> Tracing:
     """Tracing as configured (arguments over OTEL_* variables); :data:`NOOP_TRACING` when off.
+
+    ``export_process``: spans are encoded and sent by a process of their own
+    (``aiosched-trace-export``, export_processor.py) instead of a thread of this one.
 
     Raises :class:`TracingConfigError` for values it cannot honour (unknown exporter, protocol
     or sampler, malformed headers, a missing certificate file...), naming the flag or variable.
@@ -151,36 +93,24 @@ def setup_tracing(
         reason = config.reason if isinstance(config, TracingOff) else f"sampler {config.sampler}"
         log.info("Tracing is off", extra={"reason": reason})
         return NOOP_TRACING
-    log.info("Tracing is on", extra=_describe(config))
-    processors = [
-        BatchSpanProcessor(
-            exporter,
-            max_queue_size=config.max_queue_size,
-            max_export_batch_size=config.max_export_batch_size,
-            schedule_delay_millis=config.schedule_delay_millis,
-            export_timeout_millis=config.export_timeout_millis,
-        )
-        for exporter in _exporters(config)
-    ]
-    processor: SpanProcessor
-    if len(processors) == 1:
-        processor = processors[0]
-    else:
-        processor = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
-        for each in processors:
-            processor.add_span_processor(each)
+    log.info("Tracing is on", extra=_describe(config, export_process))
+    processor: SpanProcessor = (
+        ExportProcessSpanProcessor(config) if export_process else batch_processor_for(config)
+    )
     return tracing_with_processor(
         processor,
         build_sampler(config.sampler, config.sampler_arg),
         config.service_name,
         config.resource_attributes,
-        compact_points=True,  # every exporter of _exporters takes them
+        compact_points=True,  # every exporter of exporters_for takes them
     )
 
 
-def _describe(config: TracingConfig) -> dict[str, str | float]:
-    """The start-up line's keys: where traces go and which share of pods is traced."""
+def _describe(config: TracingConfig, export_process: bool) -> dict[str, str | float]:
+    """The start-up line's keys: where traces go, from which process, and which share of pods
+    is traced."""
     described: dict[str, str | float] = {"exporters": ",".join(config.exporters)}
+    described["exportFrom"] = EXPORT_PROCESS_NAME if export_process else "this process"
     if "otlp" in config.exporters:
         described["endpoint"] = config.endpoint
         described["protocol"] = config.protocol

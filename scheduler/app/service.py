@@ -82,6 +82,7 @@ class SchedulerService:
         http_port: int,
         seed: int | None = None,
         tracing_overrides: Mapping[str, str | None] | None = None,
+        trace_export_process: bool = False,
         registry: Registry | None = None,
         explain_every_attempt: bool = False,
         explain_recent_attempts: int = 100,
@@ -121,6 +122,7 @@ class SchedulerService:
         self.http_port = http_port
         self.seed = seed
         self.tracing_overrides = dict(tracing_overrides or {})
+        self.trace_export_process = trace_export_process
         self.registry = registry if registry is not None else full_registry()
         self.metrics = SchedulerMetrics()
         self.metrics.set_feature_info(feature_info(self.feature_gates))
@@ -242,7 +244,10 @@ class SchedulerService:
         self.running_config = config
         self.configz.set(config)
         client.observe_requests(self.metrics.rest_client)
-        self.tracing = setup_tracing(**self.tracing_overrides)  # type: ignore[arg-type]
+        self.tracing = setup_tracing(
+            **self.tracing_overrides,  # type: ignore[arg-type]
+            export_process=self.trace_export_process,
+        )
         filter_pool = self._filter_pool(config)
         scheduler = Scheduler(
             client,

@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 import orjson
 
+from apimachinery.child_process import die_with_parent, name_process
 from profiles.config import ResolvedConfig
 from scheduler.api.pod import pod_view_from_dict
 from scheduler.api.request_gates import RequestGates, set_request_gates
 from scheduler.cache.cache import Cache
 from scheduler.cache.snapshot import Snapshot
-from scheduler.client.io_process import die_with_parent, name_process
 from scheduler.cycle.profile_set import ProfileSet, full_registry
 from scheduler.framework.interface import CycleState
 from scheduler.framework.runtime import Framework, HandleDeps

@@ -95,8 +95,9 @@ async def run_once(
         scheduler.cache.add_node(node(i))
     views = [pod(i) for i in range(pods)]
     gc.collect()
-    async with anyio.create_task_group() as group:
+    async with anyio.create_task_group() as group, asyncio.TaskGroup() as pod_tasks:
         scheduler._group = group
+        scheduler._pod_tasks = pod_tasks  # what Scheduler.run's _hold_pod_tasks provides
         start = time.perf_counter()
         for view in views:
             scheduler.queue.add(view)

@@ -292,6 +292,7 @@ async def _run(args: argparse.Namespace) -> int:
             explain_recent_attempts=args.explain_recent_attempts,
             tune_gc=True,
             tracing_overrides=overrides_of_tracing,
+            trace_export_process=args.trace_export_process,
             config_overrides=overrides,
             ssl_context=ssl_context,
             pod_max_in_unschedulable_seconds=(

@@ -11,6 +11,7 @@ import argparse
 import os
 from typing import Any
 
+from observability.tracing.export_processor import default_trace_export_process
 from scheduler.app.commands.serving_flags import add_serving_flags
 from scheduler.app.commands.upstream_flags import (
     FEATURE_GATES,
@@ -396,6 +397,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="e.g. parentbased_traceidratio (OTEL_TRACES_SAMPLER)",
     )
     tracing.add_argument("--otel-sampler-arg", metavar="ARG", help="(OTEL_TRACES_SAMPLER_ARG)")
+    tracing.add_argument(
+        "--trace-export-process",
+        action=argparse.BooleanOptionalAction,
+        default=default_trace_export_process(os.cpu_count()),
+        help="encode and send spans from a process of their own (aiosched-trace-export in ps) "
+        "instead of a thread of the scheduling process, whose core they would share; the "
+        "default follows the machine's cores: on from 4 cores (here %(default)s; see "
+        "docs/processes.md)",
+    )
     tracing.add_argument(
         "--trace-ui-url",
         metavar="URL",
