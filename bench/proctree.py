@@ -45,11 +45,31 @@ def parse_stat(text: str) -> StatLine:
     )
 
 
+#: The kernel keeps 15 bytes of a process's name (TASK_COMM_LEN, its NUL aside).
+COMM_LENGTH = 15
+
+
 def read_stat(pid: int, proc: Path = PROC) -> StatLine | None:
     try:
-        return parse_stat((proc / str(pid) / "stat").read_text())
+        stat = parse_stat((proc / str(pid) / "stat").read_text())
     except (OSError, ValueError, IndexError):
         return None  # gone, or not a process
+    if len(stat.name.encode()) == COMM_LENGTH:
+        full = _titled_name(pid, stat.name, proc)
+        if full is not None:
+            return StatLine(full, stat.ppid, stat.start_ticks, stat.cpu_ticks)
+    return stat
+
+
+def _titled_name(pid: int, comm: str, proc: Path) -> str | None:
+    """The whole name of a process whose name the kernel cut short (aiosched-filter-0 shows
+    as aiosched-filter): setproctitle writes it as the command line's first word."""
+    try:
+        first = (proc / str(pid) / "cmdline").read_bytes().split(b"\0", 1)[0]
+    except OSError:
+        return None
+    name = first.decode(errors="replace")
+    return name if name.startswith(comm) and " " not in name else None
 
 
 def _children_files(pid: int, proc: Path) -> list[int] | None:

@@ -64,6 +64,22 @@ def test_parse_stat_reads_a_name_with_spaces_and_parentheses() -> None:
     )
 
 
+def test_a_name_cut_to_15_bytes_is_read_whole_from_the_title(tmp_path: Path) -> None:
+    proc = FakeProc(tmp_path)
+    proc.set(10, "aiosched", 1, 0)
+    proc.set(11, "aiosched-filter", 10, 0)  # what the kernel keeps of aiosched-filter-0
+    proc.set(12, "python3.11-long", 10, 0)  # cut short too, but no title set
+    (tmp_path / "11" / "cmdline").write_bytes(b"aiosched-filter-0\0\0\0")
+    (tmp_path / "12" / "cmdline").write_bytes(b"/usr/bin/python3\0-m\0x\0")
+    tree = ProcessTreeCpu(10, tmp_path, TICKS)
+    tree.sample()
+    assert {p.name for p in tree.processes()} == {
+        "aiosched",
+        "aiosched-filter-0",
+        "python3.11-long",
+    }
+
+
 @pytest.mark.parametrize("children", [True, False], ids=["children-files", "parent-scan"])
 def test_the_tree_is_the_root_and_its_descendants(tmp_path: Path, children: bool) -> None:
     proc = FakeProc(tmp_path, children)
