@@ -47,3 +47,24 @@ def yield_to_the_scheduler() -> None:
     if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_BATCH"):
         with contextlib.suppress(OSError):
             os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+
+
+class Usage(Exception):
+    """The command line is not ``NAME FD PARENT_PID``."""
+
+
+def become_helper(argv: list[str], module: str) -> tuple[str, int]:
+    """Start-up of a helper started as ``python -m MODULE NAME FD PARENT_PID``: die with the
+    parent, take NAME in ps, step aside on a busy core, and leave Ctrl-C to the parent (it
+    reaches the whole process group; the scheduler shuts down and then closes the socket, and
+    the helper must serve that shutdown until then). Returns NAME and FD; raises Usage (after
+    printing how to call it) for another command line."""
+    if len(argv) != 4 or not argv[2].isdigit() or not argv[3].isdigit():
+        print(f"usage: python -m {module} NAME FD PARENT_PID", file=sys.stderr)
+        raise Usage(module)
+    name, fd, parent_pid = argv[1], int(argv[2]), int(argv[3])
+    die_with_parent(parent_pid)
+    name_process(name)
+    yield_to_the_scheduler()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return name, fd

@@ -16,11 +16,10 @@ Frames: export_frames.py. It ends when the socket closes or its parent dies
 from __future__ import annotations
 
 import logging
-import signal
 import socket
 import sys
 
-from apimachinery.child_process import die_with_parent, name_process, yield_to_the_scheduler
+from apimachinery.child_process import Usage, become_helper
 from observability.tracing import span_wire
 from observability.tracing.export_frames import (
     CONFIG,
@@ -71,19 +70,10 @@ def serve(sock: socket.socket) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print(
-            "usage: python -m observability.tracing.export_process NAME FD PARENT_PID",
-            file=sys.stderr,
-        )
+    try:
+        name, fd = become_helper(argv, "observability.tracing.export_process")
+    except Usage:
         return 2
-    name, fd, parent_pid = argv[1], int(argv[2]), int(argv[3])
-    die_with_parent(parent_pid)
-    name_process(name)
-    yield_to_the_scheduler()
-    # Ctrl-C reaches the whole process group: the scheduler shuts down and then closes the
-    # socket, and this process must export that shutdown's last spans until then.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.WARNING, format=f"{name}: %(levelname)s %(message)s")
     sock = socket.socket(fileno=fd)
     sock.setblocking(True)

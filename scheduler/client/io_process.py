@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import socket
 import sys
 import time
@@ -31,7 +30,7 @@ from typing import Any, cast
 import aiohttp
 from kubernetes_asyncio.client import Configuration
 
-from apimachinery.child_process import die_with_parent, name_process, yield_to_the_scheduler
+from apimachinery.child_process import Usage, become_helper
 from apimachinery.eventloop import run_event_loop
 from observability.logs import TextFormatter
 from scheduler.client import framing
@@ -326,16 +325,10 @@ class WorkerLogFormatter(TextFormatter):
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print("usage: python -m scheduler.client.io_process NAME FD PARENT_PID", file=sys.stderr)
+    try:
+        name, fd = become_helper(argv, "scheduler.client.io_process")
+    except Usage:
         return 2
-    name, fd, parent_pid = argv[1], int(argv[2]), int(argv[3])
-    die_with_parent(parent_pid)
-    name_process(name)
-    yield_to_the_scheduler()
-    # Ctrl-C reaches the whole process group: the scheduler shuts down and closes the socket,
-    # and this worker must serve that shutdown's last requests until then.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The scheduler's text format, structured keys included (the event writers log the pod
     # and the API server's answer as keys), behind the worker's name.
     handler = logging.StreamHandler()

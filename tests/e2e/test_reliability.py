@@ -45,6 +45,7 @@ if _PROCESSES not in sys.path:
 from processes import (  # noqa: E402
     Kubectl,
     Process,
+    children_named,
     http_get,
     node_manifest,
     start_cluster,
@@ -335,17 +336,7 @@ def test_leader_killed_and_the_other_takes_over(tmp_path: Path) -> None:
 def io_workers(process: Process, prefix: str = "aiosched-io-") -> dict[int, str]:
     """pid → process name of the scheduler's API I/O workers (its children named aiosched-io-N;
     with `prefix`, its children whose name starts with it)."""
-    found: dict[int, str] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
-        state, ppid = rest.split()[:2]
-        if int(ppid) == process.proc.pid and name.startswith(prefix) and state != "Z":
-            found[int(stat.parent.name)] = name
-    return found
+    return children_named(process, prefix)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -143,6 +143,22 @@ class Kubectl:
         return self("apply", "-f", "-", stdin=manifest)
 
 
+def children_named(process: Process, prefix: str) -> dict[int, str]:
+    """pid → name of `process`'s live children whose name (as the kernel keeps it: 15 bytes)
+    starts with `prefix`: its API I/O workers (aiosched-io-), filter workers, trace export."""
+    found: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
+        state, ppid = rest.split()[:2]
+        if int(ppid) == process.proc.pid and name.startswith(prefix) and state != "Z":
+            found[int(stat.parent.name)] = name
+    return found
+
+
 def wait_until(predicate: Any, timeout: float = 20.0, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     while True:

@@ -20,6 +20,7 @@ from otlp_receiver import OtlpReceiver, ReceivedSpan
 from processes import (
     Kubectl,
     Process,
+    children_named,
     node_manifest,
     pod_manifest,
     start_cluster,
@@ -173,17 +174,7 @@ leaderElection: {leaderElect: false}
 
 def export_children(scheduler: Process) -> list[int]:
     """The scheduler's live children named aiosched-trace-export (ps shows 15 characters)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
-        state, ppid = rest.split()[:2]
-        if int(ppid) == scheduler.proc.pid and name.startswith("aiosched-trace") and state != "Z":
-            found.append(int(stat.parent.name))
-    return found
+    return list(children_named(scheduler, "aiosched-trace"))
 
 
 @pytest.mark.e2e
