@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 import pickle
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from opentelemetry.sdk.resources import Resource
@@ -90,10 +89,11 @@ class _Pickler(pickle.Pickler):
 
     def reducer_override(self, obj: Any) -> Any:
         """Framework statuses (of the scheduler, which this package does not import) cross as
-        their code and message; read-only mappings as the dicts they show; a str, int, float or
-        bytes of a subclass (an enum's, NumPy's) as the builtin value the encoder writes of it,
-        so that no class of a plugin's module must be importable in the export process."""
-        if type(obj) is MappingProxyType:
+        their code and message; other mappings (read-only ones, the SDK's locked
+        BoundedAttributes) as the dicts they show; a str, int, float or bytes of a subclass (an
+        enum's, NumPy's) as the builtin value the encoder writes of it, so that no class of a
+        plugin's module must be importable in the export process."""
+        if isinstance(obj, Mapping):
             return dict, (dict(obj),)
         for builtin in _BUILTINS:
             if isinstance(obj, builtin):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -139,6 +140,19 @@ def test_a_killed_export_process_is_replaced(receiver: OtlpReceiver) -> None:
     finally:
         processor.shutdown()
     assert received_of(receiver, 3) and received_of(receiver, 4)
+
+
+def test_a_span_that_cannot_cross_is_dropped_alone(receiver: OtlpReceiver) -> None:
+    processor = ExportProcessSpanProcessor(config_for(receiver))
+    broken = attempt(40)
+    broken._attributes = {"lock": threading.Lock()}  # no type an attribute may have
+    try:
+        processor.on_end(broken)
+        processor.on_end(attempt(41))
+        assert processor.force_flush(10_000)
+    finally:
+        processor.shutdown()
+    assert not received_of(receiver, 40) and received_of(receiver, 41)
 
 
 def test_shutdown_exports_what_is_queued(receiver: OtlpReceiver) -> None:

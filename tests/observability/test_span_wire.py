@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import SpanContext, TraceFlags
 from test_attempt_log import OK, REJECTED, SKIP, attempts, log_of
 from test_otlp_encoding import RESOURCE, SCOPE, span, spans
@@ -105,6 +106,15 @@ def test_attribute_values_keep_their_types() -> None:
     (again,) = round_trip([span(attributes={"phase": Phase.RUNNING, "raw": b"\x00"})])
     assert again.attributes == {"phase": "Running", "raw": b"\x00"}
     assert_exports_alike([span(attributes={"phase": Phase.RUNNING})])
+
+
+def test_locked_attribute_maps_cross_as_dicts() -> None:
+    """The SDK's BoundedAttributes (they hold a lock) on a span and on an event."""
+    attrs = BoundedAttributes(attributes={"k8s.pod.name": "web", "n": 3})
+    event = Event("exception", BoundedAttributes(attributes={"exception.message": "boom"}), 5)
+    (again,) = round_trip([span(attributes=attrs, events=[event])])
+    assert dict(again.attributes) == {"k8s.pod.name": "web", "n": 3}
+    assert_exports_alike([span(attributes=attrs, events=[event])])
 
 
 def test_a_value_that_cannot_cross_is_a_wire_error() -> None:
