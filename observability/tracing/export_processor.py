@@ -1,11 +1,11 @@
-"""The span processor that hands finished spans to the trace export process
-(export_process.py) instead of exporting them from a thread of the scheduling process.
+"""The span processor that hands finished spans to the trace export process (export_process.py)
+instead of exporting them from a thread of the scheduling process.
 
-Why: the SDK's BatchSpanProcessor exports from a thread, and a thread shares the GIL. With
-every pod traced, encoding OTLP cost that thread about 0.14 ms of CPU per pod (about 45 µs per
-attempt), time the scheduling loop waited for the lock. Here the loop only appends each span
-to a queue; a thread of this process takes batches of them, reduces them to plain tuples
-(span_wire.py: a few microseconds a span) and writes them to the export process, which encodes
+Why: the SDK's BatchSpanProcessor exports from a thread, and a thread shares the GIL. With every
+pod traced, encoding OTLP cost that thread about 0.14 ms of CPU per pod on SchedulingBasic, time
+the scheduling loop waited for the lock. Here the loop only appends each span to a queue; a
+thread of this process takes batches of them, reduces them to plain tuples (span_wire.py: about
+14 µs per traced pod against 51 to encode) and writes them to the export process, which encodes
 and sends them on another core.
 
 The queue and batch sizes and the delay are the config's (OTEL_BSP_*), as the SDK's processor

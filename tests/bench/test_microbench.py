@@ -1,6 +1,6 @@
-"""bench/cycle_microbench.py and bench/parallelism_probe.py: they run, and their figures say
-what they claim (the same hosts with and without parallelism, the same feasible nodes serial
-and split over threads)."""
+"""bench/cycle_microbench.py, bench/parallelism_probe.py and bench/span_export_microbench.py: they
+run, and their figures say what they claim (the same hosts with and without parallelism, the
+same feasible nodes serial and split over threads, a batch that crosses unchanged)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import zlib
 
 import pytest
 
-from bench import cycle_microbench, parallelism_probe
+from bench import cycle_microbench, parallelism_probe, span_export_microbench
+from observability.otlp_encoding import SpanEncoder
+from observability.tracing import span_wire
 
 
 @pytest.mark.parametrize("shape", sorted(cycle_microbench.SHAPES))
@@ -34,3 +36,20 @@ def test_daemonset_pods_land_on_the_node_each_is_pinned_to() -> None:
 def test_parallelism_probe_finds_the_same_nodes_serial_and_in_threads() -> None:
     lines = parallelism_probe.probe("spread", 60, [1, 2], repeat=1)
     assert len(lines) == 2 and all("row pass" in line and "per-node pass" in line for line in lines)
+
+
+def test_span_export_microbench_reports_each_process_share(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    span_export_microbench.main(["--attempts", "8", "--entries", "12", "--rounds", "1", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert (result["attempts"], result["entries"]) == (8, 12)
+    assert all(result[key] > 0 for key in ("thread_encode_us", "process_handoff_us"))
+    assert result["handoff_bytes_per_attempt"] > 0
+
+
+def test_the_span_export_microbench_batch_crosses_unchanged() -> None:
+    """What it measures is a real hand-off: the batch encodes alike after crossing."""
+    spans = span_export_microbench.batch(4, 12)
+    again = span_wire.loads(span_wire.dumps(spans))
+    assert SpanEncoder().request(again) == SpanEncoder().request(spans)
