@@ -100,7 +100,7 @@ def test_spans_reach_the_receiver_from_a_named_process(receiver: OtlpReceiver) -
     try:
         processor.on_end(attempt(1))
         processor.on_end(attempt(2, rejected=True))
-        assert processor.force_flush(10_000)
+        assert processor.force_flush(30_000)
         pid = processor.pid
         assert pid is not None and pid != os.getpid()
         shown = Path(f"/proc/{pid}/cmdline").read_bytes() + Path(f"/proc/{pid}/comm").read_bytes()
@@ -128,13 +128,13 @@ def test_a_killed_export_process_is_replaced(receiver: OtlpReceiver) -> None:
     processor = ExportProcessSpanProcessor(config_for(receiver))
     try:
         processor.on_end(attempt(3))
-        assert processor.force_flush(10_000)
+        assert processor.force_flush(30_000)
         first_pid = processor.pid
         assert first_pid is not None
         os.kill(first_pid, signal.SIGKILL)
         assert wait_until(lambda: all_threads_gone(first_pid), what="its exit")
         processor.on_end(attempt(4))
-        assert processor.force_flush(10_000)
+        assert processor.force_flush(30_000)
         assert processor.pid not in (None, first_pid)
         assert processor.restarts == 1
     finally:
@@ -149,7 +149,7 @@ def test_a_span_that_cannot_cross_is_dropped_alone(receiver: OtlpReceiver) -> No
     try:
         processor.on_end(broken)
         processor.on_end(attempt(41))
-        assert processor.force_flush(10_000)
+        assert processor.force_flush(30_000)
     finally:
         processor.shutdown()
     assert not received_of(receiver, 40) and received_of(receiver, 41)
@@ -173,7 +173,7 @@ def test_spans_are_exported_here_when_the_process_cannot_start(
     processor = ExportProcessSpanProcessor(config_for(receiver))
     try:
         processor.on_end(attempt(30))
-        assert processor.force_flush(10_000)
+        assert processor.force_flush(30_000)
         assert processor.pid is None
     finally:
         processor.shutdown()
