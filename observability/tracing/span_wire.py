@@ -69,7 +69,7 @@ def loads(blob: bytes) -> list[ReadableSpan]:
         return [_span(item, resources, scopes) for item in items]
     except (pickle.UnpicklingError, EOFError, TypeError, ValueError, IndexError) as exc:
         raise WireError(f"undecodable span batch: {exc}") from None
-    except (AttributeError, ImportError, KeyError) as exc:
+    except (AttributeError, ImportError, KeyError) as exc:  # their str() is a bare name
         raise WireError(f"undecodable span batch: {exc!r}") from None
 
 
@@ -99,7 +99,7 @@ class _Pickler(pickle.Pickler):
             if isinstance(obj, builtin):
                 return builtin, (_BUILTIN_VALUE[builtin](obj),)
         code = getattr(obj, "code_name", None)
-        if type(code) is str and type(obj) is not _CodeAndMessage:
+        if type(code) is str:
             return _CodeAndMessage, (code, obj.message)
         return NotImplemented
 
@@ -131,8 +131,6 @@ def _context(context: SpanContext | None) -> tuple[Any, ...] | None:
 class _Writer:
     """A batch as plain tuples."""
 
-    attrs = staticmethod(_attrs)
-
     def batch(self, spans: Sequence[ReadableSpan]) -> tuple[Any, ...]:
         resources: dict[int, int] = {}
         scopes: dict[int, int] = {}
@@ -144,7 +142,7 @@ class _Writer:
             index = resources.get(id(resource))
             if index is None:
                 index = resources[id(resource)] = len(resource_table)
-                resource_table.append((self.attrs(resource.attributes) or {}, resource.schema_url))
+                resource_table.append((_attrs(resource.attributes) or {}, resource.schema_url))
             scope = span.instrumentation_scope
             scope_index = -1
             if scope is not None:
@@ -152,15 +150,14 @@ class _Writer:
                 if found is None:
                     found = scopes[id(scope)] = len(scope_table)
                     scope_table.append(
-                        (scope.name, scope.version, scope.schema_url, self.attrs(scope.attributes))
+                        (scope.name, scope.version, scope.schema_url, _attrs(scope.attributes))
                     )
                 scope_index = found
             items.append(self.span(span, index, scope_index))
         return resource_table, scope_table, items
 
     def events(self, events: Sequence[Event]) -> list[tuple[Any, ...]]:
-        attrs = self.attrs
-        return [(event.name, attrs(event.attributes), event.timestamp) for event in events]
+        return [(event.name, _attrs(event.attributes), event.timestamp) for event in events]
 
     def span(self, span: ReadableSpan, resource: int, scope: int) -> tuple[Any, ...]:
         status = span.status
@@ -184,16 +181,15 @@ class _Writer:
         else:
             events = span.events
             extra = (_PLAIN,)
-        attrs = self.attrs
         return (
             span.name,
             _context(span.context),
             _context(span.parent),
             span.start_time,
             span.end_time,
-            attrs(span.attributes),
+            _attrs(span.attributes),
             self.events(events),
-            [(_context(link.context), attrs(link.attributes)) for link in span.links],
+            [(_context(link.context), _attrs(link.attributes)) for link in span.links],
             span.kind.value,
             status.status_code.value,
             status.description,
@@ -212,7 +208,7 @@ class _Writer:
             point.code,
             point.message,
             [tuple(outcome) for outcome in point.plugin_outcomes],
-            self.attrs(point.extra_attributes),
+            _attrs(point.extra_attributes),
             self.events(point.extra_events),
             None if error is None else (error.status_code.value, error.description),
         )
