@@ -2,10 +2,11 @@
 
 The model does what the scheduler does with every pod of SchedulingBasic once it is bound: the
 watch delivers the pod's JSON (as kubesim serves it: defaulted, bound, with its PodScheduled
-condition), orjson decodes it, the informer parses it into a PodView and keeps it in its store,
-and the cache adds it to its node (5000 nodes, created before measuring); the snapshot is then
-brought up to date, so its NodeInfos hold their own pod lists. Bytes per pod is what tracemalloc
-sees allocated and still alive afterwards, divided by the pods.
+condition), orjson decodes it, the informer parses it into a PodView (with its PodParser) and
+keeps it in its store, and the cache adds it to its node (5000 nodes, created before
+measuring); the snapshot is then brought up to date, so its NodeInfos hold their own pod lists.
+Bytes per pod is what tracemalloc sees allocated and still alive afterwards, divided by the
+pods.
 
     .venv/bin/python bench/memory_per_pod.py [--pods 50000] [--nodes 5000] [--top 12]
 """
@@ -23,6 +24,7 @@ from bench import workloads as wl
 from kubesim import defaults
 from scheduler import testing
 from scheduler.api.objects import PodView
+from scheduler.api.pod import PodParser
 from scheduler.cache.cache import Cache
 from scheduler.client.informers import object_key
 
@@ -63,12 +65,13 @@ def measure(pods: int, nodes: int, top: int) -> tuple[float, list[str]]:
     snapshot = cache.update_snapshot()
     events = [bound_pod_json(index, nodes) for index in range(pods)]
     store: dict[str, PodView] = {}
+    parse = PodParser()  # the pod informer's
     gc.collect()
     tracemalloc.start(1)
     before = tracemalloc.take_snapshot()
     for event in events:
         raw = orjson.loads(event)
-        view = PodView.from_dict(raw)
+        view = parse(raw)
         store[object_key(raw)] = view
         cache.add_pod(view)
     cache.update_snapshot(snapshot)

@@ -9,7 +9,8 @@ that no pod uses any more is freed) took a SchedulingBasic pod from about 4.9 KB
 the scheduler's pods held (bench/memory_per_pod.py), for about 5 µs per pod. Only a pod's
 first version is interned whole: a later one whose spec changed at most in nodeName (a binding,
 status updates: most watch events) takes the earlier version's spec objects and interns only its
-metadata (pod.py).
+metadata (pod.py), and a new pod whose spec equals a recent pod's of the same owner takes that
+pod's spec objects and interns the rest (PodParser).
 
 metadata.uid, name, generateName and resourceVersion are left alone: they are unique to a pod
 (or a version of it), and interning them would only add an entry to the interpreter's table.
@@ -28,12 +29,24 @@ def intern_strings(obj: Any) -> None:
     """Replace, in place, the string values of decoded JSON `obj` (a dict) by interned ones,
     but for the metadata fields unique to one object. Only dicts and lists are walked; any
     other Mapping (read-only views in tests) is left as it is."""
+    _intern_object(obj, skip=None)
+
+
+def intern_all_but_spec(obj: Any) -> None:
+    """intern_strings but for the spec: for a new pod whose spec objects are another pod's of
+    the same template (pod.py), interned already."""
+    _intern_object(obj, skip="spec")
+
+
+def _intern_object(obj: Any, skip: str | None) -> None:
     if obj.__class__ is not dict:
         return
     for key, value in obj.items():
         kind = value.__class__
         if kind is str:
             obj[key] = _intern(value)
+        elif key == skip:
+            continue
         elif key == "metadata" and kind is dict:
             _intern_metadata(value)
         elif kind is dict:

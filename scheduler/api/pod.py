@@ -22,7 +22,7 @@ from scheduler.api.fields import (
     as_str_map,
     is_mapping,
 )
-from scheduler.api.interning import intern_metadata, intern_strings
+from scheduler.api.interning import intern_all_but_spec, intern_metadata, intern_strings
 from scheduler.api.podaffinity import NO_POD_AFFINITY, PodAffinityInfo, pod_affinity_from_spec
 from scheduler.api.request_gates import request_gates
 from scheduler.api.requests import (
@@ -126,18 +126,26 @@ class PodView:
 _replace = replacer(PodView)
 
 
-def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) -> PodView:
+def pod_view_from_dict(
+    obj: Mapping[str, Any], previous: PodView | None = None, *, template: PodView | None = None
+) -> PodView:
     """The view of one pod; raises MalformedObject naming the field that cannot be read.
 
     ``previous``, the view of an earlier version of the same pod, lets an update whose spec did
     not change but for spec.nodeName (a binding, status changes) reuse what was derived from
     the spec: most watch events of a pod are of that kind, and the spec is the costly part.
+    ``template``, the view of another pod (PodParser: a recent one of the same owner), does the
+    same for a new pod whose spec equals the template's but for spec.nodeName: the pods of one
+    ReplicaSet, Job or benchmark template.
     """
     raw = as_mapping(obj, "pod")
     meta = as_mapping(raw.get("metadata"), "metadata")
     spec = as_mapping(raw.get("spec"), "spec")
     status = as_mapping(raw.get("status"), "status")
-    if previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
+    if previous is None and template is not None:
+        if _same_spec_but_node(spec, template.raw.get("spec")):
+            return _from_template(raw, meta, spec, status, template)
+    elif previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
         # everything derived from the rest of the spec stays as it was, and the spec's objects
         # are the earlier version's (interned already): only the rest is interned
         spec = _share_spec(raw, spec, previous.raw.get("spec"))
@@ -193,6 +201,74 @@ def pod_view_from_dict(obj: Mapping[str, Any], previous: PodView | None = None) 
         resource_claims=pod_resource_claims(spec.get("resourceClaims")),
         scheduling_group=pod_scheduling_group(spec.get("schedulingGroup")),
     )
+
+
+def _from_template(
+    raw: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+    template: PodView,
+) -> PodView:
+    """The view of a new pod whose spec equals `template`'s but for nodeName: what the spec
+    alone decides is the template's; what also reads the pod's name, namespace, labels or
+    status is derived again (tests/scheduler_api/test_views.py holds it to a fresh parse)."""
+    template_spec = template.raw.get("spec")
+    spec = _share_spec(raw, spec, template_spec)
+    intern_all_but_spec(raw)
+    outside = _outside_spec(raw, meta, spec, status)
+    template_status = template.raw.get("status")
+    pod_level_status = request_gates().pod_level_status
+    if status_matters(spec, status, pod_level_status) or status_matters(
+        spec, template_status if is_mapping(template_status) else EMPTY, pod_level_status
+    ):  # a resize of this pod or of the template: count from this pod's spec and status
+        requests, outside["non_zero_milli_cpu"], outside["non_zero_memory"] = scheduler_requests(
+            spec, status
+        )
+        outside["requests"] = requests
+    # generic ephemeral volumes name their claims after the pod
+    outside["pvc_names"] = _pvc_names(spec.get("volumes"), outside["name"])
+    if template.pod_affinity is not NO_POD_AFFINITY:  # its terms default to the namespace
+        outside["pod_affinity"] = _pod_affinity(spec, outside)
+    return _replace(template, outside)
+
+
+class PodParser:
+    """The pod informer's parse function: pod_view_from_dict with, for a pod it has not seen,
+    the last pod it parsed of the same namespace and owner (its first owner reference, else
+    its generateName) as the template. A pod of ever new specs costs one dict comparison
+    more. Holds at most MAX_TEMPLATES views (of pods the informer holds anyway, mostly)."""
+
+    MAX_TEMPLATES = 256
+
+    def __init__(self) -> None:
+        self._templates: dict[tuple[str, str], PodView] = {}
+
+    def __call__(self, obj: Mapping[str, Any], previous: PodView | None = None) -> PodView:
+        if previous is not None:
+            return pod_view_from_dict(obj, previous)
+        key = _template_key(obj)
+        view = pod_view_from_dict(obj, template=self._templates.get(key) if key else None)
+        if key is not None:
+            if len(self._templates) >= self.MAX_TEMPLATES and key not in self._templates:
+                self._templates.clear()
+            self._templates[key] = view
+        return view
+
+
+def _template_key(obj: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(namespace, owner uid or generateName) of a decoded pod; None when either is not a
+    string (pod_view_from_dict then names what is wrong)."""
+    meta = obj.get("metadata") if is_mapping(obj) else None
+    if not is_mapping(meta):
+        return None
+    namespace = meta.get("namespace", "")
+    owners = meta.get("ownerReferences")
+    owner = owners[0] if owners.__class__ is list and owners else None
+    family = owner.get("uid") if is_mapping(owner) else meta.get("generateName", "")
+    if namespace.__class__ is not str or family.__class__ is not str:
+        return None
+    return namespace, family
 
 
 def requests_for_resize_hints(pod: PodView) -> Resource:

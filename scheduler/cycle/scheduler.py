@@ -29,6 +29,7 @@ from observability.metrics import SchedulerMetrics
 from observability.tracing import NOOP_TRACING, Tracing
 from profiles.config import Extender, ResolvedConfig
 from scheduler.api.objects import NodeView, PodView
+from scheduler.api.pod import PodParser
 from scheduler.api.request_gates import RequestGates, set_request_gates
 from scheduler.apicalls.dispatcher import ApiDispatcher
 from scheduler.apicalls.metrics import dispatcher_with_metrics
@@ -203,7 +204,7 @@ class Scheduler:
         self.pod_informer: Informer[PodView] = Informer(
             client,
             ResourceWatch("/api/v1/pods", field_selector=POD_FIELD_SELECTOR),
-            PodView.from_dict,
+            PodParser(),
             pod_events,
             name="pods",
             rng=self.rng,
