@@ -1,6 +1,7 @@
-"""bench/cycle_microbench.py, bench/parallelism_probe.py and bench/span_export_microbench.py: they
-run, and their figures say what they claim (the same hosts with and without parallelism, the
-same feasible nodes serial and split over threads, a batch that crosses unchanged)."""
+"""bench/cycle_microbench.py, bench/parallelism_probe.py, bench/span_export_microbench.py and
+bench/view_microbench.py: they run, and their figures say what they claim (the same hosts with
+and without parallelism, the same feasible nodes serial and split over threads, a batch that
+crosses unchanged)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import zlib
 
 import pytest
 
-from bench import cycle_microbench, parallelism_probe, span_export_microbench
+from bench import cycle_microbench, parallelism_probe, span_export_microbench, view_microbench
 from observability.otlp_encoding import SpanEncoder
 from observability.tracing import span_wire
 
@@ -53,3 +54,10 @@ def test_the_span_export_microbench_batch_crosses_unchanged() -> None:
     spans = span_export_microbench.batch(4, 12)
     again = span_wire.loads(span_wire.dumps(spans))
     assert SpanEncoder().request(again) == SpanEncoder().request(spans)
+
+
+def test_view_microbench_times_each_kind_of_event(capsys: pytest.CaptureFixture[str]) -> None:
+    view_microbench.main(["--pods", "20", "--rounds", "1", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) == {"decode_us", "new_alone_us", "new_pod_parser_us", "bound_update_us"}
+    assert all(value > 0 for value in result.values())
