@@ -212,7 +212,8 @@ def _from_template(
 ) -> PodView:
     """The view of a new pod whose spec equals `template`'s but for nodeName: what the spec
     alone decides is the template's; what also reads the pod's name, namespace, labels or
-    status is derived again (tests/scheduler_api/test_views.py holds it to a fresh parse)."""
+    status is derived again (tests/scheduler_api/test_pod_templates.py holds it to a fresh
+    parse)."""
     template_spec = template.raw.get("spec")
     spec = _share_spec(raw, spec, template_spec)
     intern_all_but_spec(raw)
@@ -248,7 +249,8 @@ class PodParser:
         if previous is not None:
             return pod_view_from_dict(obj, previous)
         key = _template_key(obj)
-        view = pod_view_from_dict(obj, template=self._templates.get(key) if key else None)
+        template = self._templates.get(key) if key is not None else None
+        view = pod_view_from_dict(obj, template=template)
         if key is not None:
             if len(self._templates) >= self.MAX_TEMPLATES and key not in self._templates:
                 self._templates.clear()
