@@ -22,6 +22,11 @@
 #   PYTHON          the Python that makes the virtualenv (default python3, 3.11 or newer)
 #   RUNS            "scheduler:profile" pairs to run, in order (default: all four)
 #   TIMEOUT         seconds allowed per run, setup included (default 1200)
+#   AIOSCHED_RUN    the command that starts the scheduler under test, before `run` and its
+#                   flags (default: the virtualenv's aiosched). To compare a build with another
+#                   checkout on the same API server, e.g.
+#                   AIOSCHED_RUN="env PYTHONPATH=/path/to/other-checkout $OUT/venv/bin/aiosched"
+#                   (the bench itself stays the virtualenv's)
 #
 # Each run gets a fresh control plane (down.sh, then up.sh: etcd starts empty), the bench creates
 # the nodes, init pods and measured pods through the API, and both schedulers get the same
@@ -184,7 +189,7 @@ for run in $RUNS; do
   if [ "$scheduler" = kube-scheduler ]; then
     command="bash $REFEREE_DIR/sched.sh {kubeconfig} --config $config"
   else
-    command="$AIOSCHED run --kubeconfig {kubeconfig} --config $config --http-address 127.0.0.1:{port} --insecure-http"
+    command="${AIOSCHED_RUN:-$AIOSCHED} run --kubeconfig {kubeconfig} --config $config --http-address 127.0.0.1:{port} --insecure-http"
   fi
   run_or_echo stop_control_plane
   run_or_echo env EXTRA_APISERVER_ARGS=--disable-admission-plugins=ServiceAccount,TaintNodesByCondition \

@@ -106,6 +106,16 @@ def test_dry_run_shows_four_runs_each_on_a_fresh_control_plane(tmp_path: Path) -
     assert "ServiceAccount" in next(line for line in lines if "up.sh" in line)
 
 
+def test_another_build_of_aiosched_runs_under_the_same_bench(tmp_path: Path) -> None:
+    env = _carried(tmp_path)
+    other = "env PYTHONPATH=/src/other-checkout /opt/aiosched"
+    proc = _run("--dry-run", env={**env, "RUNS": "aiosched:default", "AIOSCHED_RUN": other})
+    assert proc.returncode == 0, proc.stderr
+    (bench,) = [line for line in proc.stdout.splitlines() if " bench " in line]
+    assert bench.split()[1] == str(Path(env["OUT"]) / "venv" / "bin" / "aiosched")
+    assert "--scheduler-command env\\ PYTHONPATH=/src/other-checkout\\ /opt/aiosched\\ run" in bench
+
+
 @pytest.mark.parametrize(
     ("profile", "plugins"),
     [
