@@ -8,7 +8,7 @@ resources, overhead, and the larger of desired and allocated/actuated amounts du
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,28 +142,25 @@ def pod_view_from_dict(
     meta = as_mapping(raw.get("metadata"), "metadata")
     spec = as_mapping(raw.get("spec"), "spec")
     status = as_mapping(raw.get("status"), "status")
-    if previous is None and template is not None:
-        if _same_spec_but_node(spec, template.raw.get("spec")):
-            return _from_template(raw, meta, spec, status, template)
-    elif previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
-        # everything derived from the rest of the spec stays as it was, and the spec's objects
-        # are the earlier version's (interned already): only the rest is interned
-        spec = _share_spec(raw, spec, previous.raw.get("spec"))
-        intern_metadata(raw)
-        outside = _outside_spec(raw, meta, spec, status)
-        old_status = previous.raw.get("status")
-        pod_level_status = request_gates().pod_level_status
-        if status_matters(spec, status, pod_level_status) or status_matters(
-            spec, old_status if isinstance(old_status, Mapping) else EMPTY, pod_level_status
-        ):  # an in-place resize is under way or just ended: recount from the status
-            requests, outside["non_zero_milli_cpu"], outside["non_zero_memory"] = (
-                scheduler_requests(spec, status)
-            )
-            outside["requests"] = requests
+    if previous is not None and _same_spec_but_node(spec, previous.raw.get("spec")):
+        # only the rest is interned: the status of a later version is mostly its own
+        spec, outside = _with_spec_of(previous, raw, meta, spec, status, intern_metadata)
         if previous.pod_affinity.uses_label_keys and outside["labels"] != previous.labels:
             # matchLabelKeys read the pod's own labels
             outside["pod_affinity"] = _pod_affinity(spec, outside)
         return _replace(previous, outside)
+    if (
+        previous is None
+        and template is not None
+        and _same_spec_but_node(spec, template.raw.get("spec"))
+    ):
+        spec, outside = _with_spec_of(template, raw, meta, spec, status, intern_all_but_spec)
+        # what reads more than the spec: generic ephemeral volumes name their claims after the
+        # pod, pod affinity terms default to its namespace and read its labels
+        outside["pvc_names"] = _pvc_names(spec.get("volumes"), outside["name"])
+        if template.pod_affinity is not NO_POD_AFFINITY:
+            outside["pod_affinity"] = _pod_affinity(spec, outside)
+        return _replace(template, outside)
 
     intern_strings(raw)  # the view keeps raw: share its repeated strings with other pods
     containers = as_list(spec.get("containers"), "spec.containers")
@@ -203,35 +200,33 @@ def pod_view_from_dict(
     )
 
 
-def _from_template(
+def _with_spec_of(
+    source: PodView,
     raw: Mapping[str, Any],
     meta: Mapping[str, Any],
     spec: Mapping[str, Any],
     status: Mapping[str, Any],
-    template: PodView,
-) -> PodView:
-    """The view of a new pod whose spec equals `template`'s but for nodeName: what the spec
-    alone decides is the template's; what also reads the pod's name, namespace, labels or
-    status is derived again (tests/scheduler_api/test_pod_templates.py holds it to a fresh
-    parse)."""
-    template_spec = template.raw.get("spec")
-    spec = _share_spec(raw, spec, template_spec)
-    intern_all_but_spec(raw)
+    intern: Callable[[Any], None],
+) -> tuple[Mapping[str, Any], dict[str, Any]]:
+    """`raw`'s spec, now made of `source`'s spec objects, and the fields to replace in `source`,
+    a view whose spec equals `raw`'s but for nodeName (an earlier version of the pod, or a
+    template). The spec objects are interned already (`intern` does the rest of `raw`), and
+    everything derived from the spec stays `source`'s but the requests during an in-place
+    resize of either pod, counted again from this pod's spec and status (test_views.py and
+    test_pod_templates.py in tests/scheduler_api hold the result to a fresh parse)."""
+    spec = _share_spec(raw, spec, source.raw.get("spec"))
+    intern(raw)
     outside = _outside_spec(raw, meta, spec, status)
-    template_status = template.raw.get("status")
+    source_status = source.raw.get("status")
     pod_level_status = request_gates().pod_level_status
     if status_matters(spec, status, pod_level_status) or status_matters(
-        spec, template_status if is_mapping(template_status) else EMPTY, pod_level_status
-    ):  # a resize of this pod or of the template: count from this pod's spec and status
+        spec, source_status if is_mapping(source_status) else EMPTY, pod_level_status
+    ):
         requests, outside["non_zero_milli_cpu"], outside["non_zero_memory"] = scheduler_requests(
             spec, status
         )
         outside["requests"] = requests
-    # generic ephemeral volumes name their claims after the pod
-    outside["pvc_names"] = _pvc_names(spec.get("volumes"), outside["name"])
-    if template.pod_affinity is not NO_POD_AFFINITY:  # its terms default to the namespace
-        outside["pod_affinity"] = _pod_affinity(spec, outside)
-    return _replace(template, outside)
+    return spec, outside
 
 
 class PodParser:
