@@ -18,7 +18,13 @@ only reaches clusters over HTTP(S).
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
+import importlib
+import importlib.util
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Protocol, cast
@@ -32,19 +38,57 @@ class Command(Protocol):
     def main(self, args: argparse.Namespace) -> int: ...
 
 
-def _external_commands() -> dict[str, ModuleType]:
-    commands: dict[str, ModuleType] = {}
+#: The order `aiosched --help` lists the documented subcommands in; others follow.
+_DOCUMENTED_ORDER = (
+    "run", "cluster", "bench", "check-config", "explain", "what-if", "view", "replay", "record",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _CommandSource:
+    """Where a subcommand lives: its module, imported only when the command runs (or when a
+    caller asks for every command's flags), so that `aiosched run` does not load the embedded
+    cluster, the benchmarks or the policy lab, and `aiosched --help` loads none of them."""
+
+    module: str
+    load: Callable[[], ModuleType]
+
+    def docstring(self) -> str:
+        """The module's docstring, read from its source without running it."""
+        loaded = sys.modules.get(self.module)
+        if loaded is not None:
+            return loaded.__doc__ or ""
+        spec = importlib.util.find_spec(self.module)
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            return ""  # no source to read (a broken or compiled command): listed bare
+        with open(spec.origin, encoding="utf-8") as source:
+            return ast.get_docstring(ast.parse(source.read()), clean=False) or ""
+
+
+def _command_sources() -> dict[str, _CommandSource]:
+    from scheduler.app.commands import COMMANDS
+
+    sources = {
+        name: _CommandSource(module, functools.partial(importlib.import_module, module))
+        for name, module in COMMANDS.items()
+    }
     for entry in entry_points(group="aiosched.commands"):
-        try:
-            commands[entry.name] = entry.load()
-        except ImportError as exc:  # a broken optional command must not break the others
-            print(f"aiosched: command {entry.name!r} unavailable: {exc}", file=sys.stderr)
-    return commands
+        sources[entry.name] = _CommandSource(entry.module, entry.load)
+    return sources
 
 
-def _summary(module: ModuleType) -> str:
-    doc = (module.__doc__ or "").strip()
+def _summary(doc: str) -> str:
+    doc = doc.strip()
     return doc.splitlines()[0] if doc else ""
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand `argv` names: its first word that is not an option (the top level has no
+    option taking a value). None when there is none: help, --version or a usage error."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
 
 
 class _PrintVersion(argparse.Action):
@@ -67,9 +111,15 @@ def add_version_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
-    from scheduler.app import commands as builtin
+def build_parser(
+    only: str | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, Command]]:
+    """The command line's parser and each loaded subcommand's handler.
 
+    `only` None: every subcommand is imported and given its flags (tests, the docs' checks).
+    `only` a subcommand's name: that one alone; the others are listed by name. `only` anything
+    else (help, a typo): none is imported; each is listed with the summary its source begins
+    with, for argparse's help or its "invalid choice" message."""
     parser = argparse.ArgumentParser(
         prog="aiosched",
         description="A Kubernetes scheduler on asyncio, compatible with kube-scheduler's "
@@ -79,27 +129,26 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     add_version_flag(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     handlers: dict[str, Command] = {}
-    modules: dict[str, ModuleType] = {**builtin.COMMANDS, **_external_commands()}
-    for name in (
-        "run",
-        "cluster",
-        "bench",
-        "check-config",
-        "explain",
-        "what-if",
-        "view",
-        "replay",
-        "record",
-    ):
-        module = modules.pop(name, None)
-        if module is not None:
-            modules[name] = module  # keep the documented order first
-    for name, module in modules.items():
-        summary = _summary(module)
+    sources = _command_sources()
+    for name in reversed(_DOCUMENTED_ORDER):
+        if name in sources:  # the documented ones first, in this order
+            sources = {name: sources[name], **sources}
+    for name, source in sources.items():
+        if only is not None and name != only:
+            # Not run in this call: named for argparse, summarised only when it may print them.
+            summary = None if only in sources else _summary(source.docstring())
+            subparsers.add_parser(name, help=summary)
+            continue
+        try:
+            module = source.load()
+        except ImportError as exc:  # a broken optional command must not break the others
+            print(f"aiosched: command {name!r} unavailable: {exc}", file=sys.stderr)
+            continue
+        doc = module.__doc__ or ""
         sub = subparsers.add_parser(
             name,
-            help=summary,
-            description=(module.__doc__ or "").strip(),
+            help=_summary(doc),
+            description=doc.strip(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         command = cast(Command, module)
@@ -109,7 +158,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, handlers = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser, handlers = build_parser(only=chosen_command(argv) or "")
     args = parser.parse_args(argv)
     try:
         return handlers[args.command].main(args)

@@ -1,15 +1,14 @@
-"""The scheduler package's own subcommands (others come from the aiosched.commands group)."""
+"""The scheduler package's own subcommands (others come from the aiosched.commands group).
 
-from types import ModuleType
+Named by module, not imported here: `aiosched run` loads only run's module and what it needs,
+and `aiosched --help` reads the summaries from the modules' sources (scheduler/app/cli.py)."""
 
-from scheduler.app.commands import check_config, explain, record, replay, run, view, what_if
-
-COMMANDS: dict[str, ModuleType] = {
-    "run": run,
-    "check-config": check_config,
-    "explain": explain,
-    "what-if": what_if,
-    "view": view,
-    "replay": replay,
-    "record": record,
+COMMANDS: dict[str, str] = {
+    "run": "scheduler.app.commands.run",
+    "check-config": "scheduler.app.commands.check_config",
+    "explain": "scheduler.app.commands.explain",
+    "what-if": "scheduler.app.commands.what_if",
+    "view": "scheduler.app.commands.view",
+    "replay": "scheduler.app.commands.replay",
+    "record": "scheduler.app.commands.record",
 }

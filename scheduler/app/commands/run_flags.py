@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from observability.tracing.export_processor import default_trace_export_process
+from scheduler.app.cli import add_version_flag
 from scheduler.app.commands.serving_flags import add_serving_flags
 from scheduler.app.commands.upstream_flags import (
     FEATURE_GATES,
@@ -52,6 +53,7 @@ LEADER_ELECT_FLAGS: dict[str, tuple[str, str]] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_version_flag(parser)  # kube-scheduler --version
     parser.add_argument(
         "--config", metavar="FILE", help="KubeSchedulerConfiguration (YAML/JSON) to run with"
     )
