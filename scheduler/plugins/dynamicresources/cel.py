@@ -40,6 +40,7 @@ upstream reports as CompilationResult.MaxCost.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -57,12 +58,12 @@ from celpy.evaluation import CELEvalError, Evaluator
 from apimachinery.cel_check import (
     CEL_SELECTOR_EXPRESSION_MAX_COST as CEL_SELECTOR_EXPRESSION_MAX_COST,
 )
-from apimachinery.cel_check import ENVIRONMENT as _ENV
 from apimachinery.cel_check import (
     LIBRARY_FUNCTION_NAMES,
     _cel_bind_parts,
     _ident_name,
     _Tree,
+    cel_environment,
     check_selector,
 )
 from apimachinery.cel_check import (
@@ -98,9 +99,12 @@ class CelRuntimeError(Exception):
 
 # --- cel.bind ----------------------------------------------------------------------------
 
+
 # cel.bind(v, init, body) is cel-go's ext.Bindings macro; celpy lacks it, so its call node is
 # replaced by the equivalent `[init].map(v, body)[0]` (init evaluated once, body sees v).
-_BIND_TEMPLATE = _ENV.compile("[__init__].map(__var__, __body__)[0]")
+@functools.cache
+def _bind_template() -> _Tree:
+    return cel_environment().compile("[__init__].map(__var__, __body__)[0]")
 
 
 def _replace_idents(tree: _Tree, replacements: Mapping[str, _Tree]) -> _Tree:
@@ -123,9 +127,9 @@ def _expand_bind(tree: _Tree) -> _Tree:
     if bind is None:
         return tree
     variable, init, body = bind
-    var_expr = _ENV.compile(variable)
+    var_expr = cel_environment().compile(variable)
     expanded = _replace_idents(
-        _BIND_TEMPLATE, {"__init__": init, "__var__": var_expr, "__body__": body}
+        _bind_template(), {"__init__": init, "__var__": var_expr, "__body__": body}
     )
     # The template is an `expr`; the node replaced is a `member_dot_arg` inside a `member`:
     # wrap it as a parenthesized primary so the surrounding grammar stays well-formed.
@@ -385,7 +389,7 @@ def compile_selector(
     if checked.error is not None:
         return CompiledSelector(expression, checked.error)
     ast = checked.tree
-    program = _CountingRunner(_ENV, _expand_bind(ast), LIBRARY_FUNCTIONS)
+    program = _CountingRunner(cel_environment(), _expand_bind(ast), LIBRARY_FUNCTIONS)
     program.cost_limit = cost_limit
     return CompiledSelector(
         expression, None, int(checked.max_cost), program, not checked.uses_device
