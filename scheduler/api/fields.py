@@ -6,6 +6,7 @@ Kept lean: these run for every field of every pod and node the informers see.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, TypeGuard
 
 from scheduler.api.errors import MalformedObject
@@ -14,9 +15,13 @@ EMPTY: Mapping[str, Any] = {}
 
 
 def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
-    """isinstance(value, Mapping), answered at once for a dict (decoded JSON's objects): the
-    ABC's check costs a Python call, and some of these run for every pod on every cycle."""
-    return value.__class__ is dict or isinstance(value, Mapping)
+    """isinstance(value, Mapping), answered at once for a dict (decoded JSON's objects), a
+    read-only view of one and an absent field (None): the ABC's check costs a Python call, and
+    some of these run for every pod on every cycle."""
+    cls = value.__class__
+    if cls is dict or cls is MappingProxyType:
+        return True
+    return value is not None and isinstance(value, Mapping)
 
 
 def as_mapping(value: Any, path: str) -> Mapping[str, Any]:

@@ -39,6 +39,12 @@ _CODE_NAMES = {
 }
 
 
+# The codes as plain module globals: reading a member off an Enum class costs about 90 ns in
+# CPython 3.11, and these properties run about a hundred times per pod scheduled.
+_SUCCESS, _SKIP_CODE, _WAIT = Code.SUCCESS, Code.SKIP, Code.WAIT
+_REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+
+
 def code_name(code: Code) -> str:
     """Upstream's Code.String() for a bare code (what Status.code_name says)."""
     return _CODE_NAMES[code]
@@ -84,24 +90,20 @@ class Status:
 
     @property
     def is_success(self) -> bool:
-        return self.code == Code.SUCCESS
+        return self.code == _SUCCESS
 
     @property
     def is_skip(self) -> bool:
-        return self.code == Code.SKIP
+        return self.code == _SKIP_CODE
 
     @property
     def is_wait(self) -> bool:
-        return self.code == Code.WAIT
+        return self.code == _WAIT
 
     @property
     def is_rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending (upstream's IsRejected)."""
-        return self.code in (
-            Code.UNSCHEDULABLE,
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            Code.PENDING,
-        )
+        return self.code in _REJECTED
 
     @property
     def code_name(self) -> str:
