@@ -83,11 +83,11 @@ def _summary(doc: str) -> str:
 
 
 def chosen_command(argv: Sequence[str]) -> str | None:
-    """The subcommand `argv` names: its first word that is not an option (the top level has no
-    option taking a value). None when there is none: help, --version or a usage error."""
-    for word in argv:
-        if not word.startswith("-"):
-            return word
+    """The subcommand `argv` runs: its first word. None when that is an option (the top level's
+    are -h, --help and --version, which end the call before any subcommand runs, and unknown
+    ones, a usage error) or when there is none."""
+    if argv and not argv[0].startswith("-"):
+        return argv[0]
     return None
 
 
