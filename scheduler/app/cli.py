@@ -129,10 +129,9 @@ def build_parser(
     add_version_flag(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     handlers: dict[str, Command] = {}
-    sources = _command_sources()
-    for name in reversed(_DOCUMENTED_ORDER):
-        if name in sources:  # the documented ones first, in this order
-            sources = {name: sources[name], **sources}
+    found = _command_sources()
+    documented = {name: found.pop(name) for name in _DOCUMENTED_ORDER if name in found}
+    sources = {**documented, **found}  # the documented ones first, in their order
     for name, source in sources.items():
         if only is not None and name != only:
             # Not run in this call: named for argparse, summarised only when it may print them.

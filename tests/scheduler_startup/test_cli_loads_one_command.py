@@ -14,6 +14,12 @@ import pytest
 from scheduler.app.cli import build_parser, chosen_command
 
 
+def _python(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
 def _modules_after(argv: list[str]) -> tuple[int, list[str]]:
     """Run `aiosched ARGV` in a fresh interpreter: its exit status and the modules it loaded."""
     probe = (
@@ -26,9 +32,7 @@ def _modules_after(argv: list[str]) -> tuple[int, list[str]]:
         "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
         "sys.exit(status)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
-    )
+    done = _python("-c", probe)
     line = done.stderr.rpartition("MODULES ")[2]
     return done.returncode, json.loads(line)
 
@@ -54,13 +58,7 @@ def test_run_loads_neither_the_embedded_cluster_nor_the_benchmarks_nor_the_lab()
 
 
 def test_an_unknown_command_lists_every_one() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "scheduler.app.cli", "schedule"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python("-m", "scheduler.app.cli", "schedule")
     assert done.returncode == 2
     assert "invalid choice: 'schedule'" in done.stderr
     for name in ("run", "cluster", "bench", "check-config", "explain", "replay", "record"):
